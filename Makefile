@@ -1,0 +1,29 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: run test install dev clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e .
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed
+	$(PIP) install -q -e '.[dev]'
+	-$(PIP) install -q -e '.[torch]'
+	touch $@
+
+install: $(VENV)/.installed
+
+dev: $(VENV)/.dev-installed
+
+run: $(VENV)/.installed
+	$(VENV)/bin/ckptbench run examples/quickstart.yaml -o out/quickstart
+
+test: $(VENV)/.dev-installed
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) out

@@ -1,0 +1,5 @@
+import sys
+
+from ckptbench.cli import main
+
+sys.exit(main())

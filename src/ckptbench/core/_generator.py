@@ -1,0 +1,121 @@
+"""What a benchmark class sees (TestContext) and returns (TestResult)."""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import dataclasses
+import pathlib
+import re
+from typing import Any, ClassVar, Iterator
+
+from ckptbench.core._options import BenchmarkOptions
+from ckptbench.metrics import Metrics
+
+_UNSAFE_PATH_CHARS = re.compile(r"[^A-Za-z0-9_.=,+-]+")
+
+
+def safe_path_component(text: str, max_len: int = 120) -> str:
+  """A file-name-safe form of `text`: no separators, no '..', never empty."""
+  cleaned = _UNSAFE_PATH_CHARS.sub("_", text).strip("._") or "_"
+  cleaned = cleaned.replace("..", "_")
+  return cleaned[:max_len]
+
+
+@dataclasses.dataclass(frozen=True)
+class TestContext:
+  """The input of `test_fn`.
+
+  Attributes:
+    pytree: the checkpoint data (generated from `spec`, built from a preset, or
+      loaded from `path`); None when the suite gives no checkpoint.
+    path: a fresh, empty directory for this run.
+    options: the options of this sweep point.
+    mesh: the `jax.sharding.Mesh` of this run, or None when no mesh is set.
+    repeat_index: which repeat this is (0-based).
+    local_path: a host-local scratch directory, when `--local_directory` is set.
+    name: the readable benchmark name.
+    key: the short stable benchmark key.
+    checkpoint_config: the parsed checkpoint config (see ckptbench.config).
+    trace_root: where profiler traces go (OUT/tensorboard); None disables them.
+  """
+
+  __test__: ClassVar[bool] = False  # not a pytest test class
+
+  pytree: Any
+  path: pathlib.Path
+  options: BenchmarkOptions
+  mesh: Any = None
+  repeat_index: int = 0
+  local_path: pathlib.Path | None = None
+  name: str = ""
+  key: str = ""
+  checkpoint_config: Any = None
+  trace_root: pathlib.Path | None = None
+
+  def trace_path(self, operation: str) -> pathlib.Path | None:
+    """The profiler-trace directory for `operation`, or None when not tracing.
+
+    Traces are taken when `options.enable_trace` is set, on the first repeat
+    only unless `options.trace_every_repeat`. The directory lies under
+    OUT/tensorboard/, so TensorBoard's Profile tab shows it.
+    """
+    if self.trace_root is None or not getattr(self.options, "enable_trace", False):
+      return None
+    if self.repeat_index != 0 and not getattr(self.options, "trace_every_repeat", False):
+      return None
+    run = safe_path_component(f"{self.name}__{operation}")
+    if getattr(self.options, "trace_every_repeat", False):
+      run += f"__repeat_{self.repeat_index}"
+    path = self.trace_root / run
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+  @contextlib.contextmanager
+  def trace(self, operation: str) -> Iterator[pathlib.Path | None]:
+    """Runs the block under `jax.profiler.trace` when `trace_path(operation)` is set."""
+    path = self.trace_path(operation)
+    if path is None:
+      yield None
+      return
+    import jax  # deferred: only tracing runs need the profiler
+
+    with jax.profiler.trace(str(path)):
+      yield path
+
+
+@dataclasses.dataclass
+class TestResult:
+  """The output of `test_fn`.
+
+  Attributes:
+    metrics: what the test measured.
+    inventory: optional description of the checkpoint the test used, when it is
+      not the run directory (a load benchmark reports what it loaded). Leave it
+      None and the framework scans the run directory.
+  """
+
+  __test__: ClassVar[bool] = False
+
+  metrics: Metrics
+  inventory: dict[str, Any] | None = None
+
+
+class BenchmarksGenerator(abc.ABC):
+  """Base class of a benchmark: bind options with `@benchmark_options` and write `test_fn`.
+
+  Example:
+    >>> @benchmark_options(MyOptions)
+    ... class MyBenchmark(BenchmarksGenerator):
+    ...   def test_fn(self, context):
+    ...     metrics = Metrics()
+    ...     with metrics.measure("save"):
+    ...       ocp.save(context.path / "ckpt", context.pytree)
+    ...     return TestResult(metrics=metrics)
+  """
+
+  options_class: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
+
+  @abc.abstractmethod
+  def test_fn(self, context: TestContext) -> TestResult:
+    """Runs the measured code once; called for every sweep point and repeat."""

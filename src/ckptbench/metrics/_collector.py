@@ -1,0 +1,77 @@
+"""The collector protocol and the open registry of collectors.
+
+A collector measures one aspect of a `measure()` block. `start()` is called on
+entry and `stop()` on exit; `stop()` returns metrics keyed
+`"<namespace>/<metric>"` (for example `"0_basics/time_s"`), which `Metrics`
+prefixes with the operation name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Literal, Mapping, Protocol
+
+Reduce = Literal["sum", "max", "min", "last"]
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricValue:
+  """One measured value.
+
+  Attributes:
+    value: the number.
+    unit: its unit ("s", "MiB", "GiB", "GiB/s", "count", "bytes", "ratio", ...).
+    reduce: how entries of the same block combine when it is entered several
+      times in one run: "sum" for additive quantities (time, bytes), "max" /
+      "min" for extremes (peaks), "last" for gauges.
+  """
+
+  value: float
+  unit: str
+  reduce: Reduce = "sum"
+
+
+class Collector(Protocol):
+  """Measures one aspect of a block. Instances are single-use."""
+
+  def start(self) -> None:
+    ...
+
+  def stop(self) -> Mapping[str, MetricValue]:
+    ...
+
+
+@dataclasses.dataclass(frozen=True)
+class _Registration:
+  factory: Callable[[], Collector]
+  default: bool
+
+
+_REGISTRY: dict[str, _Registration] = {}
+
+
+def register_collector(
+    key: str, factory: Callable[[], Collector], *, default: bool = True
+) -> None:
+  """Adds a collector under `key`; `default` ones run when `measure()` gets no keys.
+
+  Registering an existing key replaces it, so a user can swap in their own.
+  """
+  _REGISTRY[key] = _Registration(factory, default)
+
+
+def known_collectors() -> list[str]:
+  return list(_REGISTRY)
+
+
+def default_collectors() -> list[str]:
+  return [k for k, r in _REGISTRY.items() if r.default]
+
+
+def make_collector(key: str) -> Collector:
+  try:
+    return _REGISTRY[key].factory()
+  except KeyError:
+    raise ValueError(
+        f"unknown metric key {key!r}; known keys: {', '.join(sorted(_REGISTRY))}"
+    ) from None
