@@ -1,12 +1,55 @@
-"""Entry point: `ckptbench <command> ...`."""
+"""Entry point: `ckptbench <command> ...`.
+
+Each subcommand lives in its own module `ckptbench.cli._<name>` with a
+`register(subparsers)` function that adds its parser and sets `handler` to a
+function `(args) -> int` (the exit code). The handler calls plain functions of
+the library, so everything the CLI does is callable from Python too.
+"""
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import logging
 import sys
+
+from ckptbench._version import __version__
+from ckptbench.errors import EXIT_USAGE, CkptbenchError
+
+# One entry per subcommand module (ckptbench.cli._<name>).
+_COMMANDS = (
+    "run",
+    "plan",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(
+      prog="ckptbench", description="Benchmark ML checkpointing (Orbax, JAX, PyTorch)."
+  )
+  parser.add_argument("--version", action="version", version=f"ckptbench {__version__}")
+  parser.add_argument("-v", "--verbose", action="store_true", help="show library logs")
+  subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+  for name in _COMMANDS:
+    importlib.import_module(f"ckptbench.cli._{name}").register(subparsers)
+  return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-  raise SystemExit("not yet implemented")
+  parser = build_parser()
+  args = parser.parse_args(argv)
+  if not getattr(args, "handler", None):
+    parser.print_help()
+    return EXIT_USAGE
+  logging.basicConfig(
+      level=logging.INFO if args.verbose else logging.WARNING,
+      format="%(levelname)s %(name)s: %(message)s",
+  )
+  try:
+    return int(args.handler(args))
+  except CkptbenchError as e:
+    print(f"ckptbench: error: {e}", file=sys.stderr)
+    return e.exit_code
 
 
 if __name__ == "__main__":
