@@ -1,1 +1,42 @@
-"""stats"""
+"""Pure statistics over lists of numbers: summaries, directions, comparisons (no I/O, no JAX)."""
+
+from ckptbench.stats._compare import (
+    CONFIDENCE_LEVEL,
+    DEFAULT_ALPHA,
+    DEFAULT_THRESHOLD,
+    MetricComparison,
+    Verdict,
+    compare_samples,
+    min_p_value,
+    per_repeat_across_hosts,
+)
+from ckptbench.stats._direction import (
+    NAMESPACES,
+    Direction,
+    is_headline,
+    is_memory_unit,
+    is_rate_unit,
+    metric_direction,
+    split_tag,
+)
+from ckptbench.stats._summary import Summary, summarize
+
+__all__ = [
+    "CONFIDENCE_LEVEL",
+    "DEFAULT_ALPHA",
+    "DEFAULT_THRESHOLD",
+    "NAMESPACES",
+    "Direction",
+    "MetricComparison",
+    "Summary",
+    "Verdict",
+    "compare_samples",
+    "is_headline",
+    "is_memory_unit",
+    "is_rate_unit",
+    "metric_direction",
+    "min_p_value",
+    "per_repeat_across_hosts",
+    "split_tag",
+    "summarize",
+]

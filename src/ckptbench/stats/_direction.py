@@ -1,0 +1,144 @@
+"""Which way is better for a metric: the one place that decides it.
+
+A tag is `<op>_<namespace>/<metric>` (e.g. `save_0_basics/time_s`). The
+direction follows from the namespace and the unit:
+
+| namespace           | unit                 | direction | why                              |
+|---------------------|----------------------|-----------|----------------------------------|
+| 5_inventory         | any                  | neutral   | describes the checkpoint         |
+| any                 | count                | neutral   | counts are shown, never judged   |
+| 4_throughput        | rate (`.../s`), ratio| higher    | bandwidth and its share of limit |
+| any other           | rate (`.../s`)       | higher    | throughput wherever it appears   |
+| any                 | time (s, ms, us, ns) | lower     | time spent                       |
+| 0_basics, 7_memory  | memory (B ... TiB)   | lower     | memory used                      |
+| other namespaces    | memory (B ... TiB)   | neutral   | sizes of I/O, not memory held    |
+| anything else       |                      | neutral   |                                  |
+
+Names override the table where the unit misleads: `..._saved_s` (time saved,
+e.g. `8_jax/compile_time_saved_s`) and `..._hit_rate` are higher-better;
+`..._since_...` (an interval between events, e.g.
+`2_save_breakdown/duration_since_last_save_s`) is neutral.
+
+Headline metrics (the ones `--fail_on_regression` watches) are, per
+operation: `0_basics/time_s`, every `4_throughput` rate, and every
+`7_memory` peak held in memory units.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+
+NAMESPACES = (
+    "0_basics",
+    "2_save_breakdown",
+    "3_load_breakdown",
+    "4_throughput",
+    "5_inventory",
+    "6_tensorstore",
+    "7_memory",
+    "8_jax",
+    "9_other",
+)
+
+# Known namespaces first (some contain "_"), then any `<digit>_<word>`.
+_TAG = re.compile(
+    r"^(?P<op>.*?)_?(?P<namespace>"
+    + "|".join(NAMESPACES)
+    + r"|\d_[A-Za-z][A-Za-z0-9]*)/(?P<metric>.+)$"
+)
+_TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
+_MEMORY_UNITS = frozenset(
+    {"b", "byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib"}
+)
+_COUNT_UNITS = frozenset({"count", "counts", "n", "items", "files"})
+_MEMORY_NAMESPACES = frozenset({"0_basics", "7_memory"})
+
+
+class Direction(str, enum.Enum):
+  """Which change of a metric is an improvement."""
+
+  LOWER = "lower"  # times, memory
+  HIGHER = "higher"  # throughput
+  NEUTRAL = "neutral"  # counts, sizes, inventory: shown, never judged
+
+
+def split_tag(tag: str) -> tuple[str, str, str]:
+  """Splits `<op>_<namespace>/<metric>` into its three parts.
+
+  A tag without an operation (`0_basics/time_s`) gives op "". A tag that does
+  not follow the convention gives namespace "" and the whole tag as metric.
+
+  Example:
+    >>> split_tag("save_restore_4_throughput/save_total_gbps")
+    ('save_restore', '4_throughput', 'save_total_gbps')
+  """
+  match = _TAG.match(tag)
+  if match is None:
+    return "", "", tag
+  return match["op"], match["namespace"], match["metric"]
+
+
+def _base_metric(metric: str) -> str:
+  # `Metrics` adds `<tag>_mean` for blocks entered several times.
+  return metric[: -len("_mean")] if metric.endswith("_mean") else metric
+
+
+def is_rate_unit(unit: str) -> bool:
+  """True for units of something per second (`GiB/s`, `ops/s`)."""
+  return unit.strip().lower().endswith("/s")
+
+
+def is_memory_unit(unit: str) -> bool:
+  """True for byte-based units (`B`, `bytes`, `KiB` ... `TiB`, `MB` ...)."""
+  return unit.strip().lower() in _MEMORY_UNITS
+
+
+def metric_direction(tag: str, unit: str) -> Direction:
+  """The direction of the metric `tag` measured in `unit` (see the module table).
+
+  Example:
+    >>> metric_direction("save_0_basics/time_s", "s")
+    <Direction.LOWER: 'lower'>
+    >>> metric_direction("save_4_throughput/save_total_gbps", "GiB/s")
+    <Direction.HIGHER: 'higher'>
+  """
+  _, namespace, metric = split_tag(tag)
+  metric = _base_metric(metric)
+  unit_key = unit.strip().lower()
+  if namespace == "5_inventory" or unit_key in _COUNT_UNITS or metric == "count":
+    return Direction.NEUTRAL
+  if "_since_" in metric:
+    return Direction.NEUTRAL
+  if metric.endswith("_saved_s") or metric.endswith("hit_rate"):
+    return Direction.HIGHER
+  if is_rate_unit(unit):
+    return Direction.HIGHER
+  if namespace == "4_throughput" and unit_key in {"ratio", "%", "fraction", ""}:
+    return Direction.HIGHER
+  if unit_key in _TIME_UNITS:
+    return Direction.LOWER
+  if is_memory_unit(unit) and namespace in _MEMORY_NAMESPACES:
+    return Direction.LOWER
+  return Direction.NEUTRAL
+
+
+def is_headline(tag: str, unit: str) -> bool:
+  """True for the metrics a CI gate watches: time, throughput, peak memory.
+
+  Example:
+    >>> is_headline("load_0_basics/time_s", "s")
+    True
+    >>> is_headline("load_6_tensorstore/bytes_read", "bytes")
+    False
+  """
+  _, namespace, metric = split_tag(tag)
+  if metric.endswith("_mean"):
+    return False  # a per-entry mean of a headline total; the total is judged
+  if namespace == "0_basics":
+    return metric == "time_s"
+  if namespace == "4_throughput":
+    return is_rate_unit(unit)
+  if namespace == "7_memory":
+    return "peak" in metric and is_memory_unit(unit)
+  return False
