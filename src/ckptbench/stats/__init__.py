@@ -13,6 +13,7 @@ from ckptbench.stats._compare import (
 from ckptbench.stats._direction import (
     NAMESPACES,
     Direction,
+    absolute_floor,
     is_headline,
     is_memory_unit,
     is_rate_unit,
@@ -30,6 +31,7 @@ __all__ = [
     "MetricComparison",
     "Summary",
     "Verdict",
+    "absolute_floor",
     "compare_samples",
     "is_headline",
     "is_memory_unit",

@@ -48,9 +48,13 @@ _TAG = re.compile(
     + r"|\d_[A-Za-z][A-Za-z0-9]*)/(?P<metric>.+)$"
 )
 _TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
-_MEMORY_UNITS = frozenset(
-    {"b", "byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib"}
-)
+_BYTES_PER_UNIT = {
+    "b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "kib": 2**10, "mb": 1e6, "mib": 2**20,
+    "gb": 1e9, "gib": 2**30, "tb": 1e12, "tib": 2**40,
+}
+# Memory changes smaller than this are below what RSS and allocator
+# statistics resolve (pages, arenas kept by the allocator).
+_MEMORY_FLOOR_BYTES = 2**20
 _COUNT_UNITS = frozenset({"count", "counts", "n", "items", "files"})
 _MEMORY_NAMESPACES = frozenset({"0_basics", "7_memory"})
 
@@ -91,7 +95,18 @@ def is_rate_unit(unit: str) -> bool:
 
 def is_memory_unit(unit: str) -> bool:
   """True for byte-based units (`B`, `bytes`, `KiB` ... `TiB`, `MB` ...)."""
-  return unit.strip().lower() in _MEMORY_UNITS
+  return unit.strip().lower() in _BYTES_PER_UNIT
+
+
+def absolute_floor(unit: str) -> float:
+  """The smallest change in `unit` worth a verdict: 1 MiB for memory, else 0.
+
+  Example:
+    >>> absolute_floor("GiB")
+    0.0009765625
+  """
+  bytes_per_unit = _BYTES_PER_UNIT.get(unit.strip().lower())
+  return _MEMORY_FLOOR_BYTES / bytes_per_unit if bytes_per_unit else 0.0
 
 
 def metric_direction(tag: str, unit: str) -> Direction:

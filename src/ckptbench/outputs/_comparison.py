@@ -1,0 +1,289 @@
+"""Compare a finished run with a baseline: OUT/comparison.json and a console table."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import pathlib
+from typing import Any, Mapping
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ckptbench.errors import EXIT_OK, EXIT_REGRESSION
+from ckptbench.outputs._baseline import build_baseline, load_baseline, read_manifest, read_results
+from ckptbench.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_THRESHOLD,
+    Direction,
+    Verdict,
+    absolute_floor,
+    compare_samples,
+)
+
+COMPARISON_SCHEMA_VERSION = 1
+# Manifest fields that identify the machine; a difference makes timings incomparable.
+_MACHINE_FIELDS = ("hostname", "platform", "machine", "cpu", "cpu_count", "processes", "devices", "device_kind")
+_VERDICT_ORDER = {
+    Verdict.REGRESSED: 0,
+    Verdict.IMPROVED: 1,
+    Verdict.NOT_ENOUGH_SAMPLES: 2,
+    Verdict.UNCHANGED: 3,
+    Verdict.NOT_JUDGED: 4,
+}
+# asv's marks: + worse, - better; ours add ? (too few samples to tell).
+_VERDICT_STYLE = {
+    Verdict.REGRESSED: ("+", "bold red"),
+    Verdict.IMPROVED: ("-", "green"),
+    Verdict.NOT_ENOUGH_SAMPLES: ("?", "yellow"),
+    Verdict.UNCHANGED: ("", ""),
+    Verdict.NOT_JUDGED: ("", "dim"),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ComparisonRow:
+  """One metric of one benchmark, baseline against current (see `MetricComparison`)."""
+
+  benchmark: str
+  key: str
+  metric: str
+  unit: str
+  direction: Direction
+  baseline: float
+  current: float
+  ratio: float | None
+  ci_low: float | None
+  ci_high: float | None
+  p_value: float | None
+  verdict: Verdict
+  headline: bool
+  n_baseline: int
+  n_current: int
+
+  def to_dict(self) -> dict[str, Any]:
+    row = dataclasses.asdict(self)
+    row["direction"], row["verdict"] = self.direction.value, self.verdict.value
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Comparison:
+  """The comparison of a run with a baseline.
+
+  Attributes:
+    baseline_label: the label of the baseline file.
+    threshold: the relative change that counts (0.1 = 10%).
+    alpha: significance level of the Mann-Whitney U test.
+    rows: one per benchmark and metric present on both sides, regressions first.
+    only_in_baseline: `{"benchmarks": [...], "metrics": [...]}` missing from the run.
+    only_in_current: the same for what the baseline lacks.
+    warnings: e.g. the manifests name different machines.
+  """
+
+  baseline_label: str
+  threshold: float
+  alpha: float
+  rows: tuple[ComparisonRow, ...]
+  only_in_baseline: Mapping[str, list[str]]
+  only_in_current: Mapping[str, list[str]]
+  warnings: tuple[str, ...]
+
+  @property
+  def regressions(self) -> list[ComparisonRow]:
+    return [r for r in self.rows if r.verdict == Verdict.REGRESSED]
+
+  @property
+  def headline_regressions(self) -> list[ComparisonRow]:
+    """Regressions of time, throughput or peak memory: what fails CI."""
+    return [r for r in self.regressions if r.headline]
+
+  def exit_code(self, fail_on_regression: bool) -> int:
+    """`EXIT_REGRESSION` (3) when asked to fail and a headline metric regressed, else 0."""
+    if fail_on_regression and self.headline_regressions:
+      return EXIT_REGRESSION
+    return EXIT_OK
+
+  def to_dict(self) -> dict[str, Any]:
+    return {
+        "schema_version": COMPARISON_SCHEMA_VERSION,
+        "baseline_label": self.baseline_label,
+        "threshold": self.threshold,
+        "alpha": self.alpha,
+        "rows": [r.to_dict() for r in self.rows],
+        "only_in_baseline": dict(self.only_in_baseline),
+        "only_in_current": dict(self.only_in_current),
+        "warnings": list(self.warnings),
+    }
+
+
+def compare_documents(
+    baseline: Mapping[str, Any],
+    current: Mapping[str, Any],
+    threshold: float = DEFAULT_THRESHOLD,
+    alpha: float = DEFAULT_ALPHA,
+) -> Comparison:
+  """Compares two baseline documents (see `build_baseline`), metric by metric."""
+  base_benchmarks, cur_benchmarks = baseline["benchmarks"], current["benchmarks"]
+  rows: list[ComparisonRow] = []
+  only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
+  only_cur: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
+  for key in sorted(set(base_benchmarks) | set(cur_benchmarks)):
+    if key not in cur_benchmarks:
+      only_base["benchmarks"].append(f"{base_benchmarks[key]['name']} [{key}]")
+      continue
+    if key not in base_benchmarks:
+      only_cur["benchmarks"].append(f"{cur_benchmarks[key]['name']} [{key}]")
+      continue
+    name = cur_benchmarks[key]["name"]
+    base_metrics, cur_metrics = base_benchmarks[key]["metrics"], cur_benchmarks[key]["metrics"]
+    only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
+    only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
+    for tag in sorted(set(base_metrics) & set(cur_metrics)):
+      rows.append(_row(name, key, tag, base_metrics[tag], cur_metrics[tag], threshold, alpha))
+  rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.headline, r.benchmark, r.metric))
+  return Comparison(
+      baseline_label=str(baseline.get("label", "")),
+      threshold=threshold,
+      alpha=alpha,
+      rows=tuple(rows),
+      only_in_baseline=only_base,
+      only_in_current=only_cur,
+      warnings=tuple(_machine_warnings(baseline.get("manifest") or {}, current.get("manifest") or {})),
+  )
+
+
+def _row(name, key, tag, base: Mapping[str, Any], cur: Mapping[str, Any], threshold, alpha):
+  unit = cur["unit"]
+  direction = Direction(cur["direction"])
+  result = compare_samples(
+      base["across_hosts"]["values"],
+      cur["across_hosts"]["values"],
+      direction,
+      threshold=threshold,
+      alpha=alpha,
+      min_abs_change=absolute_floor(unit),
+  )
+  return ComparisonRow(
+      benchmark=name,
+      key=key,
+      metric=tag,
+      unit=unit,
+      direction=direction,
+      baseline=result.baseline,
+      current=result.current,
+      ratio=result.ratio,
+      ci_low=result.ci_low,
+      ci_high=result.ci_high,
+      p_value=result.p_value,
+      verdict=result.verdict,
+      headline=bool(cur.get("headline")),
+      n_baseline=result.n_baseline,
+      n_current=result.n_current,
+  )
+
+
+def _machine_warnings(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:
+  differing = [f for f in _MACHINE_FIELDS if f in base and f in cur and base[f] != cur[f]]
+  if not differing:
+    return []
+  details = "; ".join(f"{f}: {base[f]!r} -> {cur[f]!r}" for f in differing)
+  return [f"the baseline ran on a different machine ({details}); timings may not be comparable"]
+
+
+def compare_to_baseline(
+    baseline_file: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    threshold: float = DEFAULT_THRESHOLD,
+    alpha: float = DEFAULT_ALPHA,
+) -> Comparison:
+  """Compares the finished run in `out_dir` with a baseline; writes OUT/comparison.json.
+
+  Args:
+    baseline_file: a file written by `capture_baseline`.
+    out_dir: the run's output directory (its results.jsonl; warmup runs ignored).
+    threshold: the relative change that counts as a regression (0.1 = 10%).
+    alpha: significance level of the Mann-Whitney U test.
+
+  Returns:
+    The `Comparison`; `comparison.exit_code(fail_on_regression=True)` gives 3
+    when a headline metric regressed.
+
+  Raises:
+    CkptbenchError: when either side cannot be read.
+
+  Example:
+    >>> c = compare_to_baseline("baselines/3f9a.json", "out")  # doctest: +SKIP
+    >>> [r.metric for r in c.headline_regressions]  # doctest: +SKIP
+    ['save_0_basics/time_s']
+  """
+  baseline = load_baseline(baseline_file)
+  current = build_baseline(read_results(out_dir), read_manifest(out_dir), label="current")
+  comparison = compare_documents(baseline, current, threshold=threshold, alpha=alpha)
+  path = pathlib.Path(out_dir) / "comparison.json"
+  path.write_text(json.dumps(comparison.to_dict(), indent=1) + "\n", encoding="utf-8")
+  return comparison
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+  if value is None or (isinstance(value, float) and math.isnan(value)):
+    return "-"
+  text = f"{value:.3g}" if abs(value) < 1e5 else f"{value:.3e}"
+  return f"{text} {unit}".rstrip()
+
+
+def print_comparison(comparison: Comparison, console: Console | None = None, show_all: bool = False) -> None:
+  """Prints the comparison as a table, regressions first.
+
+  Unchanged non-headline rows and neutral rows are counted in one line
+  unless `show_all`; comparison.json always holds every row.
+  """
+  console = console or Console()
+  for warning in comparison.warnings:
+    console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+  table = Table(
+      title=f"Comparison with baseline {escape(comparison.baseline_label)}"
+      f" (threshold {comparison.threshold:.0%}, alpha {comparison.alpha:g})"
+  )
+  table.add_column("", no_wrap=True)
+  table.add_column("benchmark", overflow="fold")
+  table.add_column("metric", overflow="fold")
+  for column in ("baseline", "current", "ratio", "95% CI", "p", "n"):
+    table.add_column(column, justify="right", no_wrap=True)
+  hidden = 0
+  for row in comparison.rows:
+    quiet = row.verdict == Verdict.NOT_JUDGED or (row.verdict == Verdict.UNCHANGED and not row.headline)
+    if quiet and not show_all:
+      hidden += 1
+      continue
+    mark, style = _VERDICT_STYLE[row.verdict]
+    table.add_row(
+        mark,
+        escape(row.benchmark),
+        escape(row.metric) + (" *" if row.headline else ""),
+        _fmt(row.baseline, row.unit),
+        _fmt(row.current, row.unit),
+        "-" if row.ratio is None else f"{row.ratio:.2f}x",
+        "-" if row.ci_low is None else f"{row.ci_low:.2f}-{row.ci_high:.2f}",
+        "-" if row.p_value is None else f"{row.p_value:.3f}",
+        f"{row.n_baseline}/{row.n_current}",
+        style=style,
+    )
+  console.print(table)
+  console.print(
+      "+ regressed, - improved, ? too few samples to tell, * headline (time, throughput, peak memory)"
+      + (f"; {hidden} unchanged or neutral rows hidden (--all shows them)" if hidden else "")
+  )
+  for side, missing in (("baseline only", comparison.only_in_baseline), ("run only", comparison.only_in_current)):
+    for kind, names in missing.items():
+      if names:
+        console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
+  counts = {v: sum(r.verdict == v for r in comparison.rows) for v in Verdict}
+  console.print(
+      ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+      + (f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
+         if comparison.headline_regressions else "")
+  )

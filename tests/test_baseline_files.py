@@ -1,0 +1,139 @@
+"""Baseline capture and comparison on results.jsonl files in the documented format."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from ckptbench.errors import EXIT_REGRESSION, CkptbenchError
+from ckptbench.outputs import capture_baseline, compare_to_baseline, load_baseline, resolve_label
+
+TIMES = [0.50, 0.52, 0.49, 0.51, 0.50]
+
+
+def write_run(out, *, slowdown=1.0, hosts=1, warmup_time=None, missing_key=False, extra_metric=False,
+              manifest=None):
+  """Writes OUT/results.jsonl (+ manifest.json): two benchmarks x 5 repeats x hosts."""
+  out.mkdir(parents=True, exist_ok=True)
+  records = []
+  benchmarks = [("SaveRestore use_ocdbt=True", "aaaa111111"), ("SaveRestore use_ocdbt=False", "bbbb222222")]
+  if missing_key:
+    benchmarks = benchmarks[:1]
+  for name, key in benchmarks:
+    repeats = [(-1, True)] if warmup_time else []
+    repeats += [(r, False) for r in range(len(TIMES))]
+    for repeat, warmup in repeats:
+      for host in range(hosts):
+        t = warmup_time if warmup else TIMES[repeat] * slowdown * (1 + 0.01 * host)
+        metrics = {
+            "save_0_basics/time_s": {"value": t, "unit": "s"},
+            "save_4_throughput/save_total_gbps": {"value": 0.125 / t, "unit": "GiB/s"},
+            "save_7_memory/host_rss_peak_diff_mib": {"value": 40.0 + repeat, "unit": "MiB"},
+            "save_5_inventory/file_count": {"value": 12.0, "unit": "count"},
+        }
+        if extra_metric:
+          metrics["save_9_other/new_thing"] = {"value": 1.0, "unit": "count"}
+        records.append({
+            "schema_version": 1, "suite": "tiny", "benchmark": name, "key": key,
+            "generator": "ckptbench.benchmarks.save_restore.SaveRestoreBenchmark",
+            "options": {"use_ocdbt": "True" in name}, "varying": {"use_ocdbt": "True" in name},
+            "mesh": None, "checkpoint_config": None, "repeat": max(repeat, 0), "warmup": warmup,
+            "host": host, "num_hosts": hosts, "path": str(out / key), "started_at": "2026-11-22T08:00:00",
+            "duration_s": t, "metrics": metrics, "error": None,
+        })
+  # A failed run: counted, its metrics not sampled.
+  records.append({**records[-1], "repeat": len(TIMES), "error": {"type": "OSError", "message": "disk full"},
+                  "metrics": {"save_0_basics/time_s": {"value": 99.0, "unit": "s"}}})
+  (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+  (out / "manifest.json").write_text(json.dumps(manifest or {"hostname": "box-a", "git": {"sha": "f00d"}}))
+  return out
+
+
+def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path):
+  out = write_run(tmp_path / "out", hosts=2, warmup_time=9.0)
+  path = capture_baseline(out, tmp_path / "baselines", label="v1")
+  assert path == tmp_path / "baselines" / "v1.json"
+  doc = load_baseline(path)
+  assert (doc["schema_version"], doc["label"], doc["suite"]) == (1, "v1", "tiny")
+  assert doc["manifest"]["hostname"] == "box-a"
+  assert set(doc["benchmarks"]) == {"aaaa111111", "bbbb222222"}
+  bench = doc["benchmarks"]["bbbb222222"]
+  assert (bench["name"], bench["runs"], bench["failed"]) == ("SaveRestore use_ocdbt=False", 6, 1)
+  time_s = bench["metrics"]["save_0_basics/time_s"]
+  assert (time_s["unit"], time_s["direction"], time_s["headline"]) == ("s", "lower", True)
+  # Raw samples per host, warmup and the failed run left out.
+  assert time_s["hosts"]["0"]["values"] == pytest.approx(TIMES)
+  assert time_s["hosts"]["1"]["values"] == pytest.approx([t * 1.01 for t in TIMES])
+  assert time_s["hosts"]["0"]["repeats"] == [0, 1, 2, 3, 4]
+  assert time_s["hosts"]["0"]["stats"]["median"] == pytest.approx(0.50)
+  # Across hosts: the slowest host per repeat for a time, the slowest for a throughput.
+  assert time_s["across_hosts"]["reduce"] == "max"
+  assert time_s["across_hosts"]["values"] == pytest.approx([t * 1.01 for t in TIMES])
+  assert time_s["across_hosts"]["stats"]["n"] == 5
+  gbps = bench["metrics"]["save_4_throughput/save_total_gbps"]
+  assert gbps["direction"] == "higher" and gbps["across_hosts"]["reduce"] == "min"
+  assert bench["metrics"]["save_5_inventory/file_count"]["direction"] == "neutral"
+
+
+def test_label_comes_from_env_then_manifest_then_git(tmp_path, monkeypatch, caplog):
+  monkeypatch.setenv("GIT_SHA", "abc123")
+  assert resolve_label() == "abc123"
+  assert resolve_label("my/label") == "my_label"  # safe as a file name
+  monkeypatch.delenv("GIT_SHA")
+  assert resolve_label(manifest={"git": {"sha": "f00d"}}) == "f00d"
+  repo = tmp_path / "repo"
+  repo.mkdir()
+  monkeypatch.chdir(repo)
+  assert resolve_label() == "unknown"
+  assert "--baseline_label" in caplog.text
+  git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+  subprocess.run(git + ["init", "-q"], cwd=repo, check=True)
+  subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "x"], cwd=repo, check=True)
+  head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+  assert resolve_label() == head
+
+
+def test_compare_finds_a_planted_regression_and_writes_comparison_json(tmp_path):
+  base = capture_baseline(write_run(tmp_path / "a"), tmp_path / "bl", label="base")
+  out = write_run(tmp_path / "b", slowdown=1.3, manifest={"hostname": "box-b"})
+  comparison = compare_to_baseline(base, out)
+  regressed = {(r.key, r.metric) for r in comparison.headline_regressions}
+  assert regressed == {
+      (k, m) for k in ("aaaa111111", "bbbb222222")
+      for m in ("save_0_basics/time_s", "save_4_throughput/save_total_gbps")
+  }
+  assert comparison.exit_code(fail_on_regression=True) == EXIT_REGRESSION
+  assert comparison.exit_code(fail_on_regression=False) == 0
+  assert comparison.rows[0].verdict.value == "regressed"  # regressions first
+  assert any("different machine" in w and "box-b" in w for w in comparison.warnings)
+  written = json.loads((out / "comparison.json").read_text())
+  row = next(r for r in written["rows"] if r["metric"] == "save_0_basics/time_s")
+  assert set(row) >= {"benchmark", "key", "metric", "unit", "direction", "baseline", "current", "ratio",
+                      "ci_low", "ci_high", "p_value", "verdict", "headline"}
+  assert row["ratio"] == pytest.approx(1.3)
+  assert row["ci_low"] <= 1.3 <= row["ci_high"]
+  by_metric = {r["metric"]: r["verdict"] for r in written["rows"] if r["key"] == "aaaa111111"}
+  assert by_metric["save_7_memory/host_rss_peak_diff_mib"] == "unchanged"
+  assert by_metric["save_5_inventory/file_count"] == "not judged"
+
+
+def test_same_run_is_unchanged_and_one_sided_entries_are_listed(tmp_path):
+  base = capture_baseline(write_run(tmp_path / "a"), tmp_path / "bl", label="base")
+  out = write_run(tmp_path / "b", missing_key=True, extra_metric=True)
+  comparison = compare_to_baseline(base, out)
+  assert comparison.regressions == [] and comparison.warnings == ()
+  assert comparison.only_in_baseline["benchmarks"] == ["SaveRestore use_ocdbt=False [bbbb222222]"]
+  assert comparison.only_in_current["metrics"] == ["SaveRestore use_ocdbt=True: save_9_other/new_thing"]
+
+
+def test_unreadable_inputs_are_user_errors(tmp_path):
+  with pytest.raises(CkptbenchError, match="does not exist"):
+    compare_to_baseline(tmp_path / "nope.json", tmp_path)
+  bad = tmp_path / "bad.json"
+  bad.write_text(json.dumps({"format": "ckptbench-baseline", "schema_version": 99}))
+  with pytest.raises(CkptbenchError, match="schema_version 99"):
+    load_baseline(bad)
+  with pytest.raises(CkptbenchError, match="results.jsonl"):
+    capture_baseline(tmp_path / "empty", tmp_path / "bl")
