@@ -12,7 +12,6 @@ from ckptbench.stats import (
     compare_samples,
     min_p_value,
     per_repeat_across_hosts,
-    summarize,
 )
 
 BASE = [1.00, 1.02, 0.98, 1.01, 0.99]
@@ -20,16 +19,6 @@ BASE = [1.00, 1.02, 0.98, 1.01, 0.99]
 
 def scaled(samples, factor):
   return [v * factor for v in samples]
-
-
-def test_summarize_known_values():
-  s = summarize([1.0, 2.0, 4.0, float("nan")])
-  assert (s.n, s.min, s.max, s.median) == (3, 1.0, 4.0, 2.0)
-  assert s.mean == pytest.approx(7 / 3)
-  assert s.std == pytest.approx(math.sqrt(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) / 2))
-  assert summarize([5.0]).to_dict() == {"n": 1, "mean": 5.0, "std": 0.0, "min": 5.0, "max": 5.0, "median": 5.0}
-  with pytest.raises(ValueError, match="at least one"):
-    summarize([float("nan")])
 
 
 def test_slower_time_is_a_regression_with_ratio_and_interval():

@@ -4,8 +4,8 @@ from ckptbench.outputs._baseline import (
     build_baseline,
     capture_baseline,
     load_baseline,
+    measured_records,
     read_manifest,
-    read_results,
     resolve_label,
 )
 from ckptbench.outputs._comparison import (

@@ -20,49 +20,44 @@ host, their statistics per host and across hosts, and the run's manifest:
 
 from __future__ import annotations
 
-import datetime
 import json
 import logging
 import os
 import pathlib
-import subprocess
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping, Sequence
 
 from ckptbench.core import safe_path_component
 from ckptbench.errors import CkptbenchError
-from ckptbench.stats import Direction, is_headline, metric_direction, per_repeat_across_hosts, summarize
+from ckptbench.outputs._manifest import git_state, now_iso
+from ckptbench.outputs._results import RESULTS_FILE, read_results, write_json_atomic
+from ckptbench.stats import (
+    Direction,
+    describe,
+    is_headline,
+    metric_direction,
+    per_repeat_across_hosts,
+    summarize_benchmarks,
+)
 
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 _FORMAT = "ckptbench-baseline"
 _REDUCE_NAME = {Direction.LOWER: "max", Direction.HIGHER: "min", Direction.NEUTRAL: "mean"}
-_BENCHMARK_FIELDS = ("generator", "options", "varying", "mesh", "checkpoint_config")
 
 
-def read_results(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
-  """The records of `OUT/results.jsonl`, warmup runs left out.
+def measured_records(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
+  """The records of `OUT/results.jsonl` without warm-up runs.
 
   Raises:
-    CkptbenchError: when the file is missing or a line is not JSON.
+    CkptbenchError: when the run wrote no results.jsonl.
   """
-  path = pathlib.Path(out_dir) / "results.jsonl"
-  if not path.is_file():
+  if not (pathlib.Path(out_dir) / RESULTS_FILE).is_file():
     raise CkptbenchError(
-        f"{path} does not exist; pass the output directory of a finished `ckptbench run`"
+        f"{pathlib.Path(out_dir) / RESULTS_FILE} does not exist; pass the output directory of a"
+        " finished `ckptbench run`"
     )
-  records = []
-  with path.open(encoding="utf-8") as f:
-    for number, line in enumerate(f, 1):
-      if not line.strip():
-        continue
-      try:
-        record = json.loads(line)
-      except json.JSONDecodeError as e:
-        raise CkptbenchError(f"{path}:{number}: not a JSON line ({e.msg})") from None
-      if not record.get("warmup", False):
-        records.append(record)
-  return records
+  return [r for r in read_results(out_dir) if not r.get("warmup", False)]
 
 
 def read_manifest(out_dir: str | os.PathLike) -> dict[str, Any]:
@@ -77,78 +72,61 @@ def read_manifest(out_dir: str | os.PathLike) -> dict[str, Any]:
 
 
 def build_baseline(
-    records: Iterable[Mapping[str, Any]], manifest: Mapping[str, Any], label: str
+    records: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any], label: str
 ) -> dict[str, Any]:
   """The baseline document (see the module docstring) of a run's records.
 
-  Warmup records and records of failed runs are left out of the samples; the
-  failures are counted in `failed`.
+  Warm-up runs are left out; failed runs are counted in `failed` and `errors`
+  (as in summary.json) and give no samples.
   """
-  benchmarks: dict[str, dict[str, Any]] = {}
-  samples: dict[str, dict[str, dict[int, dict[int, float]]]] = {}
-  units: dict[str, dict[str, str]] = {}
-  failed_repeats: dict[str, set[int]] = {}
-  suite = None
-  for record in records:
-    if record.get("warmup", False):
-      continue
-    key = str(record["key"])
-    suite = suite or record.get("suite")
-    entry = benchmarks.setdefault(
-        key, {"name": record.get("benchmark", key), **{f: record.get(f) for f in _BENCHMARK_FIELDS}}
-    )
-    entry.setdefault("_repeats", set()).add(int(record.get("repeat", 0)))
-    if record.get("error"):
-      failed_repeats.setdefault(key, set()).add(int(record.get("repeat", 0)))
-      continue
-    host, repeat = int(record.get("host", 0)), int(record.get("repeat", 0))
-    for tag, metric in (record.get("metrics") or {}).items():
-      samples.setdefault(key, {}).setdefault(tag, {}).setdefault(host, {})[repeat] = float(
-          metric["value"]
-      )
-      units.setdefault(key, {}).setdefault(tag, str(metric.get("unit", "")))
-  for key, entry in benchmarks.items():
-    repeats = entry.pop("_repeats")
-    failed = failed_repeats.get(key, set())
-    entry["runs"] = len(repeats)
-    entry["failed"] = len(failed)
+  measured = [r for r in records if not r.get("warmup", False)]
+  benchmarks = {}
+  for summary in summarize_benchmarks(measured):
+    key = summary["key"]
+    samples: dict[str, dict[int, dict[int, float]]] = {}
+    for record in measured:
+      if record["key"] != key or record.get("error"):
+        continue
+      host, repeat = int(record.get("host", 0)), int(record["repeat"])
+      for tag, metric in (record.get("metrics") or {}).items():
+        samples.setdefault(tag, {}).setdefault(host, {})[repeat] = float(metric["value"])
+    entry = {k: v for k, v in summary.items() if k not in ("key", "metrics")}
     entry["metrics"] = {
-        tag: _metric_entry(tag, units[key][tag], by_host)
-        for tag, by_host in sorted(samples.get(key, {}).items())
+        tag: _metric_entry(tag, summary["metrics"][tag], by_host)
+        for tag, by_host in sorted(samples.items())
     }
+    benchmarks[key] = entry
+  suite = next((r.get("suite") for r in measured if r.get("suite")), None)
   return {
       "schema_version": SCHEMA_VERSION,
       "format": _FORMAT,
       "label": label,
-      "captured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+      "captured_at": now_iso(),
       "suite": suite,
       "manifest": dict(manifest),
       "benchmarks": benchmarks,
   }
 
 
-def _metric_entry(tag: str, unit: str, by_host: Mapping[int, Mapping[int, float]]) -> dict[str, Any]:
+def _metric_entry(
+    tag: str, summary: Mapping[str, Any], by_host: Mapping[int, Mapping[int, float]]
+) -> dict[str, Any]:
+  unit = str(summary.get("unit", ""))
   direction = metric_direction(tag, unit)
   hosts = {}
   for host, by_repeat in sorted(by_host.items()):
     repeats = sorted(by_repeat)
     values = [by_repeat[r] for r in repeats]
-    hosts[str(host)] = {"repeats": repeats, "values": values, "stats": _stats(values)}
+    hosts[str(host)] = {"repeats": repeats, "values": values, "stats": describe(values)}
   across = per_repeat_across_hosts(by_host, direction)
   return {
       "unit": unit,
       "direction": direction.value,
       "headline": is_headline(tag, unit),
+      "stats": {k: v for k, v in summary.items() if k != "unit"},
       "hosts": hosts,
-      "across_hosts": {"reduce": _REDUCE_NAME[direction], "values": across, "stats": _stats(across)},
+      "across_hosts": {"reduce": _REDUCE_NAME[direction], "values": across, "stats": describe(across)},
   }
-
-
-def _stats(values: list[float]) -> dict[str, float | int] | None:
-  try:
-    return summarize(values).to_dict()
-  except ValueError:  # only NaN samples
-    return None
 
 
 def resolve_label(label: str | None = None, manifest: Mapping[str, Any] | None = None) -> str:
@@ -158,7 +136,7 @@ def resolve_label(label: str | None = None, manifest: Mapping[str, Any] | None =
   """
   if label:
     return safe_path_component(label)
-  sha = os.environ.get("GIT_SHA") or _manifest_sha(manifest or {}) or _git_head(pathlib.Path.cwd())
+  sha = os.environ.get("GIT_SHA") or _manifest_sha(manifest or {}) or git_state()["sha"]
   if sha:
     return safe_path_component(sha)
   logger.warning(
@@ -170,21 +148,7 @@ def resolve_label(label: str | None = None, manifest: Mapping[str, Any] | None =
 
 def _manifest_sha(manifest: Mapping[str, Any]) -> str | None:
   git = manifest.get("git")
-  if isinstance(git, Mapping) and git.get("sha"):
-    return str(git["sha"])
-  return manifest.get("git_sha") or None
-
-
-def _git_head(cwd: pathlib.Path) -> str | None:
-  try:
-    done = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10, check=False
-    )
-  except (OSError, subprocess.TimeoutExpired):
-    return None
-  if done.returncode != 0:
-    return None
-  return done.stdout.strip() or None
+  return str(git["sha"]) if isinstance(git, Mapping) and git.get("sha") else None
 
 
 def capture_baseline(
@@ -208,15 +172,13 @@ def capture_baseline(
     PosixPath('baselines/3f9a1c....json')
   """
   manifest = read_manifest(out_dir)
-  document = build_baseline(read_results(out_dir), manifest, resolve_label(label, manifest))
+  document = build_baseline(measured_records(out_dir), manifest, resolve_label(label, manifest))
   if not document["benchmarks"]:
     raise CkptbenchError(f"{out_dir}/results.jsonl holds no measured run; nothing to capture")
   directory = pathlib.Path(capture_dir)
   directory.mkdir(parents=True, exist_ok=True)
   path = directory / f"{document['label']}.json"
-  partial = path.with_name(path.name + ".partial")
-  partial.write_text(json.dumps(document, indent=1, allow_nan=True) + "\n", encoding="utf-8")
-  partial.replace(path)
+  write_json_atomic(path, document)
   return path
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 import pathlib
@@ -14,7 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ckptbench.errors import EXIT_OK, EXIT_REGRESSION
-from ckptbench.outputs._baseline import build_baseline, load_baseline, read_manifest, read_results
+from ckptbench.outputs._baseline import build_baseline, load_baseline, measured_records, read_manifest
+from ckptbench.outputs._results import write_json_atomic
 from ckptbench.stats import (
     DEFAULT_ALPHA,
     DEFAULT_THRESHOLD,
@@ -26,7 +26,7 @@ from ckptbench.stats import (
 
 COMPARISON_SCHEMA_VERSION = 1
 # Manifest fields that identify the machine; a difference makes timings incomparable.
-_MACHINE_FIELDS = ("hostname", "platform", "machine", "cpu", "cpu_count", "processes", "devices", "device_kind")
+_MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "backend", "device_kind", "device_count", "process_count")
 _VERDICT_ORDER = {
     Verdict.REGRESSED: 0,
     Verdict.IMPROVED: 1,
@@ -221,10 +221,9 @@ def compare_to_baseline(
     ['save_0_basics/time_s']
   """
   baseline = load_baseline(baseline_file)
-  current = build_baseline(read_results(out_dir), read_manifest(out_dir), label="current")
+  current = build_baseline(measured_records(out_dir), read_manifest(out_dir), label="current")
   comparison = compare_documents(baseline, current, threshold=threshold, alpha=alpha)
-  path = pathlib.Path(out_dir) / "comparison.json"
-  path.write_text(json.dumps(comparison.to_dict(), indent=1) + "\n", encoding="utf-8")
+  write_json_atomic(pathlib.Path(out_dir) / "comparison.json", comparison.to_dict())
   return comparison
 
 

@@ -1,4 +1,4 @@
-"""Pure statistics over lists of numbers: summaries, directions, comparisons (no I/O, no JAX)."""
+"""Statistics and aggregation: pure functions over numbers and records (no I/O, no JAX)."""
 
 from ckptbench.stats._compare import (
     CONFIDENCE_LEVEL,
@@ -20,7 +20,7 @@ from ckptbench.stats._direction import (
     metric_direction,
     split_tag,
 )
-from ckptbench.stats._summary import Summary, summarize
+from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
 
 __all__ = [
     "CONFIDENCE_LEVEL",
@@ -29,16 +29,17 @@ __all__ = [
     "NAMESPACES",
     "Direction",
     "MetricComparison",
-    "Summary",
     "Verdict",
     "absolute_floor",
     "compare_samples",
+    "describe",
     "is_headline",
     "is_memory_unit",
     "is_rate_unit",
     "metric_direction",
+    "metric_samples",
     "min_p_value",
     "per_repeat_across_hosts",
     "split_tag",
-    "summarize",
+    "summarize_benchmarks",
 ]
