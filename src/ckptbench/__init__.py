@@ -23,12 +23,14 @@ from ckptbench.metrics import (
     known_collectors,
     register_collector,
 )
+from ckptbench.outputs import Comparison, capture_baseline, compare_to_baseline
 
 __all__ = [
     "BenchmarkOptions",
     "BenchmarksGenerator",
     "CkptbenchError",
     "Collector",
+    "Comparison",
     "ConfigError",
     "DataMismatchError",
     "MetricValue",
@@ -41,6 +43,8 @@ __all__ = [
     "__version__",
     "abstract_pytree",
     "benchmark_options",
+    "capture_baseline",
+    "compare_to_baseline",
     "default_collectors",
     "known_collectors",
     "load_suite",

@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import pathlib
+import sys
 from typing import Any, Mapping
 
 from rich.console import Console
@@ -25,6 +26,7 @@ from ckptbench.stats import (
 )
 
 COMPARISON_SCHEMA_VERSION = 1
+_LOG_WIDTH = 160
 # Manifest fields that identify the machine; a difference makes timings incomparable.
 _MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "backend", "device_kind", "device_count", "process_count")
 _VERDICT_ORDER = {
@@ -240,7 +242,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   Unchanged non-headline rows and neutral rows are counted in one line
   unless `show_all`; comparison.json always holds every row.
   """
-  console = console or Console()
+  # Off a terminal (CI logs), a wide table keeps metric names on one line.
+  console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
   for warning in comparison.warnings:
     console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
   table = Table(

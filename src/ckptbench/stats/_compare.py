@@ -115,8 +115,7 @@ def per_repeat_across_hosts(
 
 
 def _median_ratio(baseline, current, axis=-1):
-  with np.errstate(divide="ignore", invalid="ignore"):
-    return np.median(current, axis=axis) / np.median(baseline, axis=axis)
+  return np.median(current, axis=axis) / np.median(baseline, axis=axis)
 
 
 def _ratio_interval(
@@ -124,18 +123,19 @@ def _ratio_interval(
 ) -> tuple[float | None, float | None]:
   if len(baseline) < 2 or len(current) < 2:
     return None, None
-  result = scipy.stats.bootstrap(
-      (baseline, current),
-      _median_ratio,
-      n_resamples=_BOOTSTRAP_RESAMPLES,
-      vectorized=True,
-      paired=False,
-      confidence_level=CONFIDENCE_LEVEL,
-      method="percentile",
-      rng=np.random.default_rng(seed),
-  )
-  low, high = result.confidence_interval
-  return float(low), float(high)
+  with np.errstate(all="ignore"):  # resamples whose baseline median is 0 give inf
+    result = scipy.stats.bootstrap(
+        (baseline, current),
+        _median_ratio,
+        n_resamples=_BOOTSTRAP_RESAMPLES,
+        vectorized=True,
+        paired=False,
+        confidence_level=CONFIDENCE_LEVEL,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+  low, high = (float(v) for v in result.confidence_interval)
+  return (low if math.isfinite(low) else None), (high if math.isfinite(high) else None)
 
 
 def _p_value(baseline: np.ndarray, current: np.ndarray) -> float:

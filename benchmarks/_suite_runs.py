@@ -1,0 +1,49 @@
+"""Running a suite in-process many times, for the baseline error-rate scripts."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import pathlib
+
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+).strip()
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+
+from ckptbench import (  # noqa: E402
+    Comparison,
+    RunSettings,
+    Suite,
+    capture_baseline,
+    compare_to_baseline,
+    run_suite,
+)
+from ckptbench.config import load_suite_text  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+for _name in ("absl", "jax", "orbax", "tensorstore"):
+  logging.getLogger(_name).setLevel(logging.ERROR)
+
+
+def run_once(suite: Suite, out: pathlib.Path) -> pathlib.Path:
+  """Runs `suite` into `out` (replacing what is there); returns `out`."""
+  with contextlib.redirect_stdout(io.StringIO()):  # the runner's progress lines
+    outcome = run_suite(suite, RunSettings(output_dir=out, overwrite=True, show_progress=False))
+  if outcome.exit_code:
+    raise SystemExit(f"the suite failed in {out} (exit code {outcome.exit_code})")
+  return out
+
+
+def compare_runs(baseline_out: pathlib.Path, current_out: pathlib.Path, work: pathlib.Path) -> Comparison:
+  """Captures `baseline_out` as a baseline and compares `current_out` with it."""
+  baseline = capture_baseline(baseline_out, work / "baselines", label=baseline_out.name)
+  return compare_to_baseline(baseline, current_out)
+
+
+def load(text: str) -> Suite:
+  return load_suite_text(text, file="<script>")

@@ -1,0 +1,83 @@
+"""A/A: compare a suite with itself and count false regressions.
+
+Runs a small save/restore suite twice per pair (run A becomes the baseline,
+run B is compared with it), over `--pairs` independent pairs, in this process,
+at the default settings (threshold 10%, alpha 0.01, 5 repeats a side, one
+warm-up). A pair is a false alarm when any headline metric is called
+regressed: that is what would fail a CI job with --fail_on_regression.
+Goal: at most 1 false alarm in 20 pairs.
+
+Usage:
+  PYTHONPATH=src python benchmarks/baseline_aa.py [--pairs 20] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import pathlib
+import tempfile
+import time
+
+from _suite_runs import compare_runs, load, run_once
+
+SUITE = """
+suite_name: aa
+num_repeats: {repeats}
+num_warmups: 1
+interleave_repeats: true
+checkpoint_config:
+  spec:
+    params: {{dtype: float32, shape: [{shape}, {shape}], sharding: [fsdp]}}
+mesh_config:
+  mesh_axes: ["fsdp"]
+  ici_parallelism: {{"fsdp": 8}}
+benchmarks:
+  - generator: save_restore
+    options:
+      use_ocdbt: [true, false]
+      async_enabled: false
+"""
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--pairs", type=int, default=20)
+  parser.add_argument("--repeats", type=int, default=5)
+  parser.add_argument("--shape", type=int, default=1024, help="side of the float32 array saved")
+  parser.add_argument("--keep", type=pathlib.Path, help="keep the run directories here")
+  args = parser.parse_args()
+  suite = load(SUITE.format(repeats=args.repeats, shape=args.shape))
+  false_alarms = 0
+  judged = regressed = 0
+  by_metric: collections.Counter[str] = collections.Counter()
+  t0 = time.perf_counter()
+  with tempfile.TemporaryDirectory(prefix="ckptbench-aa-") as tmp:
+    work = args.keep or pathlib.Path(tmp)
+    for pair in range(args.pairs):
+      a = run_once(suite, work / f"a{pair}")
+      b = run_once(suite, work / f"b{pair}")
+      comparison = compare_runs(a, b, work)
+      headline = [r for r in comparison.rows if r.headline and r.verdict.value != "not enough samples"]
+      judged += len(headline)
+      bad = comparison.headline_regressions
+      regressed += len(bad)
+      by_metric.update(f"{r.benchmark} {r.metric} ({r.ratio:.2f}x, p={r.p_value:.3f})" for r in bad)
+      false_alarms += bool(bad)
+      times = [r.ratio for r in comparison.rows if r.metric.endswith("0_basics/time_s") and r.ratio]
+      print(
+          f"pair {pair + 1:2d}: {len(bad)} headline regression(s) of {len(headline)};"
+          f" time ratios B/A {min(times):.2f}-{max(times):.2f}",
+          flush=True,
+      )
+  elapsed = time.perf_counter() - t0
+  print(f"\nA/A over {args.pairs} pairs, {args.repeats} repeats a side, defaults (10%, alpha 0.01):")
+  print(f"  pairs with a false headline regression: {false_alarms} / {args.pairs}  (goal <= 1 in 20)")
+  print(f"  headline metric comparisons called regressed: {regressed} / {judged}")
+  for what, n in by_metric.most_common():
+    print(f"    {n}x {what}")
+  print(f"  wall time {elapsed:.0f} s (a shared 2-core machine: timings are noisy)")
+
+
+if __name__ == "__main__":
+  main()

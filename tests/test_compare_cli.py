@@ -1,0 +1,87 @@
+"""Baselines end to end: a real tiny run captured, then `ckptbench compare` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import run_cli
+
+from ckptbench.cli import main
+from ckptbench.errors import EXIT_REGRESSION
+from ckptbench.outputs import capture_baseline, load_baseline
+
+TINY = """\
+suite_name: tiny-baseline
+num_repeats: 5
+num_warmups: 1
+checkpoint_config:
+  spec:
+    params: {dtype: float32, shape: [128, 64], sharding: [fsdp]}
+mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}
+benchmarks:
+  - generator: save_restore
+    options: {use_ocdbt: true, async_enabled: false}
+"""
+TIME = "save_0_basics/time_s"
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory):
+  tmp = tmp_path_factory.mktemp("baseline")
+  (tmp / "tiny.yaml").write_text(TINY)
+  done = run_cli("run", str(tmp / "tiny.yaml"), "-o", str(tmp / "out"), "--no-progress")
+  assert done.returncode == 0, done.stderr
+  return tmp
+
+
+def test_capture_of_a_real_run(real_run, monkeypatch):
+  monkeypatch.setenv("GIT_SHA", "cafe1234")
+  path = capture_baseline(real_run / "out", real_run / "baselines")
+  assert path.name == "cafe1234.json"
+  doc = load_baseline(path)
+  (key, bench), = doc["benchmarks"].items()
+  records = [json.loads(line) for line in (real_run / "out" / "results.jsonl").read_text().splitlines()]
+  assert sum(r["warmup"] for r in records) == 1
+  measured = [r for r in records if not r["warmup"]]
+  assert key == measured[0]["key"] and bench["runs"] == 5 and bench["failed"] == 0
+  time_s = bench["metrics"][TIME]
+  assert time_s["hosts"]["0"]["values"] == [r["metrics"][TIME]["value"] for r in measured]
+  assert time_s["across_hosts"]["stats"]["n"] == 5 and time_s["headline"]
+  assert doc["manifest"]["hostname"] and doc["manifest"]["git"] is not None
+  assert set(bench["metrics"]) == set(measured[0]["metrics"])
+
+
+def test_compare_cli_exit_codes(real_run):
+  baseline = capture_baseline(real_run / "out", real_run / "baselines", label="base")
+  # The run against itself: identical samples, nothing regressed.
+  done = run_cli("compare", str(baseline), str(real_run / "out"), "--fail_on_regression")
+  assert done.returncode == 0, done.stdout + done.stderr
+  # A planted regression: every save time beyond the slowest baseline sample by 50%.
+  slow = real_run / "slow"
+  slow.mkdir()
+  records = [json.loads(line) for line in (real_run / "out" / "results.jsonl").read_text().splitlines()]
+  worst = max(r["metrics"][TIME]["value"] for r in records if not r["warmup"])
+  for i, r in enumerate(records):
+    r["metrics"][TIME]["value"] = worst * (1.5 + 0.01 * i)
+  (slow / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+  done = run_cli("compare", str(baseline), str(slow), "--fail_on_regression")
+  assert done.returncode == EXIT_REGRESSION, done.stdout + done.stderr
+  assert "save_0_basics/time_s" in done.stdout and "headline regression" in done.stdout
+  rows = json.loads((slow / "comparison.json").read_text())["rows"]
+  assert rows[0]["metric"] == TIME and rows[0]["verdict"] == "regressed" and rows[0]["ratio"] > 1.5
+  # Without --fail_on_regression the regression is reported, not fatal.
+  assert run_cli("compare", str(baseline), str(slow)).returncode == 0
+
+
+def test_compare_cli_bad_input_is_one_line(tmp_path):
+  done = run_cli("compare", str(tmp_path / "missing.json"), str(tmp_path))
+  assert done.returncode == 2
+  assert done.stderr.strip().count("\n") == 0 and "does not exist" in done.stderr
+
+
+def test_negative_threshold_is_a_usage_error(tmp_path, capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    main(["compare", str(tmp_path / "x.json"), str(tmp_path), "--regression_threshold", "-1"])
+  assert exit_info.value.code == 2 and "must be >= 0" in capsys.readouterr().err
