@@ -137,3 +137,19 @@ def test_unreadable_inputs_are_user_errors(tmp_path):
     load_baseline(bad)
   with pytest.raises(CkptbenchError, match="results.jsonl"):
     capture_baseline(tmp_path / "empty", tmp_path / "bl")
+
+
+def test_finish_baselines_captures_then_compares(tmp_path, capsys):
+  from ckptbench.outputs import finish_baselines
+
+  base_out = write_run(tmp_path / "a")
+  assert finish_baselines(base_out, capture_path=tmp_path / "bl", label="v1") == 0
+  assert (tmp_path / "bl" / "v1.json").is_file()
+  slow = write_run(tmp_path / "b", slowdown=1.5)
+  code = finish_baselines(
+      slow, capture_path=tmp_path / "bl", label="v2", baseline_path=tmp_path / "bl" / "v1.json",
+      fail_on_regression=True,
+  )
+  assert code == EXIT_REGRESSION
+  assert (tmp_path / "bl" / "v2.json").is_file() and (slow / "comparison.json").is_file()
+  assert "headline regression" in capsys.readouterr().out

@@ -15,3 +15,4 @@ from ckptbench.outputs._comparison import (
     compare_to_baseline,
     print_comparison,
 )
+from ckptbench.outputs._run_baselines import finish_baselines
