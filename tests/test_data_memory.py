@@ -17,5 +17,4 @@ def test_peak_host_memory_is_about_one_array():
   # On CPU the devices' buffers are host memory, so the array itself is 128 MiB of
   # RSS; building it whole and then slicing would peak at several times that.
   assert peak < 128 * 1.5, peak
-  print(f"peak {peak:.0f} MiB")
   assert tree["w"].addressable_shards[0].data.shape == (1024, 4096)
