@@ -41,7 +41,7 @@ def _memory_stats(jax) -> list[dict] | None:
 
 
 class DeviceMemoryCollector:
-  """`7_memory/jax_live_arrays_count_delta` and the device peak/in-use deltas."""
+  """Live jax.Array count delta (leak canary); device peak and in-use deltas where the backend reports them."""
 
   def start(self) -> None:
     self._jax = _jax_if_ready()

@@ -75,7 +75,7 @@ def _ensure_listeners() -> bool:
 
 
 class JaxMonitoringCollector:
-  """Maps jax.monitoring events seen during the block to tags (see `_jax_events`)."""
+  """Orbax save/load stage timings, bytes and bandwidths, and JAX compile events (jax.monitoring)."""
 
   def __init__(self):
     self._records: list[tuple[str, str, float]] = []

@@ -80,7 +80,7 @@ def diff_counters(before: dict[str, float], after: dict[str, float]) -> dict[str
 
 
 class TensorStoreCollector:
-  """Changed TensorStore counters over the block (see the module docstring)."""
+  """TensorStore counter deltas: kvstore bytes and operations, cache hits and misses, and the rest that changed."""
 
   def start(self) -> None:
     self._before = _snapshot()

@@ -33,7 +33,7 @@ _FILTERS = (
 
 
 class TracemallocCollector:
-  """`7_memory/tracemalloc_*`: peak and net traced allocations, and the top growing lines."""
+  """Python allocation peak and net growth, and the top growing source lines (slows allocation)."""
 
   def start(self) -> None:
     with _lock:
