@@ -183,7 +183,7 @@ _add("tensorstore", "sum", "count", {
     "6_tensorstore/kvstore_writes": "write operations of storage kvstore drivers",
     "6_tensorstore/cache_hits": "TensorStore cache hits",
     "6_tensorstore/cache_misses": "TensorStore cache misses",
-    "6_tensorstore/changed_metric_count": "TensorStore metrics that changed during the block",
+    "6_tensorstore/changed_metric_count": "TensorStore counters (one per label set) that changed during the block",
 })
 _add("derived", "last", "ratio", {
     "6_tensorstore/cache_hit_rate": "cache_hits / (cache_hits + cache_misses)",

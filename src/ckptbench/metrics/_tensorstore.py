@@ -34,22 +34,25 @@ _CACHE = {"/tensorstore/cache/hit_count": "6_tensorstore/cache_hits",
           "/tensorstore/cache/miss_count": "6_tensorstore/cache_misses"}
 
 
-def _snapshot() -> dict[str, float] | None:
-  """`{flat counter key: value}` for every counter and histogram count; None without TensorStore."""
+def _snapshot() -> dict[str, list[dict]] | None:
+  """`{metric name: its raw value entries}`; None without TensorStore. Parsed only when changed."""
   tensorstore = sys.modules.get("tensorstore")
   if tensorstore is None:
     return None
+  return {m["name"]: m.get("values", []) for m in tensorstore.experimental_collect_matching_metrics(_PREFIX)}
+
+
+def _counters(name: str, entries: list[dict]) -> dict[str, float]:
+  """`{counter key: value}` of one metric: counters by label, histograms' sample counts; no gauges."""
   out: dict[str, float] = {}
-  for metric in tensorstore.experimental_collect_matching_metrics(_PREFIX):
-    name = metric["name"]
-    for entry in metric.get("values", ()):
-      if "max_value" in entry:  # a gauge
-        continue
-      labels = "".join(f"/{v}" for k, v in sorted(entry.items()) if isinstance(v, str))
-      if "value" in entry and isinstance(entry["value"], (int, float)):
-        out[name + labels] = float(entry["value"])
-      elif "count" in entry:
-        out[f"{name}{labels}/count"] = float(entry["count"])
+  for entry in entries:
+    if "max_value" in entry:  # a gauge
+      continue
+    labels = "".join(f"/{v}" for k, v in sorted(entry.items()) if isinstance(v, str))
+    if "value" in entry and isinstance(entry["value"], (int, float)):
+      out[name + labels] = float(entry["value"])
+    elif "count" in entry:
+      out[f"{name}{labels}/count"] = float(entry["count"])
   return out
 
 
@@ -58,9 +61,17 @@ def _flat(key: str) -> str:
   return "6_tensorstore/" + "".join(c if c.isalnum() else "_" for c in body.lower()).strip("_")
 
 
-def diff_counters(before: dict[str, float], after: dict[str, float]) -> dict[str, MetricValue]:
+def diff_counters(before: dict[str, list[dict]], after: dict[str, list[dict]]) -> dict[str, MetricValue]:
   """Tags for the counters that changed between two snapshots (pure)."""
-  changed = {k: v - before.get(k, 0.0) for k, v in after.items() if v != before.get(k, 0.0)}
+  changed: dict[str, float] = {}
+  for name, entries in after.items():
+    old_entries = before.get(name, [])
+    if entries == old_entries:
+      continue
+    old = _counters(name, old_entries)
+    for key, v in _counters(name, entries).items():
+      if v != old.get(key, 0.0):
+        changed[key] = v - old.get(key, 0.0)
   sums: dict[str, float] = {"6_tensorstore/changed_metric_count": float(len(changed))}
   for key, delta in changed.items():
     parts = key.split("/")  # ["", "tensorstore", "kvstore", driver, metric, ...]
