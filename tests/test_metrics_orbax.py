@@ -189,3 +189,16 @@ def test_tracemalloc_peak_is_seen_by_outer_and_inner_blocks():
   for op in ("outer", "inner"):
     assert tags[f"{op}_7_memory/tracemalloc_peak_diff_mib"]["value"] >= 7.9
     assert abs(tags[f"{op}_7_memory/tracemalloc_diff_mib"]["value"]) < 1
+
+
+def test_save_restore_cold_cache_evicts_before_the_load(tmp_path):
+  from ckptbench import TestContext
+  from ckptbench.benchmarks.save_restore import SaveRestoreBenchmark, SaveRestoreOptions
+
+  tree, _ = _tree()
+  options = SaveRestoreOptions(async_enabled=False, use_compression=False, cold_cache=True)
+  result = SaveRestoreBenchmark().test_fn(TestContext(pytree=tree, path=tmp_path, options=options))
+  tags = result.metrics.to_dict()
+  methods = [k for k in tags if k.startswith("load_0_basics/cold_cache_")]
+  assert methods in (["load_0_basics/cold_cache_drop_caches"], ["load_0_basics/cold_cache_fadvise"])
+  assert tags["load_4_throughput/load_total_gbps"]["value"] > 0

@@ -18,8 +18,10 @@ from ckptbench.metrics import (
     MetricValue,
     Metrics,
     default_collectors,
+    evict_from_page_cache,
     known_collectors,
     register_collector,
+    scan_inventory,
 )
 
 __all__ = [
@@ -37,8 +39,10 @@ __all__ = [
     "abstract_pytree",
     "benchmark_options",
     "default_collectors",
+    "evict_from_page_cache",
     "known_collectors",
     "pytree_checksums",
     "register_collector",
+    "scan_inventory",
     "verify_pytree",
 ]

@@ -57,6 +57,11 @@ def _add(source: str, reduce: Reduce, unit: str, rows: Mapping[str, str]) -> Non
 
 _add("time", "sum", "s", {"0_basics/time_s": "wall-clock duration of the block"})
 _add("rss", "sum", "MiB", {"0_basics/host_rss_diff_mib": "host RSS at exit minus RSS at entry"})
+_add("save_restore", "sum", "count", {
+    "0_basics/cold_cache_drop_caches": "1: the page cache was dropped before the block (root)",
+    "0_basics/cold_cache_fadvise": "1: the checkpoint's pages were evicted with posix_fadvise(DONTNEED) before the block",
+    "0_basics/cold_cache_none": "1: eviction was asked for and no method worked (the block read from memory)",
+})
 _add("rss", "max", "MiB", {
     "7_memory/host_rss_peak_diff_mib": "peak host RSS during the block minus RSS at entry (sampled every 5 ms)",
     "7_memory/host_rss_peak_mib": "peak host RSS during the block",
