@@ -68,6 +68,8 @@ def render() -> str:
       "|---|---|---|",
   ]
   for key, reg in _collector._REGISTRY.items():  # noqa: SLF001  (same package)
+    if not getattr(reg.factory, "__module__", "").startswith("ckptbench.metrics."):
+      continue  # registered by a user or a test, not built in
     lines.append(f"| `{key}` | {'yes' if reg.default else 'no'} | {_cell(_first_line(reg.factory))} |")
   lines += [
       "",
