@@ -11,7 +11,13 @@ import subprocess
 import pytest
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.metrics import StorageProbe, evict_from_page_cache, probe_storage, roofline_shares
+from ckptbench.metrics import (
+    StorageProbe,
+    evict_from_page_cache,
+    post_run_tags,
+    probe_storage,
+    roofline_shares,
+)
 
 
 @pytest.fixture
@@ -91,3 +97,23 @@ def test_probe_cli_prints_json_and_rejects_bad_input(tmp_path, cli, cache_dir):
   bad = cli("probe", str(tmp_path / "missing"))
   assert bad.returncode == 2
   assert bad.stderr.strip().startswith("ckptbench: error: cannot probe") and "Traceback" not in bad.stderr
+
+
+def test_post_run_tags_add_inventory_and_shares(tmp_path):
+  (tmp_path / "ckpt" / "ocdbt.process_0" / "d").mkdir(parents=True)
+  (tmp_path / "ckpt" / "ocdbt.process_0" / "d" / "blob").write_bytes(b"x" * (2 << 20))
+  (tmp_path / "ckpt" / "_METADATA").write_text("{}")
+  probe = StorageProbe(
+      mount="/", device="d", fstype="ext4", size_bytes=1, disk_write_gbps=4.0, disk_read_gbps=None,
+      cold_method="none", page_cache_read_gbps=8.0, memcpy_gbps=16.0, host="h", measured_at="t")
+  tags = {"save_4_throughput/save_total_gbps": {"value": 1.0, "unit": "GiB/s"}}
+  new, inventory = post_run_tags(tags, tmp_path, probe=probe)
+  assert new["checkpoint_5_inventory/file_count"]["value"] == 2
+  assert new["checkpoint_5_inventory/small_file_share"]["value"] == 0.5
+  assert new["checkpoint_5_inventory/total_gb"]["value"] == pytest.approx((2 * 2**20 + 2) / 2**30)
+  assert new["save_4_throughput/save_total_gbps_of_disk_write"]["value"] == 0.25
+  assert inventory["layout"] == "OCDBT + Orbax metadata"
+  assert inventory["largest_file"] == "ckpt/ocdbt.process_0/d/blob"
+  # A test_fn's own inventory wins over the scan, and survives the JSON round trip.
+  again, same = post_run_tags(tags, tmp_path / "elsewhere", inventory=json.loads(json.dumps(inventory)))
+  assert same == inventory and again["checkpoint_5_inventory/file_count"]["value"] == 2

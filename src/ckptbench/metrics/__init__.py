@@ -17,6 +17,7 @@ from ckptbench.metrics._inventory import CheckpointInventory, scan_inventory
 from ckptbench.metrics._metrics import Metrics, collect_created_metrics, merged
 from ckptbench.metrics._names import NAMESPACES, TAGS, TagSpec, unit_of
 from ckptbench.metrics._page_cache import evict_from_page_cache
+from ckptbench.metrics._post_run import post_run_tags
 from ckptbench.metrics._roofline import StorageProbe, probe_storage, roofline_shares
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "evict_from_page_cache",
     "known_collectors",
     "merged",
+    "post_run_tags",
     "probe_storage",
     "register_collector",
     "roofline_shares",

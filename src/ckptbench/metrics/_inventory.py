@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
+from typing import Any, Mapping
 
 from ckptbench.metrics import _names
 from ckptbench.metrics._collector import MetricValue
@@ -75,6 +76,13 @@ class CheckpointInventory:
   def to_dict(self) -> dict:
     """JSON-friendly form (for `TestResult.inventory` and the manifest), `layout` included."""
     return {**dataclasses.asdict(self), "layouts": list(self.layouts), "layout": self.layout}
+
+  @classmethod
+  def from_dict(cls, data: Mapping[str, Any]) -> "CheckpointInventory":
+    """The inverse of `to_dict()`; unknown keys (such as "layout") are ignored."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    fields = {k: v for k, v in data.items() if k in names}
+    return cls(**{**fields, "layouts": tuple(fields.get("layouts", ()))})
 
 
 def _kind(rel_parts: tuple[str, ...], zarr_dirs: set[str]) -> str:

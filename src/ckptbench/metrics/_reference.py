@@ -51,6 +51,30 @@ def render() -> str:
       " block gets `<op>_0_basics/count`. Bandwidths and ratios are derived last,"
       " from the accumulated bytes and seconds (see *Derived tags*).",
       "",
+      "## Which block records what",
+      "",
+      "- Blocks nest: an outer and an inner block both record what happens inside the inner one.",
+      "- `time_s` excludes the collectors' own work (the clock starts last and stops first).",
+      "- jax.monitoring events and TensorStore counters are process-wide: a block records what any"
+      " thread did while it was open. The background commit of an async save belongs to the blocks"
+      " open while it runs: a block around `save_async()` gets the blocking part, a block around"
+      " `.result()` (or an outer block around both) gets the rest.",
+      "- A collector never loads the library it watches: before JAX or TensorStore is imported (or"
+      " before JAX's backends start) those collectors record nothing. Absent means not measured,"
+      " never zero.",
+      "",
+      "## Inventory and roofline",
+      "",
+      "After each successful run the framework scans the run directory (or takes the"
+      " `TestResult.inventory` a test_fn returned, `ckptbench.scan_inventory(path).to_dict()`) and"
+      " records `checkpoint_5_inventory/*`. `ckptbench probe DIR` measures the storage behind DIR"
+      " (sequential write with fsync, cold read after page-cache eviction, warm read) and host"
+      " memcpy, cached in `~/.cache/ckptbench/roofline.json` (or `$CKPTBENCH_CACHE_DIR`). With a"
+      " probe, every `4_throughput/<x>_gbps` also gets `<x>_gbps_of_<limit>`: save bandwidths"
+      " against disk_write (the blocking phase against memcpy), load bandwidths against disk_read"
+      " and page_cache_read. A load share above 1 of disk_read means the load was served from"
+      " memory; the save_restore option `cold_cache: true` evicts the checkpoint before the load.",
+      "",
       "## Namespaces",
       "",
       "| Namespace | Holds |",
