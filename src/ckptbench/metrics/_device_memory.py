@@ -21,9 +21,10 @@ def _jax_if_ready():
   jax = sys.modules.get("jax")
   if jax is None:
     return None
-  from jax._src import xla_bridge  # the only place that says whether backends exist
-
-  return jax if xla_bridge.backends_are_initialized() else None
+  # Only JAX's private xla_bridge says whether backends exist; if that moves, assume they do.
+  xla_bridge = sys.modules.get("jax._src.xla_bridge")
+  started = getattr(xla_bridge, "backends_are_initialized", lambda: True)()
+  return jax if started else None
 
 
 def _memory_stats(jax) -> list[dict] | None:

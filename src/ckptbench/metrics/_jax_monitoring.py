@@ -90,7 +90,7 @@ class JaxMonitoringCollector:
     global _active
     with _lock:
       _active = tuple(c for c in _active if c is not self)
-    return summarize(self._records)
+    return summarize(list(self._records))  # a copy: a late event from another thread may still land
 
 
 def summarize(records: list[tuple[str, str, float]]) -> dict[str, MetricValue]:

@@ -19,10 +19,13 @@ from ckptbench.metrics._collector import MetricValue, Reduce
 
 NAMESPACES: dict[str, str] = {
     "0_basics": "wall-clock time and host memory of the block (any code)",
-    "2_save_breakdown": "Orbax save stages, seconds (from jax.monitoring)",
-    "3_load_breakdown": "Orbax load stages, seconds (from jax.monitoring)",
+    "2_save_breakdown": "Orbax save stages, seconds (from jax.monitoring; Orbax reports them on the"
+    " primary process only, except worker_io_s)",
+    "3_load_breakdown": "Orbax load stages, seconds (from jax.monitoring; primary process only, except"
+    " worker_io_s)",
     "4_throughput": "bandwidths in GiB/s, derived as bytes over time; roofline shares as ratios",
-    "5_inventory": "bytes in GiB (Orbax's own accounting and the checkpoint directory scan)",
+    "5_inventory": "bytes in GiB (Orbax's own accounting, per_host/requested/raw on every process,"
+    " the rest on the primary; and the checkpoint directory scan)",
     "6_tensorstore": "TensorStore counter deltas: kvstore I/O, cache hits and misses",
     "7_memory": "device memory, live arrays, Python allocations",
     "8_jax": "JAX compilation and compilation cache; Orbax object lifecycle counts",
