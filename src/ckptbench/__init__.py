@@ -11,6 +11,8 @@ from ckptbench.core import (
     TestResult,
     benchmark_options,
 )
+from ckptbench.config import Suite, load_suite
+from ckptbench.core._runner import RunSettings, SuiteOutcome, run_suite
 from ckptbench.data import DataMismatchError, abstract_pytree, pytree_checksums, verify_pytree
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import (
@@ -33,6 +35,9 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "RunSettings",
+    "Suite",
+    "SuiteOutcome",
     "TestContext",
     "TestResult",
     "__version__",
@@ -41,8 +46,10 @@ __all__ = [
     "default_collectors",
     "evict_from_page_cache",
     "known_collectors",
+    "load_suite",
     "pytree_checksums",
     "register_collector",
+    "run_suite",
     "scan_inventory",
     "verify_pytree",
 ]
