@@ -20,8 +20,10 @@ from ckptbench.metrics import (
     MetricValue,
     Metrics,
     default_collectors,
+    evict_from_page_cache,
     known_collectors,
     register_collector,
+    scan_inventory,
 )
 
 __all__ = [
@@ -42,10 +44,12 @@ __all__ = [
     "abstract_pytree",
     "benchmark_options",
     "default_collectors",
+    "evict_from_page_cache",
     "known_collectors",
     "load_suite",
     "pytree_checksums",
     "register_collector",
     "run_suite",
+    "scan_inventory",
     "verify_pytree",
 ]
