@@ -13,6 +13,7 @@ from ckptbench.core import (
 )
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import Collector, MetricValue, Metrics, register_collector
+from ckptbench.outputs import load_results
 
 __all__ = [
     "BenchmarkOptions",
@@ -26,5 +27,6 @@ __all__ = [
     "TestResult",
     "__version__",
     "benchmark_options",
+    "load_results",
     "register_collector",
 ]

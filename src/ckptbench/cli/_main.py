@@ -20,6 +20,8 @@ from ckptbench.errors import EXIT_USAGE, CkptbenchError
 _COMMANDS = (
     "run",
     "plan",
+    "report",
+    "export",
 )
 
 

@@ -20,7 +20,9 @@ _LIMIT_COLORS = ("#c44e52", "#8172b3", "#937860", "#2f4f4f")
 def _svg(fig: Figure) -> str:
   buf = io.StringIO()
   with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "ckptbench"}):
-    fig.savefig(buf, format="svg", bbox_inches="tight")
+    # No metadata block: no date (the page is reproducible) and no RDF namespaces.
+    fig.savefig(buf, format="svg", bbox_inches="tight",
+                metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
   text = buf.getvalue()
   return text[text.index("<svg"):]  # drop the XML prolog: the SVG is inlined in HTML
 

@@ -14,14 +14,15 @@ import html
 import json
 import math
 import pathlib
+import re
 from typing import Any, Iterable, Mapping
 
-from ckptbench.outputs import _plots
 from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs, split_tag
 
 REPORT_FILE = "report.html"
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
 _GIB = float(1 << 30)
+_RATE = re.compile(r"(/s|_per_s|_s|bps)$")
 
 
 def write_report(out_dir: str | pathlib.Path, output: str | pathlib.Path | None = None) -> pathlib.Path:
@@ -205,7 +206,7 @@ def roofline_limits(outputs: RunOutputs) -> dict[str, float]:
 
 def _to_gib_per_s(value: float, unit_or_name: str) -> float | None:
   text = unit_or_name.lower()
-  if not any(w in text for w in ("/s", "_s", "gbps", "per_s", "bps")):
+  if not _RATE.search(text):
     return None  # not a rate (e.g. a probe size or a timestamp)
   if "mib" in text or "mb" in text:
     return value / 1024.0
@@ -228,6 +229,8 @@ def _limits_for(op: str, throughput_tags: Iterable[str], limits: Mapping[str, fl
 
 
 def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Mapping[str, float]) -> str:
+  from ckptbench.outputs import _plots  # deferred: matplotlib is only needed here
+
   labels = _labels(benches)
   tags = _tags(benches)
   ops: dict[str, list[str]] = collections.defaultdict(list)
@@ -271,6 +274,8 @@ def _memory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str,
     return ""
   unit = tags[memory[0]]
   memory = [t for t in memory if tags[t] == unit]
+  from ckptbench.outputs import _plots
+
   series = {t: _series(benches, t) for t in memory}
   figure = _plots.bars_figure("memory (host peak, device)", labels, series, f"{unit}")
   rows = [[label] + [_series([b], t)[0][0] for t in memory] for label, b in zip(labels, benches)]
