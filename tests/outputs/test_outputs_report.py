@@ -20,7 +20,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 def test_report_shows_plots_limits_breakdowns_failures_comparison_and_manifest(sample_out):
   page = write_report(sample_out).read_text()
 
-  assert page.count("<svg") == 5  # save and load time/throughput, two breakdowns, memory
+  assert page.count("<svg") == 4  # time/throughput grid, two stage breakdowns, memory
   assert "limit: disk_write_gbps 1.2" in page  # the roofline beside save throughput
   assert "limit: disk_read_cold_gbps 1.6" in page
   assert "save: save stage breakdown" in page and "serialize_s" in page
@@ -102,7 +102,7 @@ def test_report_renders_in_headless_chromium(sample_out, tmp_path):
     driver.quit()
 
   assert errors == []
-  assert len(shown) == 5 and all(s["width"] > 200 and s["height"] > 100 for s in shown)
+  assert len(shown) == 4 and all(s["width"] > 200 and s["height"] > 100 for s in shown)
   image = Image.open(shot).convert("RGB")
   colors = image.getcolors(maxcolors=1 << 20)
   # Bars in the plots' palette are on screen: thousands of pixels of the first bar colour.

@@ -7,6 +7,7 @@ element as text; nothing here reads files. Figures are built with
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from typing import Mapping, Sequence
 
@@ -50,40 +51,41 @@ def _grouped_bars(
   ax.set_axisbelow(True)
 
 
-def operation_figure(
-    op: str,
-    labels: Sequence[str],
-    times: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-    throughputs: Mapping[str, tuple[Sequence[float], Sequence[float]]],
-    throughput_unit: str,
-    limits: Mapping[str, float],
-) -> str:
-  """Time and throughput of one operation across the sweep points.
+@dataclasses.dataclass(frozen=True)
+class Panel:
+  """One bar chart of a grid.
 
-  Args:
-    op: the operation name (e.g. "save").
-    labels: one label per sweep point (the swept option values).
-    times: series name -> (means, stds) in seconds, one value per label.
-    throughputs: series name -> (means, stds), one value per label.
-    throughput_unit: the unit of `throughputs` (e.g. "GiB/s").
-    limits: limit name -> value in `throughput_unit`, drawn as horizontal lines.
+  Attributes:
+    title: the panel title.
+    ylabel: the y-axis label (with its unit).
+    series: series name -> (means, stds), one value per sweep point.
+    limits: limit name -> value in the panel's unit, drawn as dashed lines.
   """
-  panels = [p for p in (("time", times), ("throughput", throughputs)) if p[1]]
-  fig = Figure(figsize=(_width(len(labels)) * len(panels), 3.4))
-  axes = fig.subplots(1, len(panels), squeeze=False)[0]
-  for ax, (kind, series) in zip(axes, panels):
-    _grouped_bars(ax, labels, series)
-    if kind == "time":
-      ax.set_ylabel("time (s)")
-      ax.set_title(f"{op}: time (mean ± std over repeats)", fontsize=10)
-    else:
-      ax.set_ylabel(f"throughput ({throughput_unit})")
-      ax.set_title(f"{op}: throughput", fontsize=10)
-      for j, (name, value) in enumerate(limits.items()):
-        ax.axhline(value, color=_LIMIT_COLORS[j % len(_LIMIT_COLORS)], linestyle="--", linewidth=1.2,
-                   label=f"limit: {name} {value:.3g}")
-    if len(series) > 1 or (kind == "throughput" and limits):
+
+  title: str
+  ylabel: str
+  series: Mapping[str, tuple[Sequence[float], Sequence[float]]]
+  limits: Mapping[str, float] = dataclasses.field(default_factory=dict)
+
+
+def panel_grid(labels: Sequence[str], panels: Sequence[Panel], ncols: int = 3) -> str:
+  """Bar charts of several operations (time, throughput) across the sweep points, in a grid."""
+  ncols = max(1, min(ncols, len(panels)))
+  nrows = -(-len(panels) // ncols)
+  width = min(6.0, max(3.6, 0.9 * len(labels) + 1.8))
+  fig = Figure(figsize=(width * ncols, 3.3 * nrows), layout="constrained")
+  axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+  for ax, panel in zip(axes, panels):
+    _grouped_bars(ax, labels, panel.series)
+    ax.set_ylabel(panel.ylabel)
+    ax.set_title(panel.title, fontsize=10)
+    for j, (name, value) in enumerate(panel.limits.items()):
+      ax.axhline(value, color=_LIMIT_COLORS[j % len(_LIMIT_COLORS)], linestyle="--", linewidth=1.2,
+                 label=f"limit: {name} {value:.3g}")
+    if len(panel.series) > 1 or panel.limits:
       ax.legend(fontsize=7, loc="best")
+  for ax in axes[len(panels):]:
+    ax.set_visible(False)
   return _svg(fig)
 
 

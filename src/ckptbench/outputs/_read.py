@@ -15,10 +15,10 @@ import re
 from typing import Any
 
 from ckptbench.errors import CkptbenchError
+from ckptbench.outputs._results import RESULTS_FILE, read_results
 
 _log = logging.getLogger(__name__)
 
-RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 MANIFEST_FILE = "manifest.json"
 COMPARISON_FILE = "comparison.json"
@@ -92,7 +92,7 @@ def read_outputs(out_dir: str | pathlib.Path) -> RunOutputs:
   out = pathlib.Path(out_dir)
   if not out.is_dir():
     raise CkptbenchError(f"{out} is not a directory; pass the output directory of `ckptbench run`")
-  results = _read_results(out / RESULTS_FILE)
+  results = [r for r in read_results(out) if isinstance(r, dict)]
   summary = _read_json(out / SUMMARY_FILE)
   if not results and summary is None:
     raise CkptbenchError(
@@ -125,27 +125,6 @@ def _read_json(path: pathlib.Path) -> Any:
     return json.loads(path.read_text())
   except json.JSONDecodeError as e:
     raise CkptbenchError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
-
-
-def _read_results(path: pathlib.Path) -> list[dict[str, Any]]:
-  """Reads results.jsonl; a torn last line (the run was killed) is skipped."""
-  if not path.exists():
-    return []
-  lines = path.read_text().splitlines()
-  records = []
-  for number, line in enumerate(lines, start=1):
-    if not line.strip():
-      continue
-    try:
-      record = json.loads(line)
-    except json.JSONDecodeError as e:
-      if number == len(lines):
-        _log.warning("%s:%d: incomplete last record skipped", path, number)
-        continue
-      raise CkptbenchError(f"{path}:{number}: not valid JSON ({e.msg})") from None
-    if isinstance(record, dict):
-      records.append(record)
-  return records
 
 
 def metric_value(entry: Any) -> float | None:

@@ -238,18 +238,24 @@ def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Ma
     ops[split_tag(tag).op].append(tag)
   parts = [f"<h2>{_esc(generator.rsplit('.', 1)[-1] or 'benchmarks')}</h2>",
            f"<p class=note>generator <code>{_esc(generator)}</code>; {len(benches)} sweep points</p>"]
-  parts.append("<h3>time and throughput per operation</h3>")
+  panels = []
   for op, op_tags in ops.items():
     times = {t.split("/", 1)[1]: _series(benches, t) for t in op_tags
              if split_tag(t).namespace == "0_basics" and split_tag(t).metric == "time_s"}
-    rates = {t: u for t, u in tags.items() if t in op_tags and split_tag(t).namespace == "4_throughput" and _is_rate(u)}
-    unit = next(iter(rates.values()), "GiB/s")
-    rates = {t: u for t, u in rates.items() if u == unit}
-    throughputs = {split_tag(t).metric: _series(benches, t) for t in rates}
-    if not times and not throughputs:
-      continue
-    op_limits = _limits_for(op, rates, limits) if unit == "GiB/s" else {}
-    parts.append(_figure(_plots.operation_figure(op, labels, times, throughputs, unit, op_limits)))
+    if times:
+      panels.append(_plots.Panel(f"{op}: time (mean ± std over repeats)", "time (s)", times))
+    rates = {t: tags[t] for t in op_tags if split_tag(t).namespace == "4_throughput" and _is_rate(tags[t])}
+    if rates:
+      unit = next(iter(rates.values()))
+      rates = {t: u for t, u in rates.items() if u == unit}
+      throughputs = {split_tag(t).metric: _series(benches, t) for t in rates}
+      op_limits = _limits_for(op, rates, limits) if unit == "GiB/s" else {}
+      panels.append(_plots.Panel(f"{op}: throughput", f"throughput ({unit})", throughputs, op_limits))
+  if panels:
+    parts.append("<h3>time and throughput per operation</h3>")
+    # Two columns put an operation's time and throughput side by side.
+    ncols = 2 if any(p.limits or "throughput" in p.ylabel for p in panels) else 3
+    parts.append(_figure(_plots.panel_grid(labels, panels, ncols)))
   for namespace, title in _BREAKDOWNS.items():
     for op, op_tags in ops.items():
       stage_tags = [t for t in op_tags if split_tag(t).namespace == namespace and tags[t] == "s"]
@@ -269,26 +275,35 @@ def _figure(svg: str) -> str:
 
 
 def _memory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str]) -> str:
-  memory = [t for t, u in tags.items() if split_tag(t).namespace == "7_memory" and u in ("MiB", "GiB")]
+  memory = [t for t in tags if split_tag(t).namespace == "7_memory"]
   if not memory:
     return ""
-  unit = tags[memory[0]]
-  memory = [t for t in memory if tags[t] == unit]
-  from ckptbench.outputs import _plots
+  from ckptbench.outputs import _plots  # noqa: PLC0415
 
-  series = {t: _series(benches, t) for t in memory}
-  figure = _plots.bars_figure("memory (host peak, device)", labels, series, f"{unit}")
-  rows = [[label] + [_series([b], t)[0][0] for t in memory] for label, b in zip(labels, benches)]
-  return "<h3>memory</h3>" + _figure(figure) + _table(["sweep point"] + memory, rows)
+  # The plot shows peaks (absolute host peak, device peaks); the table shows every memory metric.
+  plotted = [t for t in memory if tags[t] in ("MiB", "GiB") and "peak" in t and ("device" in t or "diff" not in t)]
+  parts = ["<h3>memory</h3>"]
+  if plotted:
+    unit = tags[plotted[0]]
+    series = {t: _series(benches, t) for t in plotted if tags[t] == unit}
+    parts.append(_figure(_plots.bars_figure("peak memory (host, device)", labels, series, unit)))
+  parts.append(_metric_rows(benches, labels, tags, memory))
+  return "".join(parts)
+
+
+def _metric_rows(
+    benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str], metrics: list[str]
+) -> str:
+  """A table with a row per metric and a column per sweep point (means)."""
+  rows = [[t, tags[t]] + [_series([b], t)[0][0] for b in benches] for t in metrics]
+  return _table(["metric", "unit"] + labels, rows, numeric_from=2)
 
 
 def _inventory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str]) -> str:
   inventory = [t for t in tags if split_tag(t).namespace == "5_inventory"]
   if not inventory:
     return ""
-  header = ["sweep point"] + [f"{t} ({tags[t]})" for t in inventory]
-  rows = [[label] + [_series([b], t)[0][0] for t in inventory] for label, b in zip(labels, benches)]
-  return "<h3>checkpoint inventory</h3>" + _table(header, rows)
+  return "<h3>checkpoint inventory</h3>" + _metric_rows(benches, labels, tags, inventory)
 
 
 def _all_metrics(benches: list[dict[str, Any]], tags: Mapping[str, str]) -> str:
