@@ -7,6 +7,7 @@ import json
 from rich.console import Console
 
 from ckptbench.outputs import print_suite_tables
+from outputs_sample import sample_out  # noqa: F401  (fixture)
 
 
 def _printed(summary, **kwargs) -> str:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
 
 import ckptbench
+from ckptbench.cli import main
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs import export_results
+from outputs_sample import sample_out  # noqa: F401  (fixture)
 
 
 def test_load_results_has_one_row_per_run_and_metric_with_options_as_columns(sample_out):
@@ -62,13 +61,8 @@ def test_unknown_format_is_a_user_error(sample_out):
     export_results(sample_out, "xlsx")
 
 
-def test_cli_export(sample_out, tmp_path):
+def test_cli_export(sample_out, tmp_path, capsys):
   target = tmp_path / "r.parquet"
-  env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-  done = subprocess.run(
-      [sys.executable, "-m", "ckptbench", "export", str(sample_out), "--format", "parquet", "-o", str(target)],
-      env=env, capture_output=True, text=True, timeout=120,
-  )
-  assert done.returncode == 0, done.stderr
-  assert done.stdout.strip() == str(target)
+  assert main(["export", str(sample_out), "--format", "parquet", "-o", str(target)]) == 0
+  assert capsys.readouterr().out.strip() == str(target)
   assert len(pd.read_parquet(target)) == 82

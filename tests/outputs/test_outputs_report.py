@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shutil
 import subprocess
 import sys
-import os
 
 import pytest
 
+from ckptbench.cli import main
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs import read_outputs, roofline_limits, write_report
+from outputs_sample import sample_out  # noqa: F401  (fixture)
 
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
@@ -70,10 +72,12 @@ def test_cli_report_writes_the_file_and_errors_in_one_line(sample_out, tmp_path)
   assert target.stat().st_size > 10_000
   assert (sample_out / "tensorboard").is_dir()
 
-  bad = subprocess.run([sys.executable, "-m", "ckptbench", "report", str(tmp_path / "nope")],
-                       env=env, capture_output=True, text=True, timeout=120)
-  assert bad.returncode == 2
-  assert bad.stderr.strip().count("\n") == 0 and "is not a directory" in bad.stderr
+
+
+def test_cli_report_of_a_missing_directory_is_one_line_and_exit_2(tmp_path, capsys):
+  assert main(["report", str(tmp_path / "nope")]) == 2
+  err = capsys.readouterr().err
+  assert err.strip().count("\n") == 0 and "is not a directory" in err
 
 
 @pytest.mark.skipif(

@@ -13,6 +13,7 @@ from tensorboard.plugins.hparams import plugin_data_pb2
 
 from ckptbench import BenchmarkOptions, TestContext
 from ckptbench.outputs import tensorboard_run_name, write_tensorboard
+from outputs_sample import sample_out  # noqa: F401  (fixture)
 
 OCDBT = "SaveRestore use_ocdbt=True"
 NO_OCDBT = "SaveRestore use_ocdbt=False"

@@ -126,4 +126,5 @@ def write_sample_out(out: pathlib.Path) -> pathlib.Path:
 
 @pytest.fixture
 def sample_out(tmp_path: pathlib.Path) -> pathlib.Path:
+  """A fresh copy of the sample output directory (import this fixture into a test module)."""
   return write_sample_out(tmp_path / "out")
