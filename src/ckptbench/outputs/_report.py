@@ -121,9 +121,21 @@ def _overview(outputs: RunOutputs) -> str:
   n_bench = len(benches) or len({r.get("benchmark") for r in runs})
   status = f"<span class=fail>{failed} failed</span>" if failed else "<span class=ok>0 failed</span>"
   generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+  notes = []
+  summary = outputs.summary or {}
+  if summary.get("interrupted"):
+    notes.append("<p class=fail>the run was interrupted: some runs are missing.</p>")
+  for skipped in summary.get("skipped_meshes") or []:
+    notes.append(f"<p class=note>skipped mesh {_esc(skipped.get('mesh'))}: {_esc(skipped.get('reason'))}</p>")
+  for invalid in summary.get("invalid_combinations") or []:
+    notes.append(
+        f"<p class=note>not run ({_esc(invalid.get('reason'))}): {_esc(invalid.get('generator'))}"
+        f" {_esc(json.dumps(invalid.get('options'), default=str))}</p>"
+    )
   return (
       f"<p>{n_bench} benchmarks, {total} runs, {total - failed} passed, {status}."
       f" Output directory <code>{_esc(outputs.out_dir)}</code>; report generated {generated}.</p>"
+      + "".join(notes)
   )
 
 
