@@ -47,6 +47,22 @@ def test_report_degrades_without_summary_manifest_or_comparison(sample_out, tmp_
   assert "restored data differs" in page  # failures still come from results.jsonl
 
 
+def test_report_says_when_a_run_was_interrupted_or_skipped_something(sample_out):
+  summary = json.loads((sample_out / "summary.json").read_text())
+  summary.update(
+      interrupted=True,
+      skipped_meshes=[{"mesh": "fsdp=16", "reason": "needs 16 devices, have 8"}],
+      invalid_combinations=[{"generator": "SaveRestore", "options": {"use_ocdbt": False}, "reason": "zarr3 needs ocdbt"}],
+  )
+  (sample_out / "summary.json").write_text(json.dumps(summary))
+
+  page = write_report(sample_out).read_text()
+
+  assert "the run was interrupted" in page
+  assert "skipped mesh fsdp=16: needs 16 devices, have 8" in page
+  assert "not run (zarr3 needs ocdbt)" in page
+
+
 def test_roofline_units_are_converted_to_gib_per_s(sample_out):
   manifest = json.loads((sample_out / "manifest.json").read_text())
   manifest["roofline"] = {
