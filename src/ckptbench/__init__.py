@@ -25,6 +25,7 @@ from ckptbench.metrics import (
     register_collector,
     scan_inventory,
 )
+from ckptbench.outputs import load_results
 
 __all__ = [
     "BenchmarkOptions",
@@ -46,6 +47,7 @@ __all__ = [
     "default_collectors",
     "evict_from_page_cache",
     "known_collectors",
+    "load_results",
     "load_suite",
     "pytree_checksums",
     "register_collector",

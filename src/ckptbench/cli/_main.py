@@ -21,6 +21,8 @@ _COMMANDS = (
     "run",
     "plan",
     "probe",
+    "report",
+    "export",
 )
 
 
