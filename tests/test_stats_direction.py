@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ckptbench.stats import NAMESPACES, Direction, is_headline, metric_direction, split_tag
+from ckptbench.metrics._names import NAMESPACES, TAGS, split_tag
+from ckptbench.stats import Direction, is_headline, metric_direction
 
 LOWER, HIGHER, NEUTRAL = Direction.LOWER, Direction.HIGHER, Direction.NEUTRAL
 
@@ -16,28 +17,31 @@ CASES = [
     ("save_0_basics/time_s_mean", "s", LOWER),
     ("save_2_save_breakdown/blocking_s", "s", LOWER),
     ("save_2_save_breakdown/commit_future_count", "count", NEUTRAL),
-    ("save_2_save_breakdown/duration_since_last_save_s", "s", NEUTRAL),
+    ("save_2_save_breakdown/since_last_save_s", "s", NEUTRAL),
+    ("save_2_save_breakdown/between_saves_s", "s", NEUTRAL),
+    ("save_2_save_breakdown/continuous_checkpointing", "bool", NEUTRAL),
     ("load_3_load_breakdown/worker_io_s", "s", LOWER),
     ("load_3_load_breakdown/primary_deserialization_s", "s", LOWER),
+    ("load_3_load_breakdown/shard_shape_changed_count", "count", NEUTRAL),
     ("save_4_throughput/save_total_gbps", "GiB/s", HIGHER),
     ("load_4_throughput/load_total_gbps_of_disk_read", "ratio", HIGHER),
-    ("save_5_inventory/total_gib", "GiB", NEUTRAL),
+    ("save_5_inventory/total_gb", "GiB", NEUTRAL),
     ("save_5_inventory/file_count", "count", NEUTRAL),
     ("save_5_inventory/small_file_share", "ratio", NEUTRAL),
-    ("save_6_tensorstore/kvstore_file_bytes_written", "bytes", NEUTRAL),
-    ("save_6_tensorstore/kvstore_file_write", "count", NEUTRAL),
-    ("save_6_tensorstore/kvstore_file_write_latency_ms", "ms", LOWER),
+    ("save_6_tensorstore/kvstore_bytes_written", "bytes", NEUTRAL),
+    ("save_6_tensorstore/kvstore_writes", "count", NEUTRAL),
+    ("save_6_tensorstore/kvstore_write_latency_ns", "ns", LOWER),
+    ("save_6_tensorstore/cache_hit_rate", "ratio", HIGHER),
     ("save_7_memory/host_rss_peak_diff_mib", "MiB", LOWER),
-    ("save_7_memory/device_peak_diff_gib", "GiB", LOWER),
+    ("save_7_memory/device_peak_diff_gb", "GiB", LOWER),
     ("save_7_memory/jax_live_arrays_count_delta", "count", NEUTRAL),
     ("save_8_jax/cache_retrieval_s", "s", LOWER),
     ("save_8_jax/compile_time_saved_s", "s", HIGHER),
     ("save_8_jax/cache_hit_rate", "ratio", HIGHER),
     ("save_8_jax/cache_hits_count", "count", NEUTRAL),
     ("save_9_other/jax_orbax_write_something_s", "s", LOWER),
-    ("save_9_other/jax_orbax_some_event", "", NEUTRAL),
-    ("save_9_other/bytes_verified", "bytes", NEUTRAL),
-    ("save_9_other/copy_rate", "MiB/s", HIGHER),
+    ("save_9_other/jax_orbax_some_scalar", "value", NEUTRAL),
+    ("save_9_other/jax_orbax_some_event_count", "count", NEUTRAL),
 ]
 
 
@@ -47,27 +51,28 @@ def test_direction(tag, unit, direction):
 
 
 def test_every_namespace_has_cases():
-  covered = {split_tag(tag)[1] for tag, _, _ in CASES}
+  covered = {split_tag(tag)[1].partition("/")[0] for tag, _, _ in CASES}
   assert covered == set(NAMESPACES)
 
 
-@pytest.mark.parametrize(
-    "tag,expected",
-    [
-        ("save_restore_4_throughput/save_total_gbps", ("save_restore", "4_throughput", "save_total_gbps")),
-        ("step_1_2_save_breakdown/commit_s", ("step_1", "2_save_breakdown", "commit_s")),
-        ("0_basics/time_s", ("", "0_basics", "time_s")),
-        ("not a tag", ("", "", "not a tag")),
-    ],
-)
-def test_split_tag(tag, expected):
-  assert split_tag(tag) == expected
+def test_every_registered_tag_gets_the_direction_of_its_kind():
+  for tag, spec in TAGS.items():
+    full = f"save_{tag}"
+    direction = metric_direction(full, spec.unit)
+    namespace = tag.partition("/")[0]
+    if namespace == "5_inventory" or spec.unit == "count":
+      assert direction == NEUTRAL, tag
+    elif spec.unit == "GiB/s":
+      assert direction == HIGHER and is_headline(full, spec.unit), tag
+    elif spec.unit == "s" and not any(w in tag for w in ("since_", "between_", "_saved_")):
+      assert direction == LOWER, tag
 
 
-def test_unknown_tag_is_neutral_unless_the_unit_says_otherwise():
+def test_unknown_tag_is_judged_by_its_unit_alone():
   assert metric_direction("weird", "count") == NEUTRAL
   assert metric_direction("weird", "s") == LOWER
   assert metric_direction("weird", "GiB/s") == HIGHER
+  assert metric_direction("weird", "MiB") == NEUTRAL
 
 
 @pytest.mark.parametrize(
@@ -80,8 +85,9 @@ def test_unknown_tag_is_neutral_unless_the_unit_says_otherwise():
         ("save_4_throughput/save_total_gbps", "GiB/s", True),
         ("save_4_throughput/save_total_gbps_of_disk_write", "ratio", False),
         ("save_7_memory/host_rss_peak_diff_mib", "MiB", True),
+        ("save_7_memory/device_peak_gb", "GiB", True),
         ("save_7_memory/jax_live_arrays_count_delta", "count", False),
-        ("save_5_inventory/total_gib", "GiB", False),
+        ("save_5_inventory/total_gb", "GiB", False),
     ],
 )
 def test_headline(tag, unit, headline):

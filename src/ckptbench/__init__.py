@@ -20,10 +20,12 @@ from ckptbench.metrics import (
     MetricValue,
     Metrics,
     default_collectors,
+    evict_from_page_cache,
     known_collectors,
     register_collector,
+    scan_inventory,
 )
-from ckptbench.outputs import Comparison, capture_baseline, compare_to_baseline
+from ckptbench.outputs import Comparison, capture_baseline, compare_to_baseline, load_results
 
 __all__ = [
     "BenchmarkOptions",
@@ -46,10 +48,13 @@ __all__ = [
     "capture_baseline",
     "compare_to_baseline",
     "default_collectors",
+    "evict_from_page_cache",
     "known_collectors",
+    "load_results",
     "load_suite",
     "pytree_checksums",
     "register_collector",
     "run_suite",
+    "scan_inventory",
     "verify_pytree",
 ]

@@ -1,4 +1,8 @@
-"""outputs"""
+"""Output files and views of results: TensorBoard, HTML report, exports, console tables.
+
+Each writer reads what a run left in OUT (results.jsonl, summary.json,
+manifest.json, comparison.json), so each also works after the fact.
+"""
 
 from ckptbench.outputs._baseline import (
     build_baseline,
@@ -15,4 +19,35 @@ from ckptbench.outputs._comparison import (
     compare_to_baseline,
     print_comparison,
 )
+from ckptbench.outputs._console import print_suite_tables
+from ckptbench.outputs._export import FORMATS, export_results, load_results
+from ckptbench.outputs._read import RunOutputs, read_outputs, split_tag
+from ckptbench.outputs._report import roofline_limits, write_report
 from ckptbench.outputs._run_baselines import finish_baselines
+from ckptbench.outputs._tensorboard import tensorboard_run_name, write_tensorboard
+
+__all__ = [
+    "FORMATS",
+    "Comparison",
+    "ComparisonRow",
+    "RunOutputs",
+    "build_baseline",
+    "capture_baseline",
+    "compare_documents",
+    "compare_to_baseline",
+    "export_results",
+    "finish_baselines",
+    "load_baseline",
+    "load_results",
+    "measured_records",
+    "print_comparison",
+    "print_suite_tables",
+    "read_manifest",
+    "read_outputs",
+    "resolve_label",
+    "roofline_limits",
+    "split_tag",
+    "tensorboard_run_name",
+    "write_report",
+    "write_tensorboard",
+]

@@ -11,14 +11,12 @@ from ckptbench.stats._compare import (
     per_repeat_across_hosts,
 )
 from ckptbench.stats._direction import (
-    NAMESPACES,
     Direction,
     absolute_floor,
     is_headline,
     is_memory_unit,
     is_rate_unit,
     metric_direction,
-    split_tag,
 )
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
 
@@ -26,7 +24,6 @@ __all__ = [
     "CONFIDENCE_LEVEL",
     "DEFAULT_ALPHA",
     "DEFAULT_THRESHOLD",
-    "NAMESPACES",
     "Direction",
     "MetricComparison",
     "Verdict",
@@ -40,6 +37,5 @@ __all__ = [
     "metric_samples",
     "min_p_value",
     "per_repeat_across_hosts",
-    "split_tag",
     "summarize_benchmarks",
 ]

@@ -16,8 +16,8 @@ direction follows from the namespace and the unit:
 
 Names override the table where the unit misleads: `..._saved_s` (time saved,
 e.g. `8_jax/compile_time_saved_s`) and `..._hit_rate` are higher-better;
-`..._since_...` (an interval between events, e.g.
-`2_save_breakdown/duration_since_last_save_s`) is neutral.
+`since_...` and `between_...` (intervals between events, e.g.
+`2_save_breakdown/since_last_save_s`) are neutral.
 
 Headline metrics (the ones `--fail_on_regression` watches) are, per
 operation: `0_basics/time_s`, every `4_throughput` rate, and every
@@ -29,24 +29,8 @@ from __future__ import annotations
 import enum
 import re
 
-NAMESPACES = (
-    "0_basics",
-    "2_save_breakdown",
-    "3_load_breakdown",
-    "4_throughput",
-    "5_inventory",
-    "6_tensorstore",
-    "7_memory",
-    "8_jax",
-    "9_other",
-)
+from ckptbench.metrics._names import split_tag
 
-# Known namespaces first (some contain "_"), then any `<digit>_<word>`.
-_TAG = re.compile(
-    r"^(?P<op>.*?)_?(?P<namespace>"
-    + "|".join(NAMESPACES)
-    + r"|\d_[A-Za-z][A-Za-z0-9]*)/(?P<metric>.+)$"
-)
 _TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
 _BYTES_PER_UNIT = {
     "b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "kib": 2**10, "mb": 1e6, "mib": 2**20,
@@ -55,6 +39,8 @@ _BYTES_PER_UNIT = {
 # Memory changes smaller than this are below what RSS and allocator
 # statistics resolve (pages, arenas kept by the allocator).
 _MEMORY_FLOOR_BYTES = 2**20
+# Time between events (`since_last_save_s`, `between_saves_s`) is no cost.
+_INTERVAL = re.compile(r"(^|_)(since|between)_")
 _COUNT_UNITS = frozenset({"count", "counts", "n", "items", "files"})
 _MEMORY_NAMESPACES = frozenset({"0_basics", "7_memory"})
 
@@ -67,20 +53,13 @@ class Direction(str, enum.Enum):
   NEUTRAL = "neutral"  # counts, sizes, inventory: shown, never judged
 
 
-def split_tag(tag: str) -> tuple[str, str, str]:
-  """Splits `<op>_<namespace>/<metric>` into its three parts.
-
-  A tag without an operation (`0_basics/time_s`) gives op "". A tag that does
-  not follow the convention gives namespace "" and the whole tag as metric.
-
-  Example:
-    >>> split_tag("save_restore_4_throughput/save_total_gbps")
-    ('save_restore', '4_throughput', 'save_total_gbps')
-  """
-  match = _TAG.match(tag)
-  if match is None:
-    return "", "", tag
-  return match["op"], match["namespace"], match["metric"]
+def _namespace_and_metric(tag: str) -> tuple[str, str]:
+  """("4_throughput", "save_total_gbps") for `save_4_throughput/save_total_gbps`."""
+  split = split_tag(tag)
+  if split is None:  # not `<op>_<namespace>/<metric>`: judged by its unit alone
+    return "", tag
+  namespace, _, metric = split[1].partition("/")
+  return namespace, metric
 
 
 def _base_metric(metric: str) -> str:
@@ -118,12 +97,12 @@ def metric_direction(tag: str, unit: str) -> Direction:
     >>> metric_direction("save_4_throughput/save_total_gbps", "GiB/s")
     <Direction.HIGHER: 'higher'>
   """
-  _, namespace, metric = split_tag(tag)
+  namespace, metric = _namespace_and_metric(tag)
   metric = _base_metric(metric)
   unit_key = unit.strip().lower()
   if namespace == "5_inventory" or unit_key in _COUNT_UNITS or metric == "count":
     return Direction.NEUTRAL
-  if "_since_" in metric:
+  if _INTERVAL.search(metric):
     return Direction.NEUTRAL
   if metric.endswith("_saved_s") or metric.endswith("hit_rate"):
     return Direction.HIGHER
@@ -147,7 +126,7 @@ def is_headline(tag: str, unit: str) -> bool:
     >>> is_headline("load_6_tensorstore/bytes_read", "bytes")
     False
   """
-  _, namespace, metric = split_tag(tag)
+  namespace, metric = _namespace_and_metric(tag)
   if metric.endswith("_mean"):
     return False  # a per-entry mean of a headline total; the total is judged
   if namespace == "0_basics":
