@@ -29,7 +29,7 @@ import time
 from _suite_runs import compare_runs, load, run_once
 
 import ckptbench
-from ckptbench.outputs import measured_records
+from ckptbench.outputs import read_run
 
 METRIC = "work_0_basics/time_s"
 
@@ -79,7 +79,7 @@ benchmarks:
 
 
 def _median_time(out: pathlib.Path) -> float:
-  return statistics.median(r["metrics"][METRIC]["value"] for r in measured_records(out))
+  return statistics.median(r["metrics"][METRIC]["value"] for r in read_run(out)[0])
 
 
 def main() -> None:

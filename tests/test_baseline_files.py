@@ -135,8 +135,12 @@ def test_unreadable_inputs_are_user_errors(tmp_path):
   bad.write_text(json.dumps({"format": "ckptbench-baseline", "schema_version": 99}))
   with pytest.raises(CkptbenchError, match="schema_version 99"):
     load_baseline(bad)
-  with pytest.raises(CkptbenchError, match="results.jsonl"):
-    capture_baseline(tmp_path / "empty", tmp_path / "bl")
+  with pytest.raises(CkptbenchError, match="output directory"):
+    capture_baseline(tmp_path / "missing", tmp_path / "bl")
+  (tmp_path / "warmups").mkdir()
+  (tmp_path / "warmups" / "results.jsonl").write_text(json.dumps({"key": "k", "warmup": True}) + "\n")
+  with pytest.raises(CkptbenchError, match="no measured run"):
+    capture_baseline(tmp_path / "warmups", tmp_path / "bl")
 
 
 def test_finish_baselines_captures_then_compares(tmp_path, capsys):

@@ -8,8 +8,7 @@ from ckptbench.outputs._baseline import (
     build_baseline,
     capture_baseline,
     load_baseline,
-    measured_records,
-    read_manifest,
+    read_run,
     resolve_label,
 )
 from ckptbench.outputs._comparison import (
@@ -39,11 +38,10 @@ __all__ = [
     "finish_baselines",
     "load_baseline",
     "load_results",
-    "measured_records",
     "print_comparison",
     "print_suite_tables",
-    "read_manifest",
     "read_outputs",
+    "read_run",
     "resolve_label",
     "roofline_limits",
     "split_tag",

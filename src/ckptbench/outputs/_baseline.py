@@ -29,7 +29,8 @@ from typing import Any, Mapping, Sequence
 from ckptbench.core import safe_path_component
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._manifest import git_state, now_iso
-from ckptbench.outputs._results import RESULTS_FILE, read_results, write_json_atomic
+from ckptbench.outputs._read import read_outputs
+from ckptbench.outputs._results import write_json_atomic
 from ckptbench.stats import (
     Direction,
     describe,
@@ -46,29 +47,14 @@ _FORMAT = "ckptbench-baseline"
 _REDUCE_NAME = {Direction.LOWER: "max", Direction.HIGHER: "min", Direction.NEUTRAL: "mean"}
 
 
-def measured_records(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
-  """The records of `OUT/results.jsonl` without warm-up runs.
+def read_run(out_dir: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+  """The measured records (warm-ups left out) and the manifest of a finished run.
 
   Raises:
-    CkptbenchError: when the run wrote no results.jsonl.
+    CkptbenchError: when `out_dir` holds no results.
   """
-  if not (pathlib.Path(out_dir) / RESULTS_FILE).is_file():
-    raise CkptbenchError(
-        f"{pathlib.Path(out_dir) / RESULTS_FILE} does not exist; pass the output directory of a"
-        " finished `ckptbench run`"
-    )
-  return [r for r in read_results(out_dir) if not r.get("warmup", False)]
-
-
-def read_manifest(out_dir: str | os.PathLike) -> dict[str, Any]:
-  """`OUT/manifest.json`, or {} when the run wrote none."""
-  path = pathlib.Path(out_dir) / "manifest.json"
-  if not path.is_file():
-    return {}
-  try:
-    return json.loads(path.read_text(encoding="utf-8"))
-  except json.JSONDecodeError as e:
-    raise CkptbenchError(f"{path}: not valid JSON ({e.msg})") from None
+  run = read_outputs(out_dir)
+  return run.measured_runs(), run.manifest or {}
 
 
 def build_baseline(
@@ -171,10 +157,10 @@ def capture_baseline(
     >>> capture_baseline("out", "baselines")  # doctest: +SKIP
     PosixPath('baselines/3f9a1c....json')
   """
-  manifest = read_manifest(out_dir)
-  document = build_baseline(measured_records(out_dir), manifest, resolve_label(label, manifest))
+  records, manifest = read_run(out_dir)
+  document = build_baseline(records, manifest, resolve_label(label, manifest))
   if not document["benchmarks"]:
-    raise CkptbenchError(f"{out_dir}/results.jsonl holds no measured run; nothing to capture")
+    raise CkptbenchError(f"{out_dir} holds no measured run in results.jsonl; nothing to capture")
   directory = pathlib.Path(capture_dir)
   directory.mkdir(parents=True, exist_ok=True)
   path = directory / f"{document['label']}.json"

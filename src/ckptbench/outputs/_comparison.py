@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ckptbench.errors import EXIT_OK, EXIT_REGRESSION
-from ckptbench.outputs._baseline import build_baseline, load_baseline, measured_records, read_manifest
+from ckptbench.outputs._baseline import build_baseline, load_baseline, read_run
 from ckptbench.outputs._results import write_json_atomic
 from ckptbench.stats import (
     DEFAULT_ALPHA,
@@ -223,7 +223,7 @@ def compare_to_baseline(
     ['save_0_basics/time_s']
   """
   baseline = load_baseline(baseline_file)
-  current = build_baseline(measured_records(out_dir), read_manifest(out_dir), label="current")
+  current = build_baseline(*read_run(out_dir), label="current")
   comparison = compare_documents(baseline, current, threshold=threshold, alpha=alpha)
   write_json_atomic(pathlib.Path(out_dir) / "comparison.json", comparison.to_dict())
   return comparison
