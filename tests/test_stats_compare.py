@@ -79,6 +79,11 @@ def test_too_few_samples_to_reach_significance(n_base, n_cur):
   assert c.ratio is not None  # values are still shown
 
 
+def test_a_single_tied_sample_is_not_enough():
+  c = compare_samples([1.0], [1.0, 2.0, 1.0, 3.0, 1.0], Direction.LOWER)
+  assert c.verdict == Verdict.NOT_ENOUGH_SAMPLES and 0 < c.p_value <= 1
+
+
 def test_five_a_side_is_enough_and_empty_is_not():
   assert min_p_value(5, 5) < 0.01
   assert compare_samples([], [1.0], Direction.LOWER).verdict == Verdict.NOT_ENOUGH_SAMPLES

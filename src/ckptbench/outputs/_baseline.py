@@ -66,20 +66,24 @@ def build_baseline(
   (as in summary.json) and give no samples.
   """
   measured = [r for r in records if not r.get("warmup", False)]
+  # {key: {tag: {host: {repeat: value}}}}, from the runs that succeeded.
+  samples: dict[str, dict[str, dict[int, dict[int, float]]]] = {}
+  for record in measured:
+    if record.get("error"):
+      continue
+    host, repeat = int(record.get("host", 0)), int(record["repeat"])
+    by_tag = samples.setdefault(record["key"], {})
+    for tag, metric in (record.get("metrics") or {}).items():
+      value = metric.get("value")
+      if isinstance(value, (int, float)) and not isinstance(value, bool):
+        by_tag.setdefault(tag, {}).setdefault(host, {})[repeat] = float(value)
   benchmarks = {}
   for summary in summarize_benchmarks(measured):
     key = summary["key"]
-    samples: dict[str, dict[int, dict[int, float]]] = {}
-    for record in measured:
-      if record["key"] != key or record.get("error"):
-        continue
-      host, repeat = int(record.get("host", 0)), int(record["repeat"])
-      for tag, metric in (record.get("metrics") or {}).items():
-        samples.setdefault(tag, {}).setdefault(host, {})[repeat] = float(metric["value"])
     entry = {k: v for k, v in summary.items() if k not in ("key", "metrics")}
     entry["metrics"] = {
         tag: _metric_entry(tag, summary["metrics"][tag], by_host)
-        for tag, by_host in sorted(samples.items())
+        for tag, by_host in sorted(samples.get(key, {}).items())
     }
     benchmarks[key] = entry
   suite = next((r.get("suite") for r in measured if r.get("suite")), None)

@@ -146,7 +146,8 @@ def _p_value(baseline: np.ndarray, current: np.ndarray) -> float:
   # samples get the exact null distribution by enumerating every split.
   method = "auto"
   tied = len(np.unique(np.concatenate([baseline, current]))) < len(baseline) + len(current)
-  if tied and math.comb(len(baseline) + len(current), len(baseline)) <= _EXACT_SPLITS_MAX:
+  splits = math.comb(len(baseline) + len(current), len(baseline))
+  if tied and min(len(baseline), len(current)) >= 2 and splits <= _EXACT_SPLITS_MAX:
     method = scipy.stats.PermutationMethod(n_resamples=_EXACT_SPLITS_MAX)
   result = scipy.stats.mannwhitneyu(current, baseline, alternative="two-sided", method=method)
   return float(result.pvalue)
