@@ -44,12 +44,12 @@ def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--pairs", type=int, default=20)
   parser.add_argument("--repeats", type=int, default=5)
-  parser.add_argument("--shape", type=int, default=1024, help="side of the float32 array saved")
+  parser.add_argument("--shape", type=int, default=2048, help="side of the float32 array saved")
   parser.add_argument("--keep", type=pathlib.Path, help="keep the run directories here")
   args = parser.parse_args()
   suite = load(SUITE.format(repeats=args.repeats, shape=args.shape))
   false_alarms = 0
-  judged = regressed = 0
+  judged = regressed = improved = 0
   by_metric: collections.Counter[str] = collections.Counter()
   t0 = time.perf_counter()
   with tempfile.TemporaryDirectory(prefix="ckptbench-aa-") as tmp:
@@ -62,6 +62,7 @@ def main() -> None:
       judged += len(headline)
       bad = comparison.headline_regressions
       regressed += len(bad)
+      improved += sum(r.verdict.value == "improved" for r in headline)
       by_metric.update(f"{r.benchmark} {r.metric} ({r.ratio:.2f}x, p={r.p_value:.3f})" for r in bad)
       false_alarms += bool(bad)
       times = [r.ratio for r in comparison.rows if r.metric.endswith("0_basics/time_s") and r.ratio]
@@ -73,7 +74,7 @@ def main() -> None:
   elapsed = time.perf_counter() - t0
   print(f"\nA/A over {args.pairs} pairs, {args.repeats} repeats a side, defaults (10%, alpha 0.01):")
   print(f"  pairs with a false headline regression: {false_alarms} / {args.pairs}  (goal <= 1 in 20)")
-  print(f"  headline metric comparisons called regressed: {regressed} / {judged}")
+  print(f"  headline metric comparisons called regressed: {regressed} / {judged}, improved: {improved}")
   for what, n in by_metric.most_common():
     print(f"    {n}x {what}")
   print(f"  wall time {elapsed:.0f} s (a shared 2-core machine: timings are noisy)")

@@ -115,7 +115,9 @@ def per_repeat_across_hosts(
 
 
 def _median_ratio(baseline, current, axis=-1):
-  return np.median(current, axis=axis) / np.median(baseline, axis=axis)
+  base, cur = np.median(baseline, axis=axis), np.median(current, axis=axis)
+  # A resample whose baseline median is 0: equal medians are a ratio of 1, others infinite.
+  return np.where(base == cur, 1.0, cur / base)
 
 
 def _ratio_interval(
