@@ -14,6 +14,7 @@ import pathlib
 import shlex
 import sys
 
+from ckptbench.cli._devices import devices_needed
 from ckptbench.distributed._launcher import launch_local
 from ckptbench.distributed._manifests import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
 from ckptbench.errors import CkptbenchError
@@ -66,14 +67,6 @@ def split_run_args(args: argparse.Namespace) -> argparse.Namespace:
   return merged
 
 
-def devices_needed(config: str) -> int:
-  """The devices the suite's largest mesh needs (1 when it names no mesh)."""
-  from ckptbench.config import load_suite  # pylint: disable=import-outside-toplevel
-
-  meshes = [m for m in load_suite(config).meshes if m is not None]
-  return max((m.num_devices for m in meshes), default=1)
-
-
 def _handle(args: argparse.Namespace) -> int:
   args = split_run_args(args)
   if args.num_processes is None:
@@ -101,7 +94,7 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
   per_process = args.devices_per_process
   if per_process is None:
-    needed = devices_needed(args.config)
+    needed = devices_needed(args.config) or 1  # no mesh (or a bad suite, which each run reports)
     if needed % args.num_processes:
       raise CkptbenchError(
           f"the suite's largest mesh needs {needed} devices, which {args.num_processes} processes "

@@ -9,6 +9,7 @@ import pathlib
 import sys
 
 from ckptbench.cli._devices import devices_needed, set_xla_flags
+from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
 from ckptbench.errors import CkptbenchError
 
 
@@ -40,6 +41,9 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
+                 help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
+                 " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
   p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                  help="plain log lines instead of a progress bar")  # fmt: skip
   p.set_defaults(handler=handle)
@@ -56,10 +60,13 @@ def handle(args: argparse.Namespace) -> int:
       processes=1 if args.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
       override_devices=bool(args.devices),
   )
+  initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
   from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
   from ckptbench.core._runner import RunSettings, run_suite
 
   suite = load_suite(config_file)
+  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
+    check_colocated_python_supported()
   settings = RunSettings(
       output_dir=out,
       local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
@@ -73,7 +80,7 @@ def handle(args: argparse.Namespace) -> int:
   import jax  # noqa: PLC0415
 
   jax.config.update("jax_enable_x64", True)
-  outcome = run_suite(suite, settings)
+  outcome = run_suite(suite, settings, make_coordinator())
   ran = [r for r in outcome.records if not r.get("warmup")]
   failed = sum(1 for r in ran if r.get("error"))
   print(

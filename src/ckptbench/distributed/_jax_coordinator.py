@@ -15,6 +15,8 @@ import jax
 import numpy as np
 from jax.experimental import multihost_utils
 
+from ckptbench.distributed._coordinator import Coordinator, LocalCoordinator
+
 
 def _bucket(n: int) -> int:
   """Rounds a byte count up to a power of two (at least 256) to reuse compiled gathers."""
@@ -59,13 +61,9 @@ class JaxCoordinator:
     return [json.loads(rows[i, : int(n)].tobytes().decode("utf-8")) for i, n in enumerate(sizes)]
 
 
-def make_coordinator():
-  """Returns the coordinator for this run: `JaxCoordinator` when there are several processes.
+def make_coordinator() -> Coordinator:
+  """The coordinator for this run: `JaxCoordinator` when there are several processes.
 
-  Call after `initialize()`.
+  Call after `initialize()`; it starts the JAX backend.
   """
-  if jax.process_count() > 1:
-    return JaxCoordinator()
-  from ckptbench.distributed._coordinator import LocalCoordinator  # pylint: disable=import-outside-toplevel
-
-  return LocalCoordinator()
+  return JaxCoordinator() if jax.process_count() > 1 else LocalCoordinator()

@@ -39,7 +39,8 @@ class LaunchOutcome:
     returncodes: each process's return code (negative: killed by that signal).
     failed: the index of the first process that failed, or None.
     stopped: the processes the launcher had to stop after that failure.
-    message: one line saying what happened.
+    message: one line saying what happened (printed by the launcher on
+      success; the caller reports a failure).
   """
 
   exit_code: int
@@ -230,7 +231,8 @@ def launch_local(
         _signal_group(proc, signal.SIGKILL)
         proc.wait()
   printer.drain(5.0)
-  printer.say(f"[launch] {outcome.message}")
+  if outcome.failed is None:
+    printer.say(f"[launch] {outcome.message}")
   return outcome
 
 

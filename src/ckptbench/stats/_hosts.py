@@ -8,6 +8,7 @@ those per-host values, so a host with more samples does not weigh more.
 from __future__ import annotations
 
 import math
+import statistics
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -38,7 +39,8 @@ def host_statistics(
 
   Returns:
     None when no host has a sample; otherwise `{"n": hosts, "min", "mean",
-    "max", "p50", "p99", "std" (sample standard deviation, 0 for one host),
+    "max", "p50", "p99", "std" (sample standard deviation, 0 for one host, as
+    in `describe`),
     "slowest_host": index, "slowest_value", "per_host": {"<index>": value}}`,
     with ties for slowest going to the lowest host index.
 
@@ -51,21 +53,21 @@ def host_statistics(
   for host in sorted(samples_by_host):
     finite = [float(v) for v in samples_by_host[host] if v is not None and math.isfinite(float(v))]
     if finite:
-      per_host[host] = sum(finite) / len(finite)
+      per_host[host] = statistics.fmean(finite)
   if not per_host:
     return None
   hosts = list(per_host)
-  values = np.array([per_host[h] for h in hosts], dtype=np.float64)
-  worst = int(np.argmin(values) if higher_is_better else np.argmax(values))
+  values = [per_host[h] for h in hosts]
+  worst = int(np.argmin(values) if higher_is_better else np.argmax(values))  # first of ties
   return {
-      "n": len(hosts),
-      "min": float(values.min()),
-      "mean": float(values.mean()),
-      "max": float(values.max()),
-      "p50": float(np.percentile(values, 50)),
+      "n": len(values),
+      "min": min(values),
+      "mean": statistics.fmean(values),
+      "max": max(values),
+      "p50": statistics.median(values),
       "p99": float(np.percentile(values, 99)),
-      "std": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
+      "std": statistics.stdev(values) if len(values) > 1 else 0.0,
       "slowest_host": hosts[worst],
-      "slowest_value": float(values[worst]),
+      "slowest_value": values[worst],
       "per_host": {str(h): per_host[h] for h in hosts},
   }
