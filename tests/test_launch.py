@@ -35,9 +35,15 @@ def _records(out):
 
 def test_two_processes_of_four_devices_run_the_quickstart_suite(tmp_path):
   out = tmp_path / "out"
-  done = run_cli("launch", "-n", "2", str(_suite(tmp_path)), "-o", str(out), "--no-progress", timeout=120)
+  local = tmp_path / "local"
+  done = run_cli("launch", "-n", "2", str(_suite(tmp_path)), "-o", str(out), "--no-progress",
+                 "--local_directory", str(local), timeout=120)  # fmt: skip
   assert done.returncode == 0, done.stdout + done.stderr
   assert "2 processes x 4 CPU devices" in done.stdout
+  manifest = json.loads((out / "manifest.json").read_text())
+  assert (manifest["process_count"], manifest["device_count"], manifest["local_device_count"]) == (2, 8, 4)
+  assert len({h["pid"] for h in manifest["hosts"]}) == 2
+  assert sorted(p.name for p in local.iterdir()) == ["host_0", "host_1"]  # host-local scratch stays apart
   assert {"[p0]", "[p1]"} <= set(re.findall(r"^\[p\d\]", done.stdout, re.M))
 
   records = _records(out)
@@ -110,6 +116,21 @@ def test_killing_one_process_ends_the_launch_naming_it(tmp_path):
   with pytest.raises(ProcessLookupError):
     os.kill(int(pids["0"]), 0)  # process 0 is gone too
   assert len(_records(out)) < 400
+
+
+def test_a_setup_error_on_process_0_stops_every_process_with_it(tmp_path):
+  out = tmp_path / "out"
+  out.mkdir()
+  (out / "results.jsonl").write_text("{}\n")
+  done = run_cli("launch", "-n", "2", str(_suite(tmp_path)), "-o", str(out), timeout=120)
+  assert done.returncode == 2
+  assert "[p0] ckptbench: error: output directory" in done.stdout
+  assert "[p1] ckptbench: error: output directory" in done.stdout  # not left waiting
+  # Both processes end by themselves with the same error; none has to be stopped.
+  assert re.fullmatch(
+      r"ckptbench: error: process (\d) \(pid \d+\) exited with code 2; also failed: process (\d) exited with code 2\n",
+      done.stderr,
+  ), done.stderr
 
 
 def test_a_worker_that_cannot_reach_the_coordinator_fails_in_one_line(tmp_path):

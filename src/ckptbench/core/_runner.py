@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import pathlib
 import shutil
 import signal
@@ -160,9 +161,15 @@ def run_suite(
   plan = expand(suite, jax.device_count())
   for mesh, reason in plan.skipped_meshes:
     _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  setup_error = None
   if is_writer:
-    prepare_output_dir(settings)
-  coordinator.barrier("setup")
+    try:
+      prepare_output_dir(settings)
+    except CkptbenchError as e:
+      setup_error = str(e)
+  setup_error = coordinator.allgather_json(setup_error)[0]  # also the setup barrier
+  if setup_error:
+    raise CkptbenchError(setup_error)  # on every process, so none waits for the others
 
   cfg = suite.config
   runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
@@ -172,6 +179,7 @@ def run_suite(
   todo = pending(runs, keys, done)
 
   manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
   writer = ResultsWriter(out)
   if is_writer:
     write_json_atomic(out / "manifest.json", manifest)
@@ -240,14 +248,19 @@ def _run_once(
   result: TestResult | None = None
   with collect_created_metrics() as created:
     try:
-      if coordinator.process_index == 0:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        run_dir.mkdir(parents=True)
-      coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
+      try:
+        if coordinator.process_index == 0:
+          shutil.rmtree(run_dir, ignore_errors=True)
+          run_dir.mkdir(parents=True)
+      finally:  # every process reaches the barrier, even when process 0 failed
+        coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       pytree, mesh = cache.get(bench)
       local_path = None
       if settings.local_directory is not None:
-        local_path = settings.local_directory / bench.dir_name / run_dir.name
+        local_root = settings.local_directory
+        if coordinator.process_count > 1:  # processes may share a machine
+          local_root = local_root / f"host_{coordinator.process_index}"
+        local_path = local_root / bench.dir_name / run_dir.name
         local_path.mkdir(parents=True, exist_ok=True)
       context = TestContext(
           pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
