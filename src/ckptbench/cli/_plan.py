@@ -29,9 +29,9 @@ def handle(args: argparse.Namespace) -> int:
   view = describe_plan(suite, device_count)
   console = Console()
   console.print(f"[bold]{suite.name}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
-  table = Table("key", "mesh", "checkpoint", "GiB", "per device", "benchmark")
+  table = Table("key", "mesh", "checkpoint", "size", "per device", "benchmark")
   for row in view["benchmarks"]:
-    table.add_row(row["key"], row["mesh"], row["checkpoint"], row["gib"], row["per_device"], row["name"])
+    table.add_row(row["key"], row["mesh"], row["checkpoint"], row["size"], row["per_device"], row["name"])
   console.print(table)
   for mesh, reason in view["skipped_meshes"]:
     console.print(f"skipped mesh {mesh}: {reason}", markup=False)

@@ -5,7 +5,17 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 PositiveInt = Annotated[StrictInt, Field(gt=0)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
@@ -68,17 +78,21 @@ class MeshConfig(_Model):
   allow_split_physical_axes: StrictBool = False
   process_is_granule: StrictBool = False
 
-  @model_validator(mode="after")
-  def _axes_known(self) -> "MeshConfig":
-    if len(set(self.mesh_axes)) != len(self.mesh_axes):
-      raise ValueError(f"mesh_axes repeats a name: {list(self.mesh_axes)}")
-    for field in ("ici_parallelism", "dcn_parallelism"):
-      for axis in getattr(self, field) or {}:
-        if axis not in self.mesh_axes:
-          raise ValueError(
-              f"{field} names axis {axis!r}, which is not in mesh_axes {list(self.mesh_axes)}"
-          )
-    return self
+  @field_validator("mesh_axes")
+  @classmethod
+  def _unique_axes(cls, axes: tuple[str, ...]) -> tuple[str, ...]:
+    if len(set(axes)) != len(axes):
+      raise ValueError(f"mesh_axes repeats a name: {list(axes)}")
+    return axes
+
+  @field_validator("ici_parallelism", "dcn_parallelism")
+  @classmethod
+  def _axes_known(cls, degrees: dict[str, int] | None, info: ValidationInfo):
+    axes = info.data.get("mesh_axes")
+    for axis in degrees or {}:
+      if axes is not None and axis not in axes:
+        raise ValueError(f"axis {axis!r} is not in mesh_axes {list(axes)}")
+    return degrees
 
   def axis_sizes(self) -> dict[str, int]:
     """Global size of each axis: ICI degree times DCN degree (1 where unset)."""

@@ -63,6 +63,7 @@ def _parse_array(value: dict, path: tuple, error_at: ErrorAt) -> ArraySpec:
     if err["type"] == "extra_forbidden":
       msg = "unknown key; an array takes dtype, shape and sharding"
     elif loc[:1] == ("shape",):
+      loc = ("shape",)
       msg = f"shape must be a list of positive integers, got {value.get('shape')!r}"
     raise error_at(msg, path + loc) from None
 

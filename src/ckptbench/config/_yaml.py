@@ -88,7 +88,15 @@ def parse_yaml(text: str, file: str = "<string>") -> LocatedDocument:
   return LocatedDocument(data, file, lines)
 
 
+_PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
+
+
 def _build(loader, node, path: KeyPath, lines: dict[KeyPath, int], file: str) -> Any:
+  if not isinstance(node, yaml.ScalarNode) and node.tag not in _PLAIN_TAGS:
+    raise ConfigError(
+        f"YAML tag {node.tag!r} is not allowed: a suite holds plain data only",
+        file=file, line=node.start_mark.line + 1, key=format_key_path(path) or None,
+    )
   if isinstance(node, yaml.MappingNode):
     loader.flatten_mapping(node)  # resolves `<<` merge keys
     result: dict[Any, Any] = {}

@@ -9,7 +9,14 @@ from ckptbench.config import Suite, iter_arrays
 from ckptbench.core._sweep import PlannedBenchmark, expand
 from ckptbench.data._dtypes import numpy_dtype
 
-_GIB = float(1 << 30)
+
+
+def format_bytes(n: float) -> str:
+  for unit in ("B", "KiB", "MiB", "GiB"):
+    if n < 1024 or unit == "GiB":
+      return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+    n /= 1024
+  raise AssertionError("unreachable")
 
 
 def checkpoint_bytes(bench: PlannedBenchmark) -> tuple[int, int] | None:
@@ -37,8 +44,8 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
         "key": bench.key,
         "mesh": bench.mesh.describe() if bench.mesh else "-",
         "checkpoint": bench.checkpoint.config.describe(),
-        "gib": f"{sizes[0] / _GIB:.4f}" if sizes else "-",
-        "per_device": f"{sizes[1] / _GIB:.4f}" if sizes else "-",
+        "size": format_bytes(sizes[0]) if sizes else "-",
+        "per_device": format_bytes(sizes[1]) if sizes else "-",
     })
   cfg = suite.config
   return {

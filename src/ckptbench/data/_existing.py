@@ -62,7 +62,7 @@ def abstract_from_checkpoint(path: str, mesh, shardings: dict[str, jax.sharding.
   """ShapeDtypeStructs for every array of a checkpoint, sharded for `mesh`."""
   from orbax.checkpoint import v1 as ocp
 
-  metadata = ocp.pytree_metadata(path).metadata
+  metadata = ocp.metadata(path).metadata
   shardings = shardings or {}
 
   def to_abstract(key_path, leaf):

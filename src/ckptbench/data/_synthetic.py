@@ -45,6 +45,8 @@ def sharding_for(array: ArraySpec, mesh: jax.sharding.Mesh | None) -> jax.shardi
   if mesh is None:
     return jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
   entries = [None if not axes else axes[0] if len(axes) == 1 else axes for axes in array.dim_axes()]
+  while entries and entries[-1] is None:
+    entries.pop()
   return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*entries))
 
 
