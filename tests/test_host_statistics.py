@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from ckptbench.stats._hosts import higher_is_better, host_statistics
+from ckptbench.stats import host_statistics, is_rate_unit
 
 
 def test_times_name_the_host_with_the_largest_mean():
@@ -41,5 +41,5 @@ def test_hosts_without_finite_samples_are_left_out():
 
 
 def test_direction_follows_the_unit():
-  assert higher_is_better("GiB/s") and higher_is_better("MiB/s")
-  assert not any(higher_is_better(u) for u in ("s", "GiB", "bytes", "count", "ratio"))
+  assert is_rate_unit("GiB/s") and is_rate_unit("MiB/s")
+  assert not any(is_rate_unit(u) for u in ("s", "GiB", "bytes", "count", "ratio"))

@@ -27,6 +27,8 @@ import socket
 import time
 from typing import Literal, Mapping
 
+import jax
+
 from ckptbench.errors import CkptbenchError
 
 _LOG = logging.getLogger(__name__)
@@ -181,7 +183,7 @@ def wait_for_coordinator(address: str, timeout_s: float) -> None:
 def is_pathways_backend() -> bool:
   """True when `pathwaysutils` is installed and says the Pathways backend is in use."""
   try:
-    import pathwaysutils  # pylint: disable=import-outside-toplevel
+    import pathwaysutils  # noqa: PLC0415  (optional: the pathways extra)
   except ImportError:
     return False
   return bool(pathwaysutils.is_pathways_backend_used())
@@ -234,12 +236,10 @@ def initialize(
   if mode == "off":
     return "single"
   if is_pathways_backend():
-    import pathwaysutils  # pylint: disable=import-outside-toplevel
+    import pathwaysutils  # noqa: PLC0415  (optional: the pathways extra)
 
     pathwaysutils.initialize()
     return "pathways"
-
-  import jax  # pylint: disable=import-outside-toplevel
 
   if jax.distributed.is_initialized():
     return "jax"
@@ -283,7 +283,7 @@ def initialize(
       _LOG.info("no cluster detected (%s); running as one process", e)
       return "single"
     raise CkptbenchError(f"could not start jax.distributed: {e}") from None
-  except Exception as e:  # pylint: disable=broad-except
+  except Exception as e:  # noqa: BLE001  (jaxlib raises its own runtime error types)
     first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
     raise CkptbenchError(
         f"could not start jax.distributed with coordinator {asked.coordinator_address or '(auto)'}"

@@ -144,7 +144,8 @@ def _sigterm_as_interrupt() -> Iterator[None]:
     yield
     return
 
-  def handler(signum, frame):  # pylint: disable=unused-argument
+  def handler(signum, frame):
+    del signum, frame
     raise KeyboardInterrupt
 
   previous = signal.signal(signal.SIGTERM, handler)

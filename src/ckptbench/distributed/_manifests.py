@@ -77,7 +77,9 @@ class ClusterJob:
   def argv(self) -> list[str]:
     return [*self.command, "run", *self.run_args]
 
-  def _cpu_xla_flags(self) -> str | None:
+  @property
+  def cpu_xla_flags(self) -> str | None:
+    """XLA_FLAGS giving each host its simulated CPU devices (None off CPU or when unset)."""
     if self.accelerator == "cpu" and self.devices_per_host:
       return f"--xla_force_host_platform_device_count={self.devices_per_host}"
     return None
@@ -103,7 +105,7 @@ def jobset_manifest(job: ClusterJob) -> str:
           },
       },
   ]
-  if flags := job._cpu_xla_flags():  # pylint: disable=protected-access
+  if flags := job.cpu_xla_flags:
     env.append({"name": "XLA_FLAGS", "value": flags})
   container = {
       "name": "ckptbench",
@@ -155,12 +157,13 @@ def slurm_script(job: ClusterJob) -> str:
     directives.append(f"#SBATCH --gpus-per-node={job.devices_per_host}")
   exports = [
       "# The first node of the allocation hosts the jax.distributed coordinator.",
-      'JAX_COORDINATOR_ADDRESS="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"',
+      # (sed reads every line: `head -n 1` could kill scontrol with SIGPIPE, failing under pipefail)
+      'JAX_COORDINATOR_ADDRESS="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed -n 1p)"',
       "export JAX_COORDINATOR_ADDRESS",
       f"export JAX_COORDINATOR_PORT={job.port}",
       f"export JAX_NUM_PROCESSES={job.num_hosts}",
   ]
-  if flags := job._cpu_xla_flags():  # pylint: disable=protected-access
+  if flags := job.cpu_xla_flags:
     exports.append(f"export XLA_FLAGS={q(flags)}")
   srun = ["srun --kill-on-bad-exit=1", f"--nodes={job.num_hosts}", f"--ntasks={job.num_hosts}", "--ntasks-per-node=1"]
   if job.image:

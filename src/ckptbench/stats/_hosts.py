@@ -14,11 +14,11 @@ from typing import Mapping, Sequence
 import numpy as np
 
 
-def higher_is_better(unit: str) -> bool:
-  """True for rates (units ending in "/s", such as "GiB/s"); False for times, sizes, counts.
+def is_rate_unit(unit: str) -> bool:
+  """True for rates (units ending in "/s", such as "GiB/s"), where higher is better.
 
   Example:
-    >>> higher_is_better("GiB/s"), higher_is_better("s")
+    >>> is_rate_unit("GiB/s"), is_rate_unit("s")
     (True, False)
   """
   return unit.endswith("/s")
@@ -27,7 +27,7 @@ def higher_is_better(unit: str) -> bool:
 def host_statistics(
     samples_by_host: Mapping[int, Sequence[float]],
     *,
-    higher_is_better: bool = False,  # pylint: disable=redefined-outer-name
+    higher_is_better: bool = False,
 ) -> dict | None:
   """Summarises one metric across hosts and names the slowest host.
 

@@ -6,7 +6,7 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.stats._hosts import higher_is_better, host_statistics
+from ckptbench.stats._hosts import host_statistics, is_rate_unit
 
 
 def describe(samples: Sequence[float]) -> dict[str, float | int]:
@@ -61,8 +61,8 @@ def summarize_benchmarks(records: Sequence[Mapping[str, Any]]) -> list[dict[str,
     for tag, samples in metric_samples(group).items():
       metrics[tag] = {"unit": samples["unit"], **describe(samples["values"])}
       if first.get("num_hosts", 1) > 1:  # cross-host block: which host was slowest
-        unit = samples["unit"]
-        metrics[tag]["hosts"] = host_statistics(samples["hosts"], higher_is_better=higher_is_better(unit))
+        rate = is_rate_unit(samples["unit"])
+        metrics[tag]["hosts"] = host_statistics(samples["hosts"], higher_is_better=rate)
     summaries.append({
         "name": first["benchmark"],
         "key": key,
