@@ -24,7 +24,8 @@ def _add_launch_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
   """The options `launch` keeps for itself; given anywhere on the line."""
   d = (lambda v: v) if defaults else (lambda v: argparse.SUPPRESS)
   parser.add_argument("-n", "--num_processes", type=int, default=d(None), help="processes (hosts) to run")
-  parser.add_argument("-o", "--out", default=d(None), help="output directory (passed to each run)")
+  parser.add_argument("-o", "--output_directory", "--out", dest="out", default=d(None),
+                      help="output directory (passed to each run)")  # fmt: skip
   parser.add_argument(
       "--devices_per_process",
       type=int,
@@ -49,7 +50,11 @@ def register(subparsers) -> None:
   parser = subparsers.add_parser(
       "launch",
       help="run a suite as N processes of one JAX job, or write a JobSet / sbatch file",
-      description=__doc__.split("\n\n")[0],
+      description=(
+          "Run a suite as N processes of one jax.distributed job on this machine, or write a"
+          " Kubernetes JobSet or SLURM sbatch file that runs it on N hosts. Arguments after CONFIG"
+          " that are not launch options (or all those after --) go to `ckptbench run`."
+      ),
   )
   _add_launch_options(parser, defaults=True)
   parser.add_argument("config", help="suite YAML file")
@@ -61,9 +66,14 @@ def split_run_args(args: argparse.Namespace) -> argparse.Namespace:
   """Moves launch options given after the suite file out of `args.run_args`."""
   late = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
   _add_launch_options(late, defaults=False)
-  found, rest = late.parse_known_args(args.run_args)
+  mine = args.run_args
+  theirs: list[str] = []
+  if "--" in mine:  # everything after "--" goes to `ckptbench run` untouched
+    cut = mine.index("--")
+    mine, theirs = mine[:cut], mine[cut + 1 :]
+  found, rest = late.parse_known_args(mine)
   merged = argparse.Namespace(**{**vars(args), **vars(found)})
-  merged.run_args = rest
+  merged.run_args = rest + theirs
   return merged
 
 

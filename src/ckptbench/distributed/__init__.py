@@ -1,16 +1,15 @@
 """Multi-process runs on JAX's own distributed runtime."""
 
 from ckptbench.distributed._coordinator import Coordinator, LocalCoordinator
-from ckptbench.distributed._init import (
-    DISTRIBUTED_MODES,
-    DistributedTimeouts,
-    check_colocated_python_supported,
-    initialize,
-    is_pathways_backend,
-)
+from ckptbench.distributed._init import DISTRIBUTED_MODES, DistributedTimeouts, initialize
 from ckptbench.distributed._jax_coordinator import JaxCoordinator, make_coordinator
 from ckptbench.distributed._launcher import LaunchOutcome, launch_local
 from ckptbench.distributed._manifests import ClusterJob, jobset_manifest, render_manifest, slurm_script
+from ckptbench.distributed._pathways import (
+    check_colocated_python_supported,
+    is_pathways_backend,
+    use_pathways_checkpointing,
+)
 
 __all__ = [
     "DISTRIBUTED_MODES",
@@ -28,5 +27,6 @@ __all__ = [
     "make_coordinator",
     "render_manifest",
     "slurm_script",
+    "use_pathways_checkpointing",
 ]
 

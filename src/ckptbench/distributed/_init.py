@@ -29,6 +29,7 @@ from typing import Literal, Mapping
 
 import jax
 
+from ckptbench.distributed._pathways import is_pathways_backend
 from ckptbench.errors import CkptbenchError
 
 _LOG = logging.getLogger(__name__)
@@ -178,31 +179,6 @@ def wait_for_coordinator(address: str, timeout_s: float) -> None:
             f" ({e.strerror or e}); is process 0 running, and is JAX_COORDINATOR_ADDRESS its address?"
         ) from None
       time.sleep(0.25)
-
-
-def is_pathways_backend() -> bool:
-  """True when `pathwaysutils` is installed and says the Pathways backend is in use."""
-  try:
-    import pathwaysutils  # noqa: PLC0415  (optional: the pathways extra)
-  except ImportError:
-    return False
-  return bool(pathwaysutils.is_pathways_backend_used())
-
-
-def check_colocated_python_supported() -> None:
-  """Fails unless colocated Python can run here (only on Pathways).
-
-  Call it for a suite whose `checkpoint_config.load_with_colocated_python` is
-  true, before any run starts.
-
-  Raises:
-    CkptbenchError: not running on the Pathways backend.
-  """
-  if not is_pathways_backend():
-    raise CkptbenchError(
-        "checkpoint_config.load_with_colocated_python: true needs the Pathways backend "
-        "(install ckptbench[pathways] and run under Pathways); set it to false here"
-    )
 
 
 def initialize(

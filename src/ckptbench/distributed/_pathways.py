@@ -1,0 +1,55 @@
+"""Pathways: detecting its backend and setting up Orbax's Pathways checkpointing.
+
+Everything here is a no-op off Pathways, except `check_colocated_python_supported`,
+which says why a suite asking for colocated Python cannot run here.
+"""
+
+from __future__ import annotations
+
+from ckptbench.errors import CkptbenchError
+
+
+def is_pathways_backend() -> bool:
+  """True when `pathwaysutils` is installed and says the Pathways backend is in use."""
+  try:
+    import pathwaysutils  # noqa: PLC0415  (optional: the pathways extra)
+  except ImportError:
+    return False
+  return bool(pathwaysutils.is_pathways_backend_used())
+
+
+def check_colocated_python_supported() -> None:
+  """Fails unless colocated Python can run here (only on Pathways).
+
+  Call it for a suite whose `checkpoint_config.load_with_colocated_python` is
+  true, before any run starts.
+
+  Raises:
+    CkptbenchError: not running on the Pathways backend.
+  """
+  if not is_pathways_backend():
+    raise CkptbenchError(
+        "checkpoint_config.load_with_colocated_python: true needs the Pathways backend "
+        "(install ckptbench[pathways] and run under Pathways); set it to false here"
+    )
+
+
+def use_pathways_checkpointing(load_with_colocated_python: bool) -> bool:
+  """On Pathways, registers Orbax's Pathways type handlers; elsewhere does nothing.
+
+  Call before restoring an existing checkpoint (`checkpoint_config.path`).
+
+  Args:
+    load_with_colocated_python: load through colocated Python (the
+      suite's `checkpoint_config.load_with_colocated_python`).
+
+  Returns:
+    True when the handlers were registered (the Pathways backend is in use).
+  """
+  if not is_pathways_backend():
+    return False
+  from orbax.checkpoint import pathways  # noqa: PLC0415  (imports Pathways-only modules)
+
+  impl = pathways.CheckpointingImpl.from_options(use_colocated_python=load_with_colocated_python)
+  pathways.register_type_handlers(checkpointing_impl=impl)
+  return True
