@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import subprocess
@@ -15,7 +16,7 @@ from ckptbench.distributed import (
     check_colocated_python_supported,
     initialize,
     is_pathways_backend,
-    use_pathways_checkpointing,
+    pathways_load_context,
 )
 from ckptbench.distributed._init import read_distributed_env
 from ckptbench.distributed._launcher import free_port
@@ -103,7 +104,7 @@ def test_colocated_python_needs_pathways():
     pytest.skip("the Pathways backend is in use here")
   with pytest.raises(CkptbenchError, match="load_with_colocated_python: true needs the Pathways backend"):
     check_colocated_python_supported()
-  assert use_pathways_checkpointing(False) is False  # Orbax's own handlers stay in place
+  assert isinstance(pathways_load_context(True), contextlib.nullcontext)  # Orbax's defaults stay
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pathwaysutils") is None, reason="pathwaysutils is not installed")
@@ -112,4 +113,4 @@ def test_pathways_is_initialised_instead_of_jax_distributed():
     pytest.skip("pathwaysutils is installed but the Pathways backend is not in use (JAX_PLATFORMS=proxy)")
   assert initialize("env") == "pathways"
   check_colocated_python_supported()
-  assert use_pathways_checkpointing(True) is True
+  assert pathways_load_context(True).pathways_options.checkpointing_impl.name == "COLOCATED_PYTHON"

@@ -137,7 +137,10 @@ class _PytreeCache:
       if ckpt.spec is not None:
         value = build_pytree(ckpt.spec, mesh, seed=ckpt.config.random_seed, fill=ckpt.config.fill)
       elif ckpt.config.path is not None:
-        value = load_existing(ckpt.config.path, mesh, ckpt.config.sharding_config_path)
+        value = load_existing(
+            ckpt.config.path, mesh, ckpt.config.sharding_config_path,
+            ckpt.config.load_with_colocated_python,
+        )  # fmt: skip
       else:
         value = None
       _log.info("checkpoint data for %s ready in %.2f s", bench.name, time.perf_counter() - t0)

@@ -8,7 +8,7 @@ from ckptbench.distributed._manifests import ClusterJob, jobset_manifest, render
 from ckptbench.distributed._pathways import (
     check_colocated_python_supported,
     is_pathways_backend,
-    use_pathways_checkpointing,
+    pathways_load_context,
 )
 
 __all__ = [
@@ -25,8 +25,8 @@ __all__ = [
     "jobset_manifest",
     "launch_local",
     "make_coordinator",
+    "pathways_load_context",
     "render_manifest",
     "slurm_script",
-    "use_pathways_checkpointing",
 ]
 

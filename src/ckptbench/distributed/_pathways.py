@@ -6,6 +6,8 @@ which says why a suite asking for colocated Python cannot run here.
 
 from __future__ import annotations
 
+import contextlib
+
 from ckptbench.errors import CkptbenchError
 
 
@@ -34,22 +36,29 @@ def check_colocated_python_supported() -> None:
     )
 
 
-def use_pathways_checkpointing(load_with_colocated_python: bool) -> bool:
-  """On Pathways, registers Orbax's Pathways type handlers; elsewhere does nothing.
-
-  Call before restoring an existing checkpoint (`checkpoint_config.path`).
+def pathways_load_context(load_with_colocated_python: bool) -> contextlib.AbstractContextManager:
+  """The Orbax v1 context to load a checkpoint in: Pathways options on Pathways, nothing elsewhere.
 
   Args:
-    load_with_colocated_python: load through colocated Python (the
-      suite's `checkpoint_config.load_with_colocated_python`).
+    load_with_colocated_python: load through colocated Python (the suite's
+      `checkpoint_config.load_with_colocated_python`).
 
   Returns:
-    True when the handlers were registered (the Pathways backend is in use).
+    On Pathways, an `orbax.checkpoint.v1.Context` whose Pathways checkpointing
+    implementation follows `load_with_colocated_python`; elsewhere a context
+    that changes nothing.
+
+  Example:
+    >>> with pathways_load_context(False):
+    ...   pass
   """
   if not is_pathways_backend():
-    return False
-  from orbax.checkpoint import pathways  # noqa: PLC0415  (imports Pathways-only modules)
+    return contextlib.nullcontext()
+  from orbax.checkpoint import pathways  # noqa: PLC0415
+  from orbax.checkpoint import v1 as ocp  # noqa: PLC0415
 
-  impl = pathways.CheckpointingImpl.from_options(use_colocated_python=load_with_colocated_python)
-  pathways.register_type_handlers(checkpointing_impl=impl)
-  return True
+  context = ocp.Context()
+  context.pathways.checkpointing_impl = pathways.CheckpointingImpl.from_options(
+      use_colocated_python=load_with_colocated_python
+  )
+  return context
