@@ -20,6 +20,9 @@ from ckptbench.errors import EXIT_USAGE, CkptbenchError
 _COMMANDS = (
     "run",
     "plan",
+    "probe",
+    "report",
+    "export",
     "launch",
 )
 
