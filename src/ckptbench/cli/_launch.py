@@ -32,17 +32,24 @@ def _add_launch_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
       default=d(None),
       help="devices per process (default: the largest mesh of the suite / N); on a cluster, per host",
   )
-  parser.add_argument("--port", type=int, default=d(None), help="coordinator port (default: a free one; 8476 on clusters)")
   parser.add_argument(
-      "--stop_timeout_s", type=float, default=d(5.0), help="after a failure, seconds before the others are killed"
+      "--port", type=int, default=d(None), help="coordinator port (default: a free one; 8476 on clusters)"
   )
-  parser.add_argument("--emit", choices=MANIFEST_KINDS, default=d(None), help="write a cluster launch file instead")
+  parser.add_argument(
+      "--stop_timeout_s", type=float, default=d(5.0),
+      help="after a failure, seconds before the others are killed",
+  )  # fmt: skip
+  parser.add_argument(
+      "--emit", choices=MANIFEST_KINDS, default=d(None), help="write a cluster launch file instead"
+  )
   parser.add_argument("--emit_to", default=d("-"), help="file for --emit (default: standard output)")
   parser.add_argument("--image", default=d(None), help="--emit: container image")
   parser.add_argument(
       "--command", default=d("python -m ckptbench"), help="--emit: how a host starts ckptbench (shell words)"
   )
-  parser.add_argument("--accelerator", choices=ACCELERATORS, default=d("cpu"), help="--emit: device kind per host")
+  parser.add_argument(
+      "--accelerator", choices=ACCELERATORS, default=d("cpu"), help="--emit: device kind per host"
+  )
   parser.add_argument("--name", default=d("ckptbench"), help="--emit: job name")
 
 

@@ -208,7 +208,9 @@ def initialize(
       for and the runtime could not start.
   """
   if mode not in DISTRIBUTED_MODES:
-    raise CkptbenchError(f"Invalid value for distributed={mode!r}, possible values are {list(DISTRIBUTED_MODES)}")
+    raise CkptbenchError(
+        f"Invalid value for distributed={mode!r}, possible values are {list(DISTRIBUTED_MODES)}"
+    )
   if mode == "off":
     return "single"
   if is_pathways_backend():

@@ -63,7 +63,9 @@ class ClusterJob:
     if self.devices_per_host is not None and self.devices_per_host < 1:
       problems.append(f"devices per host must be at least 1, got {self.devices_per_host}")
     if self.accelerator not in ACCELERATORS:
-      problems.append(f"Invalid value for accelerator={self.accelerator!r}, possible values are {list(ACCELERATORS)}")
+      problems.append(
+          f"Invalid value for accelerator={self.accelerator!r}, possible values are {list(ACCELERATORS)}"
+      )
     if not _DNS_LABEL.match(self.name):
       problems.append(f"the job name {self.name!r} must be lowercase letters, digits and '-' (at most 40)")
     if not 0 < self.port < 65536:
@@ -165,7 +167,8 @@ def slurm_script(job: ClusterJob) -> str:
   ]
   if flags := job.cpu_xla_flags:
     exports.append(f"export XLA_FLAGS={q(flags)}")
-  srun = ["srun --kill-on-bad-exit=1", f"--nodes={job.num_hosts}", f"--ntasks={job.num_hosts}", "--ntasks-per-node=1"]
+  srun = ["srun --kill-on-bad-exit=1", f"--nodes={job.num_hosts}", f"--ntasks={job.num_hosts}"]
+  srun.append("--ntasks-per-node=1")
   if job.image:
     srun.append(f"--container-image={q(job.image)}")
   lines = [
