@@ -12,8 +12,10 @@ import time
 import numpy as np
 import pytest
 from conftest import REPO, run_cli
+from rich.console import Console
 
 from ckptbench.distributed._launcher import free_port
+from ckptbench.outputs._console import benchmark_table
 
 pytestmark = pytest.mark.slow
 
@@ -54,6 +56,11 @@ def test_two_processes_of_four_devices_run_the_quickstart_suite(tmp_path):
   summary = json.loads((out / "summary.json").read_text())
   assert not summary["skipped_meshes"] and len(summary["benchmarks"]) == 2  # the 8-device mesh ran
   assert all("hosts" in m for b in summary["benchmarks"] for m in b["metrics"].values())
+  console = Console(record=True, width=200)
+  console.print(benchmark_table(summary["benchmarks"][0]))
+  lines = console.export_text().splitlines()
+  assert "slowest host" in lines[2]
+  assert any(" time_s " in line and re.search(r"\(host [01]\) │$", line) for line in lines)
 
   # The cross-host block of every metric, recomputed from the per-host records.
   for bench in summary["benchmarks"]:

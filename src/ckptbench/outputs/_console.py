@@ -30,13 +30,21 @@ def benchmark_table(bench: dict[str, Any], all_metrics: bool = False) -> Table:
   table.add_column("min", justify="right")
   table.add_column("max", justify="right")
   table.add_column("unit")
-  for tag, stats in (bench.get("metrics") or {}).items():
+  metrics = bench.get("metrics") or {}
+  multi_host = any(isinstance(s, dict) and s.get("hosts") for s in metrics.values())
+  if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
+    table.add_column("slowest host", justify="right")
+  for tag, stats in metrics.items():
     parts = split_tag(tag)
     if not isinstance(stats, dict) or (not all_metrics and parts.namespace not in CONSOLE_NAMESPACES):
       continue
     mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
-    table.add_row(parts.op, parts.metric,
-                  mean, _fmt(stats.get("min")), _fmt(stats.get("max")), str(stats.get("unit", "")))
+    row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]
+    row.append(str(stats.get("unit", "")))
+    if multi_host:
+      hosts = stats.get("hosts") or {}
+      row.append(f"{_fmt(hosts.get('slowest_value'))} (host {hosts['slowest_host']})" if hosts else "")
+    table.add_row(*row)
   return table
 
 
