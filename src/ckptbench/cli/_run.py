@@ -42,6 +42,8 @@ def register(subparsers) -> None:
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                  help="plain log lines instead of a progress bar")  # fmt: skip
+  p.add_argument("--no-probe", dest="probe", action="store_false",
+                 help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.set_defaults(handler=handle)
 
 
@@ -67,6 +69,7 @@ def handle(args: argparse.Namespace) -> int:
       resume=args.resume,
       overwrite=args.overwrite,
       show_progress=args.progress,
+      probe_storage=args.probe,
       argv=tuple(sys.argv),
   )
   _quiet_libraries(args.verbose)
@@ -74,12 +77,10 @@ def handle(args: argparse.Namespace) -> int:
 
   jax.config.update("jax_enable_x64", True)
   outcome = run_suite(suite, settings)
-  ran = [r for r in outcome.records if not r.get("warmup")]
-  failed = sum(1 for r in ran if r.get("error"))
-  print(
-      f"{suite.name}: {len(outcome.summary['benchmarks'])} benchmarks, {len(ran)} runs,"
-      f" {len(ran) - failed} passed, {failed} failed -> {out}"
-  )
+  from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
+
+  print_suite_tables(outcome.summary)
+  print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
   return outcome.exit_code
 
 
