@@ -46,6 +46,8 @@ def register(subparsers) -> None:
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
   p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                  help="plain log lines instead of a progress bar")  # fmt: skip
+  p.add_argument("--no-probe", dest="probe", action="store_false",
+                 help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.set_defaults(handler=handle)
 
 
@@ -74,19 +76,20 @@ def handle(args: argparse.Namespace) -> int:
       resume=args.resume,
       overwrite=args.overwrite,
       show_progress=args.progress,
+      probe_storage=args.probe,
       argv=tuple(sys.argv),
   )
   _quiet_libraries(args.verbose)
   import jax  # noqa: PLC0415
 
   jax.config.update("jax_enable_x64", True)
-  outcome = run_suite(suite, settings, make_coordinator())
-  ran = [r for r in outcome.records if not r.get("warmup")]
-  failed = sum(1 for r in ran if r.get("error"))
-  print(
-      f"{suite.name}: {len(outcome.summary['benchmarks'])} benchmarks, {len(ran)} runs,"
-      f" {len(ran) - failed} passed, {failed} failed -> {out}"
-  )
+  coordinator = make_coordinator()
+  outcome = run_suite(suite, settings, coordinator)
+  if coordinator.process_index == 0:  # the others' records are in process 0's tables
+    from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
+
+    print_suite_tables(outcome.summary)
+    print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
   return outcome.exit_code
 
 
