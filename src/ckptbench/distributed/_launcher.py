@@ -15,6 +15,7 @@ import ctypes
 import dataclasses
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -191,6 +192,8 @@ def launch_local(
   if devices_per_process < 1:
     raise CkptbenchError(f"Invalid value for --devices_per_process={devices_per_process}: need at least 1")
   base = dict(os.environ if env is None else env)
+  # The processes write to a pipe; let their tables use the launcher's width (minus the prefix).
+  base.setdefault("COLUMNS", str(max(80, shutil.get_terminal_size().columns - len("[p0] "))))
   port = port or free_port()
   printer = _Printer(out or sys.stdout)
   command = [sys.executable, "-m", "ckptbench", "run", *run_args]
