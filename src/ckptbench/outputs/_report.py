@@ -17,8 +17,8 @@ import pathlib
 import re
 from typing import Any, Iterable, Mapping
 
-from ckptbench.stats import is_rate_unit
 from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs, split_tag
+from ckptbench.stats import is_rate_unit
 
 REPORT_FILE = "report.html"
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
