@@ -43,7 +43,7 @@ class PlantedOptions(ckptbench.BenchmarkOptions):
     write_mib: data written and fsynced inside the block before the sleep.
   """
 
-  base_s: float = 0.05
+  base_s: float = 0.2
   write_mib: int = 0
 
 
@@ -86,7 +86,7 @@ def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--trials", type=int, default=20)
   parser.add_argument("--repeats", type=int, default=5)
-  parser.add_argument("--base_s", type=float, default=0.05)
+  parser.add_argument("--base_s", type=float, default=0.2)
   parser.add_argument("--write_mib", type=int, default=0, help="MiB written and fsynced per run")
   parser.add_argument("--extra", type=float, nargs="+", default=[0.2], help="planted slowdowns")
   args = parser.parse_args()

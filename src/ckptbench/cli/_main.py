@@ -23,6 +23,7 @@ _COMMANDS = (
     "probe",
     "report",
     "export",
+    "launch",
     "compare",
 )
 

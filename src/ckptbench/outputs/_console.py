@@ -10,8 +10,20 @@ from rich.table import Table
 
 from ckptbench.outputs._read import error_text, metric_value, split_tag
 
-# The namespaces a console table shows; the rest is in TensorBoard and the report.
-CONSOLE_NAMESPACES = ("0_basics", "4_throughput", "7_memory")
+
+
+def is_headline(namespace: str, metric: str) -> bool:
+  """The metrics a console table shows: time, throughput and peak memory of each operation.
+
+  Everything else (breakdowns, roofline shares, counters) is in TensorBoard and the report.
+  """
+  if namespace == "0_basics":
+    return metric in ("time_s", "count")
+  if namespace == "4_throughput":
+    return metric.endswith("_gbps") and "_raw_" not in metric
+  if namespace == "7_memory":
+    return "peak" in metric and not metric.endswith("_mib") or metric == "host_rss_peak_diff_mib"
+  return False
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -30,13 +42,21 @@ def benchmark_table(bench: dict[str, Any], all_metrics: bool = False) -> Table:
   table.add_column("min", justify="right")
   table.add_column("max", justify="right")
   table.add_column("unit")
-  for tag, stats in (bench.get("metrics") or {}).items():
+  metrics = bench.get("metrics") or {}
+  multi_host = any(isinstance(s, dict) and s.get("hosts") for s in metrics.values())
+  if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
+    table.add_column("slowest host", justify="right")
+  for tag, stats in metrics.items():
     parts = split_tag(tag)
-    if not isinstance(stats, dict) or (not all_metrics and parts.namespace not in CONSOLE_NAMESPACES):
+    if not isinstance(stats, dict) or (not all_metrics and not is_headline(parts.namespace, parts.metric)):
       continue
     mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
-    table.add_row(parts.op, parts.metric,
-                  mean, _fmt(stats.get("min")), _fmt(stats.get("max")), str(stats.get("unit", "")))
+    row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]
+    row.append(str(stats.get("unit", "")))
+    if multi_host:
+      hosts = stats.get("hosts") or {}
+      row.append(f"{_fmt(hosts.get('slowest_value'))} (host {hosts['slowest_host']})" if hosts else "")
+    table.add_row(*row)
   return table
 
 

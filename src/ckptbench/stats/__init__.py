@@ -15,9 +15,9 @@ from ckptbench.stats._direction import (
     absolute_floor,
     is_headline,
     is_memory_unit,
-    is_rate_unit,
     metric_direction,
 )
+from ckptbench.stats._hosts import host_statistics, is_rate_unit
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "absolute_floor",
     "compare_samples",
     "describe",
+    "host_statistics",
     "is_headline",
     "is_memory_unit",
     "is_rate_unit",

@@ -32,6 +32,7 @@ import enum
 import re
 
 from ckptbench.metrics._names import split_tag
+from ckptbench.stats._hosts import is_rate_unit
 
 _TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
 _BYTES_PER_UNIT = {
@@ -68,11 +69,6 @@ def _namespace_and_metric(tag: str) -> tuple[str, str]:
 def _base_metric(metric: str) -> str:
   # `Metrics` adds `<tag>_mean` for blocks entered several times.
   return metric[: -len("_mean")] if metric.endswith("_mean") else metric
-
-
-def is_rate_unit(unit: str) -> bool:
-  """True for units of something per second (`GiB/s`, `ops/s`)."""
-  return unit.strip().lower().endswith("/s")
 
 
 def is_memory_unit(unit: str) -> bool:
