@@ -33,7 +33,11 @@ for _name in ("absl", "jax", "orbax", "tensorstore"):
 def run_once(suite: Suite, out: pathlib.Path) -> pathlib.Path:
   """Runs `suite` into `out` (replacing what is there); returns `out`."""
   with contextlib.redirect_stdout(io.StringIO()):  # the runner's progress lines
-    outcome = run_suite(suite, RunSettings(output_dir=out, overwrite=True, show_progress=False))
+    settings = RunSettings(
+        output_dir=out, overwrite=True, show_progress=False, remove_repeated_dir=True,
+        probe_storage=False, write_views=False,
+    )
+    outcome = run_suite(suite, settings)
   if outcome.exit_code:
     raise SystemExit(f"the suite failed in {out} (exit code {outcome.exit_code})")
   return out

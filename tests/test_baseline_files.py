@@ -150,6 +150,7 @@ def test_finish_baselines_captures_then_compares(tmp_path, capsys):
   assert finish_baselines(base_out, capture_path=tmp_path / "bl", label="v1") == 0
   assert (tmp_path / "bl" / "v1.json").is_file()
   slow = write_run(tmp_path / "b", slowdown=1.5)
+  (slow / "report.html").write_text("<html>written before the comparison</html>")
   code = finish_baselines(
       slow, capture_path=tmp_path / "bl", label="v2", baseline_path=tmp_path / "bl" / "v1.json",
       fail_on_regression=True,
@@ -157,3 +158,5 @@ def test_finish_baselines_captures_then_compares(tmp_path, capsys):
   assert code == EXIT_REGRESSION
   assert (tmp_path / "bl" / "v2.json").is_file() and (slow / "comparison.json").is_file()
   assert "headline regression" in capsys.readouterr().out
+  report = (slow / "report.html").read_text()
+  assert "baseline comparison" in report and "regressed" in report

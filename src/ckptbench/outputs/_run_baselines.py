@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import logging
 import os
+import pathlib
 
 from rich.console import Console
 
 from ckptbench.errors import EXIT_OK
 from ckptbench.outputs._baseline import capture_baseline
 from ckptbench.outputs._comparison import compare_to_baseline, print_comparison
+from ckptbench.outputs._report import REPORT_FILE, write_report
 from ckptbench.stats import DEFAULT_THRESHOLD
-
-logger = logging.getLogger(__name__)
 
 
 def finish_baselines(
@@ -37,10 +36,12 @@ def finish_baselines(
       `<capture_path>/<label>.json`; None skips capturing.
     label: `--baseline_label`; None resolves the git sha.
     baseline_path: `--baseline_path` (or the suite's key): compare with this
-      file, print the table and write OUT/comparison.json; None skips it.
+      file, print the table, write OUT/comparison.json and rewrite
+      OUT/report.html (when there is one) with its comparison section; None
+      skips it.
     threshold: `--regression_threshold`.
     fail_on_regression: `--fail_on_regression`.
-    console: where the table goes (default: stdout).
+    console: where the table goes (default: stdout, wide off a terminal).
 
   Returns:
     `EXIT_REGRESSION` (3) when asked to fail and a headline metric regressed, else 0.
@@ -48,12 +49,13 @@ def finish_baselines(
   Raises:
     CkptbenchError: when the baseline cannot be read or written.
   """
-  console = console or Console()
   if capture_path is not None:
     path = capture_baseline(out_dir, capture_path, label=label)
-    console.print(f"baseline captured: {path}")
+    (console.print if console else print)(f"baseline captured: {path}")
   if baseline_path is None:
     return EXIT_OK
   comparison = compare_to_baseline(baseline_path, out_dir, threshold=threshold)
-  print_comparison(comparison)
+  print_comparison(comparison, console)
+  if (pathlib.Path(out_dir) / REPORT_FILE).exists():
+    write_report(out_dir)  # again, now with its baseline comparison section
   return comparison.exit_code(fail_on_regression)
