@@ -7,19 +7,27 @@ warm-up). A pair is a false alarm when any headline metric is called
 regressed: that is what would fail a CI job with --fail_on_regression.
 Goal: at most 1 false alarm in 20 pairs.
 
+`--design alternating` separates the statistics from the machine: each pair
+is one run of 2 x repeats, interleaved, whose even repeats form A and odd
+repeats B, so slow drift of a shared machine lands on both sides alike.
+
 Usage:
   PYTHONPATH=src python benchmarks/baseline_aa.py [--pairs 20] [--repeats 5]
+      [--design sequential|alternating]
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import pathlib
 import tempfile
 import time
 
 from _suite_runs import compare_runs, load, run_once
+
+from ckptbench.outputs import read_run
 
 SUITE = """
 suite_name: aa
@@ -40,14 +48,30 @@ benchmarks:
 """
 
 
+def split_run(out: pathlib.Path, work: pathlib.Path, pair: int) -> tuple[pathlib.Path, pathlib.Path]:
+  """Even repeats of the run in `out` become run A, odd ones run B."""
+  records, manifest = read_run(out)
+  sides = []
+  for name, parity in (("a", 0), ("b", 1)):
+    side = work / f"{name}{pair}"
+    side.mkdir(parents=True, exist_ok=True)
+    kept = [r for r in records if r["repeat"] % 2 == parity]
+    (side / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    (side / "manifest.json").write_text(json.dumps(manifest))
+    sides.append(side)
+  return sides[0], sides[1]
+
+
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--pairs", type=int, default=20)
   parser.add_argument("--repeats", type=int, default=5)
   parser.add_argument("--shape", type=int, default=2048, help="side of the float32 array saved")
   parser.add_argument("--keep", type=pathlib.Path, help="keep the run directories here")
+  parser.add_argument("--design", choices=("sequential", "alternating"), default="sequential")
   args = parser.parse_args()
-  suite = load(SUITE.format(repeats=args.repeats, shape=args.shape))
+  alternating = args.design == "alternating"
+  suite = load(SUITE.format(repeats=args.repeats * (2 if alternating else 1), shape=args.shape))
   false_alarms = 0
   judged = regressed = improved = 0
   by_metric: collections.Counter[str] = collections.Counter()
@@ -55,8 +79,11 @@ def main() -> None:
   with tempfile.TemporaryDirectory(prefix="ckptbench-aa-") as tmp:
     work = args.keep or pathlib.Path(tmp)
     for pair in range(args.pairs):
-      a = run_once(suite, work / f"a{pair}")
-      b = run_once(suite, work / f"b{pair}")
+      if alternating:
+        a, b = split_run(run_once(suite, work / f"ab{pair}"), work, pair)
+      else:
+        a = run_once(suite, work / f"a{pair}")
+        b = run_once(suite, work / f"b{pair}")
       comparison = compare_runs(a, b, work)
       headline = [r for r in comparison.rows if r.headline and r.verdict.value != "not enough samples"]
       judged += len(headline)
@@ -72,7 +99,10 @@ def main() -> None:
           flush=True,
       )
   elapsed = time.perf_counter() - t0
-  print(f"\nA/A over {args.pairs} pairs, {args.repeats} repeats a side, defaults (10%, alpha 0.01):")
+  print(
+      f"\nA/A ({args.design}) over {args.pairs} pairs, {args.repeats} repeats a side,"
+      f" {args.shape}x{args.shape} float32, defaults (10%, alpha 0.01):"
+  )
   print(f"  pairs with a false headline regression: {false_alarms} / {args.pairs}  (goal <= 1 in 20)")
   print(f"  headline metric comparisons called regressed: {regressed} / {judged}, improved: {improved}")
   for what, n in by_metric.most_common():
