@@ -15,12 +15,15 @@ class DataMismatchError(AssertionError):
 
 
 def abstract_of(tree: Any, sharding: Callable[[Any], Any] | None = None) -> Any:
-  """`jax.ShapeDtypeStruct`s of `tree`'s arrays, with `sharding(leaf)` or the leaf's own sharding."""
+  """`jax.ShapeDtypeStruct`s of `tree`'s jax arrays, with `sharding(leaf)` or the leaf's own sharding.
+
+  Other leaves (Python and numpy scalars, strings) stay as they are.
+  """
 
   def one(leaf):
-    if not isinstance(leaf, (jax.Array, np.ndarray)):
+    if not isinstance(leaf, jax.Array):
       return leaf
-    target = sharding(leaf) if sharding is not None else getattr(leaf, "sharding", None)
+    target = sharding(leaf) if sharding is not None else leaf.sharding
     return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=target)
 
   return jax.tree.map(one, tree)
