@@ -11,8 +11,16 @@ from ckptbench.core import (
     TestResult,
     benchmark_options,
 )
+from ckptbench.data import DataMismatchError, abstract_pytree, pytree_checksums, verify_pytree
 from ckptbench.errors import CkptbenchError, ConfigError
-from ckptbench.metrics import Collector, MetricValue, Metrics, register_collector
+from ckptbench.metrics import (
+    Collector,
+    MetricValue,
+    Metrics,
+    default_collectors,
+    known_collectors,
+    register_collector,
+)
 
 __all__ = [
     "BenchmarkOptions",
@@ -20,11 +28,17 @@ __all__ = [
     "CkptbenchError",
     "Collector",
     "ConfigError",
+    "DataMismatchError",
     "MetricValue",
     "Metrics",
     "TestContext",
     "TestResult",
     "__version__",
+    "abstract_pytree",
     "benchmark_options",
+    "default_collectors",
+    "known_collectors",
+    "pytree_checksums",
     "register_collector",
+    "verify_pytree",
 ]

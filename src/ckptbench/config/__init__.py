@@ -1,1 +1,29 @@
-"""config"""
+"""Suite configuration: YAML with line numbers, pydantic models, validation."""
+
+from ckptbench.config._loader import CheckpointSource, GeneratorEntry, Suite, load_suite, load_suite_text
+from ckptbench.config._models import (
+    ArraySpec,
+    BenchmarkEntry,
+    CheckpointConfig,
+    MeshConfig,
+    ScalarSpec,
+    SuiteConfig,
+)
+from ckptbench.config._spec import SpecTree, iter_arrays, spec_nbytes
+
+__all__ = [
+    "ArraySpec",
+    "BenchmarkEntry",
+    "CheckpointConfig",
+    "CheckpointSource",
+    "GeneratorEntry",
+    "MeshConfig",
+    "ScalarSpec",
+    "SpecTree",
+    "Suite",
+    "SuiteConfig",
+    "iter_arrays",
+    "load_suite",
+    "load_suite_text",
+    "spec_nbytes",
+]

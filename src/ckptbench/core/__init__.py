@@ -1,4 +1,4 @@
-"""The benchmark API: options, generators, context and result."""
+"""The benchmark API (options, generators, context, result) and the suite runner."""
 
 from ckptbench.core._generator import (
     BenchmarksGenerator,
@@ -6,7 +6,7 @@ from ckptbench.core._generator import (
     TestResult,
     safe_path_component,
 )
-from ckptbench.core._options import BenchmarkOptions, benchmark_options
+from ckptbench.core._options import BenchmarkOptions, benchmark_options, options_to_dict
 
 __all__ = [
     "BenchmarkOptions",
@@ -14,5 +14,6 @@ __all__ = [
     "TestContext",
     "TestResult",
     "benchmark_options",
+    "options_to_dict",
     "safe_path_component",
 ]

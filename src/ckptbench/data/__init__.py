@@ -1,1 +1,26 @@
-"""data"""
+"""Checkpoint data: meshes, synthetic pytrees, existing checkpoints, verification."""
+
+from ckptbench.data._existing import (
+    abstract_pytree,
+    leaf_name,
+    load_existing,
+    read_sharding_config,
+    write_sharding_config,
+)
+from ckptbench.data._mesh import build_mesh, mesh_skip_reason
+from ckptbench.data._synthetic import build_pytree
+from ckptbench.data._verify import DataMismatchError, pytree_checksums, verify_pytree
+
+__all__ = [
+    "DataMismatchError",
+    "abstract_pytree",
+    "build_mesh",
+    "build_pytree",
+    "leaf_name",
+    "load_existing",
+    "mesh_skip_reason",
+    "pytree_checksums",
+    "read_sharding_config",
+    "verify_pytree",
+    "write_sharding_config",
+]

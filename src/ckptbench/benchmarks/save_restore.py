@@ -1,0 +1,115 @@
+"""`save_restore`: save a pytree with Orbax's v1 API, load it back, check it is the same.
+
+The Orbax in-tree framework's `v1.benchmark.Benchmark` resolves here, with the
+same option names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Sequence
+
+from orbax.checkpoint import v1 as ocp
+
+import ckptbench
+
+_GIB = 1 << 30
+
+
+@dataclasses.dataclass(frozen=True)
+class SaveRestoreOptions(ckptbench.BenchmarkOptions):
+  """Options of the save/restore round trip (a list sweeps).
+
+  Attributes:
+    async_enabled: save with `save_async`; records the blocking part
+      (`save_blocking`), the background part (`save_background`) and the whole
+      (`save`).
+    use_ocdbt: write with the OCDBT driver.
+    use_zarr3: write Zarr v3 (else v2).
+    use_compression: zstd-compress array data.
+    use_replica_parallel: split the writes of replicated shards across replicas.
+    enable_replica_parallel_separate_folder: one folder per replica (needs
+      use_replica_parallel and use_ocdbt).
+    use_load_and_broadcast: one replica loads, then broadcasts to the others.
+    chunk_byte_size: target size of array chunks in bytes.
+    save_concurrent_gb: limit of bytes in flight while saving (GiB).
+    restore_concurrent_gb: limit of bytes in flight while loading (GiB).
+    metric_tracemalloc_enabled: add the tracemalloc collector.
+    verify: compare what was loaded with what was saved (fails the run if not).
+  """
+
+  async_enabled: bool | Sequence[bool] = True
+  use_ocdbt: bool | Sequence[bool] = True
+  use_zarr3: bool | Sequence[bool] = True
+  use_compression: bool | Sequence[bool] = True
+  use_replica_parallel: bool | Sequence[bool] = False
+  enable_replica_parallel_separate_folder: bool | Sequence[bool] = False
+  use_load_and_broadcast: bool | Sequence[bool] = False
+  chunk_byte_size: int | None | Sequence[int | None] = None
+  save_concurrent_gb: float | None | Sequence[float | None] = None
+  restore_concurrent_gb: float | None | Sequence[float | None] = None
+  metric_tracemalloc_enabled: bool = False
+  verify: bool = True
+
+  def is_valid(self) -> bool:
+    return self.invalid_reason() is None
+
+  def invalid_reason(self) -> str | None:
+    if self.enable_replica_parallel_separate_folder and not (
+        self.use_replica_parallel and self.use_ocdbt
+    ):
+      return "enable_replica_parallel_separate_folder needs use_replica_parallel and use_ocdbt"
+    return None
+
+
+def orbax_context(options: SaveRestoreOptions) -> ocp.Context:
+  """An Orbax v1 Context configured from the options."""
+  ctx = ocp.Context()
+  saving = ctx.array.saving
+  saving.use_ocdbt = options.use_ocdbt
+  saving.use_zarr3 = options.use_zarr3
+  saving.use_compression = options.use_compression
+  saving.use_replica_parallel = options.use_replica_parallel
+  saving.enable_replica_parallel_separate_folder = options.enable_replica_parallel_separate_folder
+  saving.storage_options.chunk_byte_size = options.chunk_byte_size
+  ctx.array.loading.use_load_and_broadcast = options.use_load_and_broadcast
+  if options.save_concurrent_gb is not None:
+    ctx.memory.write_concurrent_bytes = int(options.save_concurrent_gb * _GIB)
+  if options.restore_concurrent_gb is not None:
+    ctx.memory.read_concurrent_bytes = int(options.restore_concurrent_gb * _GIB)
+  return ctx
+
+
+@ckptbench.benchmark_options(SaveRestoreOptions)
+class SaveRestoreBenchmark(ckptbench.BenchmarksGenerator):
+  """Saves `context.pytree`, loads it back and verifies it."""
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    options: SaveRestoreOptions = context.options
+    if context.pytree is None:
+      raise ValueError("save_restore needs checkpoint data: give checkpoint_config.spec, preset or path")
+    metrics = ckptbench.Metrics()
+    keys = None
+    if options.metric_tracemalloc_enabled:
+      keys = ckptbench.default_collectors() + ["tracemalloc"]
+    path = context.path / "ckpt"
+    abstract = ckptbench.abstract_pytree(context.pytree)
+
+    with orbax_context(options):
+      with context.trace("save"), metrics.measure("save", keys):
+        if options.async_enabled:
+          with metrics.measure("save_blocking", keys):
+            response = ocp.save_async(path, context.pytree)
+          with metrics.measure("save_background", keys):
+            response.result()
+        else:
+          ocp.save(path, context.pytree)
+      with context.trace("load"), metrics.measure("load", keys):
+        restored = ocp.load(path, abstract)
+
+    if options.verify:
+      with metrics.measure("verify", ["time"]):
+        ckptbench.verify_pytree(context.pytree, restored)
+    del restored
+    return ckptbench.TestResult(metrics=metrics)

@@ -1,0 +1,40 @@
+"""`ckptbench plan CONFIG`: what a run would do, without running anything."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from ckptbench.cli._devices import devices_needed
+from ckptbench.cli._run import add_suite_arguments, config_path
+
+
+def register(subparsers) -> None:
+  p = subparsers.add_parser(
+      "plan", help="show the expanded benchmarks", description="Expand a suite without running it."
+  )
+  add_suite_arguments(p)
+  p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+  from ckptbench.config import load_suite  # noqa: PLC0415
+  from ckptbench.core._plan_view import describe_plan
+
+  config_file = config_path(args)
+  suite = load_suite(config_file)
+  device_count = args.devices or devices_needed(config_file)
+  view = describe_plan(suite, device_count)
+  console = Console()
+  console.print(f"[bold]{suite.name}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
+  table = Table("key", "mesh", "checkpoint", "size", "per device", "benchmark")
+  for row in view["benchmarks"]:
+    table.add_row(row["key"], row["mesh"], row["checkpoint"], row["size"], row["per_device"], row["name"])
+  console.print(table)
+  for mesh, reason in view["skipped_meshes"]:
+    console.print(f"skipped mesh {mesh}: {reason}", markup=False)
+  for generator, options, reason in view["invalid"]:
+    console.print(f"invalid combination {generator}{options}: {reason}", markup=False)
+  return 0

@@ -1,0 +1,96 @@
+"""`ckptbench run CONFIG -o OUT`: run a suite."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import pathlib
+import sys
+
+from ckptbench.cli._devices import devices_needed, set_xla_flags
+from ckptbench.errors import CkptbenchError
+
+
+def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
+  """The config file, both as a positional and the guide's --config_file."""
+  parser.add_argument("config", nargs="?", help="the suite YAML file")
+  parser.add_argument("--config_file", dest="config_file", help="the suite YAML file (guide form)")
+  parser.add_argument("--devices", type=int, help="simulated CPU devices (default: what the meshes need)")
+
+
+def config_path(args: argparse.Namespace) -> str:
+  path = args.config or args.config_file
+  if not path:
+    raise CkptbenchError("give the suite file: ckptbench run CONFIG -o OUT")
+  if args.config and args.config_file and args.config != args.config_file:
+    raise CkptbenchError("give the suite file once (positional or --config_file)")
+  return path
+
+
+def register(subparsers) -> None:
+  p = subparsers.add_parser("run", help="run a suite", description="Run every benchmark of a suite.")
+  add_suite_arguments(p)
+  p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
+                 help="where results go")  # fmt: skip
+  p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
+  p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
+  p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
+  p.add_argument("--baseline_capture_path", help="write a baseline JSON into this directory")
+  p.add_argument("--baseline_path", help="compare against this baseline JSON")
+  p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
+  p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+                 help="plain log lines instead of a progress bar")  # fmt: skip
+  p.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+  config_file = config_path(args)
+  if not args.output_directory:
+    raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  out = pathlib.Path(args.output_directory).resolve()
+  set_xla_flags(
+      devices=args.devices or devices_needed(config_file),
+      hlo_dump_dir=out / "hlo_dump" if args.enable_hlo_dump else None,
+      processes=1 if args.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
+      override_devices=bool(args.devices),
+  )
+  from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
+  from ckptbench.core._runner import RunSettings, run_suite
+
+  suite = load_suite(config_file)
+  settings = RunSettings(
+      output_dir=out,
+      local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
+      remove_repeated_dir=args.remove_repeated_dir,
+      resume=args.resume,
+      overwrite=args.overwrite,
+      show_progress=args.progress,
+      argv=tuple(sys.argv),
+  )
+  _quiet_libraries(args.verbose)
+  import jax  # noqa: PLC0415
+
+  jax.config.update("jax_enable_x64", True)
+  outcome = run_suite(suite, settings)
+  ran = [r for r in outcome.records if not r.get("warmup")]
+  failed = sum(1 for r in ran if r.get("error"))
+  print(
+      f"{suite.name}: {len(outcome.summary['benchmarks'])} benchmarks, {len(ran)} runs,"
+      f" {len(ran) - failed} passed, {failed} failed -> {out}"
+  )
+  return outcome.exit_code
+
+
+def _quiet_libraries(verbose: bool) -> None:
+  if verbose:
+    return
+  for name in ("absl", "jax", "orbax", "tensorstore"):
+    logging.getLogger(name).setLevel(logging.ERROR)
+  try:
+    from absl import logging as absl_logging  # noqa: PLC0415
+
+    absl_logging.set_verbosity(absl_logging.ERROR)
+  except ImportError:
+    pass

@@ -1,0 +1,65 @@
+"""Resolving `generator:` to a BenchmarksGenerator class.
+
+Accepts a built-in short name (`save_restore`), an import path
+(`my.module.MyBenchmark`), or an import path of Orbax's in-tree framework
+(mapped to our equivalent built-in).
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+
+from ckptbench.benchmarks import BUILTINS, ORBAX_ALIASES
+from ckptbench.core import BenchmarksGenerator
+
+_ORBAX_PREFIX = "orbax.checkpoint._src.testing.benchmarks."
+
+
+class GeneratorResolutionError(Exception):
+  """Carries a message for the loader to locate in the suite file."""
+
+
+def resolve_generator(name: str) -> tuple[str, type[BenchmarksGenerator]]:
+  """Returns (canonical import path, class) for a `generator:` value."""
+  path = BUILTINS.get(name) or ORBAX_ALIASES.get(name) or name
+  if name.startswith(_ORBAX_PREFIX) and name not in ORBAX_ALIASES:
+    raise GeneratorResolutionError(
+        f"{name!r} is a generator of Orbax's in-tree framework that ckptbench has no"
+        f" equivalent for; supported: {', '.join(sorted(ORBAX_ALIASES))}"
+    )
+  module_name, _, attr = path.rpartition(".")
+  if not module_name:
+    close = difflib.get_close_matches(name, list(BUILTINS), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise GeneratorResolutionError(
+        f"{name!r} is neither a built-in ({', '.join(sorted(BUILTINS))}) nor an import path"
+        f" like 'package.module.Class'{hint}"
+    )
+  try:
+    module = importlib.import_module(module_name)
+  except ModuleNotFoundError as e:
+    raise GeneratorResolutionError(
+        f"cannot import module {module_name!r} ({e}); is it installed or on PYTHONPATH?"
+    ) from None
+  except Exception as e:  # a user's module that fails while importing
+    raise GeneratorResolutionError(
+        f"importing module {module_name!r} failed: {type(e).__name__}: {e}"
+    ) from None
+  try:
+    obj = getattr(module, attr)
+  except AttributeError:
+    candidates = [n for n, v in vars(module).items() if inspect.isclass(v)]
+    close = difflib.get_close_matches(attr, candidates, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise GeneratorResolutionError(f"module {module_name!r} has no {attr!r}{hint}") from None
+  if not inspect.isclass(obj):
+    raise GeneratorResolutionError(f"{path!r} is a {type(obj).__name__}, not a class")
+  if not issubclass(obj, BenchmarksGenerator):
+    raise GeneratorResolutionError(
+        f"{path!r} is not a subclass of ckptbench.BenchmarksGenerator"
+    )
+  if inspect.isabstract(obj):
+    raise GeneratorResolutionError(f"{path!r} does not implement test_fn")
+  return f"{obj.__module__}.{obj.__qualname__}", obj

@@ -1,0 +1,241 @@
+"""Loading a suite file into validated, frozen objects (the only place raw YAML is read)."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import pathlib
+import sys
+from typing import Any
+
+import pydantic
+
+from ckptbench.config._generators import GeneratorResolutionError, resolve_generator
+from ckptbench.config._models import (
+    BenchmarkEntry,
+    CheckpointConfig,
+    MeshConfig,
+    SuiteConfig,
+)
+from ckptbench.config._options import OptionAxes, check_options
+from ckptbench.config._spec import SpecTree, check_spec_against_mesh, parse_spec
+from ckptbench.config._yaml import KeyPath, LocatedDocument, load_yaml_file, parse_yaml
+from ckptbench.core import BenchmarksGenerator
+
+# Which model validates the mapping found at a key path (for unknown-key checks).
+_LEVELS: dict[str, type[pydantic.BaseModel]] = {
+    "checkpoint_config": CheckpointConfig,
+    "checkpoint_configs": CheckpointConfig,
+    "mesh_config": MeshConfig,
+    "mesh_configs": MeshConfig,
+    "benchmarks": BenchmarkEntry,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointSource:
+  """A checkpoint config and, for synthetic data, its parsed spec tree."""
+
+  config: CheckpointConfig
+  spec: SpecTree | None
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneratorEntry:
+  """One `benchmarks:` entry, resolved."""
+
+  index: int
+  generator_path: str
+  generator_cls: type[BenchmarksGenerator]
+  options: OptionAxes
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+  """A validated suite."""
+
+  config: SuiteConfig
+  file: str
+  checkpoints: tuple[CheckpointSource, ...]
+  meshes: tuple[MeshConfig | None, ...]
+  entries: tuple[GeneratorEntry, ...]
+  raw: dict[str, Any]
+
+  @property
+  def name(self) -> str:
+    return self.config.suite_name
+
+
+def load_suite(path: str | pathlib.Path) -> Suite:
+  """Reads, validates and resolves a suite file.
+
+  Raises:
+    ConfigError: naming the file, line and key of the first problem.
+  """
+  return _resolve(load_yaml_file(path), pathlib.Path(path).resolve().parent)
+
+
+def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | None = None) -> Suite:
+  """Like `load_suite`, from a YAML string (relative paths resolve against `base_dir`)."""
+  return _resolve(parse_yaml(text, file), base_dir or pathlib.Path.cwd())
+
+
+def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
+  if not isinstance(doc.data, dict):
+    raise doc.error(
+        f"a suite is a mapping of keys (suite_name, benchmarks, ...), got {type(doc.data).__name__}"
+    )
+  _check_unknown_keys(doc)
+  try:
+    config = SuiteConfig.model_validate(doc.data)
+  except pydantic.ValidationError as e:
+    raise _located(doc, e) from None
+
+  checkpoints = []
+  plural = config.checkpoint_configs is not None
+  for i, ckpt in enumerate(config.all_checkpoint_configs()):
+    at = ("checkpoint_configs", i) if plural else ("checkpoint_config",)
+    checkpoints.append(_resolve_checkpoint(doc, ckpt, at, base_dir))
+  meshes = config.all_mesh_configs()
+  mesh_key = "mesh_configs" if config.mesh_configs is not None else "mesh_config"
+  for i, source in enumerate(checkpoints):
+    if source.spec is None:
+      continue
+    at = ("checkpoint_configs", i, "spec") if plural else ("checkpoint_config", "spec")
+    for mesh in meshes:
+      if mesh is None:
+        if any(a.sharding for a in _arrays(source.spec)):
+          raise doc.error(f"the spec shards arrays but the suite has no {mesh_key}", at)
+        continue
+      check_spec_against_mesh(source.spec, mesh, lambda msg, p: doc.error(msg, at + tuple(p)))
+
+  if str(base_dir) not in sys.path:
+    sys.path.insert(0, str(base_dir))  # a suite may name a class in a module beside it
+  entries = []
+  for i, entry in enumerate(config.benchmarks):
+    try:
+      gen_path, gen_cls = resolve_generator(entry.generator)
+    except GeneratorResolutionError as e:
+      raise doc.error(str(e), ("benchmarks", i, "generator")) from None
+    options = check_options(
+        gen_cls.options_class,
+        entry.options,
+        lambda msg, p, i=i: doc.error(msg, ("benchmarks", i, "options") + tuple(p)),
+    )
+    entries.append(GeneratorEntry(i, gen_path, gen_cls, options))
+  return Suite(config, doc.file, tuple(checkpoints), tuple(meshes), tuple(entries), doc.data)
+
+
+def _arrays(spec: SpecTree):
+  from ckptbench.config._spec import iter_arrays
+
+  return [a for _, a in iter_arrays(spec)]
+
+
+def _resolve_checkpoint(
+    doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath, base_dir: pathlib.Path
+) -> CheckpointSource:
+  if ckpt.path is not None:
+    path = (base_dir / ckpt.path).resolve() if "://" not in ckpt.path else None
+    if path is not None:
+      if not path.exists():
+        raise doc.error(f"checkpoint path {ckpt.path!r} does not exist", at + ("path",))
+      if not path.is_dir() or not any(path.iterdir()):
+        raise doc.error(
+            f"checkpoint path {ckpt.path!r} is not an Orbax checkpoint directory", at + ("path",)
+        )
+      ckpt = ckpt.model_copy(update={"path": str(path)})
+    if ckpt.sharding_config_path is not None and "://" not in ckpt.sharding_config_path:
+      sharding = (base_dir / ckpt.sharding_config_path).resolve()
+      if not sharding.is_file():
+        raise doc.error(
+            f"sharding config {ckpt.sharding_config_path!r} does not exist",
+            at + ("sharding_config_path",),
+        )
+      ckpt = ckpt.model_copy(update={"sharding_config_path": str(sharding)})
+    return CheckpointSource(ckpt, None)
+  if ckpt.preset is not None:
+    return CheckpointSource(ckpt, _preset_spec(doc, ckpt, at))
+  if ckpt.spec is not None:
+    return CheckpointSource(ckpt, parse_spec(ckpt.spec, lambda m, p: doc.error(m, at + ("spec",) + p)))
+  return CheckpointSource(ckpt, None)
+
+
+def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:
+  from ckptbench.data import _presets  # noqa: PLC0415  (presets are optional data)
+
+  try:
+    raw = _presets.preset_spec(ckpt.preset, ckpt.scale, ckpt.include_optimizer_state)
+  except KeyError:
+    raise doc.error(
+        f"unknown preset {ckpt.preset!r}; known: {', '.join(_presets.PRESETS)}", at + ("preset",)
+    ) from None
+  return parse_spec(raw, lambda m, p: doc.error(m, at + ("preset",)))
+
+
+def _check_unknown_keys(doc: LocatedDocument) -> None:
+  def check(mapping: Any, model: type[pydantic.BaseModel], path: KeyPath) -> None:
+    if not isinstance(mapping, dict):
+      return
+    known = list(model.model_fields)
+    for key in mapping:
+      if key not in known:
+        close = difflib.get_close_matches(str(key), known, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(known)}"
+        raise doc.error(f"unknown key {key!r}; {hint}", path + (key,))
+
+  check(doc.data, SuiteConfig, ())
+  for key, model in _LEVELS.items():
+    value = doc.data.get(key)
+    if isinstance(value, list):
+      for i, item in enumerate(value):
+        check(item, model, (key, i))
+    else:
+      check(value, model, (key,))
+
+
+def _located(doc: LocatedDocument, error: pydantic.ValidationError):
+  errors = error.errors()
+  first = errors[0]
+  path = _document_path(doc.data, first["loc"], first["type"] == "missing")
+  msg = first["msg"].removeprefix("Value error, ")
+  if first["type"] == "missing":
+    msg = f"required key {first['loc'][-1]!r} is missing"
+    path = path[:-1] if path and path[-1] == first["loc"][-1] else path
+    msg = msg if not path else f"{msg} under {path[-1]!r}" if isinstance(path[-1], str) else msg
+  else:
+    value = _value_at(doc.data, path)
+    if value is not _MISSING and first["type"] not in ("value_error", "assertion_error"):
+      msg = f"{msg}, got {value!r}"
+  more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+  return doc.error(msg + more, path)
+
+
+_MISSING = object()
+
+
+def _document_path(data: Any, loc: tuple, missing_key: bool) -> KeyPath:
+  """Keeps the parts of a pydantic error location that exist in the document."""
+  path: list[str | int] = []
+  node = data
+  for part in loc:
+    if isinstance(node, dict) and part in node:
+      node = node[part]
+      path.append(part)
+    elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+      node = node[part]
+      path.append(part)
+    elif missing_key and isinstance(node, dict) and part == loc[-1]:
+      path.append(part)  # a missing required key
+      break
+  return tuple(path)
+
+
+def _value_at(data: Any, path: KeyPath) -> Any:
+  node = data
+  for part in path:
+    try:
+      node = node[part]
+    except (KeyError, IndexError, TypeError):
+      return _MISSING
+  return node

@@ -1,0 +1,178 @@
+"""The suite schema: frozen pydantic models, validated once at load time."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+PositiveInt = Annotated[StrictInt, Field(gt=0)]
+NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
+PositiveFloat = Annotated[float, Field(gt=0), Field(strict=True)]
+
+# How synthetic arrays are filled. Orbax compresses by default, so content
+# changes the numbers: "normal" resembles trained weights (compresses ~1.3x),
+# "random_bits" is incompressible (worst case for storage), "zeros" is the best
+# case (compresses to almost nothing).
+Fill = Literal["normal", "random_bits", "zeros"]
+
+# Axis names of one array dimension: none (replicated), one axis, or several.
+DimSharding = StrictStr | None | tuple[StrictStr, ...]
+
+
+class _Model(BaseModel):
+  model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ArraySpec(_Model):
+  """One synthetic array: dtype, global shape and a PartitionSpec-like sharding."""
+
+  dtype: StrictStr
+  shape: tuple[PositiveInt, ...]
+  sharding: tuple[DimSharding, ...] = ()
+
+  @model_validator(mode="after")
+  def _sharding_fits_shape(self) -> "ArraySpec":
+    if len(self.sharding) > len(self.shape):
+      raise ValueError(
+          f"sharding has {len(self.sharding)} entries but the shape {list(self.shape)} has"
+          f" only {len(self.shape)} dimensions"
+      )
+    return self
+
+  def dim_axes(self) -> list[tuple[str, ...]]:
+    """The mesh axes of each dimension (empty tuple when not sharded)."""
+    out: list[tuple[str, ...]] = []
+    for entry in self.sharding:
+      out.append(() if entry is None else (entry,) if isinstance(entry, str) else tuple(entry))
+    return out + [()] * (len(self.shape) - len(out))
+
+  @property
+  def num_elements(self) -> int:
+    return math.prod(self.shape)
+
+
+class ScalarSpec(_Model):
+  """A non-array leaf: `"int"` or `"str"` in the YAML."""
+
+  kind: Literal["int", "str"]
+
+
+class MeshConfig(_Model):
+  """A device mesh: named axes with per-axis degrees within (ICI) and across (DCN) slices."""
+
+  mesh_axes: tuple[StrictStr, ...] = Field(min_length=1)
+  ici_parallelism: dict[StrictStr, PositiveInt] = {}
+  dcn_parallelism: dict[StrictStr, PositiveInt] | None = None
+  allow_split_physical_axes: StrictBool = False
+  process_is_granule: StrictBool = False
+
+  @field_validator("mesh_axes")
+  @classmethod
+  def _unique_axes(cls, axes: tuple[str, ...]) -> tuple[str, ...]:
+    if len(set(axes)) != len(axes):
+      raise ValueError(f"mesh_axes repeats a name: {list(axes)}")
+    return axes
+
+  @field_validator("ici_parallelism", "dcn_parallelism")
+  @classmethod
+  def _axes_known(cls, degrees: dict[str, int] | None, info: ValidationInfo):
+    axes = info.data.get("mesh_axes")
+    for axis in degrees or {}:
+      if axes is not None and axis not in axes:
+        raise ValueError(f"axis {axis!r} is not in mesh_axes {list(axes)}")
+    return degrees
+
+  def axis_sizes(self) -> dict[str, int]:
+    """Global size of each axis: ICI degree times DCN degree (1 where unset)."""
+    dcn = self.dcn_parallelism or {}
+    return {a: self.ici_parallelism.get(a, 1) * dcn.get(a, 1) for a in self.mesh_axes}
+
+  @property
+  def num_devices(self) -> int:
+    return math.prod(self.axis_sizes().values())
+
+  def describe(self) -> str:
+    return "x".join(f"{a}{n}" for a, n in self.axis_sizes().items())
+
+
+class CheckpointConfig(_Model):
+  """The checkpoint data: synthetic (`spec` or `preset`), or an existing checkpoint (`path`)."""
+
+  spec: dict[str, Any] | None = None
+  path: StrictStr | None = None
+  preset: StrictStr | None = None
+  scale: PositiveFloat = 1.0
+  include_optimizer_state: StrictBool = False
+  random_seed: StrictInt = 0
+  fill: Fill = "normal"
+  sharding_config_path: StrictStr | None = None
+  load_with_colocated_python: StrictBool = False
+
+  @model_validator(mode="after")
+  def _one_source(self) -> "CheckpointConfig":
+    given = [k for k in ("spec", "path", "preset") if getattr(self, k) is not None]
+    if len(given) > 1:
+      raise ValueError(f"give only one of spec, path and preset (got {' and '.join(given)})")
+    if self.sharding_config_path is not None and self.path is None:
+      raise ValueError("sharding_config_path needs path (it gives the shardings of that checkpoint)")
+    return self
+
+  def describe(self) -> str:
+    if self.path is not None:
+      return f"path={self.path}"
+    if self.preset is not None:
+      return f"preset={self.preset}@{self.scale:g}"
+    if self.spec is not None:
+      return f"spec({len(self.spec)} entries, {self.fill}, seed {self.random_seed})"
+    return "none"
+
+
+class BenchmarkEntry(_Model):
+  generator: StrictStr = Field(min_length=1)
+  options: dict[StrictStr, Any] = {}
+
+
+class SuiteConfig(_Model):
+  """A whole suite file."""
+
+  suite_name: StrictStr = Field(min_length=1)
+  num_repeats: PositiveInt = 1
+  num_warmups: NonNegativeInt = 0
+  interleave_repeats: StrictBool = False
+  timeout_s: PositiveFloat | None = None
+  checkpoint_config: CheckpointConfig | None = None
+  checkpoint_configs: list[CheckpointConfig] | None = Field(default=None, min_length=1)
+  mesh_config: MeshConfig | None = None
+  mesh_configs: list[MeshConfig] | None = Field(default=None, min_length=1)
+  benchmarks: list[BenchmarkEntry] = Field(min_length=1)
+  baseline_capture_path: StrictStr | None = None
+  baseline_path: StrictStr | None = None
+
+  @model_validator(mode="after")
+  def _singular_or_plural(self) -> "SuiteConfig":
+    for name in ("checkpoint_config", "mesh_config"):
+      if getattr(self, name) is not None and getattr(self, name + "s") is not None:
+        raise ValueError(f"give {name} or {name}s, not both")
+    return self
+
+  def all_checkpoint_configs(self) -> list[CheckpointConfig]:
+    if self.checkpoint_configs is not None:
+      return list(self.checkpoint_configs)
+    return [self.checkpoint_config or CheckpointConfig()]
+
+  def all_mesh_configs(self) -> list[MeshConfig | None]:
+    if self.mesh_configs is not None:
+      return list(self.mesh_configs)
+    return [self.mesh_config]

@@ -1,0 +1,56 @@
+"""A printable description of an expanded suite (for `ckptbench plan`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ckptbench.config import Suite, iter_arrays
+from ckptbench.core._sweep import PlannedBenchmark, expand
+from ckptbench.data._dtypes import numpy_dtype
+
+
+
+def format_bytes(n: float) -> str:
+  for unit in ("B", "KiB", "MiB", "GiB"):
+    if n < 1024 or unit == "GiB":
+      return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+    n /= 1024
+  raise AssertionError("unreachable")
+
+
+def checkpoint_bytes(bench: PlannedBenchmark) -> tuple[int, int] | None:
+  """(global bytes, bytes on the most loaded device) of a benchmark's synthetic data."""
+  spec = bench.checkpoint.spec
+  if spec is None:
+    return None
+  sizes = bench.mesh.axis_sizes() if bench.mesh is not None else {}
+  total = per_device = 0
+  for _, array in iter_arrays(spec):
+    nbytes = array.num_elements * numpy_dtype(array.dtype).itemsize
+    total += nbytes
+    split = math.prod(sizes.get(a, 1) for axes in array.dim_axes() for a in axes)
+    per_device += nbytes // split
+  return total, per_device
+
+
+def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
+  plan = expand(suite, device_count)
+  rows = []
+  for bench in plan.benchmarks:
+    sizes = checkpoint_bytes(bench)
+    rows.append({
+        "name": bench.name,
+        "key": bench.key,
+        "mesh": bench.mesh.describe() if bench.mesh else "-",
+        "checkpoint": bench.checkpoint.config.describe(),
+        "size": format_bytes(sizes[0]) if sizes else "-",
+        "per_device": format_bytes(sizes[1]) if sizes else "-",
+    })
+  cfg = suite.config
+  return {
+      "benchmarks": rows,
+      "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
+      "skipped_meshes": [(m.describe(), r) for m, r in plan.skipped_meshes],
+      "invalid": [(g, o, r) for g, o, r in plan.invalid],
+  }

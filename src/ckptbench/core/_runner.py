@@ -1,0 +1,282 @@
+"""Running a suite: every benchmark x repeat, failures isolated, results durable."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import pathlib
+import shutil
+import signal
+import threading
+import time
+import traceback
+from typing import Any, Iterator
+
+from ckptbench.config import Suite
+from ckptbench.core._generator import BenchmarksGenerator, TestContext, TestResult
+from ckptbench.core._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.core._sweep import Plan, PlannedBenchmark, expand
+from ckptbench.distributed import Coordinator, LocalCoordinator
+from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_OK, CkptbenchError
+from ckptbench.metrics import collect_created_metrics, merged
+from ckptbench.outputs._manifest import build_manifest, now_iso
+from ckptbench.outputs._progress import RunProgress
+from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
+from ckptbench.stats import summarize_benchmarks
+
+_log = logging.getLogger(__name__)
+EXIT_INTERRUPTED = 130
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+  """How to run a suite (the `ckptbench run` flags)."""
+
+  output_dir: pathlib.Path
+  local_directory: pathlib.Path | None = None
+  remove_repeated_dir: bool = False
+  resume: bool = False
+  overwrite: bool = False
+  show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
+  argv: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteOutcome:
+  """What a suite run produced."""
+
+  output_dir: pathlib.Path
+  plan: Plan
+  records: list[dict[str, Any]]
+  summary: dict[str, Any]
+  interrupted: bool
+
+  @property
+  def failed_runs(self) -> int:
+    return sum(1 for r in self.records if r.get("error"))
+
+  @property
+  def exit_code(self) -> int:
+    if self.interrupted:
+      return EXIT_INTERRUPTED
+    return EXIT_BENCHMARK_FAILED if self.failed_runs else EXIT_OK
+
+
+_OUTPUT_FILES = ("results.jsonl", "summary.json", "manifest.json")
+
+
+def prepare_output_dir(settings: RunSettings) -> None:
+  """Creates OUT, refusing to mix with earlier results unless resuming or overwriting."""
+  out = settings.output_dir
+  if out.exists() and not out.is_dir():
+    raise CkptbenchError(f"output directory {out} exists and is not a directory")
+  existing = [name for name in _OUTPUT_FILES if (out / name).exists()]
+  if existing and not (settings.resume or settings.overwrite):
+    raise CkptbenchError(
+        f"output directory {out} already holds results ({', '.join(existing)}); pass --resume to"
+        " complete them, --overwrite to replace them, or choose another directory"
+    )
+  try:
+    out.mkdir(parents=True, exist_ok=True)
+    probe = out / ".ckptbench-write-test"
+    probe.write_bytes(b"")
+    probe.unlink()
+  except OSError as e:
+    raise CkptbenchError(f"output directory {out} cannot be written: {e.strerror or e}") from None
+  if settings.overwrite and not settings.resume:
+    for name in _OUTPUT_FILES:
+      (out / name).unlink(missing_ok=True)
+
+
+class _StopRequest:
+  """First Ctrl-C: finish the current run, then stop. Second Ctrl-C: stop now."""
+
+  def __init__(self):
+    self.requested = False
+
+  @contextlib.contextmanager
+  def installed(self) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+      yield
+      return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handle(signum, frame):
+      if self.requested:
+        signal.signal(signal.SIGINT, previous)
+        raise KeyboardInterrupt
+      self.requested = True
+      print("\nckptbench: stopping after the current run (Ctrl-C again to abort)", flush=True)
+
+    signal.signal(signal.SIGINT, handle)
+    try:
+      yield
+    finally:
+      signal.signal(signal.SIGINT, previous)
+
+
+class _PytreeCache:
+  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once."""
+
+  def __init__(self):
+    self._key: tuple[int, int] | None = None
+    self._value: Any = None
+    self._mesh: Any = None
+
+  def get(self, bench: PlannedBenchmark) -> tuple[Any, Any]:
+    key = (bench.checkpoint_index, bench.mesh_index)
+    if key != self._key:
+      self._key, self._value, self._mesh = None, None, None  # free the old data first
+      from ckptbench.data import build_mesh, build_pytree, load_existing  # noqa: PLC0415
+
+      mesh = None if bench.mesh is None else build_mesh(bench.mesh)
+      ckpt = bench.checkpoint
+      t0 = time.perf_counter()
+      if ckpt.spec is not None:
+        value = build_pytree(ckpt.spec, mesh, seed=ckpt.config.random_seed, fill=ckpt.config.fill)
+      elif ckpt.config.path is not None:
+        value = load_existing(ckpt.config.path, mesh, ckpt.config.sharding_config_path)
+      else:
+        value = None
+      _log.info("checkpoint data for %s ready in %.2f s", bench.name, time.perf_counter() - t0)
+      self._key, self._value, self._mesh = key, value, mesh
+    return self._value, self._mesh
+
+
+def run_suite(
+    suite: Suite, settings: RunSettings, coordinator: Coordinator | None = None
+) -> SuiteOutcome:
+  """Runs every benchmark of `suite`; results land in `settings.output_dir`.
+
+  A benchmark that raises (or whose data cannot be built) is recorded with its
+  error and the metrics measured before it failed; the others still run.
+  """
+  import jax  # noqa: PLC0415  (the CLI configures devices before JAX starts)
+
+  coordinator = coordinator or LocalCoordinator()
+  is_writer = coordinator.process_index == 0
+  out = settings.output_dir
+  plan = expand(suite, jax.device_count())
+  for mesh, reason in plan.skipped_meshes:
+    _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  if is_writer:
+    prepare_output_dir(settings)
+  coordinator.barrier("setup")
+
+  cfg = suite.config
+  runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  previous = read_results(out) if settings.resume else []
+  done = {(r["key"], r["repeat"]) for r in previous if not r.get("warmup")}
+  keys = [b.key for b in plan.benchmarks]
+  todo = pending(runs, keys, done)
+
+  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  writer = ResultsWriter(out)
+  if is_writer:
+    write_json_atomic(out / "manifest.json", manifest)
+  generators: dict[int, BenchmarksGenerator] = {}
+  cache = _PytreeCache()
+  records = list(previous)
+  progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
+  stop = _StopRequest()
+  interrupted = False
+  try:
+    with stop.installed():
+      for run in todo:
+        if stop.requested:
+          interrupted = True
+          break
+        bench = plan.benchmarks[run.benchmark_index]
+        label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
+        progress.started(label)
+        record = _run_once(bench, run, suite, settings, generators, cache, coordinator)
+        host_records = coordinator.allgather_json(record)
+        if is_writer:
+          writer.append(host_records)
+        records.extend(host_records)
+        failures = [r for r in host_records if r["error"]]
+        progress.finished(
+            label, record["duration_s"],
+            None if not failures else f"host {failures[0]['host']}: {failures[0]['error']['type']}: "
+            f"{failures[0]['error']['message'][:200]}",
+        )  # fmt: skip
+        coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
+        if settings.remove_repeated_dir and is_writer:
+          shutil.rmtree(record["path"], ignore_errors=True)
+  finally:
+    progress.close()
+
+  summary = {
+      "schema_version": SCHEMA_VERSION,
+      "suite": suite.name,
+      "interrupted": interrupted,
+      "skipped_meshes": [{"mesh": m.describe(), "reason": r} for m, r in plan.skipped_meshes],
+      "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
+      "benchmarks": summarize_benchmarks(records),
+  }
+  if is_writer:
+    write_json_atomic(out / "summary.json", summary)
+    manifest["ended_at"] = now_iso()
+    write_json_atomic(out / "manifest.json", manifest)
+  coordinator.barrier("teardown")
+  return SuiteOutcome(out, plan, records, summary, interrupted)
+
+
+def _run_once(
+    bench: PlannedBenchmark,
+    run: ScheduledRun,
+    suite: Suite,
+    settings: RunSettings,
+    generators: dict[int, BenchmarksGenerator],
+    cache: _PytreeCache,
+    coordinator: Coordinator,
+) -> dict[str, Any]:
+  out = settings.output_dir
+  run_dir = out / bench.dir_name / (f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}")
+  started_at = now_iso()
+  t0 = time.perf_counter()
+  error = None
+  result: TestResult | None = None
+  with collect_created_metrics() as created:
+    try:
+      if coordinator.process_index == 0:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        run_dir.mkdir(parents=True)
+      coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
+      pytree, mesh = cache.get(bench)
+      local_path = None
+      if settings.local_directory is not None:
+        local_path = settings.local_directory / bench.dir_name / run_dir.name
+        local_path.mkdir(parents=True, exist_ok=True)
+      context = TestContext(
+          pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
+          repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
+          checkpoint_config=bench.checkpoint.config, trace_root=out / "tensorboard",
+      )  # fmt: skip
+      generator = generators.get(run.benchmark_index)
+      if generator is None:
+        generator = generators[run.benchmark_index] = bench.entry.generator_cls()
+      result = generator.test_fn(context)
+      if not isinstance(result, TestResult):
+        raise TypeError(f"test_fn must return a ckptbench.TestResult, got {type(result).__name__}")
+    except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
+      error = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
+  metrics_objects = list(created)
+  if result is not None and result.metrics not in metrics_objects:
+    metrics_objects.append(result.metrics)
+  return {
+      "schema_version": SCHEMA_VERSION,
+      "suite": suite.name,
+      **bench.describe(),
+      "repeat": run.repeat,
+      "warmup": run.warmup,
+      "host": coordinator.process_index,
+      "num_hosts": coordinator.process_count,
+      "path": str(run_dir),
+      "started_at": started_at,
+      "duration_s": time.perf_counter() - t0,
+      "metrics": dict(merged(metrics_objects)),
+      "inventory": result.inventory if result is not None else None,
+      "error": error,
+  }

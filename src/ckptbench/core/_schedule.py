@@ -1,0 +1,47 @@
+"""The order runs happen in: warm-ups, repeats, optionally interleaved across benchmarks."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence, TypeVar
+
+_B = TypeVar("_B")
+
+
+@dataclasses.dataclass(frozen=True)
+class ScheduledRun:
+  benchmark_index: int
+  repeat: int
+  warmup: bool
+
+
+def schedule_runs(
+    num_benchmarks: int, num_repeats: int, num_warmups: int = 0, interleave: bool = False
+) -> list[ScheduledRun]:
+  """Every run of a suite, in order.
+
+  Back to back (default): each benchmark's warm-ups, then its repeats.
+  Interleaved: all warm-ups first, then repeat 0 of every benchmark, then
+  repeat 1 of every benchmark, ..., so slow drift of a shared machine spreads
+  over all benchmarks instead of favouring the ones that ran first.
+  """
+  warmups = [[ScheduledRun(b, r, True) for r in range(num_warmups)] for b in range(num_benchmarks)]
+  repeats = [[ScheduledRun(b, r, False) for r in range(num_repeats)] for b in range(num_benchmarks)]
+  if not interleave:
+    return [run for b in range(num_benchmarks) for run in warmups[b] + repeats[b]]
+  out = [run for b in range(num_benchmarks) for run in warmups[b]]
+  for r in range(num_repeats):
+    out.extend(repeats[b][r] for b in range(num_benchmarks))
+  return out
+
+
+def pending(runs: Sequence[ScheduledRun], keys: Sequence[str], done: set[tuple[str, int]]) -> list[ScheduledRun]:
+  """Drops runs already recorded (by benchmark key and repeat); warm-ups of finished benchmarks too."""
+  repeats_left = {
+      run.benchmark_index for run in runs
+      if not run.warmup and (keys[run.benchmark_index], run.repeat) not in done
+  }  # fmt: skip
+  return [
+      run for run in runs
+      if run.benchmark_index in repeats_left and (run.warmup or (keys[run.benchmark_index], run.repeat) not in done)
+  ]  # fmt: skip

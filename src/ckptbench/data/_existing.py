@@ -1,0 +1,101 @@
+"""Loading an existing Orbax checkpoint as the benchmark's pytree.
+
+The optional sharding config is a JSON object mapping each array's path (keys
+joined with "/", e.g. "params/layer_0/w") to its PartitionSpec as a list of
+mesh-axis names, null, or lists of names:
+
+    {"params/embed": ["fsdp", null], "params/layer_0/w": [null, ["fsdp", "tensor"]]}
+
+Arrays it does not name are replicated over the mesh.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import Any
+
+import jax
+
+from ckptbench.errors import CkptbenchError
+
+
+def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.PartitionSpec]:
+  try:
+    raw = json.loads(pathlib.Path(path).read_text())
+  except (OSError, json.JSONDecodeError) as e:
+    raise CkptbenchError(f"{path}: cannot read the sharding config: {e}") from None
+  if not isinstance(raw, dict):
+    raise CkptbenchError(f"{path}: the sharding config must map array paths to partition specs")
+  out = {}
+  for name, spec in raw.items():
+    if not isinstance(spec, list):
+      raise CkptbenchError(f"{path}: key '{name}': a partition spec is a list, got {spec!r}")
+    out[name] = jax.sharding.PartitionSpec(*[tuple(e) if isinstance(e, list) else e for e in spec])
+  return out
+
+
+def write_sharding_config(path: str | pathlib.Path, pytree: Any) -> None:
+  """Writes the sharding config of a pytree of NamedSharding arrays."""
+  out = {}
+  for key_path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
+    sharding = getattr(leaf, "sharding", None)
+    if isinstance(sharding, jax.sharding.NamedSharding):
+      out[leaf_name(key_path)] = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
+  pathlib.Path(path).write_text(json.dumps(out, indent=1, sort_keys=True))
+
+
+def leaf_name(key_path) -> str:
+  """A pytree key path as "a/b/c"."""
+  parts = []
+  for k in key_path:
+    for attr in ("key", "idx", "name"):
+      if hasattr(k, attr):
+        parts.append(str(getattr(k, attr)))
+        break
+    else:
+      parts.append(str(k))
+  return "/".join(parts)
+
+
+def abstract_from_checkpoint(path: str, mesh, shardings: dict[str, jax.sharding.PartitionSpec] | None):
+  """ShapeDtypeStructs for every array of a checkpoint, sharded for `mesh`."""
+  from orbax.checkpoint import v1 as ocp
+
+  metadata = ocp.metadata(path).metadata
+  shardings = shardings or {}
+
+  def to_abstract(key_path, leaf):
+    shape = getattr(leaf, "shape", None)
+    if shape is None:
+      return leaf
+    name = leaf_name(key_path)
+    if mesh is None:
+      sharding = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
+    else:
+      sharding = jax.sharding.NamedSharding(mesh, shardings.get(name, jax.sharding.PartitionSpec()))
+    return jax.ShapeDtypeStruct(tuple(shape), leaf.dtype, sharding=sharding)
+
+  return jax.tree_util.tree_map_with_path(to_abstract, metadata)
+
+
+def load_existing(path: str, mesh, sharding_config_path: str | None = None) -> Any:
+  """Loads the checkpoint at `path` onto `mesh` with the configured shardings."""
+  from orbax.checkpoint import v1 as ocp
+
+  shardings = read_sharding_config(sharding_config_path) if sharding_config_path else None
+  abstract = abstract_from_checkpoint(path, mesh, shardings)
+  return ocp.load(path, abstract)
+
+
+def abstract_pytree(pytree: Any) -> Any:
+  """The pytree with every array replaced by its `jax.ShapeDtypeStruct` (sharding kept).
+
+  Non-array leaves (ints, strings) stay as they are, which is what Orbax's
+  `load` expects for them.
+  """
+  from orbax.checkpoint import v1 as ocp
+
+  return jax.tree.map(
+      lambda x: ocp.arrays.to_shape_dtype_struct(x) if hasattr(x, "shape") else x, pytree
+  )

@@ -1,0 +1,63 @@
+"""results.jsonl: appended and fsynced run by run, read back tolerating a torn last line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pathlib
+from typing import Any, Iterator
+
+RESULTS_FILE = "results.jsonl"
+SCHEMA_VERSION = 1
+_log = logging.getLogger(__name__)
+
+
+class ResultsWriter:
+  """Appends one JSON line per record and makes it durable before returning."""
+
+  def __init__(self, out_dir: pathlib.Path):
+    self.path = pathlib.Path(out_dir) / RESULTS_FILE
+
+  def append(self, records: list[dict[str, Any]]) -> None:
+    lines = "".join(json.dumps(r, default=_json_default, allow_nan=True) + "\n" for r in records)
+    with open(self.path, "a", encoding="utf-8") as f:
+      f.write(lines)
+      f.flush()
+      os.fsync(f.fileno())
+
+
+def _json_default(value: Any) -> Any:
+  if hasattr(value, "item"):  # numpy scalars
+    return value.item()
+  return str(value)
+
+
+def iter_results(out_dir: str | pathlib.Path) -> Iterator[dict[str, Any]]:
+  """Yields the records of OUT/results.jsonl; a torn last line (a killed run) is skipped."""
+  path = pathlib.Path(out_dir) / RESULTS_FILE
+  if not path.exists():
+    return
+  with open(path, encoding="utf-8") as f:
+    for number, line in enumerate(f, 1):
+      if not line.strip():
+        continue
+      try:
+        yield json.loads(line)
+      except json.JSONDecodeError:
+        _log.warning("%s:%d: skipping an incomplete record (interrupted write)", path, number)
+
+
+def read_results(out_dir: str | pathlib.Path) -> list[dict[str, Any]]:
+  return list(iter_results(out_dir))
+
+
+def write_json_atomic(path: pathlib.Path, data: Any) -> None:
+  """Writes JSON through a temporary file and a rename, so readers never see half a file."""
+  path = pathlib.Path(path)
+  tmp = path.with_name(f".{path.name}.tmp")
+  with open(tmp, "w", encoding="utf-8") as f:
+    json.dump(data, f, indent=1, default=_json_default)
+    f.flush()
+    os.fsync(f.fileno())
+  os.replace(tmp, path)

@@ -1,0 +1,74 @@
+"""Summary statistics of repeated samples, and per-benchmark aggregation. Pure: no I/O."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any, Iterable, Mapping, Sequence
+
+
+def describe(samples: Sequence[float]) -> dict[str, float | int]:
+  """mean, std (sample, 0 for one value), min, max, median and n of finite samples."""
+  values = [float(v) for v in samples if v is not None and math.isfinite(float(v))]
+  n = len(values)
+  if n == 0:
+    return {"n": 0}
+  return {
+      "n": n,
+      "mean": statistics.fmean(values),
+      "std": statistics.stdev(values) if n > 1 else 0.0,
+      "min": min(values),
+      "max": max(values),
+      "median": statistics.median(values),
+  }
+
+
+def metric_samples(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+  """`{tag: {"unit": u, "values": [...], "hosts": {host: [...]}}}` over successful records."""
+  out: dict[str, dict[str, Any]] = {}
+  for record in records:
+    if record.get("error"):
+      continue
+    for tag, metric in record.get("metrics", {}).items():
+      entry = out.setdefault(tag, {"unit": metric.get("unit", ""), "values": [], "hosts": {}})
+      entry["values"].append(metric["value"])
+      entry["hosts"].setdefault(record.get("host", 0), []).append(metric["value"])
+  return out
+
+
+def summarize_benchmarks(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+  """One summary per benchmark key, in first-seen order; warm-up runs are left out.
+
+  `runs` counts distinct repeats; a repeat failed when any host's run failed.
+  """
+  by_key: dict[str, list[Mapping[str, Any]]] = {}
+  for record in records:
+    if not record.get("warmup"):
+      by_key.setdefault(record["key"], []).append(record)
+  summaries = []
+  for key, group in by_key.items():
+    first = group[0]
+    repeats = {r["repeat"] for r in group}
+    failed_repeats = {r["repeat"] for r in group if r.get("error")}
+    errors = [
+        {"repeat": r["repeat"], "host": r.get("host", 0), "type": r["error"].get("type"),
+         "message": r["error"].get("message")}
+        for r in group if r.get("error")
+    ]  # fmt: skip
+    metrics = {}
+    for tag, samples in metric_samples(group).items():
+      metrics[tag] = {"unit": samples["unit"], **describe(samples["values"])}
+    summaries.append({
+        "name": first["benchmark"],
+        "key": key,
+        "generator": first.get("generator"),
+        "options": first.get("options"),
+        "varying": first.get("varying"),
+        "mesh": first.get("mesh"),
+        "checkpoint_config": first.get("checkpoint_config"),
+        "runs": len(repeats),
+        "failed": len(failed_repeats),
+        "errors": errors,
+        "metrics": metrics,
+    })
+  return summaries

@@ -1,0 +1,35 @@
+"""Test set-up: 8 simulated CPU devices for in-process JAX, set before JAX starts."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import subprocess
+import sys
+
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
+).strip()
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import pytest  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240):
+  """Runs `python -m ckptbench ARGS` in a fresh process; returns the CompletedProcess."""
+  full_env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  full_env["PYTHONPATH"] = os.pathsep.join(
+      [str(REPO / "src"), str(REPO / "tests")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
+  )
+  full_env.update(env or {})
+  return subprocess.run(
+      [sys.executable, "-m", "ckptbench", *args],
+      cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+  )  # fmt: skip
+
+
+@pytest.fixture
+def cli():
+  return run_cli

@@ -1,0 +1,71 @@
+"""Benchmark classes used by the tests, written as a user would."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import jax
+from orbax.checkpoint import v1 as ocp
+
+import ckptbench as benchmarks_core
+import ckptbench as metric_lib
+
+
+# The guide's section-3 example, with only its imports changed to ckptbench.
+@dataclasses.dataclass(frozen=True)
+class SaveRestoreOptions(benchmarks_core.BenchmarkOptions):
+  use_ocdbt: bool | list[bool] = True
+
+  def is_valid(self) -> bool:
+    return True
+
+
+@benchmarks_core.benchmark_options(SaveRestoreOptions)
+class SaveRestoreBenchmark(benchmarks_core.BenchmarksGenerator):
+
+  def test_fn(self, context: benchmarks_core.TestContext) -> benchmarks_core.TestResult:
+    metrics = metric_lib.Metrics()
+
+    options = context.options
+    pytree = context.pytree
+    abstract = jax.tree.map(ocp.arrays.to_shape_dtype_struct, pytree)
+    path = context.path / "ckpt"
+
+    with ocp.Context(
+        array_options=ocp.options.ArrayOptions(
+            saving=ocp.options.ArrayOptions.Saving(use_ocdbt=options.use_ocdbt)
+        )
+    ):
+      with metrics.measure("save"):
+        ocp.save(path, pytree)
+      with metrics.measure("load"):
+        _ = ocp.load(path, abstract_state=abstract)
+
+    return benchmarks_core.TestResult(metrics=metrics)
+
+
+@dataclasses.dataclass(frozen=True)
+class FlakyOptions(benchmarks_core.BenchmarkOptions):
+  fail: bool | list[bool] = False
+  sleep_s: float = 0.0
+
+
+@benchmarks_core.benchmark_options(FlakyOptions)
+class FlakyBenchmark(benchmarks_core.BenchmarksGenerator):
+  """Measures a sleep, then raises when `fail` is set."""
+
+  def test_fn(self, context):
+    metrics = metric_lib.Metrics()
+    with metrics.measure("work", ["time"]):
+      time.sleep(context.options.sleep_s)
+    if context.options.fail:
+      raise RuntimeError("planted failure")
+    return benchmarks_core.TestResult(metrics=metrics)
+
+
+class NotABenchmark:
+  pass
+
+
+not_a_class = 42

@@ -1,0 +1,70 @@
+"""Metrics.measure: nesting, repetition, collector selection, timing hygiene."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import ckptbench
+from ckptbench.metrics import collect_created_metrics
+
+
+def test_nested_blocks_both_record_and_repeats_accumulate():
+  metrics = ckptbench.Metrics()
+  with metrics.measure("train_steps", ["time"]):
+    for step in range(3):
+      with metrics.measure("step", ["time"]):
+        time.sleep(0.01)
+  out = metrics.to_dict()
+  outer = out["train_steps_0_basics/time_s"]["value"]
+  total = out["step_0_basics/time_s"]["value"]
+  assert out["step_0_basics/count"]["value"] == 3
+  assert out["step_0_basics/time_s_mean"]["value"] == pytest.approx(total / 3)
+  assert 0.03 <= total <= outer
+
+
+def test_unknown_metric_key_lists_known_ones():
+  metrics = ckptbench.Metrics()
+  with pytest.raises(ValueError, match=r"unknown metric key 'nope'; known keys: .*rss.*time"):
+    with metrics.measure("x", ["time", "nope"]):
+      pass
+
+
+def test_rss_peak_sees_a_transient_spike():
+  metrics = ckptbench.Metrics()
+  with metrics.measure("alloc", ["rss"]):
+    block = bytearray(200 << 20)
+    for i in range(0, len(block), 4096):
+      block[i] = 1
+    time.sleep(0.05)
+    del block
+  out = metrics.to_dict()
+  assert out["alloc_7_memory/host_rss_peak_diff_mib"]["value"] > 150
+  assert out["alloc_0_basics/host_rss_diff_mib"]["value"] < 100
+
+
+def test_time_excludes_the_other_collectors_start_and_stop():
+  class Slow:
+    def start(self):
+      time.sleep(0.2)
+
+    def stop(self):
+      time.sleep(0.2)
+      return {}
+
+  ckptbench.register_collector("slow_test_collector", Slow, default=False)
+  metrics = ckptbench.Metrics()
+  with metrics.measure("op", ["slow_test_collector", "time"]):
+    pass
+  assert metrics.to_dict()["op_0_basics/time_s"]["value"] < 0.05
+
+
+def test_a_failing_block_still_records_and_metrics_are_collected():
+  with collect_created_metrics() as created:
+    metrics = ckptbench.Metrics()
+    with pytest.raises(RuntimeError):
+      with metrics.measure("boom", ["time"]):
+        raise RuntimeError("x")
+  assert created == [metrics]
+  assert "boom_0_basics/time_s" in metrics.to_dict()

@@ -1,0 +1,90 @@
+"""Sweep expansion, is_valid, names and keys, mesh skipping, run order."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from ckptbench.config import load_suite_text
+from ckptbench.core._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.core._sweep import expand
+from ckptbench.errors import ConfigError
+
+SUITE = """\
+suite_name: sweep
+checkpoint_config:
+  spec: {w: {dtype: float32, shape: [8, 8], sharding: [x]}}
+mesh_configs:
+  - {mesh_axes: [x], ici_parallelism: {x: 8}}
+  - {mesh_axes: [x], ici_parallelism: {x: 4}}
+  - {mesh_axes: [x, y], ici_parallelism: {x: 2, y: 4}}
+benchmarks:
+  - generator: save_restore
+    options:
+      use_ocdbt: [true, false]
+      use_zarr3: [true, false]
+      use_replica_parallel: [false, true]
+      enable_replica_parallel_separate_folder: [false, true]
+"""
+
+
+def test_product_minus_invalid_times_fitting_meshes():
+  suite = load_suite_text(SUITE, "s.yaml")
+  plan = expand(suite, device_count=8)
+  # 16 combinations; separate folders need replica-parallel and OCDBT: 16 - 4 - 2 = 10 valid.
+  assert len(plan.invalid) == 6
+  assert all("needs use_replica_parallel and use_ocdbt" in reason for _, _, reason in plan.invalid)
+  assert [m.describe() for m, _ in plan.skipped_meshes] == ["x4"]
+  assert "needs 4 devices but 8 are available" in plan.skipped_meshes[0][1]
+  assert len(plan.benchmarks) == 10 * 2
+  names = [b.name for b in plan.benchmarks]
+  assert len(set(names)) == len(names)
+  assert names[0] == (
+      "SaveRestoreBenchmark(use_ocdbt=True, use_zarr3=True, use_replica_parallel=False,"
+      " enable_replica_parallel_separate_folder=False, mesh=x8)"
+  )
+  assert len({b.key for b in plan.benchmarks}) == len(plan.benchmarks)
+  assert all("/" not in b.dir_name and ".." not in b.dir_name for b in plan.benchmarks)
+
+
+def test_keys_are_stable_across_loads_and_ignore_names():
+  a = expand(load_suite_text(SUITE, "a.yaml"), 8)
+  b = expand(load_suite_text(SUITE.replace("suite_name: sweep", "suite_name: other"), "b.yaml"), 8)
+  assert [x.key for x in a.benchmarks] == [x.key for x in b.benchmarks]
+
+
+def test_no_fitting_mesh_is_one_clear_error():
+  with pytest.raises(ConfigError) as info:
+    expand(load_suite_text(SUITE, "s.yaml"), device_count=3)
+  message = str(info.value)
+  assert "no mesh fits the 3 available devices" in message
+  assert "x8 (8)" in message and "x4 (4)" in message and "x2xy4 (8)" in message
+
+
+def test_schedule_back_to_back_and_interleaved():
+  runs = schedule_runs(2, num_repeats=2, num_warmups=1)
+  assert [(r.benchmark_index, r.repeat, r.warmup) for r in runs] == [
+      (0, 0, True), (0, 0, False), (0, 1, False), (1, 0, True), (1, 0, False), (1, 1, False)
+  ]  # fmt: skip
+  runs = schedule_runs(2, num_repeats=2, num_warmups=1, interleave=True)
+  assert [(r.benchmark_index, r.repeat, r.warmup) for r in runs] == [
+      (0, 0, True), (1, 0, True), (0, 0, False), (1, 0, False), (0, 1, False), (1, 1, False)
+  ]  # fmt: skip
+
+
+def test_pending_skips_recorded_runs_and_finished_benchmarks_warmups():
+  runs = schedule_runs(2, num_repeats=2, num_warmups=1)
+  left = pending(runs, ["a", "b"], done={("a", 0), ("a", 1), ("b", 0)})
+  assert left == [ScheduledRun(1, 0, True), ScheduledRun(1, 1, False)]
+
+
+def test_options_rejected_by_the_dataclass_are_located():
+  text = textwrap.dedent("""\
+      suite_name: s
+      benchmarks:
+        - generator: sample_benchmarks.FlakyBenchmark
+          options: {sleep_s: -1}
+      """)
+  suite = load_suite_text(text, "s.yaml")
+  assert len(expand(suite, 1).benchmarks) == 1  # no validation in FlakyOptions: accepted
