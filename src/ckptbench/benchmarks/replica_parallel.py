@@ -2,12 +2,11 @@
 
 The mesh is 2-D, (replica, model); every replica holds a full copy of the
 data. With `use_replica_parallel` each replica writes a share of every array;
-without it replica 0 writes everything. Sweep `use_replica_parallel:
-[true, false]` to compare. Each save is loaded back and compared with the data.
+without it one replica writes everything. Sweep `use_replica_parallel:
+[true, false]` to compare. Each save is loaded back (unmeasured) and checked.
 
-The data comes from the suite (spec or preset) or from
-`reference_checkpoint_path` + `reference_sharding_path` (one replica's
-shardings, extended to all replicas), loaded before the measured saves.
+The data is the suite's, or a reference checkpoint laid out by its sharding
+file and loaded before the measured saves.
 """
 
 from __future__ import annotations
@@ -15,82 +14,65 @@ from __future__ import annotations
 import dataclasses
 import gc
 
-from ckptbench import (
-    BenchmarksGenerator,
-    CkptbenchError,
-    Metrics,
-    TestContext,
-    TestResult,
-    benchmark_options,
-)
-from ckptbench.benchmarks._orbax import OrbaxOptions
+import ckptbench
 from ckptbench.benchmarks._reference import (
-    abstract_from_sharding_file,
-    over_replicas,
-    replica_mesh_devices,
+    ReferenceOptions,
+    collector_keys,
+    reference_abstract,
+    require_data,
+    require_replica_mesh,
 )
-from ckptbench.benchmarks._trees import abstract_of, assert_same_data
+from ckptbench.benchmarks.save_restore import orbax_context
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ReplicaParallelOptions(OrbaxOptions):
-  """Options of `replica_parallel` (plus the Orbax storage options).
+class ReplicaParallelOptions(ReferenceOptions):
+  """Options of `replica_parallel` (plus those of save_restore and the reference checkpoint).
 
   Attributes:
-    reference_checkpoint_path: an existing checkpoint to save again instead of
-      the suite's data; needs `reference_sharding_path`.
-    reference_sharding_path: the sharding JSON of one replica.
     num_savings: saves per run, each to its own directory.
   """
 
-  reference_checkpoint_path: str | None = None
-  reference_sharding_path: str | None = None
   num_savings: int = 1
 
   def invalid_reason(self) -> str | None:
-    if (self.reference_checkpoint_path is None) != (self.reference_sharding_path is None):
-      return "reference_checkpoint_path and reference_sharding_path go together"
     if self.num_savings < 1:
       return "num_savings must be at least 1"
     return super().invalid_reason()
 
 
-@benchmark_options(ReplicaParallelOptions)
-class ReplicaParallelBenchmark(BenchmarksGenerator):
+@ckptbench.benchmark_options(ReplicaParallelOptions)
+class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `save` (and `save_blocking` when async) of replicated data; see the module docstring."""
 
-  def test_fn(self, context: TestContext) -> TestResult:
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint import v1 as ocp
 
     options = context.options
-    replica0 = replica_mesh_devices(context.mesh, "replica_parallel")
-    metrics = Metrics()
-    metrics.record("save", "9_other/replicas", context.mesh.shape["replica"], "count")
+    require_data(context.pytree, options, "replica_parallel")
+    replicas = require_replica_mesh(context.mesh, "replica_parallel")
+    metrics = ckptbench.Metrics()
+    keys = collector_keys(options)
+    metrics.record("save", "9_other/replicas", replicas, "count")
+    data = context.pytree
     if options.reference_checkpoint_path is not None:
-      path = options.reference_checkpoint_path
-      one_replica = abstract_from_sharding_file(options.reference_sharding_path, path, replica0)
-      with options.orbax_context():
-        data = ocp.load(path, over_replicas(one_replica, context.mesh))
-    elif context.pytree is not None:
-      data = context.pytree
-    else:
-      raise CkptbenchError(
-          "replica_parallel needs checkpoint data (checkpoint_config spec or preset) or"
-          " reference_checkpoint_path + reference_sharding_path"
-      )
+      with orbax_context(options):
+        data = ocp.load(options.reference_checkpoint_path, reference_abstract(options, context.mesh))
+    abstract = ckptbench.abstract_pytree(data)
     for i in range(options.num_savings):
-      target = context.path / f"save_{i}"
-      with options.orbax_context(), metrics.measure("save"), context.trace("save"):
+      path = context.path / f"save_{i}"
+      with orbax_context(options), metrics.measure("save", keys), context.trace("save"):
         if options.async_enabled:
-          with metrics.measure("save_blocking"):
-            pending = ocp.save_async(target, data)
+          with metrics.measure("save_blocking", keys):
+            pending = ocp.save_async(path, data)
           pending.result()
         else:
-          ocp.save(target, data)
-      with options.orbax_context():
-        restored = ocp.load(target, abstract_of(data))
-      verified = assert_same_data(data, restored, what=f"replica_parallel save {i}")
-      del restored
+          ocp.save(path, data)
+      if options.verify:
+        with orbax_context(options):
+          restored = ocp.load(path, abstract)
+        with metrics.measure("verify", ["time"]):
+          ckptbench.verify_pytree(data, restored)
+        del restored
       gc.collect()
-    metrics.record("save", "9_other/bytes_verified", verified, "bytes")
-    return TestResult(metrics=metrics)
+    return ckptbench.TestResult(metrics=metrics)

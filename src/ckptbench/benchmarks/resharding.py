@@ -3,11 +3,13 @@
 Two modes:
 - self-contained: the suite's checkpoint data (spec or preset) is saved with
   its own sharding on the suite's mesh, then loaded into a target sharding
-  (`target_sharding`) on a target mesh (`target_mesh`), and compared with what
-  was saved, shard by shard.
-- from a reference: `reference_checkpoint_path` is loaded with the shardings
-  of `reference_sharding_path` (see `ckptbench.benchmarks._reference`), and
-  compared with a second, unmeasured load onto one device.
+  (`target_sharding`) on a target mesh (`target_mesh`).
+- from a reference: `reference_checkpoint_path` is loaded onto the target mesh
+  with the shardings of `reference_sharding_path`.
+
+Either way the loaded arrays must have the target shardings and the saved
+bytes (checked shard by shard; in the reference mode against a second,
+unmeasured load onto one device).
 """
 
 from __future__ import annotations
@@ -19,45 +21,36 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from ckptbench import (
-    BenchmarksGenerator,
-    CkptbenchError,
-    Metrics,
-    TestContext,
-    TestResult,
-    benchmark_options,
+import ckptbench
+from ckptbench.benchmarks._reference import (
+    ReferenceOptions,
+    collector_keys,
+    load_reference_unsharded,
+    reference_abstract,
+    require_data,
 )
-from ckptbench.benchmarks._orbax import OrbaxOptions
-from ckptbench.benchmarks._reference import abstract_from_sharding_file, load_on_one_device
-from ckptbench.benchmarks._trees import abstract_of, assert_same_data
+from ckptbench.benchmarks.save_restore import orbax_context
 
 TARGET_SHARDINGS = ("source", "swap", "replicated")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ReshardingOptions(OrbaxOptions):
-  """Options of `resharding` (plus the Orbax storage options).
+class ReshardingOptions(ReferenceOptions):
+  """Options of `resharding` (plus those of save_restore and the reference checkpoint).
 
   Attributes:
-    reference_checkpoint_path: an existing Orbax checkpoint to load; with
-      `reference_sharding_path`, selects the from-reference mode.
-    reference_sharding_path: the per-tensor sharding JSON to load it with.
-    target_mesh: the mesh to load into, as "axis=size,axis=size" over the
-      suite mesh's devices in order (e.g. "fsdp=2,tensor=4"); None keeps the
-      suite's mesh.
-    target_sharding: how each array is sharded on the target mesh: "source"
-      (the saved partition spec, axes missing from the target mesh dropped),
-      "swap" (the spec's dimensions reversed) or "replicated".
+    target_mesh: the mesh to load into, "axis=size,axis=size" over the suite
+      mesh's devices in order (e.g. "fsdp=2,tensor=4"); None keeps the suite's mesh.
+    target_sharding: self-contained mode: how each array is laid out on the
+      target mesh: "source" (its saved partition spec; axes the target mesh
+      lacks, or that do not divide the dimension, are dropped), "swap" (the
+      spec's dimensions reversed) or "replicated".
   """
 
-  reference_checkpoint_path: str | None = None
-  reference_sharding_path: str | None = None
   target_mesh: str | None | list[str | None] = None
   target_sharding: str | list[str] = "source"
 
   def invalid_reason(self) -> str | None:
-    if (self.reference_checkpoint_path is None) != (self.reference_sharding_path is None):
-      return "reference_checkpoint_path and reference_sharding_path go together"
     if self.target_sharding not in TARGET_SHARDINGS:
       return f"target_sharding must be one of {', '.join(TARGET_SHARDINGS)}"
     return super().invalid_reason()
@@ -73,15 +66,18 @@ def parse_mesh(text: str, devices: list) -> Mesh:
   for part in text.split(","):
     name, _, size = part.partition("=")
     if not name.strip() or not size.strip().isdigit() or int(size) < 1:
-      raise CkptbenchError(f"target_mesh {text!r}: write it as axis=size,axis=size (e.g. fsdp=2,tensor=4)")
+      raise ckptbench.CkptbenchError(
+          f"target_mesh {text!r}: write it as axis=size,axis=size (e.g. fsdp=2,tensor=4)"
+      )
     sizes[name.strip()] = int(size)
   count = math.prod(sizes.values())
   if count > len(devices):
-    raise CkptbenchError(f"target_mesh {text!r} needs {count} devices; there are {len(devices)}")
+    raise ckptbench.CkptbenchError(f"target_mesh {text!r} needs {count} devices; there are {len(devices)}")
   return Mesh(np.array(devices[:count]).reshape(tuple(sizes.values())), tuple(sizes))
 
 
-def _target_spec(leaf: jax.Array, mesh: Mesh, how: str) -> PartitionSpec:
+def target_spec(leaf: jax.Array, mesh: Mesh, how: str) -> PartitionSpec:
+  """The partition spec of `leaf` on `mesh` under the `target_sharding` rule `how`."""
   if how == "replicated" or not isinstance(leaf.sharding, NamedSharding):
     return PartitionSpec()
   entries = list(leaf.sharding.spec) + [None] * (leaf.ndim - len(leaf.sharding.spec))
@@ -96,47 +92,62 @@ def _target_spec(leaf: jax.Array, mesh: Mesh, how: str) -> PartitionSpec:
   return PartitionSpec(*spec)
 
 
-@benchmark_options(ReshardingOptions)
-class ReshardingBenchmark(BenchmarksGenerator):
+def _check_shardings(restored, target) -> None:
+  wrong = [
+      jax.tree_util.keystr(path)
+      for (path, got), want in zip(
+          jax.tree_util.tree_leaves_with_path(restored), jax.tree.leaves(target)
+      )
+      if isinstance(got, jax.Array) and not got.sharding.is_equivalent_to(want.sharding, got.ndim)
+  ]
+  if wrong:
+    raise ckptbench.DataMismatchError(f"resharding: not loaded with the target sharding: {', '.join(wrong[:10])}")
+
+
+@ckptbench.benchmark_options(ReshardingOptions)
+class ReshardingBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `load` into a target sharding; see the module docstring."""
 
-  def test_fn(self, context: TestContext) -> TestResult:
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint import v1 as ocp
 
     options = context.options
-    metrics = Metrics()
+    require_data(context.pytree, options, "resharding")
     devices = list(context.mesh.devices.flat) if context.mesh is not None else jax.devices()
+    mesh = parse_mesh(options.target_mesh, devices) if options.target_mesh else context.mesh
+    if mesh is None:
+      raise ckptbench.CkptbenchError("resharding needs a mesh_config or the option target_mesh")
+    metrics = ckptbench.Metrics()
+    keys = collector_keys(options)
     if options.reference_checkpoint_path is not None:
       path = options.reference_checkpoint_path
-      target = abstract_from_sharding_file(options.reference_sharding_path, path, devices)
-      with options.orbax_context(), metrics.measure("load"), context.trace("load"):
-        restored = ocp.load(path, target)
-      with options.orbax_context():
-        expected = load_on_one_device(path, target, devices[0])
+      target = reference_abstract(options, mesh)
     else:
-      if context.pytree is None:
-        raise CkptbenchError(
-            "resharding needs checkpoint data (checkpoint_config spec or preset) or"
-            " reference_checkpoint_path + reference_sharding_path"
-        )
-      expected = context.pytree
-      mesh = parse_mesh(options.target_mesh, devices) if options.target_mesh else context.mesh
-      if mesh is None:
-        raise CkptbenchError("resharding without a reference needs a mesh_config or target_mesh")
       path = context.path / "checkpoint"
-      with options.orbax_context(), metrics.measure("save"), context.trace("save"):
-        ocp.save(path, expected)
-      target = abstract_of(
-          expected, lambda x: NamedSharding(mesh, _target_spec(x, mesh, options.target_sharding))
+      with orbax_context(options), metrics.measure("save", keys), context.trace("save"):
+        ocp.save(path, context.pytree)
+      target = jax.tree.map(
+          lambda x: jax.ShapeDtypeStruct(
+              x.shape, x.dtype, sharding=NamedSharding(mesh, target_spec(x, mesh, options.target_sharding))
+          )
+          if isinstance(x, jax.Array)
+          else x,
+          context.pytree,
       )
       moved = sum(
-          not s.sharding.is_equivalent_to(x.sharding, x.ndim)
-          for s, x in zip(jax.tree.leaves(target), jax.tree.leaves(expected))
+          not t.sharding.is_equivalent_to(x.sharding, x.ndim)
+          for t, x in zip(jax.tree.leaves(target), jax.tree.leaves(context.pytree))
           if isinstance(x, jax.Array)
       )
       metrics.record("load", "9_other/resharded_arrays", moved, "count")
-      with options.orbax_context(), metrics.measure("load"), context.trace("load"):
-        restored = ocp.load(path, target)
-    verified = assert_same_data(expected, restored, what="resharding load", target=target)
-    metrics.record("load", "9_other/bytes_verified", verified, "bytes")
-    return TestResult(metrics=metrics)
+    with orbax_context(options), metrics.measure("load", keys), context.trace("load"):
+      restored = ocp.load(path, target)
+    _check_shardings(restored, target)
+    if options.verify:
+      expected = context.pytree
+      if options.reference_checkpoint_path is not None:
+        with orbax_context(options):
+          expected = load_reference_unsharded(options)
+      with metrics.measure("verify", ["time"]):
+        ckptbench.verify_pytree(expected, restored)
+    return ckptbench.TestResult(metrics=metrics)
