@@ -92,7 +92,7 @@ class _Durability:
         self.durable_s[s] = now - self._started[s]
 
 
-class _Manager:
+class Manager:
   """The two managers behind one interface."""
 
   def __init__(self, api: str, directory: pathlib.Path, options: CheckpointManagerOptions):
@@ -179,7 +179,7 @@ class _Manager:
     self._impl.close()
 
 
-def _train_step_fn(tree: Any):
+def train_step_fn(tree: Any):
   """A jitted update of every floating-point array; other leaves pass through."""
   leaves, treedef = jax.tree.flatten(tree)
   index = [
@@ -216,11 +216,11 @@ class CheckpointManagerBenchmark(BenchmarksGenerator):
       raise CkptbenchError("checkpoint_manager needs checkpoint data (checkpoint_config spec or preset)")
     directory = context.path / "checkpoints"
     metrics = Metrics()
-    step_fn = _train_step_fn(context.pytree)
+    step_fn = train_step_fn(context.pytree)
     state = context.pytree
     saved: list[int] = []
     last_saved = None
-    manager = _Manager(options.api, directory, options)
+    manager = Manager(options.api, directory, options)
     try:
       for step in range(options.num_steps):
         with metrics.measure("train_step", ["time"]):
