@@ -39,11 +39,28 @@ class ReferenceOptions(SaveRestoreOptions):
 def reference_abstract(options: ReferenceOptions, mesh: jax.sharding.Mesh) -> Any:
   """The abstract tree that loads the reference checkpoint onto `mesh` with its sharding file."""
   shardings = read_sharding_config(options.reference_sharding_path)
+  axes = set(mesh.axis_names)
+  wrong = sorted(
+      f"{name} ({axis})"
+      for name, spec in shardings.items()
+      for entry in spec
+      for axis in ((entry,) if isinstance(entry, str) else entry or ())
+      if axis not in axes
+  )
+  if wrong:
+    raise CkptbenchError(
+        f"sharding file {options.reference_sharding_path} names mesh axes that mesh"
+        f" {list(mesh.axis_names)} lacks: {', '.join(wrong[:5])}"
+        + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
+    )
   return abstract_from_checkpoint(options.reference_checkpoint_path, mesh, shardings)
 
 
 def load_reference_unsharded(options: ReferenceOptions) -> Any:
-  """The reference checkpoint loaded whole onto one device: what a sharded load is checked against."""
+  """The reference checkpoint loaded whole onto one device: what a sharded load is checked against.
+
+  Loaded with Orbax's default options (load-and-broadcast needs named shardings).
+  """
   from orbax.checkpoint import v1 as ocp
 
   path = options.reference_checkpoint_path

@@ -65,8 +65,7 @@ class RestoreAndBroadcastBenchmark(ckptbench.BenchmarksGenerator):
     if options.verify:
       expected = context.pytree
       if options.reference_checkpoint_path is not None:
-        with orbax_context(options):
-          expected = load_reference_unsharded(options)
+        expected = load_reference_unsharded(options)
       with metrics.measure("verify", ["time"]):
         ckptbench.verify_pytree(expected, restored)
     return ckptbench.TestResult(metrics=metrics)

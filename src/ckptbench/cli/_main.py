@@ -20,6 +20,7 @@ from ckptbench.errors import EXIT_USAGE, CkptbenchError
 _COMMANDS = (
     "run",
     "plan",
+    "fixture",
 )
 
 
