@@ -118,7 +118,7 @@ class PreemptionRecoveryBenchmark(ckptbench.BenchmarksGenerator):
         "mesh_shape": list(context.mesh.devices.shape),
     }))  # fmt: skip
 
-    with metrics.measure("train", ["time"]):
+    with metrics.measure("train"):
       code, trained = _run_worker(config_path, "train", options.process_timeout_s)
     if code != -signal.SIGKILL:
       raise RuntimeError(f"preemption_recovery: the training process exited {code}, not by SIGKILL")
@@ -129,7 +129,7 @@ class PreemptionRecoveryBenchmark(ckptbench.BenchmarksGenerator):
       )
     metrics.record("train", "9_other/half_written_steps", len(trained["half_written"]), "count")
 
-    with metrics.measure("recover", ["time"]):
+    with metrics.measure("recover"):
       code, recovered = _run_worker(config_path, "recover", options.process_timeout_s)
     if "error" in recovered:
       raise ckptbench.DataMismatchError(f"preemption_recovery: {recovered['error']}")

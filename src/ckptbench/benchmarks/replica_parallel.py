@@ -3,7 +3,7 @@
 The mesh is 2-D, (replica, model); every replica holds a full copy of the
 data. With `use_replica_parallel` each replica writes a share of every array;
 without it one replica writes everything. Sweep `use_replica_parallel:
-[true, false]` to compare. Each save is loaded back (unmeasured) and checked.
+[true, false]` to compare. Each save is loaded back (`load`) and checked.
 
 The data is the suite's, or a reference checkpoint laid out by its sharding
 file and loaded before the measured saves.
@@ -69,7 +69,7 @@ class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
         else:
           ocp.save(path, data)
       if options.verify:
-        with orbax_context(options):
+        with orbax_context(options), metrics.measure("load", keys):
           restored = ocp.load(path, abstract)
         with metrics.measure("verify", ["time"]):
           ckptbench.verify_pytree(data, restored)
