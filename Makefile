@@ -20,7 +20,7 @@ install: $(VENV)/.installed
 dev: $(VENV)/.dev-installed
 
 run: $(VENV)/.installed
-	$(VENV)/bin/ckptbench run examples/quickstart.yaml -o out/quickstart
+	$(VENV)/bin/ckptbench run examples/quickstart.yaml -o out/quickstart --overwrite
 
 test: $(VENV)/.dev-installed
 	$(PY) -m pytest -q

@@ -11,6 +11,8 @@ from ckptbench.core import (
     TestResult,
     benchmark_options,
 )
+from ckptbench.config import Suite, load_suite
+from ckptbench.core._runner import RunSettings, SuiteOutcome, run_suite
 from ckptbench.data import DataMismatchError, abstract_pytree, pytree_checksums, verify_pytree
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import (
@@ -18,9 +20,12 @@ from ckptbench.metrics import (
     MetricValue,
     Metrics,
     default_collectors,
+    evict_from_page_cache,
     known_collectors,
     register_collector,
+    scan_inventory,
 )
+from ckptbench.outputs import load_results
 
 __all__ = [
     "BenchmarkOptions",
@@ -31,14 +36,22 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "RunSettings",
+    "Suite",
+    "SuiteOutcome",
     "TestContext",
     "TestResult",
     "__version__",
     "abstract_pytree",
     "benchmark_options",
     "default_collectors",
+    "evict_from_page_cache",
     "known_collectors",
+    "load_results",
+    "load_suite",
     "pytree_checksums",
     "register_collector",
+    "run_suite",
+    "scan_inventory",
     "verify_pytree",
 ]

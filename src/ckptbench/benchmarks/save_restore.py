@@ -36,6 +36,9 @@ class SaveRestoreOptions(ckptbench.BenchmarkOptions):
     save_concurrent_gb: limit of bytes in flight while saving (GiB).
     restore_concurrent_gb: limit of bytes in flight while loading (GiB).
     metric_tracemalloc_enabled: add the tracemalloc collector.
+    cold_cache: evict the checkpoint from the page cache before the load, so
+      the load reads the storage, not memory (records
+      `load_0_basics/cold_cache_<method>`: drop_caches, fadvise or none).
     verify: compare what was loaded with what was saved (fails the run if not).
   """
 
@@ -50,6 +53,7 @@ class SaveRestoreOptions(ckptbench.BenchmarkOptions):
   save_concurrent_gb: float | None | Sequence[float | None] = None
   restore_concurrent_gb: float | None | Sequence[float | None] = None
   metric_tracemalloc_enabled: bool = False
+  cold_cache: bool | Sequence[bool] = False
   verify: bool = True
 
   def is_valid(self) -> bool:
@@ -105,6 +109,9 @@ class SaveRestoreBenchmark(ckptbench.BenchmarksGenerator):
             response.result()
         else:
           ocp.save(path, context.pytree)
+      if options.cold_cache:
+        method = ckptbench.evict_from_page_cache(path)
+        metrics.record("load", f"0_basics/cold_cache_{method}", 1.0, "count", "sum")
       with context.trace("load"), metrics.measure("load", keys):
         restored = ocp.load(path, abstract)
 

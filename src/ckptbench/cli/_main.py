@@ -20,6 +20,10 @@ from ckptbench.errors import EXIT_USAGE, CkptbenchError
 _COMMANDS = (
     "run",
     "plan",
+    "probe",
+    "report",
+    "export",
+    "launch",
     "fixture",
 )
 

@@ -9,6 +9,7 @@ import pathlib
 import sys
 
 from ckptbench.cli._devices import devices_needed, set_xla_flags
+from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
 from ckptbench.errors import CkptbenchError
 
 
@@ -40,8 +41,13 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
+                 help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
+                 " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
   p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
                  help="plain log lines instead of a progress bar")  # fmt: skip
+  p.add_argument("--no-probe", dest="probe", action="store_false",
+                 help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.set_defaults(handler=handle)
 
 
@@ -56,10 +62,13 @@ def handle(args: argparse.Namespace) -> int:
       processes=1 if args.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
       override_devices=bool(args.devices),
   )
+  initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
   from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
   from ckptbench.core._runner import RunSettings, run_suite
 
   suite = load_suite(config_file)
+  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
+    check_colocated_python_supported()
   settings = RunSettings(
       output_dir=out,
       local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
@@ -67,19 +76,20 @@ def handle(args: argparse.Namespace) -> int:
       resume=args.resume,
       overwrite=args.overwrite,
       show_progress=args.progress,
+      probe_storage=args.probe,
       argv=tuple(sys.argv),
   )
   _quiet_libraries(args.verbose)
   import jax  # noqa: PLC0415
 
   jax.config.update("jax_enable_x64", True)
-  outcome = run_suite(suite, settings)
-  ran = [r for r in outcome.records if not r.get("warmup")]
-  failed = sum(1 for r in ran if r.get("error"))
-  print(
-      f"{suite.name}: {len(outcome.summary['benchmarks'])} benchmarks, {len(ran)} runs,"
-      f" {len(ran) - failed} passed, {failed} failed -> {out}"
-  )
+  coordinator = make_coordinator()
+  outcome = run_suite(suite, settings, coordinator)
+  if coordinator.process_index == 0:  # the others' records are in process 0's tables
+    from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
+
+    print_suite_tables(outcome.summary)
+    print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
   return outcome.exit_code
 
 

@@ -64,7 +64,8 @@ class TestContext:
       return None
     if self.repeat_index != 0 and not getattr(self.options, "trace_every_repeat", False):
       return None
-    run = safe_path_component(f"{self.name}__{operation}")
+    # `<bench>__<op>`, with `<bench>` the same directory name as the benchmark's scalars.
+    run = f"{safe_path_component(self.name)}__{safe_path_component(operation)}"
     if getattr(self.options, "trace_every_repeat", False):
       run += f"__repeat_{self.repeat_index}"
     path = self.trace_root / run

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import pathlib
 import shutil
 import signal
@@ -19,7 +20,7 @@ from ckptbench.core._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.core._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_OK, CkptbenchError
-from ckptbench.metrics import collect_created_metrics, merged
+from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
@@ -39,6 +40,8 @@ class RunSettings:
   resume: bool = False
   overwrite: bool = False
   show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
+  probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
+  write_views: bool = True  # TensorBoard and the HTML report at the end
   argv: tuple[str, ...] = ()
 
 
@@ -136,7 +139,10 @@ class _PytreeCache:
       if ckpt.spec is not None:
         value = build_pytree(ckpt.spec, mesh, seed=ckpt.config.random_seed, fill=ckpt.config.fill)
       elif ckpt.config.path is not None:
-        value = load_existing(ckpt.config.path, mesh, ckpt.config.sharding_config_path)
+        value = load_existing(
+            ckpt.config.path, mesh, ckpt.config.sharding_config_path,
+            ckpt.config.load_with_colocated_python,
+        )  # fmt: skip
       else:
         value = None
       _log.info("checkpoint data for %s ready in %.2f s", bench.name, time.perf_counter() - t0)
@@ -160,9 +166,15 @@ def run_suite(
   plan = expand(suite, jax.device_count())
   for mesh, reason in plan.skipped_meshes:
     _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  setup_error = None
   if is_writer:
-    prepare_output_dir(settings)
-  coordinator.barrier("setup")
+    try:
+      prepare_output_dir(settings)
+    except CkptbenchError as e:
+      setup_error = str(e)
+  setup_error = coordinator.allgather_json(setup_error)[0]  # also the setup barrier
+  if setup_error:
+    raise CkptbenchError(setup_error)  # on every process, so none waits for the others
 
   cfg = suite.config
   runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
@@ -172,6 +184,9 @@ def run_suite(
   todo = pending(runs, keys, done)
 
   manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
+  probe = _shared_probe(settings, coordinator)
+  manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
   writer = ResultsWriter(out)
   if is_writer:
     write_json_atomic(out / "manifest.json", manifest)
@@ -190,7 +205,7 @@ def run_suite(
         bench = plan.benchmarks[run.benchmark_index]
         label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
         progress.started(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator)
+        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe)
         host_records = coordinator.allgather_json(record)
         if is_writer:
           writer.append(host_records)
@@ -219,8 +234,35 @@ def run_suite(
     write_json_atomic(out / "summary.json", summary)
     manifest["ended_at"] = now_iso()
     write_json_atomic(out / "manifest.json", manifest)
+    if settings.write_views:
+      _write_views(out)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, plan, records, summary, interrupted)
+
+
+def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | None:
+  """Process 0 probes the output directory's storage; every process gets the figures."""
+  if not settings.probe_storage:
+    return None
+  mine = None
+  if coordinator.process_index == 0:
+    try:
+      mine = dataclasses.asdict(probe_storage(settings.output_dir))
+    except (OSError, CkptbenchError) as e:
+      _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
+  shared = coordinator.allgather_json(mine)[0]
+  return None if shared is None else StorageProbe(**shared)
+
+
+def _write_views(out: pathlib.Path) -> None:
+  """TensorBoard and the HTML report; a failure here never costs the results."""
+  from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415
+
+  for write in (write_tensorboard, write_report):
+    try:
+      write(out)
+    except Exception as e:  # noqa: BLE001  (results.jsonl and summary.json are already safe)
+      _log.warning("could not write %s: %s: %s", write.__name__, type(e).__name__, e)
 
 
 def _run_once(
@@ -231,6 +273,7 @@ def _run_once(
     generators: dict[int, BenchmarksGenerator],
     cache: _PytreeCache,
     coordinator: Coordinator,
+    probe: StorageProbe | None,
 ) -> dict[str, Any]:
   out = settings.output_dir
   run_dir = out / bench.dir_name / (f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}")
@@ -240,14 +283,19 @@ def _run_once(
   result: TestResult | None = None
   with collect_created_metrics() as created:
     try:
-      if coordinator.process_index == 0:
-        shutil.rmtree(run_dir, ignore_errors=True)
-        run_dir.mkdir(parents=True)
-      coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
+      try:
+        if coordinator.process_index == 0:
+          shutil.rmtree(run_dir, ignore_errors=True)
+          run_dir.mkdir(parents=True)
+      finally:  # every process reaches the barrier, even when process 0 failed
+        coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       pytree, mesh = cache.get(bench)
       local_path = None
       if settings.local_directory is not None:
-        local_path = settings.local_directory / bench.dir_name / run_dir.name
+        local_root = settings.local_directory
+        if coordinator.process_count > 1:  # processes may share a machine
+          local_root = local_root / f"host_{coordinator.process_index}"
+        local_path = local_root / bench.dir_name / run_dir.name
         local_path.mkdir(parents=True, exist_ok=True)
       context = TestContext(
           pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
@@ -265,6 +313,14 @@ def _run_once(
   metrics_objects = list(created)
   if result is not None and result.metrics not in metrics_objects:
     metrics_objects.append(result.metrics)
+  tags = dict(merged(metrics_objects))
+  inventory = None
+  if error is None:
+    try:
+      new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
+      tags.update(new_tags)
+    except OSError as e:
+      _log.warning("could not take the inventory of %s: %s", run_dir, e)
   return {
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,
@@ -276,7 +332,7 @@ def _run_once(
       "path": str(run_dir),
       "started_at": started_at,
       "duration_s": time.perf_counter() - t0,
-      "metrics": dict(merged(metrics_objects)),
-      "inventory": result.inventory if result is not None else None,
+      "metrics": tags,
+      "inventory": inventory,
       "error": error,
   }

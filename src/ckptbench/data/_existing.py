@@ -20,6 +20,7 @@ from typing import Any
 
 import jax
 
+from ckptbench.distributed._pathways import pathways_load_context
 from ckptbench.errors import CkptbenchError
 
 
@@ -84,13 +85,19 @@ def abstract_from_checkpoint(path: str, mesh, shardings: dict[str, jax.sharding.
   return jax.tree_util.tree_map_with_path(to_abstract, metadata)
 
 
-def load_existing(path: str, mesh, sharding_config_path: str | None = None) -> Any:
-  """Loads the checkpoint at `path` onto `mesh` with the configured shardings."""
+def load_existing(
+    path: str, mesh, sharding_config_path: str | None = None, load_with_colocated_python: bool = False
+) -> Any:
+  """Loads the checkpoint at `path` onto `mesh` with the configured shardings.
+
+  On Pathways it loads through colocated Python when `load_with_colocated_python`.
+  """
   from orbax.checkpoint import v1 as ocp
 
   shardings = read_sharding_config(sharding_config_path) if sharding_config_path else None
   abstract = abstract_from_checkpoint(path, mesh, shardings)
-  return ocp.load(path, abstract)
+  with pathways_load_context(load_with_colocated_python):
+    return ocp.load(path, abstract)
 
 
 def abstract_pytree(pytree: Any) -> Any:

@@ -9,6 +9,7 @@ import math
 from typing import Iterator, Mapping, Sequence
 
 from ckptbench.metrics import _collector
+from ckptbench.metrics._derived import derived_tags
 from ckptbench.metrics._collector import MetricValue, Reduce
 
 # Every Metrics created while a run is active registers here, so the runner
@@ -132,7 +133,12 @@ class Metrics:
       self._entries[name] = self._entries.get(name, 0) + n
 
   def to_dict(self) -> dict[str, dict[str, float | str]]:
-    """`{tag: {"value": v, "unit": u}}`, the form stored in results.jsonl."""
+    """`{tag: {"value": v, "unit": u}}`, the form stored in results.jsonl.
+
+    Bandwidths and ratios (`4_throughput/*`, hit rates, compression ratios) are
+    derived here from the accumulated bytes and seconds, so a block entered
+    several times reports total bytes over total time.
+    """
     out: dict[str, dict[str, float | str]] = {}
     for tag, acc in self._values.items():
       out[tag] = {"value": acc.value(), "unit": acc.unit}
@@ -141,6 +147,7 @@ class Metrics:
     for name, n in self._entries.items():
       if n > 1:
         out[f"{name}_0_basics/count"] = {"value": float(n), "unit": "count"}
+    out.update(derived_tags(out))
     return out
 
   def __repr__(self) -> str:

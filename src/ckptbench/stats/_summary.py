@@ -6,6 +6,8 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
+from ckptbench.stats._hosts import host_statistics, is_rate_unit
+
 
 def describe(samples: Sequence[float]) -> dict[str, float | int]:
   """mean, std (sample, 0 for one value), min, max, median and n of finite samples."""
@@ -58,6 +60,9 @@ def summarize_benchmarks(records: Sequence[Mapping[str, Any]]) -> list[dict[str,
     metrics = {}
     for tag, samples in metric_samples(group).items():
       metrics[tag] = {"unit": samples["unit"], **describe(samples["values"])}
+      if first.get("num_hosts", 1) > 1:  # cross-host block: which host was slowest
+        rate = is_rate_unit(samples["unit"])
+        metrics[tag]["hosts"] = host_statistics(samples["hosts"], higher_is_better=rate)
     summaries.append({
         "name": first["benchmark"],
         "key": key,

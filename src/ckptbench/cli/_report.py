@@ -1,0 +1,30 @@
+"""`ckptbench report OUT [-o report.html] [--tensorboard]`: the HTML report of finished results."""
+
+from __future__ import annotations
+
+import argparse
+
+from ckptbench.outputs import write_report, write_tensorboard
+
+
+def register(subparsers) -> None:
+  parser = subparsers.add_parser(
+      "report",
+      help="write the HTML report (and optionally TensorBoard logs) of a run's output directory",
+      description="Writes one self-contained HTML file (plots inlined, no network needed) from"
+      " OUT/results.jsonl, summary.json, manifest.json and comparison.json.",
+  )
+  parser.add_argument("out_dir", metavar="OUT", help="the output directory of `ckptbench run`")
+  parser.add_argument("-o", "--output", help="the HTML file to write (default OUT/report.html)")
+  parser.add_argument(
+      "--tensorboard", action="store_true", help="also (re)write OUT/tensorboard/ from the results"
+  )
+  parser.set_defaults(handler=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+  path = write_report(args.out_dir, args.output)
+  print(f"report: {path}")
+  if args.tensorboard:
+    print(f"tensorboard: {write_tensorboard(args.out_dir)}")
+  return 0

@@ -1,0 +1,52 @@
+"""Tags computed from other tags: bandwidths, compression ratios, hit rates.
+
+Rates are never accumulated directly: a block entered three times, or a block
+holding three saves, reports total bytes over total seconds. So the collectors
+record bytes and seconds (both summed) and the rates are derived here, last,
+from the accumulated values. Pure functions over the `to_dict()` form.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ckptbench.metrics import _names
+
+Tags = Mapping[str, Mapping[str, float | str]]
+
+
+def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
+  """The derived tags (`_names.DERIVED`) that `tags` allows, skipping ones already present.
+
+  Args:
+    tags: `{"<op>_<namespace>/<metric>": {"value": v, "unit": u}}`.
+
+  Returns:
+    New tags in the same form; a tag the test_fn recorded itself is never replaced.
+
+  Example:
+    >>> derived_tags({"save_5_inventory/save_total_gb": {"value": 1.0, "unit": "GiB"},
+    ...               "save_0_basics/time_s": {"value": 2.0, "unit": "s"}})
+    {'save_4_throughput/save_total_gbps': {'value': 0.5, 'unit': 'GiB/s'}}
+  """
+  by_op: dict[str, dict[str, float]] = {}
+  for tag, entry in tags.items():
+    parts = _names.split_tag(tag)
+    if parts is not None:
+      by_op.setdefault(parts[0], {})[parts[1]] = float(entry["value"])
+  out: dict[str, dict[str, float | str]] = {}
+  for op, values in by_op.items():
+    for key, spec in _names.DERIVED.items():
+      full = f"{op}_{key}"
+      if full in tags or spec.numerator not in values:
+        continue
+      present = [values[d] for d in spec.denominators if d in values]
+      if present:
+        divisor = sum(present)
+      elif spec.time_fallback and "0_basics/time_s" in values:
+        divisor = values["0_basics/time_s"]
+      else:
+        continue
+      if divisor > 0:
+        out[full] = {"value": values[spec.numerator] / divisor, "unit": _names.TAGS[key].unit}
+  return out

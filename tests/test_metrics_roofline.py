@@ -1,0 +1,119 @@
+"""The roofline probe, its cache, the shares it adds, and page-cache eviction."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ckptbench.errors import CkptbenchError
+from ckptbench.metrics import (
+    StorageProbe,
+    evict_from_page_cache,
+    post_run_tags,
+    probe_storage,
+    roofline_shares,
+)
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+  path = tmp_path / "cache"
+  monkeypatch.setenv("CKPTBENCH_CACHE_DIR", str(path))
+  return path
+
+
+def test_probe_measures_and_caches(tmp_path, cache_dir):
+  target = tmp_path / "disk"
+  target.mkdir()
+  probe = probe_storage(target, size_mib=4)
+  assert probe.size_bytes == 4 << 20
+  for value in (probe.disk_write_gbps, probe.page_cache_read_gbps, probe.memcpy_gbps):
+    assert 0 < value < 10_000
+  assert probe.cold_method in ("drop_caches", "fadvise")
+  assert probe.disk_read_gbps > 0
+  assert list(target.iterdir()) == []  # the probe file is gone
+  cached = json.loads((cache_dir / "roofline.json").read_text())
+  assert list(cached.values()) == [dataclasses.asdict(probe)]
+  assert probe_storage(target, size_mib=4) == probe  # served from the cache
+  assert probe_storage(target, size_mib=4, refresh=True).measured_at >= probe.measured_at
+
+
+def test_probe_of_a_missing_directory_is_a_user_error(tmp_path, cache_dir):
+  with pytest.raises(CkptbenchError, match="not a directory"):
+    probe_storage(tmp_path / "nope")
+
+
+def test_roofline_shares_divide_each_bandwidth_by_its_limit():
+  probe = StorageProbe(
+      mount="/", device="/dev/x", fstype="ext4", size_bytes=1 << 20, disk_write_gbps=2.0,
+      disk_read_gbps=4.0, cold_method="fadvise", page_cache_read_gbps=10.0, memcpy_gbps=20.0,
+      host="h", measured_at="2026-01-01T00:00:00+00:00")
+  tags = {
+      "save_4_throughput/save_total_gbps": {"value": 1.0, "unit": "GiB/s"},
+      "save_4_throughput/save_blocking_gbps": {"value": 5.0, "unit": "GiB/s"},
+      "load_4_throughput/load_total_gbps": {"value": 2.0, "unit": "GiB/s"},
+      "load_0_basics/time_s": {"value": 1.0, "unit": "s"},
+  }
+  assert roofline_shares(tags, probe) == {
+      "save_4_throughput/save_total_gbps_of_disk_write": {"value": 0.5, "unit": "ratio"},
+      "save_4_throughput/save_blocking_gbps_of_memcpy": {"value": 0.25, "unit": "ratio"},
+      "load_4_throughput/load_total_gbps_of_disk_read": {"value": 0.5, "unit": "ratio"},
+      "load_4_throughput/load_total_gbps_of_page_cache_read": {"value": 0.2, "unit": "ratio"},
+  }
+
+
+@pytest.mark.skipif(shutil.which("fincore") is None, reason="needs util-linux fincore")
+def test_fadvise_eviction_empties_the_page_cache_of_the_files(tmp_path):
+  data = tmp_path / "ckpt" / "d"
+  data.mkdir(parents=True)
+  (data / "chunk").write_bytes(os.urandom(1 << 20))
+  (data / "chunk").read_bytes()
+
+  def resident_pages() -> int:
+    out = subprocess.run(["fincore", "--noheadings", "--raw", "--output", "PAGES", str(data / "chunk")],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    return int(out.stdout.split()[0])
+
+  assert resident_pages() > 0
+  assert evict_from_page_cache(tmp_path / "ckpt", method="fadvise") == "fadvise"
+  assert resident_pages() == 0
+
+
+def test_unknown_eviction_method_names_the_choices(tmp_path):
+  with pytest.raises(ValueError, match="auto, drop_caches, fadvise"):
+    evict_from_page_cache(tmp_path, method="magic")
+
+
+def test_probe_cli_prints_json_and_rejects_bad_input(tmp_path, cli, cache_dir):
+  ok = cli("probe", str(tmp_path), "--size-mib", "2", "--no-cache", "--json")
+  assert ok.returncode == 0, ok.stderr
+  assert json.loads(ok.stdout)["size_bytes"] == 2 << 20
+  assert not cache_dir.exists()
+  bad = cli("probe", str(tmp_path / "missing"))
+  assert bad.returncode == 2
+  assert bad.stderr.strip().startswith("ckptbench: error: cannot probe") and "Traceback" not in bad.stderr
+
+
+def test_post_run_tags_add_inventory_and_shares(tmp_path):
+  (tmp_path / "ckpt" / "ocdbt.process_0" / "d").mkdir(parents=True)
+  (tmp_path / "ckpt" / "ocdbt.process_0" / "d" / "blob").write_bytes(b"x" * (2 << 20))
+  (tmp_path / "ckpt" / "_METADATA").write_text("{}")
+  probe = StorageProbe(
+      mount="/", device="d", fstype="ext4", size_bytes=1, disk_write_gbps=4.0, disk_read_gbps=None,
+      cold_method="none", page_cache_read_gbps=8.0, memcpy_gbps=16.0, host="h", measured_at="t")
+  tags = {"save_4_throughput/save_total_gbps": {"value": 1.0, "unit": "GiB/s"}}
+  new, inventory = post_run_tags(tags, tmp_path, probe=probe)
+  assert new["checkpoint_5_inventory/file_count"]["value"] == 2
+  assert new["checkpoint_5_inventory/small_file_share"]["value"] == 0.5
+  assert new["checkpoint_5_inventory/total_gb"]["value"] == pytest.approx((2 * 2**20 + 2) / 2**30)
+  assert new["save_4_throughput/save_total_gbps_of_disk_write"]["value"] == 0.25
+  assert inventory["layout"] == "OCDBT + Orbax metadata"
+  assert inventory["largest_file"] == "ckpt/ocdbt.process_0/d/blob"
+  # A test_fn's own inventory wins over the scan, and survives the JSON round trip.
+  again, same = post_run_tags(tags, tmp_path / "elsewhere", inventory=json.loads(json.dumps(inventory)))
+  assert same == inventory and again["checkpoint_5_inventory/file_count"]["value"] == 2
