@@ -49,7 +49,9 @@ def flip_chunks(root: pathlib.Path) -> bool:
   A chunk file starts with the array data (its shard index, if any, is at the
   end), so the file stays readable and only the values change.
   """
-  chunks = [f for d in _committed_dirs(root) for f in d.rglob("*") if f.is_file() and "c" in f.relative_to(d).parts]
+  chunks = [
+      f for d in _committed_dirs(root) for f in d.rglob("*") if f.is_file() and "c" in f.relative_to(d).parts
+  ]
   for chunk in chunks:
     data = bytearray(chunk.read_bytes())
     data[0] ^= 0xFF

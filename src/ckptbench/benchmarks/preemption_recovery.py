@@ -25,7 +25,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import jax
 

@@ -101,7 +101,9 @@ def _check_shardings(restored, target) -> None:
       if isinstance(got, jax.Array) and not got.sharding.is_equivalent_to(want.sharding, got.ndim)
   ]
   if wrong:
-    raise ckptbench.DataMismatchError(f"resharding: not loaded with the target sharding: {', '.join(wrong[:10])}")
+    raise ckptbench.DataMismatchError(
+        f"resharding: not loaded with the target sharding: {', '.join(wrong[:10])}"
+    )
 
 
 @ckptbench.benchmark_options(ReshardingOptions)
