@@ -17,7 +17,7 @@ EXAMPLES = {
     "replica_parallel": 4,
     "checkpoint_manager": 4,
     "preemption_recovery": 2,
-    "pytorch": 5,  # torchax is skipped where it does not import
+    "pytorch": 6,  # torchax is skipped where it does not import
 }
 
 

@@ -26,12 +26,12 @@ def test_every_library_saves_and_loads_the_same_tensors(tmp_path):
   outcome = run_text(tmp_path, DATA, """\
       benchmarks:
         - generator: pytorch
-          options: {library: [torch_save, safetensors, dcp, dcp_async, orbax, torchax]}
+          options: {library: [torch_save, safetensors, safetensors_mmap, dcp, dcp_async, orbax, torchax]}
       """)
   metrics = {r["options"]["library"]: r["metrics"] for r in outcome.records}
   ok_metrics(outcome)
   assert "torchax" not in metrics or PyTorchOptions(library="torchax").is_valid()
-  assert {"torch_save", "safetensors", "dcp", "dcp_async", "orbax"} <= set(metrics)
+  assert {"torch_save", "safetensors", "safetensors_mmap", "dcp", "dcp_async", "orbax"} <= set(metrics)
   for m in metrics.values():
     assert m["save_9_other/tensors"]["value"] == 2
     for op in ("save", "save_blocking", "load", "verify"):

@@ -4,7 +4,9 @@ The suite's checkpoint data becomes a flat dict of CPU `torch.Tensor`s
 (`"params/layer_0/w"`), and `library` picks how it is saved and loaded:
 
 - `torch_save`: `torch.save` / `torch.load(weights_only=True)`, one file.
-- `safetensors`: `safetensors.torch.save_file` / `load_file`, one file.
+- `safetensors`: `safetensors.torch.save_file` / `load(file bytes)`, one file, read eagerly.
+- `safetensors_mmap`: the same file loaded with `load_file`, which maps it: its
+  `load` ends before the data is read (the pages are read during `verify`).
 - `dcp`: `torch.distributed.checkpoint.save` / `load` in a single-process gloo group.
 - `dcp_async`: `torch.distributed.checkpoint.async_save`, then `load`.
 - `orbax`: tensors converted to JAX arrays, `orbax.checkpoint.v1.save` / `load`, converted back.
@@ -29,7 +31,7 @@ import numpy as np
 
 import ckptbench
 
-LIBRARIES = ("torch_save", "safetensors", "dcp", "dcp_async", "orbax", "torchax")
+LIBRARIES = ("torch_save", "safetensors", "safetensors_mmap", "dcp", "dcp_async", "orbax", "torchax")
 
 
 @functools.cache
@@ -46,7 +48,7 @@ class PyTorchOptions(ckptbench.BenchmarkOptions):
   """Options of `pytorch`.
 
   Attributes:
-    library: torch_save | safetensors | dcp | dcp_async | orbax | torchax.
+    library: torch_save | safetensors | safetensors_mmap | dcp | dcp_async | orbax | torchax.
   """
 
   library: str | list[str] = "torch_save"
@@ -54,7 +56,9 @@ class PyTorchOptions(ckptbench.BenchmarkOptions):
   def invalid_reason(self) -> str | None:
     if self.library not in LIBRARIES:
       return f"library must be one of {', '.join(LIBRARIES)}"
-    needed = {"safetensors": "safetensors", "torchax": "torchax"}.get(self.library, "torch")
+    needed = {"safetensors": "safetensors", "safetensors_mmap": "safetensors", "torchax": "torchax"}.get(
+        self.library, "torch"
+    )
     return _import_problem("torch") or _import_problem(needed)
 
   def is_valid(self) -> bool:
@@ -118,14 +122,16 @@ def _save_load_torch(library: str, tensors: dict, path, metrics, context) -> dic
       torch.save(tensors, file)
     with metrics.measure("load"), context.trace("load"):
       return torch.load(file, weights_only=True)
-  if library == "safetensors":
-    from safetensors.torch import load_file, save_file
+  if library.startswith("safetensors"):
+    from safetensors.torch import load, load_file, save_file
 
     file = path / "model.safetensors"
     with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
       save_file(tensors, file)
     with metrics.measure("load"), context.trace("load"):
-      return load_file(file)
+      if library == "safetensors_mmap":
+        return load_file(file)  # maps the file: pages are read when first touched
+      return load(file.read_bytes())
   import torch.distributed.checkpoint as dcp
 
   _gloo_group()
