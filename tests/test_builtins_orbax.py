@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 
+import jax
+import numpy as np
 import pytest
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+import ckptbench
 from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, run_text
+from ckptbench.benchmarks.restore_and_broadcast import RestoreAndBroadcastBenchmark
 from ckptbench.cli._fixture import write_fixture
 
 FSDP = """\
@@ -128,3 +133,20 @@ def test_replica_parallel_check_fails_when_the_saved_data_is_wrong(tmp_path):
             options: {{use_replica_parallel: true, async_enabled: false, {RAW}}}
         """)
   assert [t for t, _ in errors(outcome)] == ["DataMismatchError"]
+
+
+def test_load_and_broadcast_turns_negative_zeros_positive_and_the_check_counts_it(tmp_path):
+  mesh = Mesh(np.array(jax.devices()).reshape(2, 4), ("replica", "model"))
+  data = np.full((8, 4), -0.0, np.float32)
+  data[1] = 1.5  # 28 negative zeros
+  tree = {"w": jax.device_put(data, NamedSharding(mesh, PartitionSpec("model")))}
+  flips = {}
+  for broadcast in (True, False):
+    options = RestoreAndBroadcastBenchmark.options_class(use_load_and_broadcast=broadcast)
+    path = tmp_path / str(broadcast)
+    path.mkdir()
+    result = RestoreAndBroadcastBenchmark().test_fn(
+        ckptbench.TestContext(pytree=tree, path=path, options=options, mesh=mesh)
+    )
+    flips[broadcast] = result.metrics.to_dict()["load_9_other/signed_zero_flips"]["value"]
+  assert flips == {True: 28 * 2, False: 0}  # each of the 2 replicas holds a copy

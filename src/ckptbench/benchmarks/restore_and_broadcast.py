@@ -89,8 +89,8 @@ class RestoreAndBroadcastBenchmark(ckptbench.BenchmarksGenerator):
 def signed_zero_flips(expected: Any, restored: Any) -> int | None:
   """How many restored elements differ from the saved ones only in the sign of a zero.
 
-  Orbax's load-and-broadcast sums the primary replica's data with zeros from the
-  others, which turns -0.0 into +0.0 (measured with orbax-checkpoint 0.12.8).
+  Orbax's load-and-broadcast turns -0.0 into +0.0 (seen with orbax-checkpoint
+  0.12.8 on CPU), as a sum of replica 0's data with zeros from the others would.
   Returns None when anything else differs.
   """
   flips = 0
@@ -98,10 +98,13 @@ def signed_zero_flips(expected: Any, restored: Any) -> int | None:
   for want, got in pairs:
     if not isinstance(got, jax.Array):
       continue
-    full = np.asarray(want)
-    bits = f"u{full.dtype.itemsize}"
+    if not want.sharding.is_equivalent_to(got.sharding, got.ndim):
+      want = jax.device_put(want, got.sharding)
+    # Each process compares the shards it holds, keyed by their index.
+    saved = {str(s.index): s.data for s in want.addressable_shards}
+    bits = f"u{want.dtype.itemsize}"
     for shard in got.addressable_shards:
-      have, need = np.asarray(shard.data), full[shard.index]
+      have, need = np.asarray(shard.data), np.asarray(saved[str(shard.index)])
       differs = have.view(bits) != need.view(bits)
       if not differs.any():
         continue
