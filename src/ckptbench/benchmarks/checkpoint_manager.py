@@ -23,6 +23,8 @@ import time
 from typing import Any
 
 import jax
+import orbax.checkpoint as ocp
+from orbax.checkpoint import v1 as ocp_v1
 
 from ckptbench import (
     BenchmarkOptions,
@@ -100,8 +102,6 @@ class Manager:
     self.durability = durability = _Durability()
     self._async = options.async_enabled
     if api == "checkpoint_manager":
-      import orbax.checkpoint as ocp
-
       self._impl = ocp.CheckpointManager(
           directory,
           options=ocp.CheckpointManagerOptions(
@@ -117,12 +117,10 @@ class Manager:
           ),
       )
     else:
-      from orbax.checkpoint import v1 as ocp
-
-      context = ocp.Context()
+      context = ocp_v1.Context()
       # A plain function, not a bound method: the Context deep-copies its options.
       context.async_options.post_finalization_callback = lambda: durability.committed()
-      policies = ocp.training
+      policies = ocp_v1.training
       self._impl = policies.Checkpointer(
           directory,
           context=context,
@@ -142,8 +140,6 @@ class Manager:
   def save(self, step: int, state: Any) -> None:
     self.durability.started(step)
     if self.api == "checkpoint_manager":
-      import orbax.checkpoint as ocp
-
       self._impl.save(step, args=ocp.args.StandardSave(state))
       if not self._async:
         self.durability.committed(step)
@@ -167,8 +163,6 @@ class Manager:
 
   def restore(self, step: int, abstract: Any) -> Any:
     if self.api == "checkpoint_manager":
-      import orbax.checkpoint as ocp
-
       return self._impl.restore(step, args=ocp.args.StandardRestore(abstract))
     return self._impl.load(step, abstract)
 
