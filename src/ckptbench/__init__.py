@@ -13,7 +13,15 @@ from ckptbench.core import (
 )
 from ckptbench.config import Suite, load_suite
 from ckptbench.core._runner import RunSettings, SuiteOutcome, run_suite
-from ckptbench.data import DataMismatchError, abstract_pytree, pytree_checksums, verify_pytree
+from ckptbench.data import (
+    DataMismatchError,
+    abstract_from_checkpoint,
+    abstract_pytree,
+    pytree_checksums,
+    read_sharding_config,
+    verify_pytree,
+    write_sharding_config,
+)
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import (
     Collector,
@@ -43,6 +51,7 @@ __all__ = [
     "TestContext",
     "TestResult",
     "__version__",
+    "abstract_from_checkpoint",
     "abstract_pytree",
     "benchmark_options",
     "capture_baseline",
@@ -53,8 +62,10 @@ __all__ = [
     "load_results",
     "load_suite",
     "pytree_checksums",
+    "read_sharding_config",
     "register_collector",
     "run_suite",
     "scan_inventory",
     "verify_pytree",
+    "write_sharding_config",
 ]
