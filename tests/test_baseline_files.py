@@ -160,3 +160,22 @@ def test_finish_baselines_captures_then_compares(tmp_path, capsys):
   assert "headline regression" in capsys.readouterr().out
   report = (slow / "report.html").read_text()
   assert "baseline comparison" in report and "regressed" in report
+
+
+def test_table_marks_regressions_first_and_large_insignificant_changes(tmp_path):
+  from rich.console import Console
+
+  from ckptbench.outputs import compare_documents, print_comparison
+  from ckptbench.outputs._baseline import build_baseline, read_run
+
+  base = build_baseline(*read_run(write_run(tmp_path / "a")), label="base")
+  cur = build_baseline(*read_run(write_run(tmp_path / "b", slowdown=1.3)), label="cur")
+  # A large change whose samples overlap: beyond the threshold, not significant.
+  metric = cur["benchmarks"]["aaaa111111"]["metrics"]["save_7_memory/host_rss_peak_diff_mib"]
+  metric["across_hosts"]["values"] = [20.0, 90.0, 25.0, 95.0, 80.0]
+  console = Console(record=True, width=200)
+  print_comparison(compare_documents(base, cur), console)
+  lines = [line for line in console.export_text().splitlines() if "SaveRestore" in line]
+  assert lines[0].lstrip("│ ").startswith("+")
+  peak = next(line for line in lines if "host_rss_peak_diff_mib" in line and "1.90x" in line)
+  assert peak.lstrip("│ ").startswith("~")

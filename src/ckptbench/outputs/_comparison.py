@@ -229,6 +229,12 @@ def compare_to_baseline(
   return comparison
 
 
+def _large(row: ComparisonRow, threshold: float) -> bool:
+  if row.ratio is None or row.ratio <= 0:
+    return False
+  return max(row.ratio, 1 / row.ratio) > 1 + threshold
+
+
 def _fmt(value: float | None, unit: str = "") -> str:
   if value is None or (isinstance(value, float) and math.isnan(value)):
     return "-"
@@ -262,6 +268,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
       hidden += 1
       continue
     mark, style = _VERDICT_STYLE[row.verdict]
+    if row.verdict == Verdict.UNCHANGED and _large(row, comparison.threshold):
+      mark = "~"  # as asv: beyond the threshold, but not significant
     table.add_row(
         mark,
         escape(row.benchmark),
@@ -276,7 +284,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
     )
   console.print(table)
   console.print(
-      "+ regressed, - improved, ? too few samples to tell, * headline (time, throughput, peak memory)"
+      "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
+      " * headline (time, throughput, peak memory)"
       + (f"; {hidden} unchanged or neutral rows hidden (--all shows them)" if hidden else "")
   )
   for side, missing in (("baseline only", comparison.only_in_baseline), ("run only", comparison.only_in_current)):
