@@ -72,6 +72,8 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   assert time_s["across_hosts"]["reduce"] == "max"
   assert time_s["across_hosts"]["values"] == pytest.approx([t * 1.01 for t in TIMES])
   assert time_s["across_hosts"]["stats"]["n"] == 5
+  # The summary.json statistics, with the cross-host block of multi-host runs.
+  assert time_s["stats"]["n"] == 10 and time_s["stats"]["hosts"]["slowest_host"] == 1
   gbps = bench["metrics"]["save_4_throughput/save_total_gbps"]
   assert gbps["direction"] == "higher" and gbps["across_hosts"]["reduce"] == "min"
   assert bench["metrics"]["save_5_inventory/file_count"]["direction"] == "neutral"
