@@ -93,6 +93,7 @@ def test_neutral_metrics_are_shown_not_judged():
   c = compare_samples(BASE, scaled(BASE, 3.0), Direction.NEUTRAL)
   assert c.verdict == Verdict.NOT_JUDGED
   assert c.ratio == pytest.approx(3.0)
+  assert (c.p_value, c.ci_low) == (None, None)
 
 
 def test_zero_baseline_has_no_ratio_and_uses_the_absolute_floor():

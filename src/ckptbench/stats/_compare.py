@@ -206,15 +206,15 @@ def compare_samples(
         Verdict.NOT_ENOUGH_SAMPLES, n_base, n_cur,
     )
   base_median, cur_median = float(np.median(base)), float(np.median(cur))
-  ratio = ci_low = ci_high = None
-  if base_median > 0:
-    ratio = cur_median / base_median
-    ci_low, ci_high = _ratio_interval(base, cur, seed)
+  ratio = cur_median / base_median if base_median > 0 else None
+  if direction == Direction.NEUTRAL:  # shown, never judged: no test, no interval
+    return MetricComparison(
+        direction, base_median, cur_median, ratio, None, None, None,
+        Verdict.NOT_JUDGED, n_base, n_cur,
+    )
+  ci_low, ci_high = _ratio_interval(base, cur, seed) if ratio is not None else (None, None)
   p_value = _p_value(base, cur)
-
-  if direction == Direction.NEUTRAL:
-    verdict = Verdict.NOT_JUDGED
-  elif min_p_value(n_base, n_cur) >= alpha:
+  if min_p_value(n_base, n_cur) >= alpha:
     verdict = Verdict.NOT_ENOUGH_SAMPLES
   else:
     verdict = _judge(base_median, cur_median, direction, threshold, min_abs_change)
