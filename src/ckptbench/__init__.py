@@ -13,7 +13,7 @@ from ckptbench.core import (
 )
 from ckptbench.config import Suite, load_suite
 from ckptbench.core._runner import RunSettings, SuiteOutcome, run_suite
-from ckptbench.data import DataMismatchError, abstract_pytree, pytree_checksums, verify_pytree
+from ckptbench.data import DataMismatchError, abstract_pytree, pytree_checksums, reading_checkpoint, verify_pytree
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import (
     Collector,
@@ -50,6 +50,7 @@ __all__ = [
     "load_results",
     "load_suite",
     "pytree_checksums",
+    "reading_checkpoint",
     "register_collector",
     "run_suite",
     "scan_inventory",

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from typing import Any
+import os
+import pathlib
+import re
+from typing import Any, Iterator
 
 import jax
 import numpy as np
@@ -50,6 +54,59 @@ def _local_shards(leaf: jax.Array) -> dict[str, np.ndarray]:
   return {str(s.index): s.data for s in leaf.addressable_shards}
 
 
+def shard_index_of(leaf: jax.Array, key: str) -> tuple[slice, ...]:
+  return next(s.index for s in leaf.addressable_shards if str(s.index) == key)
+
+
+def _format_index(index: tuple[slice, ...], shape: tuple[int, ...]) -> str:
+  """`[0:8, 0:32]` for a shard's slices (whole dimensions written out)."""
+  parts = []
+  for s, n in zip(index, shape):
+    start, stop, _ = s.indices(n)
+    parts.append(f"{start}:{stop}")
+  return f"[{', '.join(parts)}]"
+
+
+# TensorStore names the unreadable chunk: a file of a Zarr array, or a key in an OCDBT database.
+_OCDBT_KEY = re.compile(r'in "([^"]+)" in OCDBT database at local file "([^"]+)"')
+_LOCAL_FILE = re.compile(r'local file "([^"]+)"')
+
+
+@contextlib.contextmanager
+def reading_checkpoint(path: str | os.PathLike) -> Iterator[None]:
+  """Turns a load that fails on unreadable array data into a DataMismatchError naming the array.
+
+  A byte flipped in compressed data usually fails to decode instead of loading
+  wrong values; either way the run fails with the array's name.
+  """
+  try:
+    yield
+  except Exception as e:  # noqa: BLE001  (re-raised unchanged unless it names a data file)
+    described = _unreadable_array(e, pathlib.Path(path))
+    if described is None:
+      raise
+    raise DataMismatchError(described) from e
+
+
+def _unreadable_array(error: BaseException, root: pathlib.Path) -> str | None:
+  cause: BaseException | None = error
+  while cause is not None:
+    text = str(cause)
+    ocdbt = _OCDBT_KEY.search(text)
+    local = _LOCAL_FILE.search(text)
+    if ocdbt or local:
+      if ocdbt:
+        key, where = ocdbt.group(1), ocdbt.group(2)
+      else:
+        where = local.group(1)
+        key = os.path.relpath(where, root).split(os.sep, 1)[-1]  # drop the item directory
+      array = re.sub(r"/c(/\d+)*$|/\d+(\.\d+)*$", "", key.replace(os.sep, "/"))
+      detail = text.split(": ", 1)[-1][:300]
+      return f"checkpoint data of array {array!r} cannot be read (corrupted?) at {where}: {detail}"
+    cause = cause.__cause__ or cause.__context__
+  return None
+
+
 def _array_differs(expected: Any, actual: Any) -> str | None:
   if (str(expected.dtype), tuple(expected.shape)) != (str(actual.dtype), tuple(actual.shape)):
     return f"dtype/shape {expected.dtype}{list(expected.shape)} != {actual.dtype}{list(actual.shape)}"
@@ -59,7 +116,7 @@ def _array_differs(expected: Any, actual: Any) -> str | None:
     want, got = _local_shards(expected), _local_shards(actual)
     for index, shard in want.items():
       if not np.array_equal(_raw(shard), _raw(got[index])):
-        return f"shard {index}"
+        return f"shard {_format_index(shard_index_of(expected, index), expected.shape)}"
     return None
   return None if np.array_equal(_raw(expected), _raw(actual)) else "content"
 
