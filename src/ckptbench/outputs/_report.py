@@ -18,6 +18,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs, split_tag
+from ckptbench.stats import is_rate_unit
 
 REPORT_FILE = "report.html"
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
@@ -177,10 +178,6 @@ def _tags(benches: list[dict[str, Any]]) -> dict[str, str]:
   return units  # first-seen order: operations appear in the order they ran
 
 
-def _is_rate(unit: str) -> bool:
-  return unit.endswith("/s")
-
-
 def roofline_limits(outputs: RunOutputs) -> dict[str, float]:
   """The measured storage and memory limits in GiB/s, by name; empty when unknown.
 
@@ -256,7 +253,7 @@ def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Ma
              if split_tag(t).namespace == "0_basics" and split_tag(t).metric == "time_s"}
     if times:
       panels.append(_plots.Panel(f"{op}: time (mean ± std over repeats)", "time (s)", times))
-    rates = {t: tags[t] for t in op_tags if split_tag(t).namespace == "4_throughput" and _is_rate(tags[t])}
+    rates = {t: tags[t] for t in op_tags if split_tag(t).namespace == "4_throughput" and is_rate_unit(tags[t])}
     if rates:
       unit = next(iter(rates.values()))
       rates = {t: u for t, u in rates.items() if u == unit}
