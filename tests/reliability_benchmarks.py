@@ -28,4 +28,5 @@ class StubbornBenchmark(ckptbench.BenchmarksGenerator):
         except Exception:  # noqa: BLE001,S110  (what a careless benchmark does)
           pass
       (context.path / "data.bin").write_bytes(b"\0" * 1024)
+      context.trace_path(f"../{context.options.label}")  # a directory named after the option
     return ckptbench.TestResult(metrics=metrics)

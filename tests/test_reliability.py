@@ -253,7 +253,7 @@ def test_names_that_become_paths_stay_inside_the_output_directory(tmp_path):
       suite_name: ../../../escaped/suite
       benchmarks:
         - generator: reliability_benchmarks.StubbornBenchmark
-          options: {label: ["../../../up", "/tmp/abs/path", "..", "a/../../b"], enable_trace: false}
+          options: {label: ["../../../up", "/tmp/abs/path", "..", "a/../../b"], enable_trace: true}
       """), str(work / "s.yaml"))
   before = set(tmp_path.rglob("*"))
   out = work / "out"
@@ -266,3 +266,25 @@ def test_names_that_become_paths_stay_inside_the_output_directory(tmp_path):
   run_dirs = {pathlib.Path(r["path"]) for r in outcome.records}
   assert len(run_dirs) == 4 and all(p.parent.parent == out for p in run_dirs)
   assert (out / "report.html").exists()
+  # The trace directories named after the options were made inside OUT:
+  for name in ("StubbornBenchmark_label=______up__up", "StubbornBenchmark_label=_tmp_abs_path__tmp_abs_path"):
+    assert (out / "tensorboard" / name).is_dir()
+
+
+def test_memory_estimate_counts_the_local_shards_of_each_process(tmp_path):
+  from ckptbench.core._memory import estimate, memory_problem
+  from ckptbench.core._sweep import expand
+  from ckptbench.distributed import LocalCoordinator
+
+  suite = load_suite_text(textwrap.dedent("""\
+      suite_name: m
+      checkpoint_config:
+        spec: {w: {dtype: float32, shape: [1024, 8], sharding: [x]}, b: {dtype: bfloat16, shape: [8]}}
+      mesh_config: {mesh_axes: [x], ici_parallelism: {x: 8}}
+      benchmarks: [{generator: save_restore}]
+      """), str(tmp_path / "s.yaml"))
+  plan = expand(suite, 8)
+  alone = estimate(plan.benchmarks[0], process_count=1)
+  assert (alone.per_device_bytes, alone.local_devices, alone.local_bytes) == (4096 + 16, 8, 8 * 4112)
+  assert estimate(plan.benchmarks[0], process_count=2).local_bytes == 4 * 4112  # half the devices
+  assert memory_problem(plan, LocalCoordinator()) is None

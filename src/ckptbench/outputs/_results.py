@@ -70,8 +70,12 @@ def write_json_atomic(path: pathlib.Path, data: Any) -> None:
   """Writes JSON through a temporary file and a rename, so readers never see half a file."""
   path = pathlib.Path(path)
   tmp = path.with_name(f".{path.name}.tmp")
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(data, f, indent=1, default=_json_default)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
+  try:
+    with open(tmp, "w", encoding="utf-8") as f:
+      json.dump(data, f, indent=1, default=_json_default)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  except OSError as e:  # e.g. a full disk: say which file, keep the previous version
+    tmp.unlink(missing_ok=True)
+    raise CkptbenchError(f"cannot write {path}: {e.strerror or e}") from None
