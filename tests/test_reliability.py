@@ -147,24 +147,40 @@ def test_suite_wide_timeout_applies_when_options_give_none(tmp_path):
   assert outcome.records[0]["duration_s"] < 5
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-  """A 2 MiB tmpfs: a real filesystem that runs out of space."""
-  disk = tmp_path / "disk"
+def run_on_a_small_disk(tmp_path: pathlib.Path, suite: pathlib.Path) -> tuple[subprocess.CompletedProcess, pathlib.Path]:
+  """Runs the CLI with OUT on a 2 MiB tmpfs, mounted in a private mount namespace.
+
+  Unprivileged users get the namespace through a user namespace (`unshare -r`),
+  so no root is needed where the kernel allows those. Returns the process and a
+  copy of OUT's result files (the tmpfs vanishes with the namespace).
+  """
+  disk, kept = tmp_path / "disk", tmp_path / "kept"
   disk.mkdir()
-  mounted = subprocess.run(
-      ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True, text=True
-  )
-  if mounted.returncode != 0:
-    pytest.skip(f"cannot mount a tmpfs here (needs root or CAP_SYS_ADMIN): {mounted.stderr.strip()}")
+  kept.mkdir()
+  script = (
+      f'mount -t tmpfs -o size=2m tmpfs "{disk}" || exit 99\n'
+      f'"{sys.executable}" -m ckptbench run "{suite}" -o "{disk}/out" --no-progress --no-probe\n'
+      f'code=$?; cp "{disk}/out/results.jsonl" "{disk}/out/summary.json" "{kept}/"; find "{disk}/out" -name "repeat_*" > "{kept}/run_dirs"'
+      "; exit $code"
+  )  # fmt: skip
+  user = [] if os.geteuid() == 0 else ["--map-root-user"]
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO / "tests"), env.get("PYTHONPATH", "")])
   try:
-    yield disk
-  finally:
-    subprocess.run(["umount", "-l", str(disk)], check=False)
+    done = subprocess.run(
+        ["unshare", "--mount", *user, "sh", "-c", script],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+  except FileNotFoundError:
+    pytest.skip("no unshare(1) to make a private mount namespace")
+  if done.returncode == 99 or "unshare:" in done.stderr:
+    pytest.skip(f"cannot mount a tmpfs here (no user namespaces or privileges): {done.stderr.strip()}")
+  return done, kept
 
 
-def test_disk_full_mid_save_is_reported_cleaned_up_and_the_suite_goes_on(tmp_path, small_disk):
-  suite = load_suite_text(textwrap.dedent("""\
+def test_disk_full_mid_save_is_reported_cleaned_up_and_the_suite_goes_on(tmp_path):
+  suite = tmp_path / "full.yaml"
+  suite.write_text(textwrap.dedent("""\
       suite_name: full
       checkpoint_configs:
         - {spec: {big: {dtype: float32, shape: [1048576]}}, fill: random_bits}
@@ -172,24 +188,26 @@ def test_disk_full_mid_save_is_reported_cleaned_up_and_the_suite_goes_on(tmp_pat
       benchmarks:
         - generator: save_restore
           options: {use_compression: false, async_enabled: [false, true]}
-      """), str(tmp_path / "s.yaml"))
-  out = small_disk / "out"
-  outcome = run_suite(suite, RunSettings(output_dir=out, **QUICK))
-  by_name = {r["benchmark"]: r for r in outcome.records}
+      """))
+  done, kept = run_on_a_small_disk(tmp_path, suite)
+  assert done.returncode == 1, done.stderr
+  out = tmp_path / "disk" / "out"
+  records = [json.loads(line) for line in (kept / "results.jsonl").read_text().splitlines()]
+  by_name = {r["benchmark"]: r for r in records}
+  assert len(by_name) == 4
   for async_enabled in ("False", "True"):
-    full = by_name[f"SaveRestoreBenchmark(async_enabled={async_enabled}, ckpt=0)"]
+    name = f"SaveRestoreBenchmark(async_enabled={async_enabled}, ckpt=0)"
+    full = by_name[name]
     assert full["error"]["type"] == "DiskFull", full["error"]
     message = full["error"]["message"]
-    assert message.startswith(
-        f"out of disk space in benchmark SaveRestoreBenchmark(async_enabled={async_enabled}, ckpt=0)"
-        f" while writing {out}/"
-    ), message
+    assert message.startswith(f"out of disk space in benchmark {name} while writing {out}/"), message
     assert f"the partial checkpoint in {full['path']} was removed" in message
-    assert not pathlib.Path(full["path"]).exists()
-    fits = by_name[f"SaveRestoreBenchmark(async_enabled={async_enabled}, ckpt=1)"]
-    assert fits["error"] is None  # the space was given back
-  assert len(outcome.records) == 4
-  assert json.loads((out / "summary.json").read_text())["benchmarks"]
+    assert f"FAILED: host 0: DiskFull: out of disk space in benchmark {name}" in done.stdout
+    assert by_name[f"SaveRestoreBenchmark(async_enabled={async_enabled}, ckpt=1)"]["error"] is None
+  left = set((kept / "run_dirs").read_text().split())  # the partial checkpoints were removed
+  assert left == {r["path"] for r in records if r["error"] is None}
+  summary = json.loads((kept / "summary.json").read_text())
+  assert sorted((b["runs"], b["failed"]) for b in summary["benchmarks"]) == [(1, 0), (1, 0), (1, 1), (1, 1)]
 
 
 def _save_and_damage(tmp_path, compression: bool, where: str) -> tuple[dict, pathlib.Path]:
