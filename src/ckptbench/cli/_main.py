@@ -24,6 +24,7 @@ _COMMANDS = (
     "report",
     "export",
     "launch",
+    "fixture",
 )
 
 

@@ -1,6 +1,7 @@
 """Checkpoint data: meshes, synthetic pytrees, existing checkpoints, verification."""
 
 from ckptbench.data._existing import (
+    abstract_from_checkpoint,
     abstract_pytree,
     leaf_name,
     load_existing,
@@ -13,6 +14,7 @@ from ckptbench.data._verify import DataMismatchError, pytree_checksums, reading_
 
 __all__ = [
     "DataMismatchError",
+    "abstract_from_checkpoint",
     "abstract_pytree",
     "build_mesh",
     "build_pytree",

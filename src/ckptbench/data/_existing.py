@@ -6,7 +6,10 @@ mesh-axis names, null, or lists of names:
 
     {"params/embed": ["fsdp", null], "params/layer_0/w": [null, ["fsdp", "tensor"]]}
 
-Arrays it does not name are replicated over the mesh.
+Arrays it does not name are replicated over the mesh. The file that Orbax's
+in-tree resharding benchmark reads is accepted too: keys joined with ".", each
+entry `{"shape": [...], "dtype": "...", "sharding": {"mesh": {...}, "spec": [...]}}`;
+its spec is used on the run's mesh (its recorded mesh shape is ignored).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.Par
     raise CkptbenchError(f"{path}: the sharding config must map array paths to partition specs")
   out = {}
   for name, spec in raw.items():
+    if isinstance(spec, dict) and isinstance(spec.get("sharding"), dict):  # Orbax's format
+      name, spec = name.replace(".", "/"), spec["sharding"].get("spec")
     if not isinstance(spec, list):
       raise CkptbenchError(f"{path}: key '{name}': a partition spec is a list, got {spec!r}")
     out[name] = jax.sharding.PartitionSpec(*[tuple(e) if isinstance(e, list) else e for e in spec])

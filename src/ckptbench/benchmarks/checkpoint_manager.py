@@ -1,0 +1,257 @@
+"""`checkpoint_manager`: a training-like loop that checkpoints through a manager.
+
+A jitted step updates every floating-point array of the checkpoint data; the
+manager saves every `save_interval_steps` steps and keeps the latest
+`max_to_keep`. Two managers (`api`): Orbax's `CheckpointManager` and the v1
+training `Checkpointer` (given an explicit fixed-interval policy: its default
+policy silently skips a save while an async save is still running).
+
+Measured: `train_step` (compute), `save_blocking` (what a save costs the loop),
+`save_durable` (from the save call until the step is committed on disk),
+`wait` (the final wait for outstanding saves), `restore` (the latest step) and
+`delete` (every step but the latest, explicitly). Verified: the steps left on
+disk are exactly the latest `max_to_keep` saved ones, and the restored latest
+step equals the state that was saved at that step.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import threading
+import time
+from typing import Any
+
+import jax
+import orbax.checkpoint as ocp
+from orbax.checkpoint import v1 as ocp_v1
+
+from ckptbench import (
+    BenchmarkOptions,
+    BenchmarksGenerator,
+    CkptbenchError,
+    DataMismatchError,
+    Metrics,
+    TestContext,
+    TestResult,
+    abstract_pytree,
+    benchmark_options,
+    verify_pytree,
+)
+
+APIS = ("checkpoint_manager", "training_checkpointer")
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class CheckpointManagerOptions(BenchmarkOptions):
+  """Options of `checkpoint_manager`.
+
+  Attributes:
+    api: "checkpoint_manager" (orbax.checkpoint.CheckpointManager) or
+      "training_checkpointer" (orbax.checkpoint.v1.training.Checkpointer).
+    num_steps: training steps per run.
+    save_interval_steps: save at steps 0, n, 2n, ...
+    max_to_keep: checkpoints kept (the latest ones); None keeps all.
+    async_enabled: save asynchronously.
+  """
+
+  api: str | list[str] = "checkpoint_manager"
+  num_steps: int | list[int] = 10
+  save_interval_steps: int | list[int] = 2
+  max_to_keep: int | None | list[int | None] = 2
+  async_enabled: bool | list[bool] = True
+
+  def invalid_reason(self) -> str | None:
+    if self.api not in APIS:
+      return f"api must be one of {', '.join(APIS)}"
+    if self.num_steps < 1 or self.save_interval_steps < 1:
+      return "num_steps and save_interval_steps must be at least 1"
+    if self.max_to_keep is not None and self.max_to_keep < 1:
+      return "max_to_keep must be at least 1 (or null to keep all)"
+    return None
+
+  def is_valid(self) -> bool:
+    return self.invalid_reason() is None
+
+
+class _Durability:
+  """Times each save from its call until Orbax reports it committed."""
+
+  def __init__(self):
+    self._lock = threading.Lock()
+    self._started: dict[int, float] = {}
+    self.durable_s: dict[int, float] = {}
+
+  def started(self, step: int) -> None:
+    with self._lock:
+      self._started[step] = time.perf_counter()
+
+  def committed(self, step: int | None = None) -> None:
+    now = time.perf_counter()
+    with self._lock:
+      steps = [step] if step is not None else [s for s in self._started if s not in self.durable_s]
+      for s in steps:
+        self.durable_s[s] = now - self._started[s]
+
+
+class Manager:
+  """The two managers behind one interface."""
+
+  def __init__(self, api: str, directory: pathlib.Path, options: CheckpointManagerOptions):
+    self.api = api
+    self.durability = durability = _Durability()
+    self._async = options.async_enabled
+    if api == "checkpoint_manager":
+      self._impl = ocp.CheckpointManager(
+          directory,
+          options=ocp.CheckpointManagerOptions(
+              save_interval_steps=options.save_interval_steps,
+              max_to_keep=options.max_to_keep,
+              enable_async_checkpointing=options.async_enabled,
+              # Only one save is in flight at a time: the previous one is waited for.
+              async_options=(
+                  ocp.AsyncOptions(post_finalization_callback=self.durability.committed)
+                  if options.async_enabled
+                  else None
+              ),
+          ),
+      )
+    else:
+      context = ocp_v1.Context()
+      # A plain function, not a bound method: the Context deep-copies its options.
+      context.async_options.post_finalization_callback = lambda: durability.committed()
+      policies = ocp_v1.training
+      self._impl = policies.Checkpointer(
+          directory,
+          context=context,
+          save_decision_policy=policies.save_decision_policies.FixedIntervalPolicy(
+              options.save_interval_steps
+          ),
+          preservation_policy=(
+              policies.preservation_policies.LatestN(options.max_to_keep)
+              if options.max_to_keep is not None
+              else policies.preservation_policies.PreserveAll()
+          ),
+      )
+
+  def should_save(self, step: int) -> bool:
+    return self._impl.should_save(step)
+
+  def save(self, step: int, state: Any) -> None:
+    self.durability.started(step)
+    if self.api == "checkpoint_manager":
+      self._impl.save(step, args=ocp.args.StandardSave(state))
+      if not self._async:
+        self.durability.committed(step)
+    elif self._async:
+      if self._impl.save_async(step, state) is None:
+        raise CkptbenchError(f"the training Checkpointer skipped the save of step {step}")
+    else:
+      self._impl.save(step, state)
+      self.durability.committed(step)
+
+  def wait(self) -> None:
+    if self.api == "checkpoint_manager":
+      self._impl.wait_until_finished()
+    else:
+      self._impl.wait()
+
+  def steps(self) -> list[int]:
+    if self.api == "checkpoint_manager":
+      return sorted(self._impl.all_steps())
+    return sorted(c.step for c in self._impl.checkpoints)
+
+  def restore(self, step: int, abstract: Any) -> Any:
+    if self.api == "checkpoint_manager":
+      return self._impl.restore(step, args=ocp.args.StandardRestore(abstract))
+    return self._impl.load(step, abstract)
+
+  def delete(self, step: int) -> None:
+    self._impl.delete(step)
+
+  def close(self) -> None:
+    self._impl.close()
+
+
+def train_step_fn(tree: Any):
+  """A jitted update of every floating-point array; other leaves pass through."""
+  leaves, treedef = jax.tree.flatten(tree)
+  index = [
+      i
+      for i, x in enumerate(leaves)
+      if isinstance(x, jax.Array) and jax.numpy.issubdtype(x.dtype, jax.numpy.floating)
+  ]
+
+  @jax.jit
+  def update(arrays):
+    return [(x * 0.99 + 0.01).astype(x.dtype) for x in arrays]
+
+  def step(state):
+    flat = jax.tree.leaves(state)
+    new = update([flat[i] for i in index])
+    for i, x in zip(index, new):
+      flat[i] = x
+    return jax.tree.unflatten(treedef, flat)
+
+  return step
+
+
+def _steps_on_disk(directory: pathlib.Path) -> list[int]:
+  return sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit())
+
+
+@benchmark_options(CheckpointManagerOptions)
+class CheckpointManagerBenchmark(BenchmarksGenerator):
+  """A training loop with checkpoints; see the module docstring."""
+
+  def test_fn(self, context: TestContext) -> TestResult:
+    options = context.options
+    if context.pytree is None:
+      raise CkptbenchError("checkpoint_manager needs checkpoint data (checkpoint_config spec or preset)")
+    directory = context.path / "checkpoints"
+    metrics = Metrics()
+    step_fn = train_step_fn(context.pytree)
+    state = context.pytree
+    saved: list[int] = []
+    last_saved = None
+    manager = Manager(options.api, directory, options)
+    try:
+      for step in range(options.num_steps):
+        with metrics.measure("train_step", ["time"]):
+          state = jax.block_until_ready(step_fn(state))
+        if manager.should_save(step):
+          with metrics.measure("save_blocking"), context.trace("save_blocking"):
+            manager.save(step, state)
+          saved.append(step)
+          last_saved = state
+      with metrics.measure("wait"):
+        manager.wait()
+      for step in saved:
+        if step not in manager.durability.durable_s:
+          raise CkptbenchError(f"{options.api}: no commit was reported for step {step}")
+        metrics.record("save_durable", "0_basics/time_s", manager.durability.durable_s[step], "s", "sum")
+      metrics.record("save", "9_other/saved_steps", len(saved), "count")
+      kept = saved[-options.max_to_keep :] if options.max_to_keep else saved
+      for name, found in (("manager", manager.steps()), ("disk", _steps_on_disk(directory))):
+        if found != kept:
+          raise DataMismatchError(
+              f"{options.api}: steps kept ({name}) are {found}, expected the latest"
+              f" {options.max_to_keep} of the saved steps {saved}: {kept}"
+          )
+      latest = kept[-1]
+      with metrics.measure("restore"), context.trace("restore"):
+        restored = manager.restore(latest, abstract_pytree(last_saved))
+      with metrics.measure("verify", ["time"]):
+        verify_pytree(last_saved, restored)
+      with metrics.measure("delete"):
+        for step in kept[:-1]:
+          manager.delete(step)
+      if _steps_on_disk(directory) != [latest]:
+        raise DataMismatchError(
+            f"{options.api}: after deleting {kept[:-1]}, steps on disk are"
+            f" {_steps_on_disk(directory)}, expected [{latest}]"
+        )
+      metrics.record("delete", "9_other/deleted_steps", len(kept) - 1, "count")
+    finally:
+      manager.close()
+    return TestResult(metrics=metrics)

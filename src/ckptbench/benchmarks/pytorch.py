@@ -1,0 +1,195 @@
+"""`pytorch`: the same tensors saved and loaded by PyTorch's checkpoint libraries and by Orbax.
+
+The suite's checkpoint data becomes a flat dict of CPU `torch.Tensor`s
+(`"params/layer_0/w"`), and `library` picks how it is saved and loaded:
+
+- `torch_save`: `torch.save` / `torch.load(weights_only=True)`, one file.
+- `safetensors`: `safetensors.torch.save_file` / `load(file bytes)`, one file, read eagerly.
+- `safetensors_mmap`: the same file loaded with `load_file`, which maps it: its
+  `load` ends before the data is read (the pages are read during `verify`).
+- `dcp`: `torch.distributed.checkpoint.save` / `load` in a single-process gloo group.
+- `dcp_async`: `torch.distributed.checkpoint.async_save`, then `load`.
+- `orbax`: tensors converted to JAX arrays, `orbax.checkpoint.v1.save` / `load`, converted back.
+- `torchax`: tensors moved to torchax's JAX-backed device, saved and loaded with Orbax
+  (skipped with the reason when torchax does not import, as with torch 2.13).
+
+One metric vocabulary for all: `save` (from tensors in memory to files on disk,
+conversions included), `save_blocking` (the part an async save blocks for;
+equal to the save for synchronous libraries), `load` (from files to tensors in
+memory) and `verify`. Sweep `library: [...]` to compare them in one table.
+Every load is checked bit for bit against the saved tensors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import numpy as np
+
+import ckptbench
+
+LIBRARIES = ("torch_save", "safetensors", "safetensors_mmap", "dcp", "dcp_async", "orbax", "torchax")
+
+
+@functools.cache
+def _import_problem(module: str) -> str | None:
+  try:
+    __import__(module)
+  except Exception as e:  # torchax fails with errors other than ImportError
+    return f"{module} does not import: {type(e).__name__}: {e}"
+  return None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PyTorchOptions(ckptbench.BenchmarkOptions):
+  """Options of `pytorch`.
+
+  Attributes:
+    library: torch_save | safetensors | safetensors_mmap | dcp | dcp_async | orbax | torchax.
+  """
+
+  library: str | list[str] = "torch_save"
+
+  def invalid_reason(self) -> str | None:
+    if self.library not in LIBRARIES:
+      return f"library must be one of {', '.join(LIBRARIES)}"
+    needed = {"safetensors": "safetensors", "safetensors_mmap": "safetensors", "torchax": "torchax"}.get(
+        self.library, "torch"
+    )
+    return _import_problem("torch") or _import_problem(needed)
+
+  def is_valid(self) -> bool:
+    return self.invalid_reason() is None
+
+
+def _to_torch(array: Any):
+  import torch
+
+  host = np.asarray(array)
+  if host.dtype.name == "bfloat16":  # numpy's bfloat16 (ml_dtypes) has no torch twin
+    return torch.from_numpy(host.view(np.uint16).copy()).view(torch.bfloat16)
+  return torch.from_numpy(host.copy())
+
+
+def _to_numpy(tensor) -> np.ndarray:
+  import torch
+
+  tensor = tensor.detach().cpu().contiguous()
+  if tensor.dtype == torch.bfloat16:
+    return tensor.view(torch.uint16).numpy().view(jax.numpy.bfloat16)
+  return tensor.numpy()
+
+
+def torch_tensors(pytree: Any) -> dict[str, Any]:
+  """The arrays of `pytree` as CPU torch tensors keyed by their "a/b/c" path."""
+  out = {}
+  for path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
+    if isinstance(leaf, (jax.Array, np.ndarray)):
+      out["/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)] = _to_torch(leaf)
+  return out
+
+
+def _verify(saved: dict[str, Any], loaded: dict[str, Any], library: str) -> None:
+  expected = {k: _to_numpy(v) for k, v in saved.items()}
+  try:
+    ckptbench.verify_pytree(expected, {k: _to_numpy(v) for k, v in loaded.items()})
+  except ckptbench.DataMismatchError as e:
+    raise ckptbench.DataMismatchError(f"pytorch library={library}: {e}") from None
+
+
+def _gloo_group() -> None:
+  import torch.distributed as dist
+
+  if not dist.is_initialized():
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+
+
+def _empty_like(tensors: dict[str, Any]) -> dict[str, Any]:
+  import torch
+
+  return {k: torch.empty_like(v) for k, v in tensors.items()}
+
+
+def _save_load_torch(library: str, tensors: dict, path, metrics, context) -> dict:
+  import torch
+
+  if library == "torch_save":
+    file = path / "model.pt"
+    with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
+      torch.save(tensors, file)
+    with metrics.measure("load"), context.trace("load"):
+      return torch.load(file, weights_only=True)
+  if library.startswith("safetensors"):
+    from safetensors.torch import load, load_file, save_file
+
+    file = path / "model.safetensors"
+    with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
+      save_file(tensors, file)
+    with metrics.measure("load"), context.trace("load"):
+      if library == "safetensors_mmap":
+        return load_file(file)  # maps the file: pages are read when first touched
+      return load(file.read_bytes())
+  import torch.distributed.checkpoint as dcp
+
+  _gloo_group()
+  directory = path / "dcp"
+  with metrics.measure("save"), context.trace("save"):
+    if library == "dcp_async":
+      with metrics.measure("save_blocking"):
+        pending = dcp.async_save(tensors, checkpoint_id=str(directory))
+      pending.result()
+    else:
+      with metrics.measure("save_blocking"):
+        dcp.save(tensors, checkpoint_id=str(directory))
+  loaded = _empty_like(tensors)
+  with metrics.measure("load"), context.trace("load"):
+    dcp.load(loaded, checkpoint_id=str(directory))
+  return loaded
+
+
+def _save_load_orbax(library: str, tensors: dict, path, metrics, context) -> dict:
+  from orbax.checkpoint import v1 as ocp
+
+  directory = path / "orbax"
+  if library == "torchax":
+    import torchax
+    from torchax import interop
+
+    with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
+      with torchax.default_env():
+        arrays = {k: interop.jax_view(v.to("jax")) for k, v in tensors.items()}
+      ocp.save(directory, arrays)
+    with metrics.measure("load"), context.trace("load"):
+      restored = ocp.load(directory, ckptbench.abstract_pytree(arrays))
+      with torchax.default_env():
+        return {k: interop.torch_view(v).to("cpu") for k, v in restored.items()}
+  with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
+    arrays = {k: jax.numpy.asarray(_to_numpy(v)) for k, v in tensors.items()}
+    ocp.save(directory, arrays)
+  with metrics.measure("load"), context.trace("load"):
+    restored = ocp.load(directory, ckptbench.abstract_pytree(arrays))
+    return {k: _to_torch(v) for k, v in restored.items()}
+
+
+@ckptbench.benchmark_options(PyTorchOptions)
+class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
+  """Saves and loads torch tensors with one library; see the module docstring."""
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    options = context.options
+    if context.pytree is None:
+      raise ckptbench.CkptbenchError("pytorch needs checkpoint data (checkpoint_config spec, preset or path)")
+    problem = options.invalid_reason()
+    if problem:
+      raise ckptbench.CkptbenchError(f"pytorch: {problem}")
+    tensors = torch_tensors(context.pytree)
+    metrics = ckptbench.Metrics()
+    metrics.record("save", "9_other/tensors", len(tensors), "count")
+    run = _save_load_orbax if options.library in ("orbax", "torchax") else _save_load_torch
+    loaded = run(options.library, tensors, context.path, metrics, context)
+    with metrics.measure("verify", ["time"]):
+      _verify(tensors, loaded, options.library)
+    return ckptbench.TestResult(metrics=metrics)

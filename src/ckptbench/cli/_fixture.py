@@ -1,0 +1,85 @@
+"""`ckptbench fixture CONFIG -o DIR`: write a reference checkpoint and its sharding file.
+
+Builds the suite's first checkpoint data (a `spec` or a `preset`) on its first
+mesh, saves it with Orbax as DIR/checkpoint and writes DIR/sharding.json (the
+sharding-file format of `checkpoint_config.sharding_config_path` and of the
+built-ins' `reference_sharding_path`). A load benchmark can then read a
+checkpoint written before the run, as on a real cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+from typing import Any
+
+from ckptbench.cli._devices import devices_needed, set_xla_flags
+from ckptbench.cli._run import add_suite_arguments, config_path
+from ckptbench.errors import CkptbenchError
+
+
+def register(subparsers) -> None:
+  p = subparsers.add_parser(
+      "fixture",
+      help="write a reference checkpoint + sharding file",
+      description="Save a suite's synthetic checkpoint data (spec or preset) as a reference checkpoint.",
+  )
+  add_suite_arguments(p)
+  p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
+                 help="where DIR/checkpoint and DIR/sharding.json go")  # fmt: skip
+  p.set_defaults(handler=handle)
+
+
+def write_fixture(config_file: str, output_dir: str | pathlib.Path) -> dict[str, Any]:
+  """Writes OUTPUT_DIR/checkpoint and OUTPUT_DIR/sharding.json; returns what it wrote.
+
+  Raises:
+    CkptbenchError: when the suite has no spec or preset, or the checkpoint exists.
+  """
+  from orbax.checkpoint import v1 as ocp
+
+  from ckptbench.config import load_suite
+  from ckptbench.data import build_mesh, build_pytree, write_sharding_config
+
+  suite = load_suite(config_file)
+  source = suite.checkpoints[0] if suite.checkpoints else None
+  if source is None or source.spec is None:
+    raise CkptbenchError(f"{config_file}: fixture needs a checkpoint_config with a spec or a preset")
+  out = pathlib.Path(output_dir)
+  checkpoint = out / "checkpoint"
+  if checkpoint.exists():
+    raise CkptbenchError(f"{checkpoint} exists; remove it or choose another output directory")
+  out.mkdir(parents=True, exist_ok=True)
+  mesh_config = suite.meshes[0] if suite.meshes else None
+  mesh = None if mesh_config is None else build_mesh(mesh_config)
+  pytree = build_pytree(
+      source.spec, mesh, seed=source.config.random_seed, fill=source.config.fill
+  )
+  ocp.save(checkpoint, pytree)
+  write_sharding_config(out / "sharding.json", pytree)
+  return {
+      "checkpoint": str(checkpoint.resolve()),
+      "sharding": str((out / "sharding.json").resolve()),
+      "mesh": None if mesh_config is None else mesh_config.describe(),
+      "checkpoint_config": source.config.describe(),
+  }
+
+
+def handle(args: argparse.Namespace) -> int:
+  config_file = config_path(args)
+  if not args.output_directory:
+    raise CkptbenchError("give the output directory: -o DIR")
+  set_xla_flags(
+      devices=args.devices or devices_needed(config_file),
+      hlo_dump_dir=None,
+      override_devices=bool(args.devices),
+  )
+  written = write_fixture(config_file, args.output_directory)
+  print(json.dumps(written, indent=1))
+  print(
+      "use it with:\n  options:\n"
+      f"    reference_checkpoint_path: {written['checkpoint']}\n"
+      f"    reference_sharding_path: {written['sharding']}"
+  )
+  return 0
