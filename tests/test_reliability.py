@@ -249,6 +249,15 @@ def test_a_damaged_compressed_chunk_names_the_array(tmp_path):
   assert message.startswith(
       f"checkpoint data of array 'weights' cannot be read (corrupted?) at {path}/state/weights/c/0: "
   ), message
+  assert message.endswith(f"(checkpoint {path})")
+  # A benchmark that loads without reading_checkpoint gets the same description from the runner.
+  from ckptbench.core._failures import unreadable_data_error
+
+  with pytest.raises(Exception) as raw:
+    ocp.load(path, ckptbench.abstract_pytree(tree))
+  error = unreadable_data_error(raw.value)
+  assert error["type"] == "DataMismatchError"
+  assert error["message"].startswith("checkpoint data of array 'weights' cannot be read (corrupted?)")
 
 
 def test_a_damaged_existing_checkpoint_fails_its_run_naming_the_array(tmp_path):

@@ -74,6 +74,20 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
     error = error.__cause__ or error.__context__
 
 
+def unreadable_data_error(error: BaseException) -> dict[str, Any] | None:
+  """A `DataMismatchError` naming the array, when a load failed on damaged checkpoint data."""
+  from ckptbench.data._verify import DataMismatchError, unreadable_array_message  # noqa: PLC0415
+
+  message = None if isinstance(error, DataMismatchError) else unreadable_array_message(error)
+  if message is None:
+    return None
+  return {
+      "type": DataMismatchError.__name__,
+      "message": message,
+      "traceback": "".join(traceback.format_exception(error)),
+  }
+
+
 def disk_full_error(error: BaseException, benchmark: str, run_dir: Any) -> dict[str, Any] | None:
   """A `DiskFull` error naming the benchmark and the file, when `error` is out of space."""
   for cause in _chain(error):

@@ -22,6 +22,7 @@ from ckptbench.core._failures import (
     deadline,
     disk_full_error,
     timeout_error,
+    unreadable_data_error,
 )
 from ckptbench.core._generator import BenchmarksGenerator, TestContext, TestResult
 from ckptbench.core._memory import memory_problem
@@ -327,7 +328,7 @@ def _run_once(
     except RunTimeout:
       error = timeout_error(timeout, time.perf_counter() - (t_fn or t0), traceback.format_exc())
     except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
-      error = disk_full_error(e, bench.name, run_dir) or {
+      error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or {
           "type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()
       }
   if error is not None and error["type"] in (TIMEOUT, DISK_FULL):

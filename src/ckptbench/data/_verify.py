@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import pathlib
 import re
 from typing import Any, Iterator
 
@@ -70,6 +69,8 @@ def _format_index(index: tuple[slice, ...], shape: tuple[int, ...]) -> str:
 # TensorStore names the unreadable chunk: a file of a Zarr array, or a key in an OCDBT database.
 _OCDBT_KEY = re.compile(r'in "([^"]+)" in OCDBT database at local file "([^"]+)"')
 _LOCAL_FILE = re.compile(r'local file "([^"]+)"')
+# A chunk's key below its array's directory: `c/0/1` (Zarr v3) or `0.1` (Zarr v2).
+_CHUNK_KEY = re.compile(r"/(c(/\d+)*|\d+(\.\d+)*)$")
 
 
 @contextlib.contextmanager
@@ -78,29 +79,31 @@ def reading_checkpoint(path: str | os.PathLike) -> Iterator[None]:
 
   A byte flipped in compressed data usually fails to decode instead of loading
   wrong values; either way the run fails with the array's name.
+
+  Args:
+    path: the checkpoint being read (for the message).
   """
   try:
     yield
   except Exception as e:  # noqa: BLE001  (re-raised unchanged unless it names a data file)
-    described = _unreadable_array(e, pathlib.Path(path))
+    described = unreadable_array_message(e)
     if described is None:
       raise
-    raise DataMismatchError(described) from e
+    raise DataMismatchError(f"{described} (checkpoint {path})") from e
 
 
-def _unreadable_array(error: BaseException, root: pathlib.Path) -> str | None:
+def unreadable_array_message(error: BaseException) -> str | None:
+  """'checkpoint data of array ... cannot be read', when TensorStore failed on a data chunk."""
   cause: BaseException | None = error
-  while cause is not None:
+  seen: set[int] = set()
+  while cause is not None and id(cause) not in seen:
+    seen.add(id(cause))
     text = str(cause)
     ocdbt = _OCDBT_KEY.search(text)
     local = _LOCAL_FILE.search(text)
-    if ocdbt or local:
-      if ocdbt:
-        key, where = ocdbt.group(1), ocdbt.group(2)
-      else:
-        where = local.group(1)
-        key = os.path.relpath(where, root).split(os.sep, 1)[-1]  # drop the item directory
-      array = re.sub(r"/c(/\d+)*$|/\d+(\.\d+)*$", "", key.replace(os.sep, "/"))
+    if (ocdbt or local) and "Error reading" in text:
+      key, where = (ocdbt.group(1), ocdbt.group(2)) if ocdbt else (local.group(1), local.group(1))
+      array = _CHUNK_KEY.sub("", key.rstrip("/")).rsplit("/", 1)[-1]
       detail = text.split(": ", 1)[-1][:300]
       return f"checkpoint data of array {array!r} cannot be read (corrupted?) at {where}: {detail}"
     cause = cause.__cause__ or cause.__context__
