@@ -147,7 +147,9 @@ def test_suite_wide_timeout_applies_when_options_give_none(tmp_path):
   assert outcome.records[0]["duration_s"] < 5
 
 
-def run_on_a_small_disk(tmp_path: pathlib.Path, suite: pathlib.Path) -> tuple[subprocess.CompletedProcess, pathlib.Path]:
+def run_on_a_small_disk(
+    tmp_path: pathlib.Path, suite: pathlib.Path
+) -> tuple[subprocess.CompletedProcess, pathlib.Path]:
   """Runs the CLI with OUT on a 2 MiB tmpfs, mounted in a private mount namespace.
 
   Unprivileged users get the namespace through a user namespace (`unshare -r`),
@@ -160,8 +162,8 @@ def run_on_a_small_disk(tmp_path: pathlib.Path, suite: pathlib.Path) -> tuple[su
   script = (
       f'mount -t tmpfs -o size=2m tmpfs "{disk}" || exit 99\n'
       f'"{sys.executable}" -m ckptbench run "{suite}" -o "{disk}/out" --no-progress --no-probe\n'
-      f'code=$?; cp "{disk}/out/results.jsonl" "{disk}/out/summary.json" "{kept}/"; find "{disk}/out" -name "repeat_*" > "{kept}/run_dirs"'
-      "; exit $code"
+      f'code=$?; cp "{disk}/out/results.jsonl" "{disk}/out/summary.json" "{kept}/"\n'
+      f'find "{disk}/out" -name "repeat_*" > "{kept}/run_dirs"; exit $code'
   )  # fmt: skip
   user = [] if os.geteuid() == 0 else ["--map-root-user"]
   env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
