@@ -128,6 +128,7 @@ def test_suite_too_big_for_memory_is_refused_before_any_data(tmp_path, capsys):
   assert not out.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", ["yaml_tab", "binary", "generator_import_fails"])
 def test_in_a_fresh_process_too(stem, tmp_path):
   suite = CORPUS / f"{stem}.yaml"

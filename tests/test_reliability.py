@@ -66,6 +66,7 @@ def wait_for_records(out: pathlib.Path, count: int, proc: subprocess.Popen, limi
   raise AssertionError(f"no {count} records after {limit_s} s")
 
 
+@pytest.mark.slow
 def test_sigkill_mid_suite_then_resume_gives_the_uninterrupted_summary(tmp_path):
   suite = tmp_path / "sleepy.yaml"
   suite.write_text(SLEEPY)
@@ -97,6 +98,7 @@ def test_sigkill_mid_suite_then_resume_gives_the_uninterrupted_summary(tmp_path)
   assert summary_shape(resumed) == summary_shape(reference.summary)
 
 
+@pytest.mark.slow
 def test_sigint_finishes_the_current_run_writes_the_summary_and_exits_130(tmp_path):
   suite = tmp_path / "sleepy.yaml"
   suite.write_text(SLEEPY.replace("[0.3, 0.31, 0.32]", "[0.5, 0.51, 0.52]"))
@@ -180,6 +182,7 @@ def run_on_a_small_disk(
   return done, kept
 
 
+@pytest.mark.slow
 def test_disk_full_mid_save_is_reported_cleaned_up_and_the_suite_goes_on(tmp_path):
   suite = tmp_path / "full.yaml"
   suite.write_text(textwrap.dedent("""\
