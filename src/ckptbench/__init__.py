@@ -13,7 +13,16 @@ from ckptbench.core import (
 )
 from ckptbench.config import Suite, load_suite
 from ckptbench.core._runner import RunSettings, SuiteOutcome, run_suite
-from ckptbench.data import DataMismatchError, abstract_pytree, pytree_checksums, reading_checkpoint, verify_pytree
+from ckptbench.data import (
+    DataMismatchError,
+    abstract_from_checkpoint,
+    abstract_pytree,
+    pytree_checksums,
+    read_sharding_config,
+    reading_checkpoint,
+    verify_pytree,
+    write_sharding_config,
+)
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import (
     Collector,
@@ -42,6 +51,7 @@ __all__ = [
     "TestContext",
     "TestResult",
     "__version__",
+    "abstract_from_checkpoint",
     "abstract_pytree",
     "benchmark_options",
     "default_collectors",
@@ -50,9 +60,11 @@ __all__ = [
     "load_results",
     "load_suite",
     "pytree_checksums",
+    "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
     "run_suite",
     "scan_inventory",
     "verify_pytree",
+    "write_sharding_config",
 ]

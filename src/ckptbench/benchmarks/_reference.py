@@ -12,9 +12,9 @@ from typing import Any
 
 import jax
 
+import ckptbench
 from ckptbench import CkptbenchError
 from ckptbench.benchmarks.save_restore import SaveRestoreOptions
-from ckptbench.data import abstract_from_checkpoint, read_sharding_config
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -38,7 +38,7 @@ class ReferenceOptions(SaveRestoreOptions):
 
 def reference_abstract(options: ReferenceOptions, mesh: jax.sharding.Mesh) -> Any:
   """The abstract tree that loads the reference checkpoint onto `mesh` with its sharding file."""
-  shardings = read_sharding_config(options.reference_sharding_path)
+  shardings = ckptbench.read_sharding_config(options.reference_sharding_path)
   axes = set(mesh.axis_names)
   wrong = sorted(
       f"{name} ({axis})"
@@ -53,7 +53,7 @@ def reference_abstract(options: ReferenceOptions, mesh: jax.sharding.Mesh) -> An
         f" {list(mesh.axis_names)} lacks: {', '.join(wrong[:5])}"
         + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
     )
-  return abstract_from_checkpoint(options.reference_checkpoint_path, mesh, shardings)
+  return ckptbench.abstract_from_checkpoint(options.reference_checkpoint_path, mesh, shardings)
 
 
 def load_reference_unsharded(options: ReferenceOptions) -> Any:
@@ -64,7 +64,7 @@ def load_reference_unsharded(options: ReferenceOptions) -> Any:
   from orbax.checkpoint import v1 as ocp
 
   path = options.reference_checkpoint_path
-  return ocp.load(path, abstract_from_checkpoint(path, None, None))
+  return ocp.load(path, ckptbench.abstract_from_checkpoint(path, None, None))
 
 
 def require_data(context_pytree: Any, options: ReferenceOptions, benchmark: str) -> None:
@@ -86,12 +86,3 @@ def require_replica_mesh(mesh: jax.sharding.Mesh | None, benchmark: str) -> int:
     got = None if mesh is None else list(mesh.axis_names)
     raise CkptbenchError(f"{benchmark} needs a mesh_config with mesh_axes [replica, model]; got {got}")
   return int(mesh.shape["replica"])
-
-
-def collector_keys(options: SaveRestoreOptions) -> list[str] | None:
-  """The collectors to measure with: the defaults, plus tracemalloc when asked for."""
-  import ckptbench
-
-  if options.metric_tracemalloc_enabled:
-    return ckptbench.default_collectors() + ["tracemalloc"]
-  return None

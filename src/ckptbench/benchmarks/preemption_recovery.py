@@ -30,7 +30,6 @@ import jax
 
 import ckptbench
 from ckptbench.benchmarks.checkpoint_manager import APIS
-from ckptbench.data import write_sharding_config
 
 _WORKER = "ckptbench.benchmarks._preemption_worker"
 
@@ -103,7 +102,7 @@ class PreemptionRecoveryBenchmark(ckptbench.BenchmarksGenerator):
     metrics = ckptbench.Metrics()
     initial = context.path / "initial"
     ocp.save(initial, context.pytree)
-    write_sharding_config(context.path / "initial_sharding.json", context.pytree)
+    ckptbench.write_sharding_config(context.path / "initial_sharding.json", context.pytree)
     directory = context.path / "checkpoints"
     config_path = context.path / "worker.json"
     config_path.write_text(json.dumps({

@@ -17,12 +17,11 @@ import gc
 import ckptbench
 from ckptbench.benchmarks._reference import (
     ReferenceOptions,
-    collector_keys,
     reference_abstract,
     require_data,
     require_replica_mesh,
 )
-from ckptbench.benchmarks.save_restore import orbax_context
+from ckptbench.benchmarks.save_restore import collector_keys, orbax_context
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -24,12 +24,11 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 import ckptbench
 from ckptbench.benchmarks._reference import (
     ReferenceOptions,
-    collector_keys,
     load_reference_unsharded,
     reference_abstract,
     require_data,
 )
-from ckptbench.benchmarks.save_restore import orbax_context
+from ckptbench.benchmarks.save_restore import collector_keys, orbax_context
 
 TARGET_SHARDINGS = ("source", "swap", "replicated")
 

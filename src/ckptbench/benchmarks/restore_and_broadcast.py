@@ -26,13 +26,12 @@ import numpy as np
 import ckptbench
 from ckptbench.benchmarks._reference import (
     ReferenceOptions,
-    collector_keys,
     load_reference_unsharded,
     reference_abstract,
     require_data,
     require_replica_mesh,
 )
-from ckptbench.benchmarks.save_restore import orbax_context
+from ckptbench.benchmarks.save_restore import collector_keys, orbax_context
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

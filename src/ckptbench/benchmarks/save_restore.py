@@ -85,6 +85,13 @@ def orbax_context(options: SaveRestoreOptions) -> ocp.Context:
   return ctx
 
 
+def collector_keys(options: SaveRestoreOptions) -> list[str] | None:
+  """The collectors to measure with: the defaults, plus tracemalloc when asked for."""
+  if options.metric_tracemalloc_enabled:
+    return ckptbench.default_collectors() + ["tracemalloc"]
+  return None
+
+
 @ckptbench.benchmark_options(SaveRestoreOptions)
 class SaveRestoreBenchmark(ckptbench.BenchmarksGenerator):
   """Saves `context.pytree`, loads it back and verifies it."""
@@ -94,9 +101,7 @@ class SaveRestoreBenchmark(ckptbench.BenchmarksGenerator):
     if context.pytree is None:
       raise ValueError("save_restore needs checkpoint data: give checkpoint_config.spec, preset or path")
     metrics = ckptbench.Metrics()
-    keys = None
-    if options.metric_tracemalloc_enabled:
-      keys = ckptbench.default_collectors() + ["tracemalloc"]
+    keys = collector_keys(options)
     path = context.path / "ckpt"
     abstract = ckptbench.abstract_pytree(context.pytree)
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
 from rich.table import Table
 
 from ckptbench.cli._devices import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
+from ckptbench.core._plan_view import describe_plan, format_bytes
+from ckptbench.outputs._console import make_console
 
 
 def register(subparsers) -> None:
@@ -21,20 +22,28 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
   from ckptbench.config import load_suite  # noqa: PLC0415
-  from ckptbench.core._plan_view import describe_plan
 
   config_file = config_path(args)
   suite = load_suite(config_file)
   device_count = args.devices or devices_needed(config_file)
   view = describe_plan(suite, device_count)
-  console = Console()
+  console = make_console()
   console.print(f"[bold]{suite.name}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
   table = Table("key", "mesh", "checkpoint", "size", "per device", "benchmark")
   for row in view["benchmarks"]:
     table.add_row(row["key"], row["mesh"], row["checkpoint"], row["size"], row["per_device"], row["name"])
   console.print(table)
+  for preset in view["presets"]:
+    console.print(
+        f"preset {preset['name']} at scale {preset['scale']:g}: {preset['param_count']:,} parameters"
+        f" in {preset['num_tensors']} tensors, {format_bytes(preset['param_bytes'])} of parameters"
+        f" + {format_bytes(preset['optimizer_bytes'])} of optimizer state"
+        f" = {format_bytes(preset['total_bytes'])}",
+        markup=False,
+        soft_wrap=True,
+    )
   for mesh, reason in view["skipped_meshes"]:
-    console.print(f"skipped mesh {mesh}: {reason}", markup=False)
+    console.print(f"skipped mesh {mesh}: {reason}", markup=False, soft_wrap=True)
   for generator, options, reason in view["invalid"]:
-    console.print(f"invalid combination {generator}{options}: {reason}", markup=False)
+    console.print(f"invalid combination {generator}{options}: {reason}", markup=False, soft_wrap=True)
   return 0

@@ -6,7 +6,6 @@ import argparse
 import dataclasses
 import json
 
-from rich.console import Console
 from rich.table import Table
 
 
@@ -28,6 +27,7 @@ def register(subparsers) -> None:
 def handle(args: argparse.Namespace) -> int:
   from ckptbench.errors import CkptbenchError  # noqa: PLC0415
   from ckptbench.metrics import probe_storage  # noqa: PLC0415
+  from ckptbench.outputs._console import make_console  # noqa: PLC0415
 
   if args.size_mib <= 0:
     raise CkptbenchError(f"--size-mib must be positive, got {args.size_mib}")
@@ -35,7 +35,7 @@ def handle(args: argparse.Namespace) -> int:
   if args.json:
     print(json.dumps(dataclasses.asdict(probe), indent=1, sort_keys=True))
     return 0
-  console = Console()
+  console = make_console()
   console.print(
       f"[bold]{probe.mount}[/] ({probe.fstype or '?'} on {probe.device or '?'}),"
       f" {probe.size_bytes >> 20} MiB, measured {probe.measured_at} on {probe.host}", highlight=False)

@@ -48,8 +48,16 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
         "per_device": format_bytes(sizes[1]) if sizes else "-",
     })
   cfg = suite.config
+  presets = []
+  for source in suite.checkpoints:
+    if source.config.preset is not None:
+      from ckptbench.data._presets import preset_summary  # noqa: PLC0415
+
+      c = source.config
+      presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))
   return {
       "benchmarks": rows,
+      "presets": presets,
       "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
       "skipped_meshes": [(m.describe(), r) for m, r in plan.skipped_meshes],
       "invalid": [(g, o, r) for g, o, r in plan.invalid],

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 from rich.console import Console
@@ -10,6 +12,17 @@ from rich.table import Table
 
 from ckptbench.outputs._read import error_text, metric_value, split_tag
 
+
+
+# Logs and CI output are read in wide windows; rich would otherwise fold tables at 80 columns.
+_WIDTH_WHEN_NOT_A_TERMINAL = 160
+
+
+def make_console() -> Console:
+  """A stdout console: the terminal's width, or a wide fixed width when piped (unless COLUMNS is set)."""
+  if sys.stdout.isatty() or "COLUMNS" in os.environ:
+    return Console()
+  return Console(width=_WIDTH_WHEN_NOT_A_TERMINAL)
 
 
 def is_headline(namespace: str, metric: str) -> bool:
@@ -77,13 +90,13 @@ def print_suite_tables(summary: dict[str, Any], console: Console | None = None, 
 
   Args:
     summary: the content of summary.json.
-    console: where to print; default a new `rich.console.Console()` (stdout).
+    console: where to print; default `make_console()` (stdout).
     all_metrics: show every namespace, not only time, throughput and memory.
 
   Example:
     >>> print_suite_tables(json.loads(pathlib.Path("out/summary.json").read_text()))
   """
-  console = console or Console()
+  console = console or make_console()
   benches = [b for b in summary.get("benchmarks") or [] if isinstance(b, dict)]
   for bench in benches:
     console.print(benchmark_table(bench, all_metrics))
