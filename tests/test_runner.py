@@ -108,7 +108,7 @@ def test_a_failing_benchmark_keeps_its_metrics_and_the_others_run(tmp_path):
 def test_failing_data_generation_is_recorded_not_a_crash(tmp_path):
   bogus = tmp_path / "not_a_checkpoint"
   bogus.mkdir()
-  (bogus / "junk").write_text("x")
+  (bogus / "_CHECKPOINT_METADATA").write_text("x")  # looks like a checkpoint, does not load
   suite = load_suite_text(textwrap.dedent(f"""\
       suite_name: t
       checkpoint_config: {{path: {bogus}}}

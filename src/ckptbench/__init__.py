@@ -19,6 +19,7 @@ from ckptbench.data import (
     abstract_pytree,
     pytree_checksums,
     read_sharding_config,
+    reading_checkpoint,
     verify_pytree,
     write_sharding_config,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "load_suite",
     "pytree_checksums",
     "read_sharding_config",
+    "reading_checkpoint",
     "register_collector",
     "run_suite",
     "scan_inventory",

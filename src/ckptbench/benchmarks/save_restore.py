@@ -117,7 +117,7 @@ class SaveRestoreBenchmark(ckptbench.BenchmarksGenerator):
       if options.cold_cache:
         method = ckptbench.evict_from_page_cache(path)
         metrics.record("load", f"0_basics/cold_cache_{method}", 1.0, "count", "sum")
-      with context.trace("load"), metrics.measure("load", keys):
+      with context.trace("load"), metrics.measure("load", keys), ckptbench.reading_checkpoint(path):
         restored = ocp.load(path, abstract)
 
     if options.verify:

@@ -48,6 +48,8 @@ def register(subparsers) -> None:
                  help="plain log lines instead of a progress bar")  # fmt: skip
   p.add_argument("--no-probe", dest="probe", action="store_false",
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
+  p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
+                 help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.set_defaults(handler=handle)
 
 
@@ -77,6 +79,7 @@ def handle(args: argparse.Namespace) -> int:
       overwrite=args.overwrite,
       show_progress=args.progress,
       probe_storage=args.probe,
+      check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
   )
   _quiet_libraries(args.verbose)

@@ -86,6 +86,9 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
         f"a suite is a mapping of keys (suite_name, benchmarks, ...), got {type(doc.data).__name__}"
     )
   _check_unknown_keys(doc)
+  for name in ("checkpoint_config", "mesh_config"):
+    if name in doc.data and name + "s" in doc.data:
+      raise doc.error(f"give {name} or {name}s, not both", (name + "s",))
   try:
     config = SuiteConfig.model_validate(doc.data)
   except pydantic.ValidationError as e:
@@ -140,9 +143,11 @@ def _resolve_checkpoint(
     if path is not None:
       if not path.exists():
         raise doc.error(f"checkpoint path {ckpt.path!r} does not exist", at + ("path",))
-      if not path.is_dir() or not any(path.iterdir()):
+      if not _looks_like_checkpoint(path):
         raise doc.error(
-            f"checkpoint path {ckpt.path!r} is not an Orbax checkpoint directory", at + ("path",)
+            f"checkpoint path {ckpt.path!r} is not an Orbax checkpoint directory (no"
+            f" {' or '.join(_CHECKPOINT_MARKERS)} in it or its subdirectories)",
+            at + ("path",),
         )
       ckpt = ckpt.model_copy(update={"path": str(path)})
     if ckpt.sharding_config_path is not None and "://" not in ckpt.sharding_config_path:
@@ -159,6 +164,17 @@ def _resolve_checkpoint(
   if ckpt.spec is not None:
     return CheckpointSource(ckpt, parse_spec(ckpt.spec, lambda m, p: doc.error(m, at + ("spec",) + p)))
   return CheckpointSource(ckpt, None)
+
+
+# Files an Orbax checkpoint has at its top or in its item directories (v1 and v0 layouts).
+_CHECKPOINT_MARKERS = ("_CHECKPOINT_METADATA", "_METADATA", "manifest.ocdbt")
+
+
+def _looks_like_checkpoint(path: pathlib.Path) -> bool:
+  if not path.is_dir():
+    return False
+  dirs = [path] + [d for d in path.iterdir() if d.is_dir()]
+  return any((d / marker).exists() for d in dirs for marker in _CHECKPOINT_MARKERS)
 
 
 def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:
@@ -207,6 +223,8 @@ def _located(doc: LocatedDocument, error: pydantic.ValidationError):
     value = _value_at(doc.data, path)
     if value is not _MISSING and first["type"] not in ("value_error", "assertion_error"):
       msg = f"{msg}, got {value!r}"
+      if isinstance(value, list) and not first["type"].startswith(("list", "tuple", "too_")):
+        msg += "; a list sweeps values only under benchmarks[].options, give one value here"
   more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
   return doc.error(msg + more, path)
 

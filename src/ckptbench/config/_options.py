@@ -41,7 +41,7 @@ def _adapter(tp: Any) -> pydantic.TypeAdapter:
 
 
 def _type_name(tp: Any) -> str:
-  return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+  return getattr(tp, "__name__", None) or str(tp).replace("typing.", "").replace("collections.abc.", "")
 
 
 def check_options(
@@ -73,6 +73,9 @@ def check_options(
       axes[name] = [_check_value(name, v, item_type, (name, i), error_at) for i, v in enumerate(value)]
     else:
       fixed[name] = _check_value(name, value, field_type, (name,), error_at)
+  for timeout in [fixed.get("timeout_s")] + axes.get("timeout_s", []):
+    if timeout is not None and timeout <= 0:
+      raise error_at(f"timeout_s must be a positive number of seconds, got {timeout!r}", ("timeout_s",))
   return OptionAxes(fixed, axes)
 
 

@@ -15,7 +15,17 @@ import traceback
 from typing import Any, Iterator
 
 from ckptbench.config import Suite
+from ckptbench.core._failures import (
+    DISK_FULL,
+    TIMEOUT,
+    RunTimeout,
+    deadline,
+    disk_full_error,
+    timeout_error,
+    unreadable_data_error,
+)
 from ckptbench.core._generator import BenchmarksGenerator, TestContext, TestResult
+from ckptbench.core._memory import memory_problem
 from ckptbench.core._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.core._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
@@ -42,6 +52,7 @@ class RunSettings:
   show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
   probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
   write_views: bool = True  # TensorBoard and the HTML report at the end
+  check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
   argv: tuple[str, ...] = ()
 
 
@@ -166,15 +177,15 @@ def run_suite(
   plan = expand(suite, jax.device_count())
   for mesh, reason in plan.skipped_meshes:
     _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
-  setup_error = None
-  if is_writer:
+  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
+  if is_writer and setup_error is None:  # nothing is written for a suite that cannot run
     try:
       prepare_output_dir(settings)
     except CkptbenchError as e:
       setup_error = str(e)
-  setup_error = coordinator.allgather_json(setup_error)[0]  # also the setup barrier
-  if setup_error:
-    raise CkptbenchError(setup_error)  # on every process, so none waits for the others
+  setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
+  if setup_errors:
+    raise CkptbenchError(setup_errors[0])  # on every process, so none waits for the others
 
   cfg = suite.config
   runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
@@ -281,6 +292,9 @@ def _run_once(
   t0 = time.perf_counter()
   error = None
   result: TestResult | None = None
+  timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
+  t_fn = None
+  local_path = None
   with collect_created_metrics() as created:
     try:
       try:
@@ -290,7 +304,6 @@ def _run_once(
       finally:  # every process reaches the barrier, even when process 0 failed
         coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       pytree, mesh = cache.get(bench)
-      local_path = None
       if settings.local_directory is not None:
         local_root = settings.local_directory
         if coordinator.process_count > 1:  # processes may share a machine
@@ -305,11 +318,23 @@ def _run_once(
       generator = generators.get(run.benchmark_index)
       if generator is None:
         generator = generators[run.benchmark_index] = bench.entry.generator_cls()
-      result = generator.test_fn(context)
-      if not isinstance(result, TestResult):
+      t_fn = time.perf_counter()
+      with deadline(timeout):
+        result = generator.test_fn(context)
+      if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
+        error = timeout_error(timeout, time.perf_counter() - t_fn, None)
+      elif not isinstance(result, TestResult):
         raise TypeError(f"test_fn must return a ckptbench.TestResult, got {type(result).__name__}")
+    except RunTimeout:
+      error = timeout_error(timeout, time.perf_counter() - (t_fn or t0), traceback.format_exc())
     except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
-      error = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
+      error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or {
+          "type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()
+      }
+  if error is not None and error["type"] in (TIMEOUT, DISK_FULL):
+    for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
+      if partial is not None:
+        shutil.rmtree(partial, ignore_errors=True)
   metrics_objects = list(created)
   if result is not None and result.metrics not in metrics_objects:
     metrics_objects.append(result.metrics)

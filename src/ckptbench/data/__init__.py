@@ -10,7 +10,7 @@ from ckptbench.data._existing import (
 )
 from ckptbench.data._mesh import build_mesh, mesh_skip_reason
 from ckptbench.data._synthetic import build_pytree
-from ckptbench.data._verify import DataMismatchError, pytree_checksums, verify_pytree
+from ckptbench.data._verify import DataMismatchError, pytree_checksums, reading_checkpoint, verify_pytree
 
 __all__ = [
     "DataMismatchError",
@@ -23,6 +23,7 @@ __all__ = [
     "mesh_skip_reason",
     "pytree_checksums",
     "read_sharding_config",
+    "reading_checkpoint",
     "verify_pytree",
     "write_sharding_config",
 ]

@@ -94,9 +94,11 @@ def load_existing(
   """
   from orbax.checkpoint import v1 as ocp
 
+  from ckptbench.data._verify import reading_checkpoint  # noqa: PLC0415  (_verify imports this module)
+
   shardings = read_sharding_config(sharding_config_path) if sharding_config_path else None
   abstract = abstract_from_checkpoint(path, mesh, shardings)
-  with pathways_load_context(load_with_colocated_python):
+  with pathways_load_context(load_with_colocated_python), reading_checkpoint(path):
     return ocp.load(path, abstract)
 
 

@@ -8,6 +8,8 @@ import os
 import pathlib
 from typing import Any, Iterator
 
+from ckptbench.errors import CkptbenchError
+
 RESULTS_FILE = "results.jsonl"
 SCHEMA_VERSION = 1
 _log = logging.getLogger(__name__)
@@ -21,10 +23,22 @@ class ResultsWriter:
 
   def append(self, records: list[dict[str, Any]]) -> None:
     lines = "".join(json.dumps(r, default=_json_default, allow_nan=True) + "\n" for r in records)
-    with open(self.path, "a", encoding="utf-8") as f:
-      f.write(lines)
-      f.flush()
-      os.fsync(f.fileno())
+    try:
+      with open(self.path, "a+b") as f:
+        if f.tell() and not _ends_with_newline(f):  # a torn last line (killed mid-write)
+          lines = "\n" + lines  # keeps the next record on a line of its own
+        f.write(lines.encode("utf-8"))
+        f.flush()
+        os.fsync(f.fileno())
+    except OSError as e:
+      raise CkptbenchError(f"cannot append to {self.path}: {e.strerror or e}") from None
+
+
+def _ends_with_newline(f) -> bool:
+  f.seek(-1, os.SEEK_END)
+  last = f.read(1)
+  f.seek(0, os.SEEK_END)
+  return last == b"\n"
 
 
 def _json_default(value: Any) -> Any:
@@ -56,8 +70,12 @@ def write_json_atomic(path: pathlib.Path, data: Any) -> None:
   """Writes JSON through a temporary file and a rename, so readers never see half a file."""
   path = pathlib.Path(path)
   tmp = path.with_name(f".{path.name}.tmp")
-  with open(tmp, "w", encoding="utf-8") as f:
-    json.dump(data, f, indent=1, default=_json_default)
-    f.flush()
-    os.fsync(f.fileno())
-  os.replace(tmp, path)
+  try:
+    with open(tmp, "w", encoding="utf-8") as f:
+      json.dump(data, f, indent=1, default=_json_default)
+      f.flush()
+      os.fsync(f.fileno())
+    os.replace(tmp, path)
+  except OSError as e:  # e.g. a full disk: say which file, keep the previous version
+    tmp.unlink(missing_ok=True)
+    raise CkptbenchError(f"cannot write {path}: {e.strerror or e}") from None
