@@ -8,6 +8,7 @@ import os
 import pathlib
 import sys
 
+from ckptbench.cli._compare import add_comparison_arguments
 from ckptbench.cli._devices import devices_needed, set_xla_flags
 from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
 from ckptbench.errors import CkptbenchError
@@ -39,6 +40,8 @@ def register(subparsers) -> None:
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
   p.add_argument("--baseline_capture_path", help="write a baseline JSON into this directory")
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
+  p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
+  add_comparison_arguments(p)
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
@@ -69,6 +72,9 @@ def handle(args: argparse.Namespace) -> int:
   from ckptbench.core._runner import RunSettings, run_suite
 
   suite = load_suite(config_file)
+  baseline_path = args.baseline_path or suite.config.baseline_path
+  if baseline_path and "://" not in baseline_path and not pathlib.Path(baseline_path).is_file():
+    raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
   if any(c.config.load_with_colocated_python for c in suite.checkpoints):
     check_colocated_python_supported()
   settings = RunSettings(
@@ -93,7 +99,19 @@ def handle(args: argparse.Namespace) -> int:
 
     print_suite_tables(outcome.summary)
     print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
-  return outcome.exit_code
+  regression = 0
+  if coordinator.process_index == 0 and not outcome.interrupted:
+    from ckptbench.outputs import finish_baselines  # noqa: PLC0415
+
+    regression = finish_baselines(
+        out,
+        capture_path=args.baseline_capture_path or suite.config.baseline_capture_path,
+        label=args.baseline_label,
+        baseline_path=baseline_path,
+        threshold=args.regression_threshold,
+        fail_on_regression=args.fail_on_regression,
+    )
+  return outcome.exit_code or regression  # a failed benchmark (1) wins over a regression (3)
 
 
 def _quiet_libraries(verbose: bool) -> None:

@@ -242,6 +242,10 @@ def _fmt(value: float | None, unit: str = "") -> str:
   return f"{text} {unit}".rstrip()
 
 
+def _bound(value: float | None) -> str:
+  return "?" if value is None else f"{value:.2f}"
+
+
 def print_comparison(comparison: Comparison, console: Console | None = None, show_all: bool = False) -> None:
   """Prints the comparison as a table, regressions first.
 
@@ -263,7 +267,10 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
     table.add_column(column, justify="right", no_wrap=True)
   hidden = 0
   for row in comparison.rows:
-    quiet = row.verdict == Verdict.NOT_JUDGED or (row.verdict == Verdict.UNCHANGED and not row.headline)
+    # By default: every regression and improvement, and the headline metrics.
+    quiet = row.verdict == Verdict.NOT_JUDGED or (
+        not row.headline and row.verdict not in (Verdict.REGRESSED, Verdict.IMPROVED)
+    )
     if quiet and not show_all:
       hidden += 1
       continue
@@ -277,7 +284,7 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
         _fmt(row.baseline, row.unit),
         _fmt(row.current, row.unit),
         "-" if row.ratio is None else f"{row.ratio:.2f}x",
-        "-" if row.ci_low is None else f"{row.ci_low:.2f}-{row.ci_high:.2f}",
+        "-" if row.ci_low is None and row.ci_high is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
         "-" if row.p_value is None else f"{row.p_value:.3f}",
         f"{row.n_baseline}/{row.n_current}",
         style=style,
@@ -286,8 +293,13 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   console.print(
       "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
       " * headline (time, throughput, peak memory)"
-      + (f"; {hidden} unchanged or neutral rows hidden (--all shows them)" if hidden else "")
+      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else "")
   )
+  if any(r.verdict == Verdict.NOT_ENOUGH_SAMPLES for r in comparison.rows):
+    console.print(
+        f"too few samples: with these repeat counts no change can reach p < {comparison.alpha:g};"
+        " run 5 or more repeats on each side (num_repeats)"
+    )
   for side, missing in (("baseline only", comparison.only_in_baseline), ("run only", comparison.only_in_current)):
     for kind, names in missing.items():
       if names:
