@@ -3,6 +3,7 @@
 The public API is what `__all__` lists; every other module is private.
 """
 
+from ckptbench._lazy import lazy_getattr
 from ckptbench._version import __version__
 from ckptbench.core import (
     BenchmarkOptions,
@@ -34,7 +35,15 @@ from ckptbench.metrics import (
     register_collector,
     scan_inventory,
 )
-from ckptbench.outputs import Comparison, capture_baseline, compare_to_baseline, load_results
+
+# Results and baselines need pandas and scipy: loaded on first use.
+_EXPORTS = {
+    "Comparison": "ckptbench.outputs._comparison",
+    "capture_baseline": "ckptbench.outputs._baseline",
+    "compare_to_baseline": "ckptbench.outputs._comparison",
+    "load_results": "ckptbench.outputs._export",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "BenchmarkOptions",

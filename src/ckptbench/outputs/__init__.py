@@ -4,26 +4,33 @@ Each writer reads what a run left in OUT (results.jsonl, summary.json,
 manifest.json, comparison.json), so each also works after the fact.
 """
 
-from ckptbench.outputs._baseline import (
-    build_baseline,
-    capture_baseline,
-    load_baseline,
-    read_run,
-    resolve_label,
-)
-from ckptbench.outputs._comparison import (
-    Comparison,
-    ComparisonRow,
-    compare_documents,
-    compare_to_baseline,
-    print_comparison,
-)
-from ckptbench.outputs._console import print_suite_tables
-from ckptbench.outputs._export import FORMATS, export_results, load_results
-from ckptbench.outputs._read import RunOutputs, read_outputs, split_tag
-from ckptbench.outputs._report import roofline_limits, write_report
-from ckptbench.outputs._run_baselines import finish_baselines
-from ckptbench.outputs._tensorboard import tensorboard_run_name, write_tensorboard
+from ckptbench._lazy import lazy_getattr
+
+_EXPORTS = {
+    "Comparison": "ckptbench.outputs._comparison",
+    "ComparisonRow": "ckptbench.outputs._comparison",
+    "FORMATS": "ckptbench.outputs._export",
+    "RunOutputs": "ckptbench.outputs._read",
+    "build_baseline": "ckptbench.outputs._baseline",
+    "capture_baseline": "ckptbench.outputs._baseline",
+    "compare_documents": "ckptbench.outputs._comparison",
+    "compare_to_baseline": "ckptbench.outputs._comparison",
+    "export_results": "ckptbench.outputs._export",
+    "finish_baselines": "ckptbench.outputs._run_baselines",
+    "load_baseline": "ckptbench.outputs._baseline",
+    "load_results": "ckptbench.outputs._export",
+    "print_comparison": "ckptbench.outputs._comparison",
+    "print_suite_tables": "ckptbench.outputs._console",
+    "read_outputs": "ckptbench.outputs._read",
+    "read_run": "ckptbench.outputs._baseline",
+    "resolve_label": "ckptbench.outputs._baseline",
+    "roofline_limits": "ckptbench.outputs._report",
+    "split_tag": "ckptbench.outputs._read",
+    "tensorboard_run_name": "ckptbench.outputs._tensorboard",
+    "write_report": "ckptbench.outputs._report",
+    "write_tensorboard": "ckptbench.outputs._tensorboard",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "FORMATS",
