@@ -267,7 +267,8 @@ def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Ma
     parts.append(_figure(_plots.panel_grid(labels, panels, ncols)))
   for namespace, title in _BREAKDOWNS.items():
     for op, op_tags in ops.items():
-      stage_tags = [t for t in op_tags if split_tag(t).namespace == namespace and tags[t] == "s"]
+      stage_tags = [t for t in op_tags if split_tag(t).namespace == namespace and tags[t] == "s"
+                    and not _is_enclosing_stage(split_tag(t).metric)]
       if stage_tags:
         stages = {split_tag(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
                   for t in stage_tags}
@@ -277,6 +278,11 @@ def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Ma
   parts.append(_inventory(benches, labels, tags))
   parts.append(_all_metrics(benches, tags))
   return "\n".join(p for p in parts if p)
+
+
+def _is_enclosing_stage(metric: str) -> bool:
+  """Totals and "since the last save" span the other stages: stacking them would count twice."""
+  return "total" in metric or metric.startswith("since_last")
 
 
 def _figure(svg: str) -> str:
