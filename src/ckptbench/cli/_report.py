@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ckptbench.outputs import write_report, write_tensorboard
-
 
 def register(subparsers) -> None:
   parser = subparsers.add_parser(
@@ -23,6 +21,8 @@ def register(subparsers) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
+  from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415  (tensorboard is slow to import)
+
   path = write_report(args.out_dir, args.output)
   print(f"report: {path}")
   if args.tensorboard:

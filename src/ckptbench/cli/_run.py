@@ -51,6 +51,8 @@ def register(subparsers) -> None:
                  help="plain log lines instead of a progress bar")  # fmt: skip
   p.add_argument("--no-probe", dest="probe", action="store_false",
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
+  p.add_argument("--no-views", dest="views", action="store_false",
+                 help="skip TensorBoard and the HTML report (write them later with `ckptbench report OUT --tensorboard`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.set_defaults(handler=handle)
@@ -85,6 +87,7 @@ def handle(args: argparse.Namespace) -> int:
       overwrite=args.overwrite,
       show_progress=args.progress,
       probe_storage=args.probe,
+      write_views=args.views,
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
   )
@@ -100,12 +103,13 @@ def handle(args: argparse.Namespace) -> int:
     print_suite_tables(outcome.summary)
     print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
   regression = 0
-  if coordinator.process_index == 0 and not outcome.interrupted:
+  capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
+  if coordinator.process_index == 0 and not outcome.interrupted and (capture_path or baseline_path):
     from ckptbench.outputs import finish_baselines  # noqa: PLC0415
 
     regression = finish_baselines(
         out,
-        capture_path=args.baseline_capture_path or suite.config.baseline_capture_path,
+        capture_path=capture_path,
         label=args.baseline_label,
         baseline_path=baseline_path,
         threshold=args.regression_threshold,

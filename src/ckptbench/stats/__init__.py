@@ -1,6 +1,15 @@
 """Statistics and aggregation: pure functions over numbers and records (no I/O, no JAX)."""
 
-from ckptbench._lazy import lazy_getattr
+from ckptbench.stats._compare import (
+    CONFIDENCE_LEVEL,
+    DEFAULT_ALPHA,
+    DEFAULT_THRESHOLD,
+    MetricComparison,
+    Verdict,
+    compare_samples,
+    min_p_value,
+    per_repeat_across_hosts,
+)
 from ckptbench.stats._direction import (
     Direction,
     absolute_floor,
@@ -10,19 +19,6 @@ from ckptbench.stats._direction import (
 )
 from ckptbench.stats._hosts import host_statistics, is_rate_unit
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
-
-# The comparison needs scipy: loaded on first use.
-_EXPORTS = {name: "ckptbench.stats._compare" for name in (
-    "CONFIDENCE_LEVEL",
-    "DEFAULT_ALPHA",
-    "DEFAULT_THRESHOLD",
-    "MetricComparison",
-    "Verdict",
-    "compare_samples",
-    "min_p_value",
-    "per_repeat_across_hosts",
-)}
-__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "CONFIDENCE_LEVEL",

@@ -23,7 +23,6 @@ import statistics
 from typing import Mapping, Sequence
 
 import numpy as np
-import scipy.stats
 
 from ckptbench.stats._direction import Direction
 
@@ -125,6 +124,8 @@ def _ratio_interval(
 ) -> tuple[float | None, float | None]:
   if len(baseline) < 2 or len(current) < 2:
     return None, None
+  import scipy.stats  # noqa: PLC0415  (scipy takes ~1 s to import; only comparisons need it)
+
   with np.errstate(all="ignore"):  # resamples whose baseline median is 0 give inf
     result = scipy.stats.bootstrap(
         (baseline, current),
@@ -141,6 +142,8 @@ def _ratio_interval(
 
 
 def _p_value(baseline: np.ndarray, current: np.ndarray) -> float:
+  import scipy.stats  # noqa: PLC0415
+
   if np.all(baseline == baseline[0]) and np.all(current == baseline[0]):
     return 1.0  # identical constant samples: no evidence of any change
   # With ties, scipy's "auto" falls back to the normal approximation, too
