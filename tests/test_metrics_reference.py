@@ -5,7 +5,7 @@ from __future__ import annotations
 import pathlib
 
 from ckptbench.metrics import _jax_events, _names
-from ckptbench.metrics._reference import render
+from ckptbench.metrics._reference import README_START, render, with_readme_table
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EVENTS_SEEN = REPO / "tests" / "data" / "orbax-0.12.8-jax-monitoring-events.txt"
@@ -21,6 +21,15 @@ def test_docs_metrics_md_is_generated_from_the_tables():
   assert committed == render(), (
       "docs/metrics.md is out of date; regenerate it with"
       " `python -m ckptbench.metrics._reference > docs/metrics.md`"
+  )
+
+
+def test_readme_metrics_table_is_generated_from_the_tables():
+  readme = (REPO / "README.md").read_text()
+  assert README_START in readme
+  assert readme == with_readme_table(readme), (
+      "README.md's metrics table is out of date; regenerate it with"
+      " `python -m ckptbench.metrics._reference --readme`"
   )
 
 

@@ -36,6 +36,25 @@ def _event_target(action: object) -> str:
   return f"ignored: {action.reason}"
 
 
+def tags_table() -> list[str]:
+  """The markdown table of every named tag (also embedded in the README)."""
+  lines = ["| Tag | Unit | Reduce | Source | Meaning |", "|---|---|---|---|---|"]
+  for tag, spec in sorted(_names.TAGS.items()):
+    lines.append(f"| `{tag}` | {spec.unit} | {spec.reduce} | {spec.source} | {_cell(spec.doc)} |")
+  return lines
+
+
+README_START = "<!-- metrics-table:start (generated: python -m ckptbench.metrics._reference --readme) -->"
+README_END = "<!-- metrics-table:end -->"
+
+
+def with_readme_table(readme: str) -> str:
+  """The README text with its generated metrics table replaced by the current one."""
+  head, _, rest = readme.partition(README_START)
+  _, _, tail = rest.partition(README_END)
+  return "\n".join([head + README_START, *tags_table(), README_END]) + tail
+
+
 def render() -> str:
   """The markdown text of docs/metrics.md."""
   lines = [
@@ -99,11 +118,8 @@ def render() -> str:
       "",
       "## Tags",
       "",
-      "| Tag | Unit | Reduce | Source | Meaning |",
-      "|---|---|---|---|---|",
+      *tags_table(),
   ]
-  for tag, spec in sorted(_names.TAGS.items()):
-    lines.append(f"| `{tag}` | {spec.unit} | {spec.reduce} | {spec.source} | {_cell(spec.doc)} |")
   lines += [
       "",
       "## Open-ended tags",
@@ -147,4 +163,11 @@ def render() -> str:
 
 
 if __name__ == "__main__":  # the package __init__ has registered every collector by now
-  print(render(), end="")
+  import pathlib
+  import sys
+
+  if sys.argv[1:] == ["--readme"]:  # rewrite README.md's table in place
+    readme = pathlib.Path("README.md")
+    readme.write_text(with_readme_table(readme.read_text()))
+  else:
+    print(render(), end="")
