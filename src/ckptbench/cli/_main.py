@@ -14,7 +14,7 @@ import logging
 import sys
 
 from ckptbench._version import __version__
-from ckptbench.errors import EXIT_USAGE, CkptbenchError
+from ckptbench.errors import EXIT_INTERRUPTED, EXIT_USAGE, CkptbenchError
 
 # One entry per subcommand module (ckptbench.cli._<name>).
 _COMMANDS = (
@@ -56,6 +56,9 @@ def main(argv: list[str] | None = None) -> int:
   except CkptbenchError as e:
     print(f"ckptbench: error: {e}", file=sys.stderr)
     return e.exit_code
+  except KeyboardInterrupt:  # a second Ctrl-C: finished runs are already on disk
+    print("ckptbench: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

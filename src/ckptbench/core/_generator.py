@@ -93,13 +93,15 @@ class TestResult:
     metrics: what the test measured.
     inventory: optional description of the checkpoint the test used, when it is
       not the run directory (a load benchmark reports what it loaded). Leave it
-      None and the framework scans the run directory.
+      None and the framework fills it in from a scan of the run directory.
+    path: the run directory; filled in by the framework.
   """
 
   __test__: ClassVar[bool] = False
 
   metrics: Metrics
   inventory: dict[str, Any] | None = None
+  path: pathlib.Path | None = None
 
 
 class BenchmarksGenerator(abc.ABC):

@@ -29,7 +29,7 @@ from ckptbench.core._memory import memory_problem
 from ckptbench.core._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.core._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
-from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_OK, CkptbenchError
+from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
@@ -37,7 +37,6 @@ from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_resul
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
-EXIT_INTERRUPTED = 130
 
 
 @dataclasses.dataclass(frozen=True)
@@ -344,6 +343,7 @@ def _run_once(
     try:
       new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
       tags.update(new_tags)
+      result.path, result.inventory = run_dir, inventory
     except OSError as e:
       _log.warning("could not take the inventory of %s: %s", run_dir, e)
   return {
