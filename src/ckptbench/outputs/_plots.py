@@ -95,7 +95,9 @@ def stacked_figure(
     title: str, labels: Sequence[str], stages: Mapping[str, Sequence[float]], unit: str
 ) -> str:
   """Horizontal stacked bars: where the time of each sweep point went."""
-  fig = Figure(figsize=(9, 0.5 * len(labels) + 1.6), layout="constrained")
+  # Tall enough for the bars and for the legend beside them (one line per stage).
+  height = max(0.5 * len(labels) + 1.6, 0.17 * len(stages) + 1.0)
+  fig = Figure(figsize=(9, height), layout="constrained")
   ax = fig.subplots()
   left = [0.0] * len(labels)
   for i, (stage, values) in enumerate(stages.items()):
