@@ -22,7 +22,7 @@ import time
 REPO = pathlib.Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "examples" / "quickstart.yaml"
 
-# The same saves and loads as examples/quickstart.yaml: a 4096x4096 bf16 array over
+# The same saves and loads as examples/quickstart.yaml: an 8192x8192 bf16 array over
 # 8 devices, use_ocdbt true/false, 3 repeats, async save then load then compare.
 BARE = r"""
 import os, sys, pathlib, shutil
@@ -35,8 +35,8 @@ mesh = jax.sharding.Mesh(np.array(jax.devices()), ("fsdp",))
 sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("fsdp"))
 def shard(index):
   rng = np.random.default_rng(index[0].start or 0)
-  return rng.standard_normal((512, 4096), dtype=np.float32).astype(ml_dtypes.bfloat16)
-tree = {"params": jax.make_array_from_callback((4096, 4096), sharding, shard)}
+  return rng.standard_normal((1024, 8192), dtype=np.float32).astype(ml_dtypes.bfloat16)
+tree = {"params": jax.make_array_from_callback((8192, 8192), sharding, shard)}
 abstract = jax.tree.map(ocp.arrays.to_shape_dtype_struct, tree)
 for use_ocdbt in (True, False):
   for repeat in range(3):
