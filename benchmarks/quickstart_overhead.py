@@ -47,7 +47,7 @@ for use_ocdbt in (True, False):
       ocp.save_async(path, tree).result()
       restored = ocp.load(path, abstract)
     for a, b in zip(tree["params"].addressable_shards, restored["params"].addressable_shards):
-      assert np.asarray(a.data).tobytes() == np.asarray(b.data).tobytes()
+      assert np.array_equal(np.asarray(a.data).view(np.uint8), np.asarray(b.data).view(np.uint8))
 """
 
 
