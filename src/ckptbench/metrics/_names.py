@@ -325,6 +325,12 @@ def unit_of(tag: str) -> str | None:
   return None
 
 
+# A namespace is a digit and lowercase words, so an operation may itself end in
+# digits ("step_1_0_basics/time_s" is operation "step_1"). Namespaces a user
+# invents ("1_custom") split the same way.
+_TAG = re.compile(r"^(?P<op>.+?)_(?P<namespace>\d_[a-z]+(?:_[a-z]+)*)/(?P<metric>.+)$")
+
+
 def split_tag(tag: str) -> tuple[str, str] | None:
   """Splits `<op>_<namespace>/<metric>` into (op, "<namespace>/<metric>"); None if not a tag.
 
@@ -332,9 +338,10 @@ def split_tag(tag: str) -> tuple[str, str] | None:
     >>> split_tag("step_1_0_basics/time_s")
     ('step_1', '0_basics/time_s')
   """
-  head, sep, metric = tag.partition("/")
-  if not sep:
+  match = _TAG.match(tag)
+  if match is None:
     return None
+  return match["op"], f"{match['namespace']}/{match['metric']}"
   for ns in NAMESPACES:
     if head.endswith("_" + ns):
       return head[: -len(ns) - 1], f"{ns}/{metric}"

@@ -11,10 +11,10 @@ import dataclasses
 import json
 import logging
 import pathlib
-import re
 from typing import Any
 
 from ckptbench.errors import CkptbenchError
+from ckptbench.metrics import _names
 from ckptbench.outputs._results import RESULTS_FILE, read_results
 
 _log = logging.getLogger(__name__)
@@ -22,11 +22,6 @@ _log = logging.getLogger(__name__)
 SUMMARY_FILE = "summary.json"
 MANIFEST_FILE = "manifest.json"
 COMPARISON_FILE = "comparison.json"
-
-# The namespace is a digit and lowercase words, so an operation may itself end
-# in digits ("step_1_0_basics/time_s" is operation "step_1").
-_TAG = re.compile(r"^(?P<op>.+?)_(?P<namespace>\d_[a-z]+(?:_[a-z]+)*)/(?P<metric>.+)$")
-
 
 @dataclasses.dataclass(frozen=True)
 class Tag:
@@ -47,10 +42,12 @@ def split_tag(tag: str) -> Tag:
   A tag that does not follow the convention keeps its whole text as `metric`
   with an empty operation and namespace.
   """
-  match = _TAG.match(tag)
-  if match is None:
+  parts = _names.split_tag(tag)
+  if parts is None:
     return Tag("", "", tag)
-  return Tag(match["op"], match["namespace"], match["metric"])
+  op, key = parts
+  namespace, _, metric = key.partition("/")
+  return Tag(op, namespace, metric)
 
 
 @dataclasses.dataclass(frozen=True)
