@@ -48,7 +48,11 @@ class SaveRestoreBenchmark(benchmarks_core.BenchmarksGenerator):
 @dataclasses.dataclass(frozen=True)
 class FlakyOptions(benchmarks_core.BenchmarkOptions):
   fail: bool | list[bool] = False
-  sleep_s: float = 0.0
+  sleep_s: float | list[float] = 0.0
+
+  def __post_init__(self):
+    if self.sleep_s < 0:
+      raise ValueError(f"sleep_s must be >= 0, got {self.sleep_s}")
 
 
 @benchmarks_core.benchmark_options(FlakyOptions)

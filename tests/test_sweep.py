@@ -84,7 +84,10 @@ def test_options_rejected_by_the_dataclass_are_located():
       suite_name: s
       benchmarks:
         - generator: sample_benchmarks.FlakyBenchmark
-          options: {sleep_s: -1}
+          options: {sleep_s: [0.0, -1.0]}
       """)
   suite = load_suite_text(text, "s.yaml")
-  assert len(expand(suite, 1).benchmarks) == 1  # no validation in FlakyOptions: accepted
+  with pytest.raises(ConfigError) as info:
+    expand(suite, 1)
+  assert info.value.key == "benchmarks[0].options"
+  assert "FlakyOptions" in info.value.message and "sleep_s must be >= 0, got -1.0" in info.value.message

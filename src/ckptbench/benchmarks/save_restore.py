@@ -6,7 +6,6 @@ same option names.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Sequence
 

@@ -18,7 +18,7 @@ from ckptbench.config._models import (
     SuiteConfig,
 )
 from ckptbench.config._options import OptionAxes, check_options
-from ckptbench.config._spec import SpecTree, check_spec_against_mesh, parse_spec
+from ckptbench.config._spec import SpecTree, check_spec_against_mesh, iter_arrays, parse_spec
 from ckptbench.config._yaml import KeyPath, LocatedDocument, load_yaml_file, parse_yaml
 from ckptbench.core import BenchmarksGenerator
 
@@ -107,7 +107,7 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
     at = ("checkpoint_configs", i, "spec") if plural else ("checkpoint_config", "spec")
     for mesh in meshes:
       if mesh is None:
-        if any(a.sharding for a in _arrays(source.spec)):
+        if any(a.sharding for _, a in iter_arrays(source.spec)):
           raise doc.error(f"the spec shards arrays but the suite has no {mesh_key}", at)
         continue
       check_spec_against_mesh(source.spec, mesh, lambda msg, p: doc.error(msg, at + tuple(p)))
@@ -127,12 +127,6 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
     )
     entries.append(GeneratorEntry(i, gen_path, gen_cls, options))
   return Suite(config, doc.file, tuple(checkpoints), tuple(meshes), tuple(entries), doc.data)
-
-
-def _arrays(spec: SpecTree):
-  from ckptbench.config._spec import iter_arrays
-
-  return [a for _, a in iter_arrays(spec)]
 
 
 def _resolve_checkpoint(

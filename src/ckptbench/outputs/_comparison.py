@@ -170,21 +170,8 @@ def _row(name, key, tag, base: Mapping[str, Any], cur: Mapping[str, Any], thresh
       min_abs_change=absolute_floor(unit),
   )
   return ComparisonRow(
-      benchmark=name,
-      key=key,
-      metric=tag,
-      unit=unit,
-      direction=direction,
-      baseline=result.baseline,
-      current=result.current,
-      ratio=result.ratio,
-      ci_low=result.ci_low,
-      ci_high=result.ci_high,
-      p_value=result.p_value,
-      verdict=result.verdict,
-      headline=bool(cur.get("headline")),
-      n_baseline=result.n_baseline,
-      n_current=result.n_current,
+      benchmark=name, key=key, metric=tag, unit=unit, headline=bool(cur.get("headline")),
+      **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)},
   )
 
 

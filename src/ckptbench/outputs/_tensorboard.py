@@ -33,7 +33,7 @@ from tensorboard.plugins.text import summary_v2 as text_summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ckptbench.core import safe_path_component
-from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs, split_tag
+from ckptbench.outputs._read import error_text, metric_value, read_outputs, split_tag
 
 TENSORBOARD_DIR = "tensorboard"
 # Our event files end with this, so a rewrite removes exactly what we wrote.
