@@ -23,6 +23,7 @@ run: $(VENV)/.installed
 	$(VENV)/bin/ckptbench run examples/quickstart.yaml -o out/quickstart --overwrite
 
 test: $(VENV)/.dev-installed
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q
 
 clean:

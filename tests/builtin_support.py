@@ -14,8 +14,8 @@ from typing import Callable
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.core._runner import RunSettings, SuiteOutcome, run_suite
-from ckptbench.metrics import _collector
+from ckptbench.run._runner import RunSettings, SuiteOutcome, run_suite
+from ckptbench.api import _collector
 
 CORRUPTER = "test_corrupter"
 

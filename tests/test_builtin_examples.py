@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ckptbench.benchmarks import BUILTINS
+from ckptbench.config._catalogue import BUILTINS
 from ckptbench.config import load_suite
-from ckptbench.core._sweep import expand
+from ckptbench.run._sweep import expand
 from conftest import REPO
 
 EXAMPLES = {

@@ -10,7 +10,7 @@ import pytest
 from orbax.checkpoint import v1 as ocp
 
 from ckptbench.metrics import Metrics, scan_inventory, unit_of
-from ckptbench.metrics._names import split_tag
+from ckptbench.api._tags import split_tag
 
 _GIB = float(1 << 30)
 SHAPE = (64, 256)  # float32: 64 KiB, 8 KiB per device

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ckptbench
-from ckptbench.data._presets import PRESETS, preset_shape, preset_spec, preset_summary
+from ckptbench.config._presets import PRESETS, preset_shape, preset_spec, preset_summary
 
 
 @pytest.mark.parametrize(

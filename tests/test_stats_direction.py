@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ckptbench.metrics._names import NAMESPACES, TAGS, split_tag
+from ckptbench.api._tags import NAMESPACES, TAGS, split_tag
 from ckptbench.stats import Direction, is_headline, metric_direction
 
 LOWER, HIGHER, NEUTRAL = Direction.LOWER, Direction.HIGHER, Direction.NEUTRAL

@@ -5,7 +5,7 @@ The public API is what `__all__` lists; every other module is private.
 
 from ckptbench._lazy import lazy_getattr
 from ckptbench._version import __version__
-from ckptbench.core import (
+from ckptbench.api import (
     BenchmarkOptions,
     BenchmarksGenerator,
     TestContext,
@@ -13,7 +13,7 @@ from ckptbench.core import (
     benchmark_options,
 )
 from ckptbench.config import Suite, load_suite
-from ckptbench.core._runner import RunSettings, SuiteOutcome, run_suite
+from ckptbench.run import RunSettings, SuiteOutcome, run_suite
 from ckptbench.data import (
     DataMismatchError,
     abstract_from_checkpoint,

@@ -40,15 +40,14 @@ def main(config_path: str, role: str) -> int:
       Manager,
       train_step_fn,
   )
-  from ckptbench.data import abstract_from_checkpoint, read_sharding_config
 
   config = json.loads(pathlib.Path(config_path).read_text())
   count = int(np.prod(config["mesh_shape"]))
   mesh = jax.sharding.Mesh(
       np.array(jax.devices()[:count]).reshape(config["mesh_shape"]), tuple(config["mesh_axes"])
   )
-  shardings = read_sharding_config(config["initial_sharding"])
-  abstract = abstract_from_checkpoint(config["initial"], mesh, shardings)
+  shardings = ckptbench.read_sharding_config(config["initial_sharding"])
+  abstract = ckptbench.abstract_from_checkpoint(config["initial"], mesh, shardings)
   from orbax.checkpoint import v1 as ocp
 
   initial = ocp.load(config["initial"], abstract)

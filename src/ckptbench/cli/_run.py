@@ -9,7 +9,7 @@ import pathlib
 import sys
 
 from ckptbench.cli._compare import add_comparison_arguments
-from ckptbench.cli._devices import devices_needed, set_xla_flags
+from ckptbench.run._devices import devices_needed, set_xla_flags
 from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
 from ckptbench.errors import CkptbenchError
 
@@ -71,7 +71,7 @@ def handle(args: argparse.Namespace) -> int:
   )
   initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
   from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
-  from ckptbench.core._runner import RunSettings, run_suite
+  from ckptbench.run._runner import RunSettings, run_suite
 
   suite = load_suite(config_file)
   baseline_path = args.baseline_path or suite.config.baseline_path

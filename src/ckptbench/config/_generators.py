@@ -11,8 +11,8 @@ import difflib
 import importlib
 import inspect
 
-from ckptbench.benchmarks import BUILTINS, ORBAX_ALIASES
-from ckptbench.core import BenchmarksGenerator
+from ckptbench.api import BenchmarksGenerator
+from ckptbench.config._catalogue import BUILTINS, ORBAX_ALIASES
 
 _ORBAX_PREFIX = "orbax.checkpoint._src.testing.benchmarks."
 

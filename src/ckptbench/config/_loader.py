@@ -20,7 +20,7 @@ from ckptbench.config._models import (
 from ckptbench.config._options import OptionAxes, check_options
 from ckptbench.config._spec import SpecTree, check_spec_against_mesh, iter_arrays, parse_spec
 from ckptbench.config._yaml import KeyPath, LocatedDocument, load_yaml_file, parse_yaml
-from ckptbench.core import BenchmarksGenerator
+from ckptbench.api import BenchmarksGenerator
 
 # Which model validates the mapping found at a key path (for unknown-key checks).
 _LEVELS: dict[str, type[pydantic.BaseModel]] = {
@@ -172,7 +172,7 @@ def _looks_like_checkpoint(path: pathlib.Path) -> bool:
 
 
 def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:
-  from ckptbench.data import _presets  # noqa: PLC0415  (presets are optional data)
+  from ckptbench.config import _presets  # noqa: PLC0415  (presets are optional data)
 
   try:
     raw = _presets.preset_spec(ckpt.preset, ckpt.scale, ckpt.include_optimizer_state)

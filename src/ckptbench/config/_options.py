@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 import pydantic
 
-from ckptbench.core import BenchmarkOptions
+from ckptbench.api import BenchmarkOptions
 
 ErrorAt = Callable[[str, tuple], Exception]
 

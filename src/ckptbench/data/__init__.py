@@ -10,7 +10,8 @@ from ckptbench.data._existing import (
 )
 from ckptbench.data._mesh import build_mesh, mesh_skip_reason
 from ckptbench.data._synthetic import build_pytree
-from ckptbench.data._verify import DataMismatchError, pytree_checksums, reading_checkpoint, verify_pytree
+from ckptbench.data._read_errors import DataMismatchError, reading_checkpoint
+from ckptbench.data._verify import pytree_checksums, verify_pytree
 
 __all__ = [
     "DataMismatchError",

@@ -20,6 +20,7 @@ from typing import Any
 
 import jax
 
+from ckptbench.data._read_errors import reading_checkpoint
 from ckptbench.distributed._pathways import pathways_load_context
 from ckptbench.errors import CkptbenchError
 
@@ -94,7 +95,6 @@ def load_existing(
   """
   from orbax.checkpoint import v1 as ocp
 
-  from ckptbench.data._verify import reading_checkpoint  # noqa: PLC0415  (_verify imports this module)
 
   shardings = read_sharding_config(sharding_config_path) if sharding_config_path else None
   abstract = abstract_from_checkpoint(path, mesh, shardings)

@@ -5,17 +5,17 @@ from ckptbench.metrics import _jax_monitoring  # noqa: F401  (registers jax_moni
 from ckptbench.metrics import _device_memory  # noqa: F401  (registers device_memory)
 from ckptbench.metrics import _tensorstore  # noqa: F401  (registers tensorstore)
 from ckptbench.metrics import _tracemalloc  # noqa: F401  (registers tracemalloc, opt-in)
-from ckptbench.metrics._collector import (
+from ckptbench.api._collector import (
     Collector,
     MetricValue,
     default_collectors,
     known_collectors,
     register_collector,
 )
-from ckptbench.metrics._derived import derived_tags
+from ckptbench.api._derived import derived_tags
 from ckptbench.metrics._inventory import CheckpointInventory, scan_inventory
-from ckptbench.metrics._metrics import Metrics, collect_created_metrics, merged
-from ckptbench.metrics._names import NAMESPACES, TAGS, TagSpec, unit_of
+from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
+from ckptbench.api._tags import NAMESPACES, TAGS, TagSpec, unit_of
 from ckptbench.metrics._page_cache import evict_from_page_cache
 from ckptbench.metrics._post_run import post_run_tags
 from ckptbench.metrics._roofline import StorageProbe, probe_storage, roofline_shares

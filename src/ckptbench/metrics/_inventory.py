@@ -11,8 +11,8 @@ import os
 import pathlib
 from typing import Any, Mapping
 
-from ckptbench.metrics import _names
-from ckptbench.metrics._collector import MetricValue
+from ckptbench.api import _tags
+from ckptbench.api._collector import MetricValue
 
 SMALL_FILE_BYTES = 1 << 20
 _GIB = float(1 << 30)
@@ -71,7 +71,7 @@ class CheckpointInventory:
         "5_inventory/zarr_file_count": self.zarr_files,
         "5_inventory/metadata_file_count": self.metadata_files,
     }
-    return {tag: _names.value(tag, float(x)) for tag, x in values.items()}
+    return {tag: _tags.value(tag, float(x)) for tag, x in values.items()}
 
   def to_dict(self) -> dict:
     """JSON-friendly form (for `TestResult.inventory` and the manifest), `layout` included."""

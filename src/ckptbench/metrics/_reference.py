@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import inspect
 
-from ckptbench.metrics import _collector, _jax_events, _names
+from ckptbench.api import _collector, _tags
+from ckptbench.metrics import _jax_events
 
 
 def _first_line(obj: object) -> str:
@@ -39,7 +40,7 @@ def _event_target(action: object) -> str:
 def tags_table() -> list[str]:
   """The markdown table of every named tag (also embedded in the README)."""
   lines = ["| Tag | Unit | Reduce | Source | Meaning |", "|---|---|---|---|---|"]
-  for tag, spec in sorted(_names.TAGS.items()):
+  for tag, spec in sorted(_tags.TAGS.items()):
     lines.append(f"| `{tag}` | {spec.unit} | {spec.reduce} | {spec.source} | {_cell(spec.doc)} |")
   return lines
 
@@ -99,7 +100,7 @@ def render() -> str:
       "| Namespace | Holds |",
       "|---|---|",
   ]
-  lines += [f"| `{ns}/` | {_cell(doc)} |" for ns, doc in _names.NAMESPACES.items()]
+  lines += [f"| `{ns}/` | {_cell(doc)} |" for ns, doc in _tags.NAMESPACES.items()]
   lines += [
       "",
       "## Collectors",
@@ -127,7 +128,7 @@ def render() -> str:
       "| Pattern (regular expression) | Unit | Source | Meaning |",
       "|---|---|---|---|",
   ]
-  for pattern, unit, source, doc in _names.PATTERNS:
+  for pattern, unit, source, doc in _tags.PATTERNS:
     lines.append(f"| `{_cell(pattern)}` | {unit} | {source} | {_cell(doc)} |")
   lines += [
       "",
@@ -140,7 +141,7 @@ def render() -> str:
       "| Tag | = numerator | / sum of | Time fallback |",
       "|---|---|---|---|",
   ]
-  for tag, d in _names.DERIVED.items():
+  for tag, d in _tags.DERIVED.items():
     denominators = " + ".join(f"`{x}`" for x in d.denominators)
     lines.append(
         f"| `{tag}` | `{d.numerator}` | {denominators} | {'yes' if d.time_fallback else 'no'} |")

@@ -16,7 +16,7 @@ _EXPORTS = {
     "compare_documents": "ckptbench.outputs._comparison",
     "compare_to_baseline": "ckptbench.outputs._comparison",
     "export_results": "ckptbench.outputs._export",
-    "finish_baselines": "ckptbench.outputs._run_baselines",
+    "finish_baselines": "ckptbench.run._baselines",
     "load_baseline": "ckptbench.outputs._baseline",
     "load_results": "ckptbench.outputs._export",
     "print_comparison": "ckptbench.outputs._comparison",

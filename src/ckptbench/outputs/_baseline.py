@@ -26,7 +26,7 @@ import os
 import pathlib
 from typing import Any, Mapping, Sequence
 
-from ckptbench.core import safe_path_component
+from ckptbench.api import safe_path_component
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._manifest import git_state, now_iso
 from ckptbench.outputs._read import read_outputs

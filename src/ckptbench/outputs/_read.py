@@ -14,7 +14,7 @@ import pathlib
 from typing import Any
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.metrics import _names
+from ckptbench.api import _tags
 from ckptbench.outputs._results import RESULTS_FILE, read_results
 
 _log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ def split_tag(tag: str) -> Tag:
   A tag that does not follow the convention keeps its whole text as `metric`
   with an empty operation and namespace.
   """
-  parts = _names.split_tag(tag)
+  parts = _tags.split_tag(tag)
   if parts is None:
     return Tag("", "", tag)
   op, key = parts

@@ -32,7 +32,7 @@ from tensorboard.plugins.scalar import summary_v2 as scalar_summary
 from tensorboard.plugins.text import summary_v2 as text_summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
-from ckptbench.core import safe_path_component
+from ckptbench.api import safe_path_component
 from ckptbench.outputs._read import error_text, metric_value, read_outputs, split_tag
 
 TENSORBOARD_DIR = "tensorboard"

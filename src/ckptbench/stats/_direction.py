@@ -31,7 +31,7 @@ from __future__ import annotations
 import enum
 import re
 
-from ckptbench.metrics._names import split_tag
+from ckptbench.api._tags import split_tag
 from ckptbench.stats._hosts import is_rate_unit
 
 _TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})

@@ -8,9 +8,9 @@ import dataclasses
 import math
 from typing import Iterator, Mapping, Sequence
 
-from ckptbench.metrics import _collector
-from ckptbench.metrics._derived import derived_tags
-from ckptbench.metrics._collector import MetricValue, Reduce
+from ckptbench.api import _collector
+from ckptbench.api._derived import derived_tags
+from ckptbench.api._collector import MetricValue, Reduce
 
 # Every Metrics created while a run is active registers here, so the runner
 # keeps what a test_fn measured even when the test_fn raises before returning.

@@ -9,8 +9,8 @@ import json
 from typing import Any
 
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
-from ckptbench.core._generator import safe_path_component
-from ckptbench.core._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._generator import safe_path_component
+from ckptbench.api._options import BenchmarkOptions, options_to_dict
 from ckptbench.errors import ConfigError
 
 

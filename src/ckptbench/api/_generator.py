@@ -7,10 +7,12 @@ import contextlib
 import dataclasses
 import pathlib
 import re
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar, Iterator, TypeVar
 
-from ckptbench.core._options import BenchmarkOptions
-from ckptbench.metrics import Metrics
+from ckptbench.api._options import BenchmarkOptions
+from ckptbench.api._metrics import Metrics
+
+_G = TypeVar("_G", bound=type)
 
 _UNSAFE_PATH_CHARS = re.compile(r"[^A-Za-z0-9_.=,+-]+")
 
@@ -122,3 +124,39 @@ class BenchmarksGenerator(abc.ABC):
   @abc.abstractmethod
   def test_fn(self, context: TestContext) -> TestResult:
     """Runs the measured code once; called for every sweep point and repeat."""
+
+
+def benchmark_options(options_cls: type[BenchmarkOptions]):
+  """Class decorator binding an options dataclass to a `BenchmarksGenerator`.
+
+  Example:
+    >>> @benchmark_options(MyOptions)
+    ... class MyBenchmark(BenchmarksGenerator):
+    ...   def test_fn(self, context): ...
+
+  Raises:
+    TypeError: when `options_cls` is not a dataclass subclass of
+      `BenchmarkOptions`, or the decorated object is not a generator class.
+  """
+  if not (isinstance(options_cls, type) and issubclass(options_cls, BenchmarkOptions)):
+    raise TypeError(
+        "@benchmark_options expects a subclass of ckptbench.BenchmarkOptions, got"
+        f" {options_cls!r}; did you forget to pass the options class, as in"
+        " @benchmark_options(MyOptions)?"
+    )
+  if not dataclasses.is_dataclass(options_cls):
+    raise TypeError(
+        f"@benchmark_options: {options_cls.__name__} must be a dataclass; decorate"
+        " it with @dataclasses.dataclass(frozen=True)."
+    )
+
+  def bind(generator_cls: _G) -> _G:
+    if not (isinstance(generator_cls, type) and issubclass(generator_cls, BenchmarksGenerator)):
+      raise TypeError(
+          "@benchmark_options must decorate a subclass of"
+          f" ckptbench.BenchmarksGenerator, got {generator_cls!r}"
+      )
+    generator_cls.options_class = options_cls
+    return generator_cls
+
+  return bind

@@ -15,7 +15,7 @@ import dataclasses
 import re
 from typing import Mapping
 
-from ckptbench.metrics._collector import MetricValue, Reduce
+from ckptbench.api._collector import MetricValue, Reduce
 
 NAMESPACES: dict[str, str] = {
     "0_basics": "wall-clock time and host memory of the block (any code)",

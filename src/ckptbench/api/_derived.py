@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ckptbench.metrics import _names
+from ckptbench.api import _tags
 
 Tags = Mapping[str, Mapping[str, float | str]]
 
 
 def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
-  """The derived tags (`_names.DERIVED`) that `tags` allows, skipping ones already present.
+  """The derived tags (`_tags.DERIVED`) that `tags` allows, skipping ones already present.
 
   Args:
     tags: `{"<op>_<namespace>/<metric>": {"value": v, "unit": u}}`.
@@ -31,12 +31,12 @@ def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
   """
   by_op: dict[str, dict[str, float]] = {}
   for tag, entry in tags.items():
-    parts = _names.split_tag(tag)
+    parts = _tags.split_tag(tag)
     if parts is not None:
       by_op.setdefault(parts[0], {})[parts[1]] = float(entry["value"])
   out: dict[str, dict[str, float | str]] = {}
   for op, values in by_op.items():
-    for key, spec in _names.DERIVED.items():
+    for key, spec in _tags.DERIVED.items():
       full = f"{op}_{key}"
       if full in tags or spec.numerator not in values:
         continue
@@ -48,5 +48,5 @@ def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
       else:
         continue
       if divisor > 0:
-        out[full] = {"value": values[spec.numerator] / divisor, "unit": _names.TAGS[key].unit}
+        out[full] = {"value": values[spec.numerator] / divisor, "unit": _tags.TAGS[key].unit}
   return out

@@ -15,7 +15,7 @@ import traceback
 from typing import Any, Iterator
 
 from ckptbench.config import Suite
-from ckptbench.core._failures import (
+from ckptbench.run._failures import (
     DISK_FULL,
     TIMEOUT,
     RunTimeout,
@@ -24,10 +24,10 @@ from ckptbench.core._failures import (
     timeout_error,
     unreadable_data_error,
 )
-from ckptbench.core._generator import BenchmarksGenerator, TestContext, TestResult
-from ckptbench.core._memory import memory_problem
-from ckptbench.core._schedule import ScheduledRun, pending, schedule_runs
-from ckptbench.core._sweep import Plan, PlannedBenchmark, expand
+from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
+from ckptbench.run._memory import memory_problem
+from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage

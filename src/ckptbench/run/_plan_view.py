@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from ckptbench.config import Suite, iter_arrays
-from ckptbench.core._sweep import PlannedBenchmark, expand
-from ckptbench.data._dtypes import numpy_dtype
+from ckptbench.run._sweep import PlannedBenchmark, expand
+from ckptbench.config._dtypes import numpy_dtype
 
 
 
@@ -51,7 +51,7 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
   presets = []
   for source in suite.checkpoints:
     if source.config.preset is not None:
-      from ckptbench.data._presets import preset_summary  # noqa: PLC0415
+      from ckptbench.config._presets import preset_summary  # noqa: PLC0415
 
       c = source.config
       presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))

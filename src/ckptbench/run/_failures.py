@@ -76,7 +76,7 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
 
 def unreadable_data_error(error: BaseException) -> dict[str, Any] | None:
   """A `DataMismatchError` naming the array, when a load failed on damaged checkpoint data."""
-  from ckptbench.data._verify import DataMismatchError, unreadable_array_message  # noqa: PLC0415
+  from ckptbench.data._read_errors import DataMismatchError, unreadable_array_message  # noqa: PLC0415
 
   message = None if isinstance(error, DataMismatchError) else unreadable_array_message(error)
   if message is None:

@@ -1,0 +1,42 @@
+"""Benchmark options: a frozen dataclass whose list-valued YAML fields are swept."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class BenchmarkOptions:
+  """Base class for the knobs of a benchmark.
+
+  Subclass it as a frozen dataclass. In a suite, any option given as a YAML list
+  becomes a sweep axis; annotate such fields as `bool | list[bool]` to say so.
+
+  Attributes:
+    enable_trace: capture a `jax.profiler` trace of each measured operation.
+    trace_every_repeat: trace every repeat, not only the first.
+    timeout_s: a run that takes longer than this is recorded as a failure.
+  """
+
+  enable_trace: bool = False
+  trace_every_repeat: bool = False
+  timeout_s: float | None = None
+
+  def is_valid(self) -> bool:
+    """Returns False for combinations that make no sense; they are skipped."""
+    return True
+
+  def invalid_reason(self) -> str | None:
+    """Why `is_valid()` is False, for `ckptbench plan`. Override to explain."""
+    return None if self.is_valid() else "is_valid() returned False"
+
+
+def option_fields(options_cls: type[BenchmarkOptions]) -> dict[str, dataclasses.Field]:
+  """The init fields of an options class, by name."""
+  return {f.name: f for f in dataclasses.fields(options_cls) if f.init}
+
+
+def options_to_dict(options: BenchmarkOptions) -> dict[str, Any]:
+  """JSON-friendly dict of an options instance."""
+  return {name: getattr(options, name) for name in option_fields(type(options))}
