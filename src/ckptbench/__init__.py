@@ -9,8 +9,12 @@ from ckptbench.api import (
     BenchmarkOptions,
     BenchmarksGenerator,
     TestContext,
+    OrbaxCapabilities,
     TestResult,
     benchmark_options,
+    orbax_capabilities,
+    orbax_v1_context,
+    orbax_v1_io,
 )
 from ckptbench.config import Suite, load_suite
 from ckptbench.run import RunSettings, SuiteOutcome, run_suite
@@ -55,6 +59,7 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "OrbaxCapabilities",
     "RunSettings",
     "Suite",
     "SuiteOutcome",
@@ -71,6 +76,9 @@ __all__ = [
     "known_collectors",
     "load_results",
     "load_suite",
+    "orbax_capabilities",
+    "orbax_v1_context",
+    "orbax_v1_io",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",

@@ -61,4 +61,5 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
       "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
       "skipped_meshes": [(m.describe(), r) for m, r in plan.skipped_meshes],
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
+      "unsupported": [(g, o, r) for g, o, r in plan.unsupported],
   }

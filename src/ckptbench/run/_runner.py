@@ -176,6 +176,8 @@ def run_suite(
   plan = expand(suite, jax.device_count())
   for mesh, reason in plan.skipped_meshes:
     _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  for generator, values, reason in plan.unsupported:
+    _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
   setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
   if is_writer and setup_error is None:  # nothing is written for a suite that cannot run
     try:
@@ -238,6 +240,7 @@ def run_suite(
       "interrupted": interrupted,
       "skipped_meshes": [{"mesh": m.describe(), "reason": r} for m, r in plan.skipped_meshes],
       "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
+      "unsupported": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.unsupported],
       "benchmarks": summarize_benchmarks(records),
   }
   if is_writer:

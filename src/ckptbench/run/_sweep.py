@@ -11,6 +11,7 @@ from typing import Any
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
 from ckptbench.api._generator import safe_path_component
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._orbax_probe import orbax_capabilities
 from ckptbench.errors import ConfigError
 
 
@@ -48,6 +49,9 @@ class Plan:
   benchmarks: tuple[PlannedBenchmark, ...]
   skipped_meshes: tuple[tuple[MeshConfig, str], ...]
   invalid: tuple[tuple[str, dict[str, Any], str], ...]  # (generator, options, reason)
+  # Combinations the installed libraries cannot run (generator, options, reason), e.g. an
+  # option an older Orbax lacks: recorded, not run, not a failure.
+  unsupported: tuple[tuple[str, dict[str, Any], str], ...] = ()
 
 
 def _jsonable(value: Any) -> Any:
@@ -93,11 +97,13 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
 
   planned: list[PlannedBenchmark] = []
   invalid = []
+  unsupported = []
   seen_names: set[str] = set()
   multi_mesh = len(suite.meshes) > 1
   multi_ckpt = len(suite.checkpoints) > 1
   for entry in suite.entries:
     cls_name = entry.generator_cls.__name__
+    lacking = orbax_capabilities().missing(entry.generator_cls.orbax_requires)
     for values in options_product(entry):
       try:
         options = entry.generator_cls.options_class(**values)
@@ -109,6 +115,9 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
         ) from None
       if not options.is_valid():
         invalid.append((cls_name, values, options.invalid_reason() or "is_valid() returned False"))
+        continue
+      if reason := lacking or options.unsupported_reason():
+        unsupported.append((cls_name, values, reason))
         continue
       varying = {n: values[n] for n in entry.options.axes}
       for (mesh_index, mesh), (ckpt_index, ckpt) in itertools.product(meshes, enumerate(suite.checkpoints)):
@@ -135,4 +144,4 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
                 dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
             )
         )  # fmt: skip
-  return Plan(tuple(planned), tuple(skipped), tuple(invalid))
+  return Plan(tuple(planned), tuple(skipped), tuple(invalid), tuple(unsupported))
