@@ -44,6 +44,11 @@ def register(subparsers) -> None:
   add_comparison_arguments(p)
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--repeats_upto", type=int, metavar="N",
+                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+  p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
+                 help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
+                 " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
@@ -60,6 +65,10 @@ def register(subparsers) -> None:
 
 def handle(args: argparse.Namespace) -> int:
   config_file = config_path(args)
+  if args.with_:
+    from ckptbench.envs import run_with  # noqa: PLC0415
+
+    return run_with(args.with_, args.argv)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
   out = pathlib.Path(args.output_directory).resolve()
@@ -90,6 +99,7 @@ def handle(args: argparse.Namespace) -> int:
       write_views=args.views,
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
+      repeats_upto=args.repeats_upto,
   )
   _quiet_libraries(args.verbose)
   import jax  # noqa: PLC0415

@@ -53,6 +53,9 @@ class RunSettings:
   write_views: bool = True  # TensorBoard and the HTML report at the end
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
   argv: tuple[str, ...] = ()
+  # Run only repeats below this number (with `resume`, one more round each call): how
+  # `ckptbench matrix` interleaves repeats across environments. None runs them all.
+  repeats_upto: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -189,7 +192,8 @@ def run_suite(
     raise CkptbenchError(setup_errors[0])  # on every process, so none waits for the others
 
   cfg = suite.config
-  runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
+  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
   previous = read_results(out) if settings.resume else []
   done = {(r["key"], r["repeat"]) for r in previous if not r.get("warmup")}
   keys = [b.key for b in plan.benchmarks]
