@@ -72,6 +72,12 @@ def project_fingerprint(root: pathlib.Path) -> str:
   return hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()[:16]
 
 
+def isolated_environ() -> dict[str, str]:
+  """The process environment for a command in a built environment: without PYTHONPATH,
+  which could put another Orbax in front of the environment's own."""
+  return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+
+
 def uv_binary() -> str:
   try:
     from uv import find_uv_bin  # noqa: PLC0415

@@ -24,7 +24,7 @@ import subprocess
 import time
 from typing import Any, Callable
 
-from ckptbench.envs._build import BuiltEnv, EnvBuildError, build_env
+from ckptbench.envs._build import BuiltEnv, EnvBuildError, build_env, isolated_environ
 from ckptbench.envs._index import check_released
 from ckptbench.envs._spec import EnvSpec
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_OK, EXIT_REGRESSION, CkptbenchError
@@ -176,7 +176,9 @@ def _run_round(env: BuiltEnv, settings: MatrixSettings, round_index: int, last: 
   with open(out / _RUN_LOG, "a") as log:
     log.write(f"$ {' '.join(command)}\n")
     log.flush()
-    done = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=isolated_environ()
+    )
   say(f"round {round_index} {env.spec.label}: {time.perf_counter() - t0:.1f} s")
   if done.returncode in (EXIT_OK, EXIT_BENCHMARK_FAILED):  # a failed benchmark is a result
     return None

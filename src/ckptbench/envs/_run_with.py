@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from ckptbench.envs._build import build_env
+from ckptbench.envs._build import build_env, isolated_environ
 from ckptbench.envs._index import check_released
 from ckptbench.envs._spec import parse_with
 
@@ -33,4 +33,4 @@ def run_with(with_text: str, argv: list[str]) -> int:
     check_released(requirement)
   env = build_env(spec)
   print(f"environment {spec.label}: {'cached' if env.reused else 'built'} ({env.path})", flush=True)
-  return subprocess.run([str(env.path / "bin" / "ckptbench"), *without_with(argv)]).returncode
+  return subprocess.run([str(env.path / "bin" / "ckptbench"), *without_with(argv)], env=isolated_environ()).returncode

@@ -57,15 +57,8 @@ def parse_with(text: str) -> EnvSpec:
       requirements.append(Requirement(part))
     except InvalidRequirement as e:
       raise CkptbenchError(f"--with {text!r}: {part!r} is not a requirement specifier ({e})") from None
-  label = _LABEL_UNSAFE.sub("_", "_".join(f"{r.name}{_short(r)}" for r in requirements))
+  label = _LABEL_UNSAFE.sub("_", "_".join(part.replace("==", "-") for part in parts))
   return EnvSpec(text=text, requirements=tuple(requirements), label=label)
-
-
-def _short(requirement: Requirement) -> str:
-  spec = str(requirement.specifier)
-  if spec.startswith("==") and "," not in spec:
-    return "-" + spec[2:]
-  return spec
 
 
 def unique_labels(specs: list[EnvSpec]) -> list[EnvSpec]:
