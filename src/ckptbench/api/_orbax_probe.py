@@ -38,8 +38,8 @@ class OrbaxCapabilities:
     options: field names per Context section: "saving", "loading", "memory".
     v1_training: `v1.training.Checkpointer` exists.
     checkpoint_manager: the v0 `CheckpointManager` exists.
-    events: Orbax has its event-tracking module (0.12+); older releases emit fewer
-      `/jax/orbax/` monitoring events, so some metrics are simply absent.
+    events: Orbax has its event-tracking module (`_src/logging/event_tracking`,
+      0.11.30 has it, 0.11.20 not); without it fewer `/jax/orbax/` events arrive.
   """
 
   version: str | None

@@ -100,10 +100,22 @@ def _prepare(settings: MatrixSettings) -> None:
     raise CkptbenchError(
         f"output directory {out} already holds {', '.join(taken)}; pass --overwrite or choose another directory"
     )
-  for name in taken:
+  for name in taken + _earlier_labels(out) if settings.overwrite else []:
     path = out / name
-    shutil.rmtree(path) if path.is_dir() else path.unlink()
+    if path.is_dir():
+      shutil.rmtree(path)
+    elif path.exists():
+      path.unlink()
   out.mkdir(parents=True, exist_ok=True)
+
+
+def _earlier_labels(out: pathlib.Path) -> list[str]:
+  """The environment directories of an earlier matrix in `out` (replaced by --overwrite)."""
+  try:
+    document = json.loads((out / MATRIX_FILE).read_text())
+    return [e["label"] for e in document.get("environments", []) if "/" not in e["label"]]
+  except (OSError, ValueError, TypeError, KeyError):
+    return []
 
 
 def run_matrix(settings: MatrixSettings, num_repeats: int, say: Callable[[str], None] = print) -> MatrixOutcome:
