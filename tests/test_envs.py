@@ -7,6 +7,7 @@ directory) and ask the real package index; nothing stands in for either.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -37,6 +38,8 @@ benchmarks:
   - generator: save_restore
     options:
       save_concurrent_gb: [null, 1]
+  - generator: checkpoint_manager
+    options: {num_steps: 2}
 """
 
 
@@ -66,19 +69,27 @@ def test_run_with_drops_only_its_own_flag():
 def test_probe_reports_the_installed_orbax():
   import ckptbench
 
-  caps = ckptbench.orbax_capabilities()
-  assert caps.version == NEWEST and caps.v1_api and caps.v1_save_load and caps.v1_context_sections
+  caps = ckptbench.orbax_capabilities()  # CI runs this under the oldest and the newest release
+  assert caps.version == importlib.metadata.version("orbax-checkpoint")
+  is_012 = Version(caps.version) >= Version("0.12")
+  assert caps.v1_api and caps.v1_save_load == is_012 and caps.v1_context_sections == is_012
   assert {"use_ocdbt", "use_compression"} <= caps.options["saving"]
   assert caps.missing_options({"saving": {"use_ocdbt": False}}) is None
   assert "saving.no_such_option" in caps.missing_options({"saving": {"no_such_option": 1}})
-  assert caps.missing(("v1_save_load",)) is None
-  ctx = ckptbench.orbax_v1_context(
-      {"saving": {"use_ocdbt": False, "storage_options.chunk_byte_size": 1 << 20},
-       "memory": {"write_concurrent_bytes": 1 << 30}}
-  )  # fmt: skip
-  assert ctx.array.saving.use_ocdbt is False
-  assert ctx.array.saving.storage_options.chunk_byte_size == 1 << 20
-  assert ctx.memory.write_concurrent_bytes == 1 << 30
+  assert (caps.missing(("v1_save_load",)) is None) == is_012
+  settings = {"saving": {"use_ocdbt": False, "storage_options.chunk_byte_size": 1 << 20}}
+  has_memory = "write_concurrent_bytes" in caps.options["memory"]  # 0.11.35+
+  if has_memory:
+    settings["memory"] = {"write_concurrent_bytes": 1 << 30}
+  else:
+    with pytest.raises(ValueError, match="memory.write_concurrent_bytes"):
+      ckptbench.orbax_v1_context({**settings, "memory": {"write_concurrent_bytes": 1}})
+  ctx = ckptbench.orbax_v1_context(settings)
+  array = ctx.array if is_012 else ctx.array_options
+  assert array.saving.use_ocdbt is False
+  assert array.saving.storage_options.chunk_byte_size == 1 << 20
+  if has_memory:
+    assert (ctx.memory if is_012 else ctx.memory_options).write_concurrent_bytes == 1 << 30
 
 
 def test_a_combination_the_release_lacks_is_planned_as_unsupported(monkeypatch):
@@ -89,7 +100,7 @@ def test_a_combination_the_release_lacks_is_planned_as_unsupported(monkeypatch):
   monkeypatch.setattr("ckptbench.run._sweep.orbax_capabilities", lambda: older)
   monkeypatch.setattr("ckptbench.orbax_capabilities", lambda: older)  # what the built-in asks
   plan = expand(load_suite_text(TINY_SUITE, "tiny.yaml"), 2)
-  assert [b.varying for b in plan.benchmarks] == [{"save_concurrent_gb": None}]
+  assert [b.varying for b in plan.benchmarks] == [{"save_concurrent_gb": None}, {}]
   [(generator, options, reason)] = plan.unsupported
   assert generator == "SaveRestoreBenchmark" and options["save_concurrent_gb"] == 1.0
   assert reason == "orbax-checkpoint 0.11.30 lacks the option(s) memory.write_concurrent_bytes"
@@ -149,7 +160,8 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   assert [u["options"]["save_concurrent_gb"] for u in old_summary["unsupported"]] == [1.0]
   assert "MemoryOptions" not in json.dumps(old_summary)  # a reason, not a traceback
   new_summary = json.loads((new / "summary.json").read_text())
-  assert new_summary["unsupported"] == [] and len(new_summary["benchmarks"]) == 2
+  assert new_summary["unsupported"] == [] and len(new_summary["benchmarks"]) == 3
+  assert len(old_summary["benchmarks"]) == 2  # checkpoint_manager runs on the oldest too
 
   # Interleaved: repeat r of every environment before repeat r+1 of any.
   def starts(directory):
