@@ -220,3 +220,23 @@ def test_bisect_measures_bad_against_good_first(cli, one_repeat_suite, tmp_path,
   # One repeat cannot reach significance: the step says so, and no culprit is named.
   assert document["steps"][0]["verdict"] == "not enough samples" and document["culprit"] is None
   assert "no regression of load_0_basics/time_s" in done.stdout
+
+
+@pytest.mark.slow
+def test_an_environment_that_fails_to_run_leaves_nothing_in_out(cli, tmp_path, env_cache):
+  # The suite's generator lives in tests/ (on this process's PYTHONPATH only): the environment,
+  # which drops PYTHONPATH so that nothing shadows its own packages, cannot load the suite.
+  suite = tmp_path / "foreign.yaml"
+  suite.write_text(
+      TINY_SUITE.split("benchmarks:")[0].replace("num_repeats: 2", "num_repeats: 1")
+      + "benchmarks:\n  - generator: sample_benchmarks.SaveRestoreBenchmark\n"
+  )
+  out = tmp_path / "out"
+  done = cli("matrix", str(suite), "--with", f"orbax-checkpoint=={NEWEST}", "-o", str(out), env=env_cache)
+  assert done.returncode == 2, done.stdout + done.stderr  # no environment finished
+  failure = [line for line in done.stdout.splitlines() if "failed: ckptbench run exited 2" in line]
+  assert len(failure) == 1 and "sample_benchmarks" in failure[0]
+  assert "no environment finished the suite" in done.stderr
+  assert list(out.iterdir()) == [out / "comparison.json"]  # the record of what happened, no half run
+  document = json.loads((out / "comparison.json").read_text())
+  assert document["environments"][0]["status"] == "run_failed" and document["reference"] is None
