@@ -129,9 +129,10 @@ def build_env(spec: EnvSpec, cache_dir: pathlib.Path | None = None) -> BuiltEnv:
 
 
 def _uv(spec: EnvSpec, uv: str, *args: str) -> None:
+  which = f"environment {spec.label} ({spec.text})"
   try:
     done = subprocess.run((uv, *args), capture_output=True, text=True, timeout=_BUILD_TIMEOUT_S)
   except subprocess.TimeoutExpired:
-    raise EnvBuildError(f"environment {spec.label} ({spec.text}): uv {args[0]} took over {_BUILD_TIMEOUT_S} s") from None
+    raise EnvBuildError(f"{which}: uv {args[0]} took over {_BUILD_TIMEOUT_S} s") from None
   if done.returncode != 0:
-    raise EnvBuildError(f"environment {spec.label} ({spec.text}) failed to build: {last_lines(done.stderr or done.stdout)}")
+    raise EnvBuildError(f"{which} failed to build: {last_lines(done.stderr or done.stdout)}")
