@@ -34,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
       prog="ckptbench", description="Benchmark ML checkpointing (Orbax, JAX, PyTorch)."
   )
   parser.add_argument("--version", action="version", version=f"ckptbench {__version__}")
-  parser.add_argument("-v", "--verbose", action="store_true", help="show library logs")
+  parser.add_argument("-v", "--verbose", action="store_true", help="show library logs (and, for run, a table per benchmark)")
   subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
   for name in _COMMANDS:
     importlib.import_module(f"ckptbench.cli._{name}").register(subparsers)

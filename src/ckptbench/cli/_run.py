@@ -42,6 +42,8 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
+  p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                 help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
@@ -100,7 +102,7 @@ def handle(args: argparse.Namespace) -> int:
   if coordinator.process_index == 0:  # the others' records are in process 0's tables
     from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
 
-    print_suite_tables(outcome.summary)
+    print_suite_tables(outcome.summary, records=outcome.records, detail=args.verbose)
     print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
   regression = 0
   capture_path = args.baseline_capture_path or suite.config.baseline_capture_path

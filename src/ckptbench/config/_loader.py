@@ -126,7 +126,25 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
         lambda msg, p, i=i: doc.error(msg, ("benchmarks", i, "options") + tuple(p)),
     )
     entries.append(GeneratorEntry(i, gen_path, gen_cls, options))
+  if config.reference:
+    _check_reference(doc, config.reference, entries)
   return Suite(config, doc.file, tuple(checkpoints), tuple(meshes), tuple(entries), doc.data)
+
+
+def _check_reference(doc: LocatedDocument, reference: dict[str, Any], entries: list[GeneratorEntry]) -> None:
+  """Every `reference:` key is a swept option and its value one of the swept values."""
+  for name, value in reference.items():
+    swept = [list(e.options.axes[name]) for e in entries if name in e.options.axes]
+    if not swept:
+      axes = sorted({a for e in entries for a in e.options.axes})
+      raise doc.error(
+          f"{name!r} is not a swept option; reference picks a variant by swept options"
+          f" ({', '.join(axes) or 'this suite sweeps none'})",
+          ("reference", name),
+      )
+    values = [v for levels in swept for v in levels]
+    if not any(v == value or str(v) == str(value) for v in values):
+      raise doc.error(f"{value!r} is not among the swept values of {name!r}: {values}", ("reference", name))
 
 
 def _resolve_checkpoint(

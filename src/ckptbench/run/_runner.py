@@ -235,6 +235,7 @@ def run_suite(
   summary = {
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,
+      "reference": cfg.reference,  # the variant the verdict compares the others with
       "interrupted": interrupted,
       "skipped_meshes": [{"mesh": m.describe(), "reason": r} for m, r in plan.skipped_meshes],
       "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
