@@ -176,6 +176,8 @@ def run_suite(
   plan = expand(suite, jax.device_count())
   for mesh, reason in plan.skipped_meshes:
     _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  for generator, options, reason in plan.invalid:
+    _log.warning("not run: %s%s: %s", generator, options, reason)
   setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
   if is_writer and setup_error is None:  # nothing is written for a suite that cannot run
     try:

@@ -71,7 +71,8 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
   """The benchmarks to run; meshes that do not fit `device_count` are skipped.
 
   Raises:
-    ConfigError: when no mesh fits, or an options class rejects a combination.
+    ConfigError: when no mesh fits, an options class rejects a combination,
+      or `is_valid` drops every combination.
   """
   from ckptbench.data import mesh_skip_reason  # noqa: PLC0415  (keeps `plan` free of JAX until needed)
 
@@ -135,4 +136,11 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
                 dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
             )
         )  # fmt: skip
+  if not planned:
+    raise ConfigError(
+        "every sweep point was dropped, nothing would run: "
+        + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid),
+        file=suite.file,
+        key="benchmarks",
+    )
   return Plan(tuple(planned), tuple(skipped), tuple(invalid))
