@@ -14,6 +14,7 @@ from conftest import run_cli
 TINY = """\
 suite_name: tiny
 num_repeats: 2
+num_warmups: 0  # the record counts below are of measured runs
 checkpoint_config:
   spec:
     params: {dtype: bfloat16, shape: [256, 64], sharding: [fsdp]}

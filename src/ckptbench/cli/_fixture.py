@@ -42,7 +42,7 @@ def write_fixture(config_file: str, output_dir: str | pathlib.Path) -> dict[str,
   from ckptbench.config import load_suite
   from ckptbench.data import build_mesh, build_pytree, write_sharding_config
 
-  suite = load_suite(config_file)
+  suite = load_suite(config_file, args.overrides)
   source = suite.checkpoints[0] if suite.checkpoints else None
   if source is None or source.spec is None:
     raise CkptbenchError(f"{config_file}: fixture needs a checkpoint_config with a spec or a preset")
@@ -71,7 +71,7 @@ def handle(args: argparse.Namespace) -> int:
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o DIR")
   set_xla_flags(
-      devices=args.devices or devices_needed(config_file),
+      devices=args.devices or devices_needed(config_file, args.overrides),
       hlo_dump_dir=None,
       override_devices=bool(args.devices),
   )

@@ -19,6 +19,16 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("config", nargs="?", help="the suite YAML file")
   parser.add_argument("--config_file", dest="config_file", help="the suite YAML file (guide form)")
   parser.add_argument("--devices", type=int, help="simulated CPU devices (default: what the meshes need)")
+  parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                      help="override a suite key, VALUE in YAML: --set num_repeats=5,"
+                      " --set benchmarks[0].options.use_ocdbt=[true]; repeat for several")  # fmt: skip
+
+
+def add_selection_argument(parser: argparse.ArgumentParser) -> None:
+  """-k PATTERN (run and plan)."""
+  parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
+                      help="only benchmarks whose name contains PATTERN (or matches it as a glob, or whose key"
+                      " starts with it); repeat for several")  # fmt: skip
 
 
 def config_path(args: argparse.Namespace) -> str:
@@ -33,6 +43,7 @@ def config_path(args: argparse.Namespace) -> str:
 def register(subparsers) -> None:
   p = subparsers.add_parser("run", help="run a suite", description="Run every benchmark of a suite.")
   add_suite_arguments(p)
+  add_selection_argument(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where results go")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
@@ -66,7 +77,7 @@ def handle(args: argparse.Namespace) -> int:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
   out = pathlib.Path(args.output_directory).resolve()
   set_xla_flags(
-      devices=args.devices or devices_needed(config_file),
+      devices=args.devices or devices_needed(config_file, args.overrides),
       hlo_dump_dir=out / "hlo_dump" if args.enable_hlo_dump else None,
       processes=1 if args.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
       override_devices=bool(args.devices),
@@ -75,7 +86,7 @@ def handle(args: argparse.Namespace) -> int:
   from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
   from ckptbench.run._runner import RunSettings, run_suite
 
-  suite = load_suite(config_file)
+  suite = load_suite(config_file, args.overrides)
   baseline_path = args.baseline_path or suite.config.baseline_path
   if baseline_path and "://" not in baseline_path and not pathlib.Path(baseline_path).is_file():
     raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
@@ -91,6 +102,7 @@ def handle(args: argparse.Namespace) -> int:
       probe_storage=args.probe,
       write_views=args.views,
       check_memory=not args.skip_memory_check,
+      select=tuple(args.select),
       argv=tuple(sys.argv),
   )
   _quiet_libraries(args.verbose)

@@ -6,7 +6,7 @@ import dataclasses
 import difflib
 import pathlib
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 import pydantic
 
@@ -18,6 +18,7 @@ from ckptbench.config._models import (
     SuiteConfig,
 )
 from ckptbench.config._options import OptionAxes, check_options
+from ckptbench.config._overrides import apply_overrides, parse_override
 from ckptbench.config._spec import SpecTree, check_spec_against_mesh, iter_arrays, parse_spec
 from ckptbench.config._yaml import KeyPath, LocatedDocument, load_yaml_file, parse_yaml
 from ckptbench.api import BenchmarksGenerator
@@ -66,13 +67,19 @@ class Suite:
     return self.config.suite_name
 
 
-def load_suite(path: str | pathlib.Path) -> Suite:
+def load_suite(path: str | pathlib.Path, overrides: Sequence[str] = ()) -> Suite:
   """Reads, validates and resolves a suite file.
 
+  Args:
+    path: the suite file.
+    overrides: `KEY=VALUE` texts (`--set`), applied before validation.
+
   Raises:
-    ConfigError: naming the file, line and key of the first problem.
+    ConfigError: naming the file, line and key of the first problem (or the override).
+    CkptbenchError: for an override that cannot be read or applied.
   """
-  return _resolve(load_yaml_file(path), pathlib.Path(path).resolve().parent)
+  doc = apply_overrides(load_yaml_file(path), [parse_override(text) for text in overrides])
+  return _resolve(doc, pathlib.Path(path).resolve().parent)
 
 
 def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | None = None) -> Suite:

@@ -27,6 +27,7 @@ from ckptbench.run._failures import (
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.run._select import select
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
@@ -52,6 +53,7 @@ class RunSettings:
   probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
   write_views: bool = True  # TensorBoard and the HTML report at the end
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
+  select: tuple[str, ...] = ()  # `-k`: only the benchmarks matching one of these (see _select.py)
   argv: tuple[str, ...] = ()
 
 
@@ -173,7 +175,7 @@ def run_suite(
   coordinator = coordinator or LocalCoordinator()
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
-  plan = expand(suite, jax.device_count())
+  plan = select(expand(suite, jax.device_count()), settings.select)
   for mesh, reason in plan.skipped_meshes:
     _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
   for generator, options, reason in plan.invalid:
