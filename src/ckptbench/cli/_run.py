@@ -65,7 +65,8 @@ def register(subparsers) -> None:
   p.add_argument("--no-probe", dest="probe", action="store_false",
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.add_argument("--no-views", dest="views", action="store_false",
-                 help="skip TensorBoard and the HTML report (write them later with `ckptbench report OUT --tensorboard`)")  # fmt: skip
+                 help="do not write TensorBoard and the HTML report in the background after the run"
+                 " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.set_defaults(handler=handle)
@@ -100,7 +101,7 @@ def handle(args: argparse.Namespace) -> int:
       overwrite=args.overwrite,
       show_progress=args.progress,
       probe_storage=args.probe,
-      write_views=args.views,
+      write_views=False,  # written after the run, by a detached process (see the end of handle)
       check_memory=not args.skip_memory_check,
       select=tuple(args.select),
       argv=tuple(sys.argv),
@@ -115,7 +116,12 @@ def handle(args: argparse.Namespace) -> int:
     from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
 
     print_suite_tables(outcome.summary, records=outcome.records, detail=args.verbose)
-    print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
+    views = f"report {out / 'report.html'} and tensorboard --logdir {out / 'tensorboard'}"
+    if args.views:
+      print(f"results: {out}  ({views}: being written in the background, log {out / 'views.log'};"
+            f" `ckptbench report {out} --tensorboard` writes them now)")
+    else:
+      print(f"results: {out}  (no views; `ckptbench report {out} --tensorboard` writes {views})")
   regression = 0
   capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
   if coordinator.process_index == 0 and not outcome.interrupted and (capture_path or baseline_path):
@@ -129,6 +135,10 @@ def handle(args: argparse.Namespace) -> int:
         threshold=args.regression_threshold,
         fail_on_regression=args.fail_on_regression,
     )
+  if coordinator.process_index == 0 and args.views:
+    from ckptbench.outputs._background import start_views  # noqa: PLC0415
+
+    start_views(out)  # last: it waits for this process to exit, then renders what is on disk
   return outcome.exit_code or regression  # a failed benchmark (1) wins over a regression (3)
 
 

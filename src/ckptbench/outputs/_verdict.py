@@ -153,13 +153,17 @@ def _variants(records: Sequence[Mapping[str, Any]]) -> list[Variant]:
   first: dict[str, Mapping[str, Any]] = {}
   for record in records:
     first.setdefault(str(record["key"]), record)
-  names = [str(r.get("benchmark") or k) for k, r in first.items()]
-  classes = {n.split("(", 1)[0] for n in names}
+  one_generator = len({r.get("generator") for r in first.values()}) == 1
   variants = []
-  for (key, record), name in zip(first.items(), names):
-    # One generator: "use_ocdbt=True" says all; several: keep the class in the label.
-    label = name.split("(", 1)[1].rstrip(")") if len(classes) == 1 and "(" in name else name
-    variants.append(Variant(key, name, label, dict(record.get("varying") or {})))
+  for key, record in first.items():
+    name = str(record.get("benchmark") or key)
+    varying = dict(record.get("varying") or {})
+    # One generator: "use_ocdbt=True" says all; several: the name keeps the class.
+    label = ", ".join(f"{k}={v}" for k, v in varying.items()) if one_generator and varying else name
+    variants.append(Variant(key, name, label, varying))
+  labels = [v.label for v in variants]
+  if len(set(labels)) < len(labels):  # e.g. the same options on two meshes: the names tell them apart
+    variants = [dataclasses.replace(v, label=v.name) for v in variants]
   return variants
 
 
