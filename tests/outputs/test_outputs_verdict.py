@@ -11,7 +11,7 @@ from rich.console import Console
 from conftest import run_cli
 from ckptbench.outputs import print_suite_tables
 from ckptbench.outputs._results import read_results
-from ckptbench.outputs._verdict import BETTER, TOO_FEW, WORSE, build_verdict, headline_metrics
+from ckptbench.outputs._verdict import build_verdict, headline_metrics
 
 
 def _record(key, varying, repeat, save_s, load_s=0.1, warmup=False):
