@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -31,11 +32,13 @@ def test_views_are_written_after_the_run_returns_and_include_its_comparison(tmp_
   assert "no views; `ckptbench report" in base.stdout and not (tmp_path / "base" / "report.html").exists()
 
   out = tmp_path / "out"
-  done = run_cli("run", str(suite), "-o", str(out), "--no-progress", "--no-probe",
-                 "--baseline_path", str(tmp_path / "bl" / "base.json"))  # fmt: skip
+  done = run_cli("run", str(suite), "-o", str(out), "--no-progress", "--baseline_path", str(tmp_path / "bl" / "base.json"),
+                 env={"CKPTBENCH_CACHE_DIR": str(tmp_path / "empty-cache")})  # fmt: skip
   assert done.returncode == 0, done.stderr
   assert "being written in the background" in done.stdout
   assert (out / "results.jsonl").exists() and (out / "summary.json").exists()  # durable before any view
+  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  assert not any("_of_" in tag for r in records for tag in r["metrics"])  # no probe cached: none during the run
 
   deadline = time.monotonic() + 180
   while not views_written(out) and time.monotonic() < deadline:
@@ -47,3 +50,7 @@ def test_views_are_written_after_the_run_returns_and_include_its_comparison(tmp_
   # The child waited for the run to exit: the comparison written last is in the report.
   assert "<h2>verdict</h2>" in page and "baseline comparison" in page
   assert (out / "tensorboard").is_dir()
+  # The storage probe nobody had cached was measured after the run, three times, and drawn.
+  manifest = json.loads((out / "manifest.json").read_text())
+  assert manifest["roofline_measured_after_run"] and manifest["roofline"]["repeats"] == 3
+  assert "limit: disk_write_gbps" in page and "over 3 probes" in page

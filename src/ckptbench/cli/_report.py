@@ -19,6 +19,7 @@ def register(subparsers) -> None:
   )
   # `ckptbench run` starts this command detached and passes the pipe to wait on (see outputs/_background.py).
   parser.add_argument("--after_parent_fd", type=int, help=argparse.SUPPRESS)
+  parser.add_argument("--probe_missing", action="store_true", help=argparse.SUPPRESS)
   parser.set_defaults(handler=run_report)
 
 
@@ -29,6 +30,10 @@ def run_report(args: argparse.Namespace) -> int:
     from ckptbench.outputs._background import wait_for_parent  # noqa: PLC0415
 
     wait_for_parent(args.after_parent_fd)
+  if args.probe_missing:
+    from ckptbench.outputs._background import add_missing_probe  # noqa: PLC0415
+
+    add_missing_probe(args.out_dir)
   path = write_report(args.out_dir, args.output)
   print(f"report: {path}", flush=True)
   if args.tensorboard:

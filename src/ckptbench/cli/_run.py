@@ -101,6 +101,7 @@ def handle(args: argparse.Namespace) -> int:
       overwrite=args.overwrite,
       show_progress=args.progress,
       probe_storage=args.probe,
+      probe_later=args.views,  # an uncached probe is measured by the background views process
       write_views=False,  # written after the run, by a detached process (see the end of handle)
       check_memory=not args.skip_memory_check,
       select=tuple(args.select),
@@ -138,7 +139,7 @@ def handle(args: argparse.Namespace) -> int:
   if coordinator.process_index == 0 and args.views:
     from ckptbench.outputs._background import start_views  # noqa: PLC0415
 
-    start_views(out)  # last: it waits for this process to exit, then renders what is on disk
+    start_views(out, probe=args.probe)  # last: it waits for this process to exit, then renders what is on disk
   return outcome.exit_code or regression  # a failed benchmark (1) wins over a regression (3)
 
 

@@ -18,7 +18,7 @@ from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
 from ckptbench.api._tags import NAMESPACES, TAGS, TagSpec, unit_of
 from ckptbench.metrics._page_cache import evict_from_page_cache
 from ckptbench.metrics._post_run import post_run_tags
-from ckptbench.metrics._roofline import StorageProbe, probe_storage, roofline_shares
+from ckptbench.metrics._roofline import StorageProbe, cached_probe, probe_storage, roofline_shares
 
 __all__ = [
     "NAMESPACES",
@@ -29,6 +29,7 @@ __all__ = [
     "Metrics",
     "StorageProbe",
     "TagSpec",
+    "cached_probe",
     "collect_created_metrics",
     "default_collectors",
     "derived_tags",

@@ -216,17 +216,11 @@ def probe_storage(
     raise CkptbenchError(f"cannot probe {directory}: not writable")
   size_bytes = int(size_mib) << 20
   key = _cache_key(*_mount_of(path), size_bytes)
-  cache_file = _cache_file()
-  entries: dict = {}
-  if cache and cache_file.is_file():
-    try:
-      entries = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-      entries = {}
-    if not refresh and key in entries:
-      cached = StorageProbe(**entries[key])
-      if cached.steady(max_spread):  # an entry from before repeated probes has no spread: measure again
-        return cached
+  entries = _read_cache() if cache else {}
+  if cache and not refresh:
+    cached = _steady_entry(entries, key, max_spread)
+    if cached is not None:
+      return cached
   probe = measure_storage(path, size_bytes)
   steady = probe.steady(max_spread)
   if not steady:
@@ -236,11 +230,35 @@ def probe_storage(
     )
   if cache and steady:
     entries[key] = dataclasses.asdict(probe)
+    cache_file = _cache_file()
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache_file.with_suffix(".tmp")
     tmp.write_text(json.dumps(entries, indent=1, sort_keys=True))
     tmp.replace(cache_file)
   return probe
+
+
+def cached_probe(directory: str | os.PathLike, *, size_mib: int = 256, max_spread: float = WIDE_SPREAD) -> StorageProbe | None:
+  """The steady cached probe of the storage behind `directory`, without measuring; None if there is none."""
+  path = pathlib.Path(directory)
+  return _steady_entry(_read_cache(), _cache_key(*_mount_of(path), int(size_mib) << 20), max_spread)
+
+
+def _read_cache() -> dict:
+  try:
+    return json.loads(_cache_file().read_text())
+  except (OSError, ValueError):
+    return {}
+
+
+def _steady_entry(entries: dict, key: str, max_spread: float) -> StorageProbe | None:
+  if key not in entries:
+    return None
+  try:
+    cached = StorageProbe(**entries[key])
+  except TypeError:  # written by another version
+    return None
+  return cached if cached.steady(max_spread) else None  # entries from before repeated probes have no spread
 
 
 def _spread_text(probe: StorageProbe) -> str:

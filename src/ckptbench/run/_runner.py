@@ -31,7 +31,14 @@ from ckptbench.run._select import select
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
+from ckptbench.metrics import (
+    StorageProbe,
+    cached_probe,
+    collect_created_metrics,
+    merged,
+    post_run_tags,
+    probe_storage,
+)
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
@@ -51,6 +58,7 @@ class RunSettings:
   overwrite: bool = False
   show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
   probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
+  probe_later: bool = False  # no steady probe cached: leave measuring to the background views process
   write_views: bool = True  # TensorBoard and the HTML report at the end
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
   select: tuple[str, ...] = ()  # `-k`: only the benchmarks matching one of these (see _select.py)
@@ -262,7 +270,10 @@ def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StoragePro
   mine = None
   if coordinator.process_index == 0:
     try:
-      mine = dataclasses.asdict(probe_storage(settings.output_dir))
+      probe = cached_probe(settings.output_dir)
+      if probe is None and not settings.probe_later:
+        probe = probe_storage(settings.output_dir)
+      mine = None if probe is None else dataclasses.asdict(probe)
     except (OSError, CkptbenchError) as e:
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]
