@@ -69,7 +69,7 @@ def register(subparsers) -> None:
                  " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
-  p.set_defaults(handler=handle)
+  p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 
 
 def handle(args: argparse.Namespace) -> int:
