@@ -12,8 +12,8 @@ from ckptbench.api import (
     TestResult,
     benchmark_options,
 )
-from ckptbench.config import Suite, load_suite
-from ckptbench.run import RunSettings, SuiteOutcome, run_suite
+from ckptbench.config import Suite, load_suite, load_suite_text
+from ckptbench.run import RunOutcome, RunSettings, run
 from ckptbench.data import (
     DataMismatchError,
     abstract_from_checkpoint,
@@ -55,9 +55,9 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "RunOutcome",
     "RunSettings",
     "Suite",
-    "SuiteOutcome",
     "TestContext",
     "TestResult",
     "__version__",
@@ -71,11 +71,12 @@ __all__ = [
     "known_collectors",
     "load_results",
     "load_suite",
+    "load_suite_text",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
-    "run_suite",
+    "run",
     "scan_inventory",
     "verify_pytree",
     "write_sharding_config",

@@ -27,6 +27,7 @@ from ckptbench.run._failures import (
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.run._settings import RunSettings
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
@@ -40,22 +41,6 @@ _log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
-class RunSettings:
-  """How to run a suite (the `ckptbench run` flags)."""
-
-  output_dir: pathlib.Path
-  local_directory: pathlib.Path | None = None
-  remove_repeated_dir: bool = False
-  resume: bool = False
-  overwrite: bool = False
-  show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
-  probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
-  write_views: bool = True  # TensorBoard and the HTML report at the end
-  check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
-  argv: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
 class SuiteOutcome:
   """What a suite run produced."""
 
@@ -66,14 +51,15 @@ class SuiteOutcome:
   interrupted: bool
 
   @property
-  def failed_runs(self) -> int:
-    return sum(1 for r in self.records if r.get("error"))
-
-  @property
   def exit_code(self) -> int:
-    if self.interrupted:
+    return self.code_for(self.records, self.interrupted)
+
+  @staticmethod
+  def code_for(records: list[dict[str, Any]], interrupted: bool) -> int:
+    """130 when interrupted, 1 when any run failed, else 0."""
+    if interrupted:
       return EXIT_INTERRUPTED
-    return EXIT_BENCHMARK_FAILED if self.failed_runs else EXIT_OK
+    return EXIT_BENCHMARK_FAILED if any(r.get("error") for r in records) else EXIT_OK
 
 
 _OUTPUT_FILES = ("results.jsonl", "summary.json", "manifest.json")
@@ -163,12 +149,14 @@ class _PytreeCache:
 def run_suite(
     suite: Suite, settings: RunSettings, coordinator: Coordinator | None = None
 ) -> SuiteOutcome:
-  """Runs every benchmark of `suite`; results land in `settings.output_dir`.
+  """Runs every benchmark of `suite`: results.jsonl, summary.json and manifest.json in OUT.
 
-  A benchmark that raises (or whose data cannot be built) is recorded with its
-  error and the metrics measured before it failed; the others still run.
+  The engine under `ckptbench.run`, which prepares the process first and
+  handles baselines and views afterwards. A benchmark that raises (or whose
+  data cannot be built) is recorded with its error and the metrics measured
+  before it failed; the others still run.
   """
-  import jax  # noqa: PLC0415  (the CLI configures devices before JAX starts)
+  import jax  # noqa: PLC0415  (ckptbench.run sets XLA flags before the backend starts)
 
   coordinator = coordinator or LocalCoordinator()
   is_writer = coordinator.process_index == 0
@@ -244,8 +232,6 @@ def run_suite(
     write_json_atomic(out / "summary.json", summary)
     manifest["ended_at"] = now_iso()
     write_json_atomic(out / "manifest.json", manifest)
-    if settings.write_views:
-      _write_views(out)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, plan, records, summary, interrupted)
 
@@ -262,17 +248,6 @@ def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StoragePro
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]
   return None if shared is None else StorageProbe(**shared)
-
-
-def _write_views(out: pathlib.Path) -> None:
-  """TensorBoard and the HTML report; a failure here never costs the results."""
-  from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415
-
-  for write in (write_tensorboard, write_report):
-    try:
-      write(out)
-    except Exception as e:  # noqa: BLE001  (results.jsonl and summary.json are already safe)
-      _log.warning("could not write %s: %s: %s", write.__name__, type(e).__name__, e)
 
 
 def _run_once(

@@ -13,11 +13,9 @@ from ckptbench.stats._compare import (
 from ckptbench.stats._direction import (
     Direction,
     absolute_floor,
-    is_headline,
-    is_memory_unit,
     metric_direction,
 )
-from ckptbench.stats._hosts import host_statistics, is_rate_unit
+from ckptbench.stats._hosts import host_statistics
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
 
 __all__ = [
@@ -31,9 +29,6 @@ __all__ = [
     "compare_samples",
     "describe",
     "host_statistics",
-    "is_headline",
-    "is_memory_unit",
-    "is_rate_unit",
     "metric_direction",
     "metric_samples",
     "min_p_value",
