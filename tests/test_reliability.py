@@ -265,8 +265,8 @@ def test_a_damaged_compressed_chunk_names_the_array(tmp_path):
   with pytest.raises(Exception) as raw:
     ocp.load(path, ckptbench.abstract_pytree(tree))
   error = unreadable_data_error(raw.value)
-  assert error["type"] == "DataMismatchError"
-  assert error["message"].startswith("checkpoint data of array 'weights' cannot be read (corrupted?)")
+  assert error.type == "DataMismatchError"
+  assert error.message.startswith("checkpoint data of array 'weights' cannot be read (corrupted?)")
 
 
 # Orbax leaves the other shards' read coroutines un-awaited when one fails to decode.

@@ -15,6 +15,7 @@ import traceback
 from typing import Any, Iterator
 
 from ckptbench.config import Suite
+from ckptbench.data import build_mesh, build_pytree, load_existing
 from ckptbench.run._failures import (
     DISK_FULL,
     TIMEOUT,
@@ -25,6 +26,7 @@ from ckptbench.run._failures import (
     unreadable_data_error,
 )
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
+from ckptbench.api._records import SCHEMA_VERSION, ErrorRecord, RunRecord
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._settings import RunSettings
@@ -34,7 +36,7 @@ from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, C
 from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
-from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
+from ckptbench.outputs._results import ResultsWriter, read_records, write_json_atomic
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -127,8 +129,6 @@ class _PytreeCache:
     key = (bench.checkpoint_index, bench.mesh_index)
     if key != self._key:
       self._key, self._value, self._mesh = None, None, None  # free the old data first
-      from ckptbench.data import build_mesh, build_pytree, load_existing  # noqa: PLC0415
-
       mesh = None if bench.mesh is None else build_mesh(bench.mesh)
       ckpt = bench.checkpoint
       t0 = time.perf_counter()
@@ -176,8 +176,8 @@ def run_suite(
 
   cfg = suite.config
   runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
-  previous = read_results(out) if settings.resume else []
-  done = {(r["key"], r["repeat"]) for r in previous if not r.get("warmup")}
+  previous = read_records(out) if settings.resume else []
+  done = {(r.key, r.repeat) for r in previous if not r.warmup}
   keys = [b.key for b in plan.benchmarks]
   todo = pending(runs, keys, done)
 
@@ -190,7 +190,7 @@ def run_suite(
     write_json_atomic(out / "manifest.json", manifest)
   generators: dict[int, BenchmarksGenerator] = {}
   cache = _PytreeCache()
-  records = list(previous)
+  records = [r.to_json() for r in previous]
   progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
   stop = _StopRequest()
   interrupted = False
@@ -204,19 +204,19 @@ def run_suite(
         label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
         progress.started(label)
         record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe)
-        host_records = coordinator.allgather_json(record)
+        host_records = coordinator.allgather_json(record.to_json())
         if is_writer:
           writer.append(host_records)
         records.extend(host_records)
         failures = [r for r in host_records if r["error"]]
         progress.finished(
-            label, record["duration_s"],
+            label, record.duration_s,
             None if not failures else f"host {failures[0]['host']}: {failures[0]['error']['type']}: "
             f"{failures[0]['error']['message'][:200]}",
         )  # fmt: skip
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
         if settings.remove_repeated_dir and is_writer:
-          shutil.rmtree(record["path"], ignore_errors=True)
+          shutil.rmtree(record.path, ignore_errors=True)
   finally:
     progress.close()
 
@@ -259,7 +259,7 @@ def _run_once(
     cache: _PytreeCache,
     coordinator: Coordinator,
     probe: StorageProbe | None,
-) -> dict[str, Any]:
+) -> RunRecord:
   out = settings.output_dir
   run_dir = out / bench.dir_name / (f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}")
   started_at = now_iso()
@@ -302,10 +302,8 @@ def _run_once(
     except RunTimeout:
       error = timeout_error(timeout, time.perf_counter() - (t_fn or t0), traceback.format_exc())
     except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
-      error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or {
-          "type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()
-      }
-  if error is not None and error["type"] in (TIMEOUT, DISK_FULL):
+      error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or ErrorRecord.from_exception(e)
+  if error is not None and error.type in (TIMEOUT, DISK_FULL):
     for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
       if partial is not None:
         shutil.rmtree(partial, ignore_errors=True)
@@ -321,18 +319,17 @@ def _run_once(
       result.path, result.inventory = run_dir, inventory
     except OSError as e:
       _log.warning("could not take the inventory of %s: %s", run_dir, e)
-  return {
-      "schema_version": SCHEMA_VERSION,
-      "suite": suite.name,
+  return RunRecord(
+      suite=suite.name,
       **bench.describe(),
-      "repeat": run.repeat,
-      "warmup": run.warmup,
-      "host": coordinator.process_index,
-      "num_hosts": coordinator.process_count,
-      "path": str(run_dir),
-      "started_at": started_at,
-      "duration_s": time.perf_counter() - t0,
-      "metrics": tags,
-      "inventory": inventory,
-      "error": error,
-  }
+      repeat=run.repeat,
+      warmup=run.warmup,
+      host=coordinator.process_index,
+      num_hosts=coordinator.process_count,
+      path=str(run_dir),
+      started_at=started_at,
+      duration_s=time.perf_counter() - t0,
+      metrics=tags,
+      inventory=inventory,
+      error=error,
+  )
