@@ -161,18 +161,7 @@ def run_suite(
   coordinator = coordinator or LocalCoordinator()
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
-  plan = expand(suite, jax.device_count())
-  for mesh, reason in plan.skipped_meshes:
-    _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
-  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
-  if is_writer and setup_error is None:  # nothing is written for a suite that cannot run
-    try:
-      prepare_output_dir(settings)
-    except CkptbenchError as e:
-      setup_error = str(e)
-  setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
-  if setup_errors:
-    raise CkptbenchError(setup_errors[0])  # on every process, so none waits for the others
+  plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
   cfg = suite.config
   runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
@@ -208,19 +197,47 @@ def run_suite(
         if is_writer:
           writer.append(host_records)
         records.extend(host_records)
-        failures = [r for r in host_records if r["error"]]
-        progress.finished(
-            label, record.duration_s,
-            None if not failures else f"host {failures[0]['host']}: {failures[0]['error']['type']}: "
-            f"{failures[0]['error']['message'][:200]}",
-        )  # fmt: skip
+        progress.finished(label, record.duration_s, _first_failure(host_records))
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
         if settings.remove_repeated_dir and is_writer:
           shutil.rmtree(record.path, ignore_errors=True)
   finally:
     progress.close()
 
-  summary = {
+  summary = _summary(suite, plan, records, interrupted)
+  if is_writer:
+    write_json_atomic(out / "summary.json", summary)
+    manifest["ended_at"] = now_iso()
+    write_json_atomic(out / "manifest.json", manifest)
+  coordinator.barrier("teardown")
+  return SuiteOutcome(out, plan, records, summary, interrupted)
+
+
+def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> Plan:
+  """The suite's plan, once every process agrees it can run; OUT is created only then.
+
+  Raises:
+    CkptbenchError: on every process (so none waits for the others) when the
+      data would not fit in memory or OUT cannot be used.
+  """
+  plan = expand(suite, device_count)
+  for mesh, reason in plan.skipped_meshes:
+    _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
+  if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
+    try:
+      prepare_output_dir(settings)
+    except CkptbenchError as e:
+      setup_error = str(e)
+  setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
+  if setup_errors:
+    raise CkptbenchError(setup_errors[0])
+  return plan
+
+
+def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupted: bool) -> dict[str, Any]:
+  """summary.json: statistics per benchmark, and what the plan left out and why."""
+  return {
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,
       "interrupted": interrupted,
@@ -228,12 +245,14 @@ def run_suite(
       "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
       "benchmarks": summarize_benchmarks(records),
   }
-  if is_writer:
-    write_json_atomic(out / "summary.json", summary)
-    manifest["ended_at"] = now_iso()
-    write_json_atomic(out / "manifest.json", manifest)
-  coordinator.barrier("teardown")
-  return SuiteOutcome(out, plan, records, summary, interrupted)
+
+
+def _first_failure(host_records: list[dict[str, Any]]) -> str | None:
+  """The progress line's note for a run that failed on some host."""
+  for r in host_records:
+    if r["error"]:
+      return f"host {r['host']}: {r['error']['type']}: {r['error']['message'][:200]}"
+  return None
 
 
 def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | None:
@@ -278,12 +297,7 @@ def _run_once(
       finally:  # every process reaches the barrier, even when process 0 failed
         coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       pytree, mesh = cache.get(bench)
-      if settings.local_directory is not None:
-        local_root = settings.local_directory
-        if coordinator.process_count > 1:  # processes may share a machine
-          local_root = local_root / f"host_{coordinator.process_index}"
-        local_path = local_root / bench.dir_name / run_dir.name
-        local_path.mkdir(parents=True, exist_ok=True)
+      local_path = _local_path(settings.local_directory, coordinator, bench, run_dir.name)
       context = TestContext(
           pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
           repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
@@ -307,18 +321,7 @@ def _run_once(
     for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
       if partial is not None:
         shutil.rmtree(partial, ignore_errors=True)
-  metrics_objects = list(created)
-  if result is not None and result.metrics not in metrics_objects:
-    metrics_objects.append(result.metrics)
-  tags = dict(merged(metrics_objects))
-  inventory = None
-  if error is None:
-    try:
-      new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
-      tags.update(new_tags)
-      result.path, result.inventory = run_dir, inventory
-    except OSError as e:
-      _log.warning("could not take the inventory of %s: %s", run_dir, e)
+  tags, inventory = _measured(created, None if error else result, run_dir, probe)
   return RunRecord(
       suite=suite.name,
       **bench.describe(),
@@ -333,3 +336,37 @@ def _run_once(
       inventory=inventory,
       error=error,
   )
+
+
+def _local_path(
+    local_directory: pathlib.Path | None, coordinator: Coordinator, bench: PlannedBenchmark, run_name: str
+) -> pathlib.Path | None:
+  """The run's host-local scratch directory (--local_directory), created; None without one."""
+  if local_directory is None:
+    return None
+  if coordinator.process_count > 1:  # processes may share a machine
+    local_directory = local_directory / f"host_{coordinator.process_index}"
+  path = local_directory / bench.dir_name / run_name
+  path.mkdir(parents=True, exist_ok=True)
+  return path
+
+
+def _measured(
+    created: list, result: TestResult | None, run_dir: pathlib.Path, probe: StorageProbe | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+  """(tags, inventory) of a run: every Metrics it created, plus, for a run that succeeded
+  (`result` given), its inventory and the tags derived after the run (roofline shares)."""
+  metrics_objects = list(created)
+  if result is not None and result.metrics not in metrics_objects:
+    metrics_objects.append(result.metrics)
+  tags = dict(merged(metrics_objects))
+  if result is None:
+    return tags, None
+  try:
+    new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
+  except OSError as e:
+    _log.warning("could not take the inventory of %s: %s", run_dir, e)
+    return tags, None
+  tags.update(new_tags)
+  result.path, result.inventory = run_dir, inventory
+  return tags, inventory
