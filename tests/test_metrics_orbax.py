@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from orbax.checkpoint import v1 as ocp
 
-from ckptbench.metrics import Metrics, scan_inventory, unit_of
+from ckptbench.api import Metrics
+from ckptbench.metrics import scan_inventory, unit_of
 from ckptbench.api._tags import Tag
 
 _GIB = float(1 << 30)

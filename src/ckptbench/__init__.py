@@ -8,9 +8,15 @@ from ckptbench._version import __version__
 from ckptbench.api import (
     BenchmarkOptions,
     BenchmarksGenerator,
+    Collector,
+    MetricValue,
+    Metrics,
     TestContext,
     TestResult,
     benchmark_options,
+    default_collectors,
+    known_collectors,
+    register_collector,
 )
 from ckptbench.config import Suite, load_suite, load_suite_text
 from ckptbench.run import RunOutcome, RunSettings, run
@@ -25,16 +31,7 @@ from ckptbench.data import (
     write_sharding_config,
 )
 from ckptbench.errors import CkptbenchError, ConfigError
-from ckptbench.metrics import (
-    Collector,
-    MetricValue,
-    Metrics,
-    default_collectors,
-    evict_from_page_cache,
-    known_collectors,
-    register_collector,
-    scan_inventory,
-)
+from ckptbench.metrics import evict_from_page_cache, scan_inventory  # also registers the collectors
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {

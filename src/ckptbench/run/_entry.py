@@ -14,46 +14,34 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ckptbench.config import Suite, load_suite
 from ckptbench.distributed import check_colocated_python_supported, make_coordinator
-from ckptbench.errors import EXIT_INTERRUPTED, EXIT_OK
+from ckptbench.errors import EXIT_OK
 from ckptbench.outputs import write_views
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.run._process import first_look, prepare_process
 from ckptbench.run._runner import SuiteOutcome, run_suite
 from ckptbench.run._settings import RunSettings
-from ckptbench.run._sweep import Plan
 
 if TYPE_CHECKING:
   from ckptbench.outputs import Comparison
 
 
 @dataclasses.dataclass(frozen=True)
-class RunOutcome:
+class RunOutcome(SuiteOutcome):
   """What `ckptbench.run` produced, and the exit code `ckptbench run` returns for it."""
 
-  output_dir: pathlib.Path
-  plan: Plan
-  records: list[dict[str, Any]]
-  summary: dict[str, Any]
-  interrupted: bool
-  is_writer: bool  # process 0, which wrote OUT and holds every host's records
+  is_writer: bool = True  # process 0, which wrote OUT and holds every host's records
   comparison: Comparison | None = None
   captured_baseline: pathlib.Path | None = None
   fail_on_regression: bool = False
 
   @property
-  def failed_runs(self) -> int:
-    return sum(1 for r in self.records if r.get("error"))
-
-  @property
   def exit_code(self) -> int:
     """130 interrupted, 1 a failed benchmark, 3 a regression (when asked to fail on one), else 0."""
-    if self.interrupted:
-      return EXIT_INTERRUPTED
-    suite_code = SuiteOutcome.code_for(self.records, self.interrupted)
+    suite_code = super().exit_code
     if suite_code != EXIT_OK or self.comparison is None:
       return suite_code  # a failed benchmark (1) wins over a regression (3)
     return self.comparison.exit_code(self.fail_on_regression)
@@ -104,11 +92,7 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   if is_writer and settings.write_views:
     write_views(outcome.output_dir)
   return RunOutcome(
-      output_dir=outcome.output_dir,
-      plan=outcome.plan,
-      records=outcome.records,
-      summary=outcome.summary,
-      interrupted=outcome.interrupted,
+      **{f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)},
       is_writer=is_writer,
       comparison=comparison,
       captured_baseline=captured,

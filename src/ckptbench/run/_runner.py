@@ -33,7 +33,8 @@ from ckptbench.run._settings import RunSettings
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
+from ckptbench.api import collect_created_metrics, merged
+from ckptbench.metrics import StorageProbe, post_run_tags, probe_storage
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import ResultsWriter, read_records, write_json_atomic
@@ -53,15 +54,15 @@ class SuiteOutcome:
   interrupted: bool
 
   @property
-  def exit_code(self) -> int:
-    return self.code_for(self.records, self.interrupted)
+  def failed_runs(self) -> int:
+    return sum(1 for r in self.records if r.get("error"))
 
-  @staticmethod
-  def code_for(records: list[dict[str, Any]], interrupted: bool) -> int:
+  @property
+  def exit_code(self) -> int:
     """130 when interrupted, 1 when any run failed, else 0."""
-    if interrupted:
+    if self.interrupted:
       return EXIT_INTERRUPTED
-    return EXIT_BENCHMARK_FAILED if any(r.get("error") for r in records) else EXIT_OK
+    return EXIT_BENCHMARK_FAILED if self.failed_runs else EXIT_OK
 
 
 _OUTPUT_FILES = ("results.jsonl", "summary.json", "manifest.json")
