@@ -25,6 +25,7 @@ from ckptbench.data import (
     write_sharding_config,
 )
 from ckptbench.errors import CkptbenchError, ConfigError
+from ckptbench.stats import median_ratio, theil_sen_slope
 from ckptbench.metrics import (
     Collector,
     MetricValue,
@@ -71,12 +72,14 @@ __all__ = [
     "known_collectors",
     "load_results",
     "load_suite",
+    "median_ratio",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
     "run_suite",
     "scan_inventory",
+    "theil_sen_slope",
     "verify_pytree",
     "write_sharding_config",
 ]
