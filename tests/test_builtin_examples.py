@@ -19,6 +19,7 @@ EXAMPLES = {
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
     "training_interference": 2,
+    "mlperf_storage": 3,
 }
 
 
