@@ -74,7 +74,7 @@ class CheckpointManagerOptions(BenchmarkOptions):
     return self.invalid_reason() is None
 
 
-class _Durability:
+class Durability:
   """Times each save from its call until Orbax reports it committed."""
 
   def __init__(self):
@@ -108,7 +108,7 @@ class Manager:
 
   def __init__(self, api: str, directory: pathlib.Path, options: CheckpointManagerOptions):
     self.api = api
-    self.durability = durability = _Durability()
+    self.durability = durability = Durability()
     self._async = options.async_enabled
     if api == "checkpoint_manager":
       self._impl = ocp.CheckpointManager(

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import statistics
 import time
 
@@ -43,11 +44,14 @@ import psutil
 
 import ckptbench
 from ckptbench.benchmarks.checkpoint_manager import (
-    APIS,
+    APIS as MANAGER_APIS,
     CheckpointManagerOptions,
+    Durability,
     Manager,
     train_step_fn,
 )
+
+APIS = (*MANAGER_APIS, "torch_dcp")
 
 _MIB = float(1 << 20)
 _WARMUP_STEPS = 3
@@ -58,12 +62,14 @@ class TrainingInterferenceOptions(ckptbench.BenchmarkOptions):
   """Options of `training_interference`.
 
   Attributes:
-    api: "checkpoint_manager" or "training_checkpointer" (see checkpoint_manager).
+    api: "checkpoint_manager" or "training_checkpointer" (see checkpoint_manager),
+      or "torch_dcp": `torch.distributed.checkpoint.async_save` of the state
+      converted to torch tensors (needs the torch extra).
     num_saves: saves per run (the first, then the steady state); at least 3.
     save_interval_steps: steps between saves.
     step_matmul_size: side of the square matrices multiplied in each step.
     step_matmuls: matrix products per step (sets the step time).
-    max_to_keep: checkpoints kept on disk.
+    max_to_keep: checkpoints kept on disk (the Orbax managers; torch_dcp keeps all).
   """
 
   api: str | list[str] = "checkpoint_manager"
@@ -76,6 +82,8 @@ class TrainingInterferenceOptions(ckptbench.BenchmarkOptions):
   def invalid_reason(self) -> str | None:
     if self.api not in APIS:
       return f"api must be one of {', '.join(APIS)}"
+    if self.api == "torch_dcp" and importlib.util.find_spec("torch") is None:
+      return "api torch_dcp needs torch (pip install 'ckptbench[torch]')"
     if self.num_saves < 3:
       return "num_saves must be at least 3 (a first save and a steady state)"
     if self.save_interval_steps < 2:
@@ -151,16 +159,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
       state = jax.block_until_ready(step_fn(state))
       jax.block_until_ready(compute())
 
-    manager = Manager(
-        options.api,
-        context.path / "checkpoints",
-        CheckpointManagerOptions(
-            api=options.api,
-            save_interval_steps=options.save_interval_steps,
-            max_to_keep=options.max_to_keep,
-            async_enabled=True,
-        ),
-    )
+    manager = _manager(options, context.path / "checkpoints")
     process = psutil.Process()
     phases = _Phases(metrics)
     saves: list[_Save] = []
@@ -210,6 +209,23 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
       phases.end_background()
       manager.close()
     return ckptbench.TestResult(metrics=metrics)
+
+
+def _manager(options: TrainingInterferenceOptions, directory):
+  if options.api == "torch_dcp":
+    from ckptbench.benchmarks.pytorch import DcpAsyncManager
+
+    return DcpAsyncManager(directory, Durability())
+  return Manager(
+      options.api,
+      directory,
+      CheckpointManagerOptions(
+          api=options.api,
+          save_interval_steps=options.save_interval_steps,
+          max_to_keep=options.max_to_keep,
+          async_enabled=True,
+      ),
+  )
 
 
 def _record_saves(metrics: ckptbench.Metrics, saves: list[_Save]) -> None:
