@@ -18,6 +18,8 @@ EXAMPLES = {
     "checkpoint_manager": 4,
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
+    "training_interference": 2,
+    "mlperf_storage": 3,
 }
 
 

@@ -32,6 +32,7 @@ from ckptbench.data import (
 )
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import evict_from_page_cache, scan_inventory  # also registers the collectors
+from ckptbench.stats import median_ratio, theil_sen_slope
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {
@@ -69,12 +70,14 @@ __all__ = [
     "load_results",
     "load_suite",
     "load_suite_text",
+    "median_ratio",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
     "run",
     "scan_inventory",
+    "theil_sen_slope",
     "verify_pytree",
     "write_sharding_config",
 ]

@@ -13,6 +13,10 @@ BUILTINS: dict[str, str] = {
     "checkpoint_manager": "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
     "preemption_recovery": "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
     "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
+    "mlperf_storage": "ckptbench.benchmarks.mlperf_storage.MlperfStorageBenchmark",
+    "training_interference": (
+        "ckptbench.benchmarks.training_interference.TrainingInterferenceBenchmark"
+    ),
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
