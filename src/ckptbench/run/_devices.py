@@ -6,6 +6,7 @@ import os
 import pathlib
 import re
 
+from ckptbench.config._mesh_list import without_undeclared_axes
 from ckptbench.config._models import SuiteConfig
 from ckptbench.config._yaml import load_yaml_file
 
@@ -18,10 +19,12 @@ def devices_needed(config_file: str) -> int | None:
   Full validation happens afterwards; this first look must not fail loudly.
   """
   try:
-    config = SuiteConfig.model_validate(load_yaml_file(config_file).data)
+    data, skipped = without_undeclared_axes(load_yaml_file(config_file).data)
+    config = SuiteConfig.model_validate(data)
   except Exception:  # noqa: BLE001  (reported properly by the full validation)
     return None
-  sizes = [m.num_devices for m in config.all_mesh_configs() if m is not None]
+  unusable = {s.index for s in skipped}
+  sizes = [m.num_devices for i, m in enumerate(config.all_mesh_configs()) if m is not None and i not in unusable]
   return max(sizes) if sizes else None
 
 

@@ -51,7 +51,7 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
   presets = []
   for source in suite.checkpoints:
     if source.config.preset is not None:
-      from ckptbench.config._presets import preset_summary  # noqa: PLC0415
+      from ckptbench.config import preset_summary  # noqa: PLC0415
 
       c = source.config
       presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))
@@ -59,6 +59,7 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
       "benchmarks": rows,
       "presets": presets,
       "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
-      "skipped_meshes": [(m.describe(), r) for m, r in plan.skipped_meshes],
+      "skipped_meshes": plan.all_skipped_meshes(),
+      "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
   }
