@@ -12,7 +12,7 @@ from ckptbench.api import (
     TestResult,
     benchmark_options,
 )
-from ckptbench.config import Suite, load_suite
+from ckptbench.config import PRESETS, ModelShape, Suite, load_suite, preset_shape, preset_spec, preset_summary
 from ckptbench.run import RunSettings, SuiteOutcome, run_suite
 from ckptbench.data import (
     DataMismatchError,
@@ -55,6 +55,8 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "ModelShape",
+    "PRESETS",
     "RunSettings",
     "Suite",
     "SuiteOutcome",
@@ -71,6 +73,9 @@ __all__ = [
     "known_collectors",
     "load_results",
     "load_suite",
+    "preset_shape",
+    "preset_spec",
+    "preset_summary",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",

@@ -9,6 +9,7 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
+from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
 from ckptbench.config._spec import SpecTree, iter_arrays, spec_nbytes
 
 __all__ = [
@@ -18,6 +19,8 @@ __all__ = [
     "CheckpointSource",
     "GeneratorEntry",
     "MeshConfig",
+    "ModelShape",
+    "PRESETS",
     "ScalarSpec",
     "SpecTree",
     "Suite",
@@ -25,5 +28,8 @@ __all__ = [
     "iter_arrays",
     "load_suite",
     "load_suite_text",
+    "preset_shape",
+    "preset_spec",
+    "preset_summary",
     "spec_nbytes",
 ]

@@ -19,6 +19,7 @@ from ckptbench.config._models import (
 )
 from ckptbench.config._mesh_list import SkippedMesh, without_undeclared_axes
 from ckptbench.config._options import OptionAxes, check_options
+from ckptbench.config._presets import PRESETS, preset_spec
 from ckptbench.config._spec import (
     SpecTree,
     check_spec_against_mesh,
@@ -261,14 +262,9 @@ def _looks_like_checkpoint(path: pathlib.Path) -> bool:
 
 
 def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:
-  from ckptbench.config import _presets  # noqa: PLC0415  (presets are optional data)
-
-  try:
-    raw = _presets.preset_spec(ckpt.preset, ckpt.scale, ckpt.include_optimizer_state)
-  except KeyError:
-    raise doc.error(
-        f"unknown preset {ckpt.preset!r}; known: {', '.join(_presets.PRESETS)}", at + ("preset",)
-    ) from None
+  if ckpt.preset not in PRESETS:
+    raise doc.error(f"unknown preset {ckpt.preset!r}; known: {', '.join(PRESETS)}", at + ("preset",))
+  raw = preset_spec(ckpt.preset, ckpt.scale, ckpt.include_optimizer_state)
   return parse_spec(raw, lambda m, p: doc.error(m, at + ("preset",)))
 
 
