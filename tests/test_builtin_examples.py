@@ -18,6 +18,8 @@ EXAMPLES = {
     "checkpoint_manager": 4,
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
+    "pytree_checkpoint": 4,
+    "array_handler": 20,
 }
 
 

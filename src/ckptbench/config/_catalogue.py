@@ -13,6 +13,8 @@ BUILTINS: dict[str, str] = {
     "checkpoint_manager": "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
     "preemption_recovery": "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
     "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
+    "pytree_checkpoint": "ckptbench.benchmarks.pytree_checkpoint.PyTreeCheckpointBenchmark",
+    "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -25,4 +27,6 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "v1.replica_parallel_multislice_benchmark.ReplicaParallelMultislice": BUILTINS[
         "replica_parallel"
     ],
+    _ORBAX + "pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark": BUILTINS["pytree_checkpoint"],
+    _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
 }
