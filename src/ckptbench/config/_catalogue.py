@@ -29,4 +29,5 @@ ORBAX_ALIASES: dict[str, str] = {
     ],
     _ORBAX + "pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark": BUILTINS["pytree_checkpoint"],
     _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
+    _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
 }
