@@ -20,6 +20,7 @@ EXAMPLES = {
     "pytorch": 6,  # torchax is skipped where it does not import
     "pytree_checkpoint": 4,
     "array_handler": 20,
+    "orbax_load": 2,
 }
 
 

@@ -15,6 +15,7 @@ BUILTINS: dict[str, str] = {
     "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
     "pytree_checkpoint": "ckptbench.benchmarks.pytree_checkpoint.PyTreeCheckpointBenchmark",
     "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
+    "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -30,4 +31,5 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark": BUILTINS["pytree_checkpoint"],
     _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
     _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
+    _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
 }
