@@ -126,3 +126,19 @@ def test_a_preset_runs_on_a_mesh_without_tensor(tmp_path, capsys):
   assert "no axis tensor" in summary["notes"][0]
   (record,) = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
   assert record["error"] is None and record["metrics"]["load_0_basics/time_s"]["value"] > 0
+
+
+def test_run_refuses_an_unreachable_bucket_with_one_storage_message(tmp_path, capsys):
+  (tmp_path / "s.yaml").write_text(
+      "suite_name: s\nmesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 8}}\n"
+      "checkpoint_config: {path: 'gs://ckptbench-no-such-bucket/ckpt'}\n"
+      "benchmarks: [{generator: orbax_load, options: {checkpoint_path: 'gs://ckptbench-no-such-bucket/ckpt',"
+      " capture_digests_path: 'gs://ckptbench-no-such-bucket/digests'}}]\n"
+  )
+  assert main(["plan", str(tmp_path / "s.yaml")]) == 0
+  capsys.readouterr()
+  assert main(["run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out")]) == 2
+  err = capsys.readouterr().err.strip()
+  assert err.startswith("ckptbench: error: object storage cannot be reached from this machine: ")
+  assert "\n" not in err and "(checkpoint_configs[0].path)" in err and "(benchmarks[0].options.checkpoint_path)" in err
+  assert not (tmp_path / "out").exists()

@@ -71,9 +71,11 @@ def handle(args: argparse.Namespace) -> int:
   )
   initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
   from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
+  from ckptbench.run._remote_paths import check_remote_paths
   from ckptbench.run._runner import RunSettings, run_suite
 
   suite = load_suite(config_file)
+  check_remote_paths(suite)
   baseline_path = args.baseline_path or suite.config.baseline_path
   if baseline_path and "://" not in baseline_path and not pathlib.Path(baseline_path).is_file():
     raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
