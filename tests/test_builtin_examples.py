@@ -20,6 +20,9 @@ EXAMPLES = {
     "pytorch": 6,  # torchax is skipped where it does not import
     "training_interference": 2,
     "mlperf_storage": 3,
+    "pytree_checkpoint": 4,
+    "array_handler": 20,
+    "orbax_load": 2,
 }
 
 

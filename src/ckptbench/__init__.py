@@ -18,7 +18,7 @@ from ckptbench.api import (
     known_collectors,
     register_collector,
 )
-from ckptbench.config import Suite, load_suite, load_suite_text
+from ckptbench.config import PRESETS, ModelShape, Suite, load_suite, load_suite_text, preset_shape, preset_spec, preset_summary
 from ckptbench.run import RunOutcome, RunSettings, run
 from ckptbench.data import (
     DataMismatchError,
@@ -53,6 +53,8 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "ModelShape",
+    "PRESETS",
     "RunOutcome",
     "RunSettings",
     "Suite",
@@ -71,6 +73,9 @@ __all__ = [
     "load_suite",
     "load_suite_text",
     "median_ratio",
+    "preset_shape",
+    "preset_spec",
+    "preset_summary",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",

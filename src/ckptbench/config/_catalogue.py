@@ -17,6 +17,9 @@ BUILTINS: dict[str, str] = {
     "training_interference": (
         "ckptbench.benchmarks.training_interference.TrainingInterferenceBenchmark"
     ),
+    "pytree_checkpoint": "ckptbench.benchmarks.pytree_checkpoint.PyTreeCheckpointBenchmark",
+    "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
+    "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -29,4 +32,8 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "v1.replica_parallel_multislice_benchmark.ReplicaParallelMultislice": BUILTINS[
         "replica_parallel"
     ],
+    _ORBAX + "pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark": BUILTINS["pytree_checkpoint"],
+    _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
+    _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
+    _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
 }

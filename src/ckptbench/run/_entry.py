@@ -21,7 +21,8 @@ from ckptbench.distributed import check_colocated_python_supported, make_coordin
 from ckptbench.errors import EXIT_OK
 from ckptbench.outputs import write_views
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import first_look, prepare_process
+from ckptbench.run._process import mesh_sizes, prepare_process
+from ckptbench.run._remote_paths import check_remote_paths
 from ckptbench.run._runner import SuiteOutcome, run_suite
 from ckptbench.run._settings import RunSettings
 
@@ -68,10 +69,11 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     0
   """
   if isinstance(suite, Suite):
-    prepare_process(settings, suite.config)
+    prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
   else:
-    prepare_process(settings, first_look(suite))
+    prepare_process(settings, mesh_sizes(suite))
     suite = load_suite(suite)
+  check_remote_paths(suite)
   baseline_path = settings.baseline_path or suite.config.baseline_path
   capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
   check_baseline_exists(baseline_path)

@@ -119,16 +119,20 @@ class _StopRequest:
 
 
 class _PytreeCache:
-  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once."""
+  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once.
 
-  def __init__(self):
+  With `reuse` False (the suite's `reuse_checkpoint: false`) every run builds its own.
+  """
+
+  def __init__(self, reuse: bool = True):
+    self._reuse = reuse
     self._key: tuple[int, int] | None = None
     self._value: Any = None
     self._mesh: Any = None
 
   def get(self, bench: PlannedBenchmark) -> tuple[Any, Any]:
     key = (bench.checkpoint_index, bench.mesh_index)
-    if key != self._key:
+    if key != self._key or not self._reuse:
       self._key, self._value, self._mesh = None, None, None  # free the old data first
       mesh = None if bench.mesh is None else build_mesh(bench.mesh)
       ckpt = bench.checkpoint
@@ -179,7 +183,7 @@ def run_suite(
   if is_writer:
     write_json_atomic(out / "manifest.json", manifest)
   generators: dict[int, BenchmarksGenerator] = {}
-  cache = _PytreeCache()
+  cache = _PytreeCache(suite.config.reuse_checkpoint)
   records = [r.to_json() for r in previous]
   progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
   stop = _StopRequest()
@@ -222,8 +226,10 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
       data would not fit in memory or OUT cannot be used.
   """
   plan = expand(suite, device_count)
-  for mesh, reason in plan.skipped_meshes:
-    _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  for mesh, reason in plan.all_skipped_meshes():
+    _log.warning("skipping mesh %s: %s", mesh, reason)
+  for note in suite.notes:
+    _log.warning("%s", note)
   setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
@@ -242,7 +248,8 @@ def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupte
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,
       "interrupted": interrupted,
-      "skipped_meshes": [{"mesh": m.describe(), "reason": r} for m, r in plan.skipped_meshes],
+      "skipped_meshes": [{"mesh": m, "reason": r} for m, r in plan.all_skipped_meshes()],
+      "notes": list(suite.notes),
       "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
       "benchmarks": summarize_benchmarks(records),
   }
