@@ -13,6 +13,7 @@ BUILTINS: dict[str, str] = {
     "checkpoint_manager": "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
     "preemption_recovery": "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
     "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
+    "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -25,4 +26,5 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "v1.replica_parallel_multislice_benchmark.ReplicaParallelMultislice": BUILTINS[
         "replica_parallel"
     ],
+    _ORBAX + "single_replica_benchmark.SingleReplicaBenchmark": BUILTINS["single_replica"],
 }
