@@ -18,6 +18,7 @@ EXAMPLES = {
     "checkpoint_manager": 4,
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
+    "single_replica": 2,
 }
 
 
