@@ -19,6 +19,7 @@ EXAMPLES = {
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
     "single_replica": 2,
+    "checkpointer_cancel": 6,
 }
 
 

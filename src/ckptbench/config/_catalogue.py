@@ -14,6 +14,8 @@ BUILTINS: dict[str, str] = {
     "preemption_recovery": "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
     "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
     "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
+    "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
+    "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -27,4 +29,6 @@ ORBAX_ALIASES: dict[str, str] = {
         "replica_parallel"
     ],
     _ORBAX + "single_replica_benchmark.SingleReplicaBenchmark": BUILTINS["single_replica"],
+    _ORBAX + "v0_checkpointer_cancel_benchmark.V0CheckpointerCancelBenchmark": BUILTINS["checkpointer_cancel"],
+    _ORBAX + "v1_checkpointer_cancel_benchmark.V1CheckpointerCancelBenchmark": BUILTINS["v1_checkpointer_cancel"],
 }
