@@ -23,6 +23,8 @@ EXAMPLES = {
     "pytree_checkpoint": 4,
     "array_handler": 20,
     "orbax_load": 2,
+    "single_replica": 2,
+    "checkpointer_cancel": 6,
 }
 
 

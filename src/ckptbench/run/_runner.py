@@ -342,6 +342,7 @@ def _run_once(
       duration_s=time.perf_counter() - t0,
       metrics=tags,
       inventory=inventory,
+      notes=list(result.notes) if result is not None else [],
       error=error,
   )
 
