@@ -26,6 +26,7 @@ _COMMANDS = (
     "launch",
     "fixture",
     "compare",
+    "emulate",
 )
 
 

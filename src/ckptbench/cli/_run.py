@@ -35,6 +35,9 @@ def register(subparsers) -> None:
   add_suite_arguments(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where results go")  # fmt: skip
+  p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
+                 help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
+                 " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
   p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
@@ -71,6 +74,7 @@ def handle(args: argparse.Namespace) -> int:
   )
   initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
   from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
+  from ckptbench.run._locations import check_store_targets
   from ckptbench.run._runner import RunSettings, run_suite
 
   suite = load_suite(config_file)
@@ -79,6 +83,10 @@ def handle(args: argparse.Namespace) -> int:
     raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
   if any(c.config.load_with_colocated_python for c in suite.checkpoints):
     check_colocated_python_supported()
+  checkpoint_root = args.checkpoint_root or suite.config.checkpoint_root
+  if checkpoint_root and "://" not in checkpoint_root:
+    checkpoint_root = str(pathlib.Path(checkpoint_root).resolve())
+  check_store_targets(suite, checkpoint_root, baseline_path)
   settings = RunSettings(
       output_dir=out,
       local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
@@ -90,6 +98,7 @@ def handle(args: argparse.Namespace) -> int:
       write_views=args.views,
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
+      checkpoint_root=checkpoint_root,
   )
   _quiet_libraries(args.verbose)
   import jax  # noqa: PLC0415

@@ -159,6 +159,7 @@ class SuiteConfig(_Model):
   benchmarks: list[BenchmarkEntry] = Field(min_length=1)
   baseline_capture_path: StrictStr | None = None
   baseline_path: StrictStr | None = None
+  checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
 
   @model_validator(mode="after")
   def _singular_or_plural(self) -> "SuiteConfig":

@@ -7,7 +7,6 @@ import dataclasses
 import logging
 import os
 import pathlib
-import shutil
 import signal
 import threading
 import time
@@ -25,12 +24,15 @@ from ckptbench.run._failures import (
     unreadable_data_error,
 )
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
+from ckptbench.run._locations import placement_error, prepare_location, remove_location, run_location
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
+from ckptbench.metrics import (
+    StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage, scan_inventory,
+)
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
@@ -53,6 +55,7 @@ class RunSettings:
   write_views: bool = True  # TensorBoard and the HTML report at the end
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
   argv: tuple[str, ...] = ()
+  checkpoint_root: str | None = None  # gs:// or s3:// (or a directory) for checkpoints; None: OUT
 
 
 @dataclasses.dataclass(frozen=True)
@@ -228,7 +231,7 @@ def run_suite(
         )  # fmt: skip
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
         if settings.remove_repeated_dir and is_writer:
-          shutil.rmtree(record["path"], ignore_errors=True)
+          remove_location(record["path"])
   finally:
     progress.close()
 
@@ -286,7 +289,8 @@ def _run_once(
     probe: StorageProbe | None,
 ) -> dict[str, Any]:
   out = settings.output_dir
-  run_dir = out / bench.dir_name / (f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}")
+  run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
+  run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
   started_at = now_iso()
   t0 = time.perf_counter()
   error = None
@@ -298,8 +302,7 @@ def _run_once(
     try:
       try:
         if coordinator.process_index == 0:
-          shutil.rmtree(run_dir, ignore_errors=True)
-          run_dir.mkdir(parents=True)
+          prepare_location(run_dir, store_url)
       finally:  # every process reaches the barrier, even when process 0 failed
         coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       pytree, mesh = cache.get(bench)
@@ -307,7 +310,7 @@ def _run_once(
         local_root = settings.local_directory
         if coordinator.process_count > 1:  # processes may share a machine
           local_root = local_root / f"host_{coordinator.process_index}"
-        local_path = local_root / bench.dir_name / run_dir.name
+        local_path = local_root / bench.dir_name / run_name
         local_path.mkdir(parents=True, exist_ok=True)
       context = TestContext(
           pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
@@ -333,7 +336,7 @@ def _run_once(
   if error is not None and error["type"] in (TIMEOUT, DISK_FULL):
     for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
       if partial is not None:
-        shutil.rmtree(partial, ignore_errors=True)
+        remove_location(partial)
   metrics_objects = list(created)
   if result is not None and result.metrics not in metrics_objects:
     metrics_objects.append(result.metrics)
@@ -341,11 +344,17 @@ def _run_once(
   inventory = None
   if error is None:
     try:
-      new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
+      new_tags, inventory = post_run_tags(
+          tags, run_dir, inventory=result.inventory, probe=None if store_url else probe
+      )
       tags.update(new_tags)
       result.path, result.inventory = run_dir, inventory
-    except OSError as e:
+    except (OSError, CkptbenchError) as e:
       _log.warning("could not take the inventory of %s: %s", run_dir, e)
+    if store_url is not None and coordinator.process_index == 0:
+      # A save that left its bytes on local disk fails the run, whatever the benchmark said.
+      stored = scan_inventory(str(store_url)).file_count
+      error = placement_error(store_url, tags, stored, local_path is not None)
   return {
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,

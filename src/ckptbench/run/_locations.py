@@ -1,0 +1,91 @@
+"""Where each run's checkpoints go: a local directory under OUT, or a gs:// / s3:// prefix.
+
+With `--checkpoint_root URL` (or `-o URL`) a run's checkpoints go to
+URL/<benchmark>/<repeat_k> while results stay local; the run path handed to the
+benchmark is then an `etils.epath.Path`, which Orbax and gcsfs/s3fs understand.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+from typing import Any, Mapping
+
+from ckptbench.errors import CkptbenchError
+from ckptbench.storage import StoreURL, check_store, is_store_url, parse_store_url
+from ckptbench.storage._placement import clear_location, misplaced_bytes
+
+_FILE_BYTES_WRITTEN = "6_tensorstore/kvstore_file_bytes_written"
+
+
+def run_location(root: str | os.PathLike, bench_dir: str, run_name: str) -> tuple[Any, StoreURL | None]:
+  """The run's path (a pathlib.Path, or an epath.Path on a store) and its store URL (None: local)."""
+  if not is_store_url(root):
+    return pathlib.Path(root) / bench_dir / run_name, None
+  from etils import epath  # noqa: PLC0415  (Orbax's own path type; it ships with Orbax)
+
+  url = parse_store_url(str(root)).join(bench_dir, run_name)
+  return epath.Path(str(url)), url
+
+
+def prepare_location(path: Any, url: StoreURL | None) -> None:
+  """An empty place for the run: a fresh directory, or a store prefix with nothing below it."""
+  if url is not None:
+    clear_location(url)
+    return
+  shutil.rmtree(path, ignore_errors=True)
+  path.mkdir(parents=True)
+
+
+def remove_location(path: str | os.PathLike) -> None:
+  """Deletes a run's checkpoints (`--remove_repeated_dir`, or a partial checkpoint)."""
+  if is_store_url(path):
+    clear_location(parse_store_url(str(path)))
+  else:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def placement_error(
+    url: StoreURL, tags: Mapping[str, Mapping[str, Any]], object_count: int, local_scratch: bool
+) -> dict[str, str] | None:
+  """The run's error when its bytes did not all land in the store (see storage._placement)."""
+  file_bytes = sum(
+      float(v.get("value", 0.0)) for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
+  )
+  reason = misplaced_bytes(url, object_count, file_bytes_written=file_bytes, local_scratch=local_scratch)
+  return None if reason is None else {"type": "MisplacedBytes", "message": reason, "traceback": ""}
+
+
+# Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (see storage.ORBAX_SUPPORT).
+_ORBAX_BUILTINS = frozenset({
+    "ckptbench.benchmarks.save_restore.SaveRestoreBenchmark",
+    "ckptbench.benchmarks.resharding.ReshardingBenchmark",
+    "ckptbench.benchmarks.restore_and_broadcast.RestoreAndBroadcastBenchmark",
+    "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
+    "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
+    "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
+})
+
+
+def check_store_targets(suite: Any, checkpoint_root: str | None, baseline_path: str | None = None) -> None:
+  """Before anything runs: every store the suite names answers, and Orbax can write the scheme.
+
+  Raises:
+    CkptbenchError: one line naming the URL and what to set (exit 2).
+  """
+  urls = [u for u in (checkpoint_root, baseline_path) if is_store_url(u)]
+  for source in suite.checkpoints:
+    urls += [u for u in (source.config.path, source.config.sharding_config_path) if is_store_url(u)]
+  if is_store_url(checkpoint_root):
+    url = parse_store_url(checkpoint_root)
+    if url.scheme != "gs":
+      orbax = sorted(e.generator_path for e in suite.entries if e.generator_path in _ORBAX_BUILTINS)
+      if orbax:
+        raise CkptbenchError(
+            f"{url}: orbax-checkpoint cannot write {url.scheme}:// ({orbax[0].rsplit('.', 1)[-1]} saves"
+            " through Orbax, which would put the array data in a local 's3:' directory); use a gs://"
+            " or local --checkpoint_root, or the `storage` and `pytorch` built-ins for s3://"
+        )
+  for url in dict.fromkeys(urls):
+    check_store(parse_store_url(url))

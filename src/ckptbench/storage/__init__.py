@@ -1,0 +1,29 @@
+"""Object stores as checkpoint targets: URLs, local emulators, bounded client calls, placement checks."""
+
+from ckptbench.storage._emulator import (
+    Emulator,
+    emulator_env,
+    running_emulator,
+    shell_exports,
+    start_emulator,
+    stop_emulator,
+)
+from ckptbench.storage._objects import StoredObject, check_store, delete_prefix, list_objects
+from ckptbench.storage._url import ORBAX_SUPPORT, StoreURL, is_store_url, parse_store_url
+
+__all__ = [
+    "ORBAX_SUPPORT",
+    "Emulator",
+    "StoreURL",
+    "StoredObject",
+    "check_store",
+    "delete_prefix",
+    "emulator_env",
+    "is_store_url",
+    "list_objects",
+    "parse_store_url",
+    "running_emulator",
+    "shell_exports",
+    "start_emulator",
+    "stop_emulator",
+]
