@@ -13,7 +13,7 @@ import shutil
 from typing import Any, Mapping
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.storage import StoreURL, check_store, is_store_url, parse_store_url
+from ckptbench.storage import StoreURL, check_store, is_store_url, list_objects, parse_store_url
 from ckptbench.storage._placement import clear_location, misplaced_bytes
 
 _FILE_BYTES_WRITTEN = "6_tensorstore/kvstore_file_bytes_written"
@@ -47,14 +47,27 @@ def remove_location(path: str | os.PathLike) -> None:
 
 
 def placement_error(
-    url: StoreURL, tags: Mapping[str, Mapping[str, Any]], object_count: int, local_scratch: bool
+    url: StoreURL,
+    tags: Mapping[str, Mapping[str, Any]],
+    local_scratch: bool,
+    error: dict[str, str] | None,
 ) -> dict[str, str] | None:
-  """The run's error when its bytes did not all land in the store (see storage._placement)."""
+  """The run's error once we know where its bytes went (see storage._placement).
+
+  A run that put bytes on local disk fails with `MisplacedBytes`, naming the
+  benchmark's own error when it raised one too; an empty store fails a run
+  that otherwise succeeded.
+  """
   file_bytes = sum(
       float(v.get("value", 0.0)) for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
   )
-  reason = misplaced_bytes(url, object_count, file_bytes_written=file_bytes, local_scratch=local_scratch)
-  return None if reason is None else {"type": "MisplacedBytes", "message": reason, "traceback": ""}
+  objects = len(list_objects(url)) if error is None else 1  # a failed run may rightly leave nothing
+  reason = misplaced_bytes(url, objects, file_bytes_written=file_bytes, local_scratch=local_scratch)
+  if reason is None:
+    return error
+  if error is not None:
+    reason += f"; the benchmark also failed: {error['type']}: {error['message'][:300]}"
+  return {"type": "MisplacedBytes", "message": reason, "traceback": (error or {}).get("traceback", "")}
 
 
 # Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (see storage.ORBAX_SUPPORT).

@@ -30,9 +30,7 @@ from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.metrics import (
-    StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage, scan_inventory,
-)
+from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
@@ -351,10 +349,9 @@ def _run_once(
       result.path, result.inventory = run_dir, inventory
     except (OSError, CkptbenchError) as e:
       _log.warning("could not take the inventory of %s: %s", run_dir, e)
-    if store_url is not None and coordinator.process_index == 0:
-      # A save that left its bytes on local disk fails the run, whatever the benchmark said.
-      stored = scan_inventory(str(store_url)).file_count
-      error = placement_error(store_url, tags, stored, local_path is not None)
+  if store_url is not None and coordinator.process_index == 0:
+    # A save that left its bytes on local disk fails the run, whatever the benchmark said.
+    error = placement_error(store_url, tags, local_path is not None, error)
   return {
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,

@@ -108,12 +108,16 @@ def _wait_until_up(proc: subprocess.Popen, endpoint: str, kind: str) -> None:
 
 def _create_s3_bucket(endpoint: str, bucket: str) -> None:
   import boto3  # noqa: PLC0415  (storage extra)
+  import botocore.exceptions  # noqa: PLC0415
 
   client = boto3.client(
       "s3", endpoint_url=endpoint, region_name=S3_REGION,
       aws_access_key_id="testing", aws_secret_access_key="testing",
   )  # fmt: skip
-  client.create_bucket(Bucket=bucket)
+  try:
+    client.create_bucket(Bucket=bucket)
+  except botocore.exceptions.ClientError as e:
+    raise CkptbenchError(f"cannot create bucket {bucket!r} on the s3 emulator: {e}") from None
 
 
 def start_emulator(
