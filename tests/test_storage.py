@@ -147,3 +147,23 @@ def test_emulate_command_serves_and_prints_the_environment(tmp_path):
     assert proc.wait(timeout=20) == 0
   with socket.socket() as s:  # the emulator went away with the command
     assert s.connect_ex(("127.0.0.1", port)) != 0
+
+
+@pytest.mark.slow
+def test_everything_under_a_gcs_output_directory_and_baselines_on_gcs(gcs_store, tmp_path, cli):
+  out, baselines = f"{gcs_store.url}/whole", f"{gcs_store.url}/baselines"
+  suite = _suite(tmp_path, options="{use_ocdbt: true}")
+  common = ("--no-views", "--no-probe", "--no-progress")
+  done = cli("run", suite, "-o", out, "--baseline_capture_path", baselines, "--baseline_label", "b0",
+             *common, cwd=tmp_path)  # fmt: skip
+  assert done.returncode == 0, done.stderr
+  keys = {o.key for o in list_objects(out)}
+  assert {"results.jsonl", "summary.json", "manifest.json"} <= keys
+  assert any(k.startswith("SaveRestoreBenchmark") and k.endswith("_CHECKPOINT_METADATA") for k in keys)
+  assert "b0.json" in {o.key for o in list_objects(baselines)}
+  again = cli("run", suite, "-o", out, "--overwrite", "--baseline_path", f"{baselines}/b0.json", *common,
+              cwd=tmp_path)  # fmt: skip
+  assert again.returncode == 0, again.stderr
+  assert "b0" in again.stdout
+  missing = cli("run", suite, "-o", str(tmp_path / "o2"), "--baseline_path", f"{baselines}/nope.json", *common)
+  assert missing.returncode == 2 and f"{baselines}/nope.json does not exist" in missing.stderr

@@ -12,6 +12,10 @@ from ckptbench.cli._compare import add_comparison_arguments
 from ckptbench.run._devices import devices_needed, set_xla_flags
 from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
 from ckptbench.errors import CkptbenchError
+from ckptbench.storage import is_store_url, parse_store_url, read_object, upload_directory
+
+# Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
+STAGING_DIR = ".ckptbench-staging"
 
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +69,11 @@ def handle(args: argparse.Namespace) -> int:
   config_file = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
-  out = pathlib.Path(args.output_directory).resolve()
+  store_out = parse_store_url(args.output_directory) if is_store_url(args.output_directory) else None
+  if store_out is not None:  # results are staged locally, then copied beside the checkpoints
+    out = (pathlib.Path(STAGING_DIR) / store_out.scheme / store_out.bucket / store_out.prefix).resolve()
+  else:
+    out = pathlib.Path(args.output_directory).resolve()
   set_xla_flags(
       devices=args.devices or devices_needed(config_file),
       hlo_dump_dir=out / "hlo_dump" if args.enable_hlo_dump else None,
@@ -83,10 +91,13 @@ def handle(args: argparse.Namespace) -> int:
     raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
   if any(c.config.load_with_colocated_python for c in suite.checkpoints):
     check_colocated_python_supported()
-  checkpoint_root = args.checkpoint_root or suite.config.checkpoint_root
+  checkpoint_root = args.checkpoint_root or suite.config.checkpoint_root or (store_out and str(store_out))
   if checkpoint_root and "://" not in checkpoint_root:
     checkpoint_root = str(pathlib.Path(checkpoint_root).resolve())
-  check_store_targets(suite, checkpoint_root, baseline_path)
+  capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
+  check_store_targets(suite, checkpoint_root, baseline_path, capture_path, store_out and str(store_out))
+  if is_store_url(baseline_path):
+    read_object(baseline_path)  # a missing baseline object fails here, before anything runs
   settings = RunSettings(
       output_dir=out,
       local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
@@ -112,7 +123,6 @@ def handle(args: argparse.Namespace) -> int:
     print_suite_tables(outcome.summary)
     print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
   regression = 0
-  capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
   if coordinator.process_index == 0 and not outcome.interrupted and (capture_path or baseline_path):
     from ckptbench.outputs import finish_baselines  # noqa: PLC0415
 
@@ -124,6 +134,9 @@ def handle(args: argparse.Namespace) -> int:
         threshold=args.regression_threshold,
         fail_on_regression=args.fail_on_regression,
     )
+  if store_out is not None and coordinator.process_index == 0:
+    copied = upload_directory(out, store_out)
+    print(f"results copied to {store_out} ({copied} files; staged in {out})")
   return outcome.exit_code or regression  # a failed benchmark (1) wins over a regression (3)
 
 

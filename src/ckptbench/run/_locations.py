@@ -81,13 +81,13 @@ _ORBAX_BUILTINS = frozenset({
 })
 
 
-def check_store_targets(suite: Any, checkpoint_root: str | None, baseline_path: str | None = None) -> None:
+def check_store_targets(suite: Any, checkpoint_root: str | None, *other_paths: str | None) -> None:
   """Before anything runs: every store the suite names answers, and Orbax can write the scheme.
 
   Raises:
     CkptbenchError: one line naming the URL and what to set (exit 2).
   """
-  urls = [u for u in (checkpoint_root, baseline_path) if is_store_url(u)]
+  urls = [u for u in (checkpoint_root, *other_paths) if is_store_url(u)]
   for source in suite.checkpoints:
     urls += [u for u in (source.config.path, source.config.sharding_config_path) if is_store_url(u)]
   if is_store_url(checkpoint_root):

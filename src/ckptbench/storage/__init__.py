@@ -8,7 +8,15 @@ from ckptbench.storage._emulator import (
     start_emulator,
     stop_emulator,
 )
-from ckptbench.storage._objects import StoredObject, check_store, delete_prefix, list_objects
+from ckptbench.storage._objects import (
+    StoredObject,
+    check_store,
+    delete_prefix,
+    list_objects,
+    read_object,
+    upload_directory,
+    write_object,
+)
 from ckptbench.storage._url import ORBAX_SUPPORT, StoreURL, is_store_url, parse_store_url
 
 __all__ = [
@@ -22,8 +30,11 @@ __all__ = [
     "is_store_url",
     "list_objects",
     "parse_store_url",
+    "read_object",
     "running_emulator",
     "shell_exports",
     "start_emulator",
     "stop_emulator",
+    "upload_directory",
+    "write_object",
 ]

@@ -166,3 +166,50 @@ def _check_s3(url: StoreURL) -> None:
           f"{url}: access to bucket '{url.bucket}' denied ({code}); check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"
       ) from None
     raise
+
+
+def read_object(url: StoreURL | str) -> bytes:
+  """The bytes of one object (its URL's prefix is the key).
+
+  Raises:
+    CkptbenchError: when the object does not exist.
+  """
+  url = parse_store_url(url) if isinstance(url, str) else url
+  if url.scheme == "gs":
+    from google.api_core import exceptions  # noqa: PLC0415
+
+    try:
+      return _gcs_bucket(url).blob(url.prefix).download_as_bytes(timeout=TIMEOUT_S)
+    except exceptions.NotFound:
+      raise CkptbenchError(f"{url} does not exist") from None
+  import botocore.exceptions  # noqa: PLC0415
+
+  try:
+    return _s3_client(url).get_object(Bucket=url.bucket, Key=url.prefix)["Body"].read()
+  except botocore.exceptions.ClientError as e:
+    if str(e.response.get("Error", {}).get("Code")) in ("404", "NoSuchKey"):
+      raise CkptbenchError(f"{url} does not exist") from None
+    raise
+
+
+def write_object(url: StoreURL | str, data: bytes) -> None:
+  """Writes one object (a single PUT: readers see the old or the new bytes, never half)."""
+  url = parse_store_url(url) if isinstance(url, str) else url
+  if url.scheme == "gs":
+    _gcs_bucket(url).blob(url.prefix).upload_from_string(data, timeout=TIMEOUT_S)
+  else:
+    _s3_client(url).put_object(Bucket=url.bucket, Key=url.prefix, Body=data)
+
+
+def upload_directory(local: str | os.PathLike, url: StoreURL | str) -> int:
+  """Copies every file below `local` to the same relative keys below `url`; returns how many."""
+  url = parse_store_url(url) if isinstance(url, str) else url
+  count = 0
+  for dirpath, _, names in os.walk(local):
+    for name in names:
+      full = os.path.join(dirpath, name)
+      rel = os.path.relpath(full, local).replace(os.sep, "/")
+      with open(full, "rb") as f:
+        write_object(url.join(rel), f.read())
+      count += 1
+  return count
