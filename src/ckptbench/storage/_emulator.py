@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 import os
 import shutil
 import socket
@@ -24,6 +25,7 @@ KINDS = ("gcs", "s3")
 DEFAULT_BUCKET = "ckptbench"
 _START_TIMEOUT_S = 30.0
 S3_REGION = "us-east-1"
+_NOT_INSTALLED = "the {kind} emulator is not installed; install the storage extra: pip install 'ckptbench[storage]'"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,18 +79,15 @@ def free_port() -> int:
 
 
 def _command(kind: str, port: int, bucket: str) -> list[str]:
-  bindir = os.path.dirname(sys.executable)
   if kind == "gcs":
-    exe = shutil.which("gcp-storage-emulator", path=bindir) or shutil.which("gcp-storage-emulator")
-    args = ["start", "--host=127.0.0.1", f"--port={port}", "--in-memory", f"--default-bucket={bucket}"]
-  else:
-    exe = shutil.which("moto_server", path=bindir) or shutil.which("moto_server")
-    args = ["-H", "127.0.0.1", "-p", str(port)]
+    if importlib.util.find_spec("gcp_storage_emulator") is None:
+      raise CkptbenchError(_NOT_INSTALLED.format(kind=kind))
+    return [sys.executable, "-m", "ckptbench.storage._gcs_emulator", "start", "--host=127.0.0.1",
+            f"--port={port}", "--in-memory", f"--default-bucket={bucket}"]  # fmt: skip
+  exe = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
   if exe is None:
-    raise CkptbenchError(
-        f"the {kind} emulator is not installed; install the storage extra: pip install 'ckptbench[storage]'"
-    )
-  return [exe, *args]
+    raise CkptbenchError(_NOT_INSTALLED.format(kind=kind))
+  return [exe, "-H", "127.0.0.1", "-p", str(port)]
 
 
 def _wait_until_up(proc: subprocess.Popen, endpoint: str, kind: str) -> None:
