@@ -25,6 +25,8 @@ from ckptbench.data import (
     write_sharding_config,
 )
 from ckptbench.errors import CkptbenchError, ConfigError
+from ckptbench.storage import kvstore_spec, read_kvstore, write_kvstore
+from ckptbench.storage import payload as kvstore_payload
 from ckptbench.metrics import (
     Collector,
     MetricValue,
@@ -69,14 +71,18 @@ __all__ = [
     "default_collectors",
     "evict_from_page_cache",
     "known_collectors",
+    "kvstore_payload",
+    "kvstore_spec",
     "load_results",
     "load_suite",
     "pytree_checksums",
     "read_sharding_config",
+    "read_kvstore",
     "reading_checkpoint",
     "register_collector",
     "run_suite",
     "scan_inventory",
     "verify_pytree",
+    "write_kvstore",
     "write_sharding_config",
 ]

@@ -13,6 +13,7 @@ BUILTINS: dict[str, str] = {
     "checkpoint_manager": "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
     "preemption_recovery": "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
     "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
+    "storage": "ckptbench.benchmarks.storage.StorageBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."

@@ -13,7 +13,10 @@ import shutil
 from typing import Any, Mapping
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.storage import StoreURL, check_store, is_store_url, list_objects, parse_store_url
+from ckptbench.metrics import StorageProbe
+from ckptbench.storage import (
+    StoreRoofline, StoreURL, check_store, is_store_url, list_objects, measure_store, parse_store_url,
+)
 from ckptbench.storage._placement import clear_location, misplaced_bytes
 
 _FILE_BYTES_WRITTEN = "6_tensorstore/kvstore_file_bytes_written"
@@ -27,6 +30,20 @@ def run_location(root: str | os.PathLike, bench_dir: str, run_name: str) -> tupl
 
   url = parse_store_url(str(root)).join(bench_dir, run_name)
   return epath.Path(str(url)), url
+
+
+def store_roofline(root: str) -> StoreRoofline:
+  """The store's own kvstore write/read bandwidth below `root`/_roofline (deleted afterwards)."""
+  where = parse_store_url(root).join("_ckptbench_roofline")
+  try:
+    return measure_store(str(where))
+  finally:
+    clear_location(where)
+
+
+def roofline_from_dict(data: Mapping[str, Any]) -> StorageProbe | StoreRoofline:
+  """The inverse of `dataclasses.asdict` for either kind of roofline (disk or store)."""
+  return StoreRoofline(**data) if "store_write_gbps" in data else StorageProbe(**data)
 
 
 def prepare_location(path: Any, url: StoreURL | None) -> None:

@@ -24,7 +24,10 @@ from ckptbench.run._failures import (
     unreadable_data_error,
 )
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
-from ckptbench.run._locations import placement_error, prepare_location, remove_location, run_location
+from ckptbench.run._locations import (
+    placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
+)
+from ckptbench.storage import StoreRoofline, is_store_url
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
@@ -251,18 +254,20 @@ def run_suite(
   return SuiteOutcome(out, plan, records, summary, interrupted)
 
 
-def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | None:
-  """Process 0 probes the output directory's storage; every process gets the figures."""
+def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | StoreRoofline | None:
+  """Process 0 probes where checkpoints go (the disk, or the store); every process gets the figures."""
   if not settings.probe_storage:
     return None
   mine = None
   if coordinator.process_index == 0:
+    root = settings.checkpoint_root
     try:
-      mine = dataclasses.asdict(probe_storage(settings.output_dir))
-    except (OSError, CkptbenchError) as e:
+      found = store_roofline(root) if is_store_url(root) else probe_storage(settings.output_dir)
+      mine = dataclasses.asdict(found)
+    except (OSError, CkptbenchError, ValueError) as e:  # TensorStore reports failures as ValueError
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]
-  return None if shared is None else StorageProbe(**shared)
+  return None if shared is None else roofline_from_dict(shared)
 
 
 def _write_views(out: pathlib.Path) -> None:
@@ -284,7 +289,7 @@ def _run_once(
     generators: dict[int, BenchmarksGenerator],
     cache: _PytreeCache,
     coordinator: Coordinator,
-    probe: StorageProbe | None,
+    probe: StorageProbe | StoreRoofline | None,
 ) -> dict[str, Any]:
   out = settings.output_dir
   run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
@@ -342,9 +347,7 @@ def _run_once(
   inventory = None
   if error is None:
     try:
-      new_tags, inventory = post_run_tags(
-          tags, run_dir, inventory=result.inventory, probe=None if store_url else probe
-      )
+      new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
       tags.update(new_tags)
       result.path, result.inventory = run_dir, inventory
     except (OSError, CkptbenchError) as e:

@@ -8,6 +8,14 @@ from ckptbench.storage._emulator import (
     start_emulator,
     stop_emulator,
 )
+from ckptbench.storage._kvstore import (
+    StoreRoofline,
+    kvstore_spec,
+    measure_store,
+    payload,
+    read_kvstore,
+    write_kvstore,
+)
 from ckptbench.storage._objects import (
     StoredObject,
     check_store,
@@ -22,19 +30,25 @@ from ckptbench.storage._url import ORBAX_SUPPORT, StoreURL, is_store_url, parse_
 __all__ = [
     "ORBAX_SUPPORT",
     "Emulator",
+    "StoreRoofline",
     "StoreURL",
     "StoredObject",
     "check_store",
     "delete_prefix",
     "emulator_env",
     "is_store_url",
+    "kvstore_spec",
     "list_objects",
+    "measure_store",
     "parse_store_url",
+    "payload",
+    "read_kvstore",
     "read_object",
     "running_emulator",
     "shell_exports",
     "start_emulator",
     "stop_emulator",
     "upload_directory",
+    "write_kvstore",
     "write_object",
 ]

@@ -67,28 +67,44 @@ def payload(index: int, size: int) -> bytes:
   return np.random.default_rng(index).bytes(size)
 
 
-def write_objects(kv: Any, values: list[bytes], concurrency: int) -> None:
-  """Writes `values` as keys obj_00000... with at most `concurrency` writes in flight."""
+def _in_flight(futures: list[Any], concurrency: int) -> list[Any]:
+  """Waits for the oldest futures until fewer than `concurrency` remain."""
+  while len(futures) >= concurrency:
+    futures.pop(0).result()
+  return futures
+
+
+def write_kvstore(spec: dict[str, Any], values: list[bytes], concurrency: int) -> None:
+  """Writes `values` as keys obj_00000... through a fresh kvstore, `concurrency` writes in flight.
+
+  Under OCDBT all writes go in one transaction, committed once, as a
+  checkpoint save does (not one manifest update per object).
+  """
+  import tensorstore as ts  # noqa: PLC0415
+
+  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()
+  txn = ts.Transaction() if spec.get("driver") == "ocdbt" else None
+  target = kv.with_transaction(txn) if txn is not None else kv
   pending: list[Any] = []
   for i, value in enumerate(values):
-    if len(pending) >= concurrency:
-      pending.pop(0).result()
-    pending.append(kv.write(f"obj_{i:05d}", value))
-  for future in pending:
-    future.result()
+    _in_flight(pending, concurrency).append(target.write(f"obj_{i:05d}", value))
+  _in_flight(pending, 1)
+  if txn is not None:
+    txn.commit_async().result()
 
 
-def read_objects(kv: Any, count: int, concurrency: int) -> int:
-  """Reads obj_00000... back, `concurrency` at a time; returns the bytes read."""
-  total = 0
-  pending: list[Any] = []
+def read_kvstore(spec: dict[str, Any], count: int, concurrency: int) -> list[bytes]:
+  """Reads obj_00000... back through a fresh kvstore (nothing cached), `concurrency` reads in flight."""
+  import tensorstore as ts  # noqa: PLC0415
+
+  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()
+  futures = [kv.read(f"obj_{i:05d}") for i in range(min(count, concurrency))]
+  out: list[bytes] = []
   for i in range(count):
-    if len(pending) >= concurrency:
-      total += len(pending.pop(0).result().value)
-    pending.append(kv.read(f"obj_{i:05d}"))
-  for future in pending:
-    total += len(future.result().value)
-  return total
+    out.append(bytes(futures[i].result().value))
+    if i + concurrency < count:
+      futures.append(kv.read(f"obj_{i + concurrency:05d}"))
+  return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,21 +130,12 @@ def measure_store(
     concurrency: int = 16,
 ) -> StoreRoofline:
   """Writes then reads `object_count` objects of `object_bytes` below `location` (left there)."""
-  import tensorstore as ts  # noqa: PLC0415
-
   spec = kvstore_spec(location, use_ocdbt=use_ocdbt)
-  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()
   values = [payload(i, object_bytes) for i in range(object_count)]
   t0 = time.perf_counter()
-  if use_ocdbt:  # one commit for all objects, as a checkpoint save does (not one manifest update each)
-    txn = ts.Transaction()
-    write_objects(kv.with_transaction(txn), values, concurrency)
-    txn.commit_async().result()
-  else:
-    write_objects(kv, values, concurrency)
+  write_kvstore(spec, values, concurrency)
   t1 = time.perf_counter()
-  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()  # nothing carried over
-  read = read_objects(kv, object_count, concurrency)
+  read = sum(len(v) for v in read_kvstore(spec, object_count, concurrency))
   t2 = time.perf_counter()
   total = object_count * object_bytes
   return StoreRoofline(
