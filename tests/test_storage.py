@@ -167,3 +167,47 @@ def test_everything_under_a_gcs_output_directory_and_baselines_on_gcs(gcs_store,
   assert "b0" in again.stdout
   missing = cli("run", suite, "-o", str(tmp_path / "o2"), "--baseline_path", f"{baselines}/nope.json", *common)
   assert missing.returncode == 2 and f"{baselines}/nope.json does not exist" in missing.stderr
+
+
+@pytest.mark.slow
+def test_saves_under_a_shaped_link_with_injected_errors_complete_and_verify(gcs_store, tmp_path, cli):
+  done = cli("run", _suite(tmp_path, options="{use_ocdbt: [true, false]}"), "-o", str(tmp_path / "out"),
+             "--checkpoint_root", f"{gcs_store.url}/linked", "--link", "rtt=5ms,bw=200MB/s,errors=10%",
+             "--no-views", "--no-probe", "--no-progress")  # fmt: skip
+  assert done.returncode == 0, done.stderr[-3000:]
+  records = _records(tmp_path / "out")
+  assert len(records) == 2 and not any(r["error"] for r in records)  # save_restore verifies what it loaded
+  link = json.loads((tmp_path / "out" / "link.json").read_text())
+  assert link["shape"] == "rtt=5ms,bw=0.2GB/s,errors=10%"
+  assert link["stats"]["injected_errors"] > 0
+  injected = sum(r["metrics"]["checkpoint_5_inventory/store_injected_errors_count"]["value"] for r in records)
+  assert injected > 0
+  for r in records:  # counted by the link: every client's requests, priced
+    m = {k.removeprefix("checkpoint_5_inventory/"): v["value"] for k, v in r["metrics"].items()}
+    assert m["store_put_count"] >= r["inventory"]["file_count"] and m["store_get_count"] > 0
+    assert m["store_requests_usd"] > 0 and m["store_usd_per_month"] > 0
+
+
+def test_link_specs_parse_or_fail_in_one_line():
+  from ckptbench.storage._link import parse_link
+
+  shape = parse_link("rtt=20ms,bw=1GB/s,errors=1%")
+  assert (shape.rtt_s, shape.bandwidth_bps, shape.error_rate) == (0.02, 1e9, 0.01)
+  assert parse_link("bw=100MiB/s").bandwidth_bps == 100 * (1 << 20)
+  for bad in ("rtt=fast", "errors=150%", "jitter=1ms", "bw=1GB/h"):
+    with pytest.raises(CkptbenchError, match="write e.g. rtt=20ms"):
+      parse_link(bad)
+
+
+def test_price_table_is_documented_and_overridable(tmp_path, monkeypatch):
+  from ckptbench.storage._cost import PRICE_TABLE_ENV, checkpoint_cost
+
+  monkeypatch.delenv(PRICE_TABLE_ENV, raising=False)
+  cost = checkpoint_cost("gs", 10**9, {"put": 1000, "get": 1000, "list": 0})
+  assert cost == pytest.approx({"requests_usd": 0.0054, "storage_usd_per_month": 0.020})
+  (tmp_path / "p.json").write_text('{"gs": {"storage_gb_month": 0.026}}')
+  monkeypatch.setenv(PRICE_TABLE_ENV, str(tmp_path / "p.json"))
+  assert checkpoint_cost("gs", 2 * 10**9, {})["storage_usd_per_month"] == pytest.approx(0.052)
+  (tmp_path / "p.json").write_text('{"gs": {"storage_per_tb": 1}}')
+  with pytest.raises(CkptbenchError, match=PRICE_TABLE_ENV):
+    checkpoint_cost("gs", 1, {})

@@ -172,6 +172,17 @@ _add("storage", "sum", "GiB", {
     "5_inventory/store_read_gb": "`storage` built-in: bytes read back through the TensorStore kvstore",
 })
 
+_add("store_requests", "sum", "count", {
+    "5_inventory/store_put_count": "object-store writes during the run (by the shaped link, else TensorStore's)",
+    "5_inventory/store_get_count": "object-store reads and metadata reads during the run",
+    "5_inventory/store_list_count": "object-store listings during the run",
+    "5_inventory/store_injected_errors_count": "429/503 answers the shaped link injected during the run",
+})
+_add("store_requests", "last", "USD", {
+    "5_inventory/store_requests_usd": "estimated price of the run's requests (price table: docs/storage.md)",
+    "5_inventory/store_usd_per_month": "estimated price of keeping the checkpoint's bytes for a month",
+})
+
 # --- inventory: the checkpoint directory scan (ckptbench.metrics.scan_inventory) -----
 _add("inventory", "last", "GiB", {
     "5_inventory/total_gb": "bytes of all files under the checkpoint directory",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import pathlib
@@ -12,7 +13,9 @@ from ckptbench.cli._compare import add_comparison_arguments
 from ckptbench.run._devices import devices_needed, set_xla_flags
 from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
 from ckptbench.errors import CkptbenchError
-from ckptbench.storage import is_store_url, parse_store_url, read_object, upload_directory
+from ckptbench.storage import is_store_url, parse_store_url, read_object, stop_emulator, upload_directory
+from ckptbench.storage._link import link_env, parse_link, start_link
+from ckptbench.storage._objects import endpoint_of
 
 # Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
 STAGING_DIR = ".ckptbench-staging"
@@ -42,6 +45,9 @@ def register(subparsers) -> None:
   p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
                  help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
                  " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
+  p.add_argument("--link", help="shape the way to the store: a local proxy adding latency, capping"
+                 " bandwidth, injecting 429/503, e.g. 'rtt=20ms,bw=1GB/s,errors=1%%' (needs the store's"
+                 " endpoint set, as `ckptbench emulate` prints)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
   p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
@@ -82,8 +88,6 @@ def handle(args: argparse.Namespace) -> int:
   )
   initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
   from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
-  from ckptbench.run._locations import check_store_targets
-  from ckptbench.run._runner import RunSettings, run_suite
 
   suite = load_suite(config_file)
   baseline_path = args.baseline_path or suite.config.baseline_path
@@ -95,6 +99,33 @@ def handle(args: argparse.Namespace) -> int:
   if checkpoint_root and "://" not in checkpoint_root:
     checkpoint_root = str(pathlib.Path(checkpoint_root).resolve())
   capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
+  link = start_shaped_link(args.link, checkpoint_root) if args.link else None
+  try:
+    return _run_checked(args, suite, out, store_out, checkpoint_root, baseline_path, capture_path, link)
+  finally:
+    if link is not None:
+      stop_emulator(link[1])
+
+
+def start_shaped_link(spec: str, checkpoint_root: str | None):
+  """Starts the shaped link to the checkpoint root's store and points this process's clients at it."""
+  shape = parse_link(spec)
+  if not is_store_url(checkpoint_root):
+    raise CkptbenchError("--link shapes the way to an object store: give a gs:// or s3:// checkpoint root")
+  url = parse_store_url(checkpoint_root)
+  upstream = endpoint_of(url)
+  if not upstream:
+    variable = "STORAGE_EMULATOR_HOST" if url.scheme == "gs" else "AWS_ENDPOINT_URL"
+    raise CkptbenchError(f"--link needs the endpoint of {url} in {variable} (`ckptbench emulate` prints it)")
+  link, proc = start_link(upstream, shape)
+  os.environ.update(link_env(url.scheme, link.endpoint))  # TensorStore, gcsfs, s3fs and boto3 read these
+  return link, proc
+
+
+def _run_checked(args, suite, out, store_out, checkpoint_root, baseline_path, capture_path, link) -> int:
+  from ckptbench.run._locations import check_store_targets  # noqa: PLC0415  (after XLA_FLAGS are set)
+  from ckptbench.run._runner import RunSettings, run_suite  # noqa: PLC0415
+
   check_store_targets(suite, checkpoint_root, baseline_path, capture_path, store_out and str(store_out))
   if is_store_url(baseline_path):
     read_object(baseline_path)  # a missing baseline object fails here, before anything runs
@@ -110,6 +141,7 @@ def handle(args: argparse.Namespace) -> int:
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
       checkpoint_root=checkpoint_root,
+      link_stats=link[0].stats if link else None,
   )
   _quiet_libraries(args.verbose)
   import jax  # noqa: PLC0415
@@ -134,6 +166,10 @@ def handle(args: argparse.Namespace) -> int:
         threshold=args.regression_threshold,
         fail_on_regression=args.fail_on_regression,
     )
+  if link is not None and coordinator.process_index == 0:
+    stats = link[0].stats()
+    (out / "link.json").write_text(json.dumps({"shape": link[0].shape.describe(), "stats": stats}, indent=1))
+    print(f"link {link[0].shape.describe()}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
   if store_out is not None and coordinator.process_index == 0:
     copied = upload_directory(out, store_out)
     print(f"results copied to {store_out} ({copied} files; staged in {out})")

@@ -11,7 +11,7 @@ import signal
 import threading
 import time
 import traceback
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from ckptbench.config import Suite
 from ckptbench.run._failures import (
@@ -34,6 +34,7 @@ from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
+from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
@@ -57,6 +58,7 @@ class RunSettings:
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
   argv: tuple[str, ...] = ()
   checkpoint_root: str | None = None  # gs:// or s3:// (or a directory) for checkpoints; None: OUT
+  link_stats: Callable[[], Mapping[str, int]] | None = None  # the shaped link's counters (--link)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -301,6 +303,7 @@ def _run_once(
   timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
   t_fn = None
   local_path = None
+  requests = StoreRequests(settings.link_stats) if store_url is not None else None
   with collect_created_metrics() as created:
     try:
       try:
@@ -323,6 +326,8 @@ def _run_once(
       generator = generators.get(run.benchmark_index)
       if generator is None:
         generator = generators[run.benchmark_index] = bench.entry.generator_cls()
+      if requests is not None:
+        requests.start()
       t_fn = time.perf_counter()
       with deadline(timeout):
         result = generator.test_fn(context)
@@ -350,6 +355,9 @@ def _run_once(
       new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
       tags.update(new_tags)
       result.path, result.inventory = run_dir, inventory
+      if requests is not None:
+        counts = requests.stop(store_url.scheme)
+        tags.update(store_cost_tags(store_url, inventory["total_bytes"], counts))
     except (OSError, CkptbenchError) as e:
       _log.warning("could not take the inventory of %s: %s", run_dir, e)
   if store_url is not None and coordinator.process_index == 0:
