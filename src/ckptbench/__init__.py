@@ -33,6 +33,8 @@ from ckptbench.data import (
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import evict_from_page_cache, scan_inventory  # also registers the collectors
 from ckptbench.stats import median_ratio, theil_sen_slope
+from ckptbench.storage import kvstore_spec, read_kvstore, write_kvstore
+from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {
@@ -69,6 +71,8 @@ __all__ = [
     "default_collectors",
     "evict_from_page_cache",
     "known_collectors",
+    "kvstore_payload",
+    "kvstore_spec",
     "load_results",
     "load_suite",
     "load_suite_text",
@@ -77,6 +81,7 @@ __all__ = [
     "preset_spec",
     "preset_summary",
     "pytree_checksums",
+    "read_kvstore",
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
@@ -84,5 +89,6 @@ __all__ = [
     "scan_inventory",
     "theil_sen_slope",
     "verify_pytree",
+    "write_kvstore",
     "write_sharding_config",
 ]

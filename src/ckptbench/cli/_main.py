@@ -27,6 +27,7 @@ _COMMANDS = (
     "fixture",
     "compare",
     "goodput",
+    "emulate",
 )
 
 

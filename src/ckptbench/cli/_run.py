@@ -33,6 +33,12 @@ def register(subparsers) -> None:
   add_suite_arguments(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where results go")  # fmt: skip
+  p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
+                 help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
+                 " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
+  p.add_argument("--link", help="shape the way to the store: a local proxy adding latency, capping"
+                 " bandwidth, injecting 429/503, e.g. 'rtt=20ms,bw=1GB/s,errors=1%%' (needs the store's"
+                 " endpoint set, as `ckptbench emulate` prints)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
   p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
@@ -61,7 +67,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
   return RunSettings(
-      output_dir=pathlib.Path(args.output_directory),
+      output_dir=args.output_directory,
       local_directory=args.local_directory and pathlib.Path(args.local_directory),
       remove_repeated_dir=args.remove_repeated_dir,
       resume=args.resume,
@@ -80,6 +86,8 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       baseline_label=args.baseline_label,
       regression_threshold=args.regression_threshold,
       fail_on_regression=args.fail_on_regression,
+      checkpoint_root=args.checkpoint_root,
+      link=args.link,
   )
 
 
@@ -101,3 +109,8 @@ def print_run(outcome: RunOutcome) -> None:
     print(f"baseline captured: {outcome.captured_baseline}")
   if outcome.comparison is not None:
     print_comparison(outcome.comparison)
+  if outcome.link is not None:
+    stats = outcome.link["stats"]
+    print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
+  if outcome.uploaded_to is not None:
+    print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")

@@ -23,6 +23,7 @@ BUILTINS: dict[str, str] = {
     "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
     "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
+    "storage": "ckptbench.benchmarks.storage.StorageBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."

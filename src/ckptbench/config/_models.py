@@ -167,6 +167,7 @@ class SuiteConfig(_Model):
   # chooses whether benchmarks sharing a mesh and checkpoint config also share
   # one copy of the data (true) or each run builds its own (false).
   reuse_checkpoint: StrictBool = True
+  checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
 
   def all_checkpoint_configs(self) -> list[CheckpointConfig]:
     if self.checkpoint_configs is not None:
