@@ -124,6 +124,10 @@ class BenchmarksGenerator(abc.ABC):
   """
 
   options_class: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
+  # Capabilities of the installed Orbax this benchmark needs: names of boolean fields
+  # of `OrbaxCapabilities` (e.g. "v1_save_load"). Where one is missing, the benchmark
+  # is recorded as unsupported with the reason instead of being run.
+  orbax_requires: ClassVar[tuple[str, ...]] = ()
 
   @abc.abstractmethod
   def test_fn(self, context: TestContext) -> TestResult:

@@ -48,4 +48,6 @@ def handle(args: argparse.Namespace) -> int:
     console.print(f"skipped mesh {mesh}: {reason}", markup=False, soft_wrap=True)
   for generator, options, reason in view["invalid"]:
     console.print(f"invalid combination {generator}{options}: {reason}", markup=False, soft_wrap=True)
+  for generator, options, reason in view["unsupported"]:
+    console.print(f"unsupported here {generator}{options}: {reason}", markup=False, soft_wrap=True)
   return 0

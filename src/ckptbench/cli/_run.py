@@ -48,6 +48,11 @@ def register(subparsers) -> None:
   add_comparison_arguments(p)
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--repeats_upto", type=int, metavar="N",
+                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+  p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
+                 help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
+                 " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
@@ -88,10 +93,15 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       fail_on_regression=args.fail_on_regression,
       checkpoint_root=args.checkpoint_root,
       link=args.link,
+      repeats_upto=args.repeats_upto,
   )
 
 
 def handle(args: argparse.Namespace) -> int:
+  if args.with_:  # the same command, in an isolated environment with those packages
+    from ckptbench.envs import run_with  # noqa: PLC0415
+
+    return run_with(args.with_, args.argv)
   outcome = run(config_path(args), settings_from(args))
   if outcome.is_writer:  # the others' records are in process 0's tables
     print_run(outcome)

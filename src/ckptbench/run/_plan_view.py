@@ -61,4 +61,5 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
       "skipped_meshes": plan.all_skipped_meshes(),
       "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
+      "unsupported": [(g, o, r) for g, o, r in plan.unsupported],
   }

@@ -176,7 +176,8 @@ def run_suite(
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
   cfg = suite.config
-  runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
+  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
   keys = [b.key for b in plan.benchmarks]
@@ -237,6 +238,8 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
     _log.warning("skipping mesh %s: %s", mesh, reason)
   for note in suite.notes:
     _log.warning("%s", note)
+  for generator, values, reason in plan.unsupported:
+    _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
   setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
@@ -258,6 +261,7 @@ def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupte
       "skipped_meshes": [{"mesh": m, "reason": r} for m, r in plan.all_skipped_meshes()],
       "notes": list(suite.notes),
       "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
+      "unsupported": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.unsupported],
       "benchmarks": summarize_benchmarks(records),
   }
 
