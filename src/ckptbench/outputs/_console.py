@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ckptbench.outputs._read import error_text, metric_value, split_tag
+from ckptbench.api._tags import Tag
+from ckptbench.outputs._read import error_text, metric_value
 from ckptbench.outputs._verdict import (
     BETTER,
     LARGE,
@@ -37,21 +38,18 @@ def make_console() -> Console:
   return Console(width=_WIDTH_WHEN_NOT_A_TERMINAL)
 
 
-def is_headline(op: str, namespace: str, metric: str) -> bool:
-  """The metrics a per-benchmark table shows: time, throughput and peak memory of each operation.
+def is_headline(tag: Tag, unit: str) -> bool:
+  """The metrics a per-benchmark table shows: `Tag.is_headline`, each throughput once.
 
-  Throughput is the operation's own total bandwidth only: the `save` block holds
-  copies of the blocking and background halves' rates, and `save_blocking_gbps`
-  (bytes over the time the caller was blocked) is no bandwidth. Everything else
-  (breakdowns, roofline shares, counters) is in TensorBoard and the report.
+  A throughput row is an operation's own total bandwidth: the `save` block
+  holds copies of its halves' rates, the background half repeats the save's,
+  and `save_blocking_gbps` (bytes over the time the caller was blocked) is no
+  bandwidth. Everything else (breakdowns, roofline shares, counters) is in
+  TensorBoard and the report.
   """
-  if namespace == "0_basics":
-    return metric in ("time_s", "count")
-  if namespace == "4_throughput":
-    return metric == f"{op}_total_gbps"
-  if namespace == "7_memory":
-    return "peak" in metric and not metric.endswith("_mib") or metric == "host_rss_peak_diff_mib"
-  return False
+  if tag.namespace == "4_throughput":
+    return tag.metric.endswith("_total_gbps") and not tag.op.endswith(("_blocking", "_background"))
+  return tag.is_headline(unit)
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -75,8 +73,8 @@ def benchmark_table(bench: dict[str, Any], all_metrics: bool = False) -> Table:
   if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
     table.add_column("slowest host", justify="right")
   for tag, stats in metrics.items():
-    parts = split_tag(tag)
-    if not isinstance(stats, dict) or (not all_metrics and not is_headline(parts.op, parts.namespace, parts.metric)):
+    parts = Tag.parse(tag)
+    if not isinstance(stats, dict) or (not all_metrics and not is_headline(parts, str(stats.get("unit", "")))):
       continue
     mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
     row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]

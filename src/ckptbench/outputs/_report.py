@@ -21,7 +21,8 @@ import re
 from typing import Any, Iterable, Mapping
 
 from ckptbench.outputs import _plots
-from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs, split_tag
+from ckptbench.api._tags import Tag, is_rate_unit
+from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs
 from ckptbench.outputs._verdict import (
     BETTER,
     LARGE,
@@ -36,7 +37,6 @@ from ckptbench.outputs._verdict import (
     outlier_lines,
     ratio_text,
 )
-from ckptbench.stats import is_rate_unit
 
 REPORT_FILE = "report.html"
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
@@ -153,7 +153,7 @@ def _overview(outputs: RunOutputs) -> str:
     notes.append("<p class=fail>the run was interrupted: some runs are missing.</p>")
   for skipped in summary.get("skipped_meshes") or []:
     notes.append(f"<p class=note>skipped mesh {_esc(skipped.get('mesh'))}: {_esc(skipped.get('reason'))}</p>")
-  for invalid in summary.get("invalid_combinations") or []:
+  for invalid in (summary.get("invalid_combinations") or []) + (summary.get("unsupported") or []):
     notes.append(
         f"<p class=note>not run ({_esc(invalid.get('reason'))}): {_esc(invalid.get('generator'))}"
         f" {_esc(json.dumps(invalid.get('options'), default=str))}</p>"
@@ -319,7 +319,7 @@ def _runs_in_order(outputs: RunOutputs, table: VerdictTable, figures: _FigureIds
   flagged = {(v.key, m.tag, o.repeat) for v, m, o in table.outliers()}
   parts = []
   for metric in table.metrics:
-    if split_tag(metric.tag).namespace != "0_basics":
+    if Tag.parse(metric.tag).namespace != "0_basics":
       continue
     series = {}
     for variant in table.variants:
@@ -350,7 +350,7 @@ def _hosts(outputs: RunOutputs, table: VerdictTable, figures: _FigureIds) -> str
     return ""
   parts = []
   for metric in table.metrics:
-    if split_tag(metric.tag).namespace != "0_basics":
+    if Tag.parse(metric.tag).namespace != "0_basics":
       continue
     by_variant: dict[str, dict[int, list[float]]] = {}
     for variant in table.variants:
@@ -406,7 +406,7 @@ def _generator_section(
   tags = _tags(benches)
   ops: dict[str, list[str]] = collections.defaultdict(list)
   for tag in tags:
-    ops[split_tag(tag).op].append(tag)
+    ops[Tag.parse(tag).op].append(tag)
   parts = [f"<h2>{_esc(generator.rsplit('.', 1)[-1] or 'benchmarks')}</h2>",
            f"<p class=note>generator <code>{_esc(generator)}</code>; {len(benches)} sweep points</p>"]
   panels = []
@@ -414,8 +414,10 @@ def _generator_section(
     time_tag = f"{op}_0_basics/time_s"
     if time_tag in op_tags:
       panels.append(_plots.Panel(f"{op}: time", "s", {"median (range)": _band(benches, time_tag)}))
-    own = f"{op}_4_throughput/{op}_total_gbps"  # the operation's own bandwidth (see outputs._verdict)
-    if own in op_tags and is_rate_unit(tags[own]):
+    # The operation's own bandwidth (as in the verdict): not its halves' copies, not save_blocking_gbps.
+    own = next((t for t in op_tags if Tag.parse(t).namespace == "4_throughput" and t.endswith("_total_gbps")
+                and not op.endswith(("_blocking", "_background")) and is_rate_unit(tags[t])), None)  # fmt: skip
+    if own is not None:
       op_limits = [_plots.Limit(n, v, notes.get(n, "")) for n, v in _limits_for(op, [own], limits).items()]
       panels.append(_plots.Panel(f"{op}: throughput", tags[own], {"median (range)": _band(benches, own)},
                                  op_limits if tags[own] == "GiB/s" else []))  # fmt: skip
@@ -424,10 +426,10 @@ def _generator_section(
     parts.append(f"<div class=figure>{_plots.panel_grid(labels, panels, figures.next())}</div>")
   for namespace, title in _BREAKDOWNS.items():
     for op, op_tags in ops.items():
-      stage_tags = [t for t in op_tags if split_tag(t).namespace == namespace and tags[t] == "s"
-                    and not _is_enclosing_stage(split_tag(t).metric)]
+      stage_tags = [t for t in op_tags if Tag.parse(t).namespace == namespace and tags[t] == "s"
+                    and not _is_enclosing_stage(Tag.parse(t).metric)]
       if stage_tags:
-        stages = {split_tag(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
+        stages = {Tag.parse(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
                   for t in stage_tags}
         figure = _plots.stacked_figure(f"{op}: {title}", labels, stages, "s", figures.next())
         parts.append(f"<h3>{_esc(op)}: {_esc(title)}</h3><div class=figure>{figure}</div>")
@@ -443,7 +445,7 @@ def _is_enclosing_stage(metric: str) -> bool:
 
 
 def _memory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str], figures: _FigureIds) -> str:
-  memory = [t for t in tags if split_tag(t).namespace == "7_memory"]
+  memory = [t for t in tags if Tag.parse(t).namespace == "7_memory"]
   if not memory:
     return ""
   # The plot shows peaks (absolute host peak, device peaks); the table shows every memory metric.
@@ -466,7 +468,7 @@ def _metric_rows(
 
 
 def _inventory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str]) -> str:
-  inventory = [t for t in tags if split_tag(t).namespace == "5_inventory"]
+  inventory = [t for t in tags if Tag.parse(t).namespace == "5_inventory"]
   if not inventory:
     return ""
   return "<h3>checkpoint inventory</h3>" + _metric_rows(benches, labels, tags, inventory)

@@ -19,7 +19,8 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.outputs._read import metric_value, split_tag
+from ckptbench.api._tags import Tag
+from ckptbench.outputs._read import metric_value
 from ckptbench.stats import (
     DEFAULT_ALPHA,
     DEFAULT_THRESHOLD,
@@ -129,17 +130,19 @@ def headline_metrics(tags: Mapping[str, str]) -> list[HeadlineMetric]:
   """The verdict's rows among `tags` (tag -> unit, in the order they were recorded).
 
   Times of every operation but the background half of a save and the check;
-  each operation's own total bandwidth (not `save_blocking_gbps`: bytes over
-  the time the caller was blocked is no bandwidth); the peak memory each whole
+  each whole operation's own total bandwidth (not `save_blocking_gbps`: bytes
+  over the time the caller was blocked is no bandwidth); the peak memory each whole
   operation added, on the host and on the devices.
   """
-  ops = list(dict.fromkeys(split_tag(t).op for t in tags if split_tag(t).op))
+  ops = list(dict.fromkeys(Tag.parse(t).op for t in tags if Tag.parse(t).op))
   wanted: list[tuple[str, str]] = []
   for op in ops:
     if not op.endswith(_SUB_OPERATIONS):
       wanted.append((f"{op}_0_basics/time_s", f"{_words(op)} time"))
   for op in ops:
-    wanted.append((f"{op}_4_throughput/{op}_total_gbps", f"{_words(op)} throughput"))
+    if not op.endswith(_SUB_OPERATIONS) and not op.endswith("_blocking"):
+      own = [t for t in tags if t.startswith(f"{op}_4_throughput/") and t.endswith("_total_gbps")]
+      wanted += [(t, f"{_words(op)} throughput") for t in own[:1]]
   for op in ops:
     if not op.endswith(_SUB_OPERATIONS) and not op.endswith("_blocking"):
       wanted.append((f"{op}_7_memory/host_rss_peak_diff_mib", f"{_words(op)} peak host memory added"))
@@ -200,7 +203,7 @@ def _outliers(metric: HeadlineMetric, repeats: Sequence[int], samples: Sequence[
   down, and memory changes of a few MiB are below what RSS resolves. The 10%
   keeps three nearly equal repeats from making a fourth, 5% slower, an outlier.
   """
-  if split_tag(metric.tag).namespace != "0_basics":
+  if Tag.parse(metric.tag).namespace != "0_basics":
     return ()
   z_scores = modified_z_scores(samples)
   return tuple(

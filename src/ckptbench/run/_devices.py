@@ -5,27 +5,8 @@ from __future__ import annotations
 import os
 import pathlib
 import re
-from typing import Sequence
-
-from ckptbench.config._models import SuiteConfig
-from ckptbench.config._overrides import apply_overrides, parse_override
-from ckptbench.config._yaml import load_yaml_file
 
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"
-
-
-def devices_needed(config_file: str, overrides: Sequence[str] = ()) -> int | None:
-  """The largest mesh of a suite (after `--set` overrides), read without importing JAX; None if unknown.
-
-  Full validation happens afterwards; this first look must not fail loudly.
-  """
-  try:
-    doc = apply_overrides(load_yaml_file(config_file), [parse_override(o) for o in overrides])
-    config = SuiteConfig.model_validate(doc.data)
-  except Exception:  # noqa: BLE001  (reported properly by the full validation)
-    return None
-  sizes = [m.num_devices for m in config.all_mesh_configs() if m is not None]
-  return max(sizes) if sizes else None
 
 
 def set_xla_flags(
