@@ -6,7 +6,8 @@ baselines checked; the runner runs every benchmark x repeat, appending each
 record to results.jsonl as it ends, then writes summary.json; on process 0 the
 run is captured as a baseline and/or compared with one (comparison.json); last
 the views (TensorBoard, HTML report) are written once, with the comparison in
-them. The CLI maps its flags to `RunSettings` and prints; nothing else.
+them: here, or (`views_in_background`, as `ckptbench run` does) by a detached
+process that starts once this one has exited, so the run does not wait for them. The CLI maps its flags to `RunSettings` and prints; nothing else.
 """
 
 from __future__ import annotations
