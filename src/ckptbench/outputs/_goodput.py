@@ -210,7 +210,10 @@ def _page(plans: list[GoodputPlan]) -> str:
   high = max(max(p.best_interval_s, p.current_interval_s or 0) for p in plans) * 30
   xs = [low * (high / low) ** (i / 200) for i in range(201)]
   curves = [_curve(p, xs) for p in plans]
-  y_min = max(0.0, min(min(c) for c, _ in curves))
+  # The y axis spans the marked points (best and current) with room below, so
+  # the differences that matter are visible; curves below it are clipped.
+  marked = [_curve(p, [t])[0][0] for p in plans for t in (p.best_interval_s, p.current_interval_s) if t]
+  y_min = max(0.0, min(marked) - max(0.5 * (1 - min(marked)), 0.01))
 
   def px(t: float) -> float:
     return _PAD + (_W - 2 * _PAD) * math.log(t / low) / math.log(high / low)
@@ -238,7 +241,7 @@ def _page(plans: list[GoodputPlan]) -> str:
       now = _curve(plan, [plan.current_interval_s])[0][0]
       parts.append(f'<rect x="{px(plan.current_interval_s) - 4:.1f}" y="{py(max(now, y_min)) - 4:.1f}"'
                    f' width="8" height="8" fill="none" stroke="{colour}" stroke-width="2"/>')
-    parts.append(f'<text x="{_PAD + 6}" y="{_PAD + 14 + 14 * n}" fill="{colour}">'
+    parts.append(f'<text x="{_PAD + 6}" y="{_H - _PAD - 8 - 14 * (len(plans) - 1 - n)}" fill="{colour}">'
                  f'{html.escape(plan.benchmark)}: {html.escape(label)}</text>')
   parts.append("</svg>")
   rows = "".join(
