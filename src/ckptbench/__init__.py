@@ -8,12 +8,18 @@ from ckptbench._version import __version__
 from ckptbench.api import (
     BenchmarkOptions,
     BenchmarksGenerator,
+    Collector,
+    MetricValue,
+    Metrics,
     TestContext,
     TestResult,
     benchmark_options,
+    default_collectors,
+    known_collectors,
+    register_collector,
 )
-from ckptbench.config import Suite, load_suite
-from ckptbench.run import RunSettings, SuiteOutcome, run_suite
+from ckptbench.config import Suite, load_suite, load_suite_text
+from ckptbench.run import RunOutcome, RunSettings, run
 from ckptbench.data import (
     DataMismatchError,
     abstract_from_checkpoint,
@@ -25,17 +31,8 @@ from ckptbench.data import (
     write_sharding_config,
 )
 from ckptbench.errors import CkptbenchError, ConfigError
+from ckptbench.metrics import evict_from_page_cache, scan_inventory  # also registers the collectors
 from ckptbench.stats import median_ratio, theil_sen_slope
-from ckptbench.metrics import (
-    Collector,
-    MetricValue,
-    Metrics,
-    default_collectors,
-    evict_from_page_cache,
-    known_collectors,
-    register_collector,
-    scan_inventory,
-)
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {
@@ -56,9 +53,9 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "RunOutcome",
     "RunSettings",
     "Suite",
-    "SuiteOutcome",
     "TestContext",
     "TestResult",
     "__version__",
@@ -72,12 +69,13 @@ __all__ = [
     "known_collectors",
     "load_results",
     "load_suite",
+    "load_suite_text",
     "median_ratio",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
-    "run_suite",
+    "run",
     "scan_inventory",
     "theil_sen_slope",
     "verify_pytree",

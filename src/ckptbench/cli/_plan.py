@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from ckptbench.run._devices import devices_needed
+from ckptbench.run._process import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.run._plan_view import describe_plan, format_bytes
 from ckptbench.outputs._console import make_console

@@ -9,9 +9,11 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
-from ckptbench.config._spec import SpecTree, iter_arrays, spec_nbytes
+from ckptbench.config._yaml import load_yaml_file
+from ckptbench.config._spec import SpecTree, iter_arrays
 
 __all__ = [
+    "load_yaml_file",
     "ArraySpec",
     "BenchmarkEntry",
     "CheckpointConfig",
@@ -25,5 +27,4 @@ __all__ = [
     "iter_arrays",
     "load_suite",
     "load_suite_text",
-    "spec_nbytes",
 ]

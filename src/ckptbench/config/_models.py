@@ -160,13 +160,6 @@ class SuiteConfig(_Model):
   baseline_capture_path: StrictStr | None = None
   baseline_path: StrictStr | None = None
 
-  @model_validator(mode="after")
-  def _singular_or_plural(self) -> "SuiteConfig":
-    for name in ("checkpoint_config", "mesh_config"):
-      if getattr(self, name) is not None and getattr(self, name + "s") is not None:
-        raise ValueError(f"give {name} or {name}s, not both")
-    return self
-
   def all_checkpoint_configs(self) -> list[CheckpointConfig]:
     if self.checkpoint_configs is not None:
       return list(self.checkpoint_configs)

@@ -27,6 +27,7 @@ import pathlib
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import safe_path_component
+from ckptbench.api._tags import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._manifest import git_state, now_iso
 from ckptbench.outputs._read import read_outputs
@@ -34,7 +35,6 @@ from ckptbench.outputs._results import write_json_atomic
 from ckptbench.stats import (
     Direction,
     describe,
-    is_headline,
     metric_direction,
     per_repeat_across_hosts,
     summarize_benchmarks,
@@ -112,7 +112,7 @@ def _metric_entry(
   return {
       "unit": unit,
       "direction": direction.value,
-      "headline": is_headline(tag, unit),
+      "headline": Tag.parse(tag).is_headline(unit),
       "stats": {k: v for k, v in summary.items() if k != "unit"},
       "hosts": hosts,
       "across_hosts": {"reduce": _REDUCE_NAME[direction], "values": across, "stats": describe(across)},

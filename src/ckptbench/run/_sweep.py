@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
+from ckptbench.data import mesh_skip_reason
 from ckptbench.api._generator import safe_path_component
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
 from ckptbench.errors import ConfigError
@@ -73,7 +74,6 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
   Raises:
     ConfigError: when no mesh fits, or an options class rejects a combination.
   """
-  from ckptbench.data import mesh_skip_reason  # noqa: PLC0415  (keeps `plan` free of JAX until needed)
 
   meshes: list[tuple[int, MeshConfig | None]] = []
   skipped = []

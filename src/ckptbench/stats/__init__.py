@@ -14,8 +14,6 @@ from ckptbench.stats._compare import (
 from ckptbench.stats._direction import (
     Direction,
     absolute_floor,
-    is_headline,
-    is_memory_unit,
     metric_direction,
 )
 from ckptbench.stats._goodput import (
@@ -25,7 +23,7 @@ from ckptbench.stats._goodput import (
     simulate_goodput,
     young_interval,
 )
-from ckptbench.stats._hosts import host_statistics, is_rate_unit
+from ckptbench.stats._hosts import host_statistics
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
 from ckptbench.stats._trend import Slope, theil_sen_slope
 
@@ -43,9 +41,6 @@ __all__ = [
     "describe",
     "expected_goodput",
     "host_statistics",
-    "is_headline",
-    "is_memory_unit",
-    "is_rate_unit",
     "median_ratio",
     "metric_direction",
     "metric_samples",
