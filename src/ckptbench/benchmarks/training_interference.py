@@ -24,12 +24,13 @@ Measured:
   committed.
 - Memory across many saves: host RSS just before each save call;
   `memory_9_other/rss_slope_mib_per_save` is the Theil-Sen slope over the
-  saves (with its 95% interval); `memory_9_other/save_peak_growth_mib` is the
-  largest growth of RSS during one save (from its call until it committed,
-  over the RSS just before the call) and `save_peak_over_checkpoint` that
-  growth over the checkpoint's bytes (a staging copy of the whole checkpoint
-  shows as about 1); `peak_over_checkpoint` is the peak RSS growth over the
-  whole loop divided by the checkpoint's bytes.
+  saves (with its 95% interval); `memory_9_other/save_first_peak_growth_mib`
+  and `save_steady_peak_growth_mib` are the rise of RSS during the first save
+  and the largest during a later one (from the call until committed, over the
+  RSS just before the call), and `save_*_peak_over_checkpoint` those rises over
+  the checkpoint's bytes (a staging copy of the whole checkpoint shows as about
+  1); `peak_over_checkpoint` is the peak RSS growth over the whole loop
+  divided by the checkpoint's bytes.
 
 Verified: the latest step restored from disk equals the state saved at it.
 """
@@ -295,10 +296,12 @@ def _record_memory(metrics: ckptbench.Metrics, rss: list[float], phases: _Phases
   metrics.record("memory", "9_other/rss_slope_mib_per_save_high", slope.high, "MiB")
   # What one save holds at its peak beyond what the process held before it: a
   # staging copy of the whole checkpoint shows as about 1x the checkpoint bytes.
-  growth = max(phases.peak_rss_mib(i) - before for i, before in enumerate(rss))
-  metrics.record("memory", "9_other/save_peak_growth_mib", growth, "MiB", "max")
+  # The first save apart: it also holds what compiling its paths takes.
+  growth = [phases.peak_rss_mib(i) - before for i, before in enumerate(rss)]
+  for phase, value in (("first", growth[0]), ("steady", max(growth[1:]))):
+    metrics.record("memory", f"9_other/save_{phase}_peak_growth_mib", value, "MiB", "max")
+    if checkpoint_mib > 0:
+      metrics.record("memory", f"9_other/save_{phase}_peak_over_checkpoint", value / checkpoint_mib, "ratio", "max")
   peak = metrics.to_dict().get("train_7_memory/host_rss_peak_diff_mib")
-  if checkpoint_mib > 0:
-    metrics.record("memory", "9_other/save_peak_over_checkpoint", growth / checkpoint_mib, "ratio", "max")
-    if peak is not None:
-      metrics.record("memory", "9_other/peak_over_checkpoint", peak["value"] / checkpoint_mib, "ratio")
+  if peak is not None and checkpoint_mib > 0:
+    metrics.record("memory", "9_other/peak_over_checkpoint", peak["value"] / checkpoint_mib, "ratio")
