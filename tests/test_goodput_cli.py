@@ -52,6 +52,19 @@ def test_goodput_with_recovery_and_per_accelerator_mttf(tmp_path, cli):
   assert plan["best_goodput"] > plan["current_goodput"] == pytest.approx(expected_goodput(3600, cost, 8 * 3600))
 
 
+def test_goodput_from_a_baseline_file_equals_goodput_from_its_run(tmp_path, cli):
+  from ckptbench import capture_baseline
+
+  run_text(tmp_path, SUITE, MANAGER)
+  baseline = capture_baseline(tmp_path / "out", tmp_path / "baselines", label="b")
+  from_run = plan_goodput(tmp_path / "out", 3600.0, recovery_s=60.0)
+  from_file = plan_goodput(baseline, 3600.0, recovery_s=60.0)
+  assert [p.best_interval_s for p in from_file] == pytest.approx([p.best_interval_s for p in from_run])
+  done = cli("goodput", str(baseline), "--mtbf", "1h")
+  assert done.returncode == 0, done.stderr
+  assert (tmp_path / "baselines" / "goodput.html").is_file()  # beside the baseline file
+
+
 def test_goodput_refuses_bad_input_with_one_line(tmp_path, cli):
   done = cli("goodput", str(tmp_path / "absent"), "--mtbf", "6h")
   assert done.returncode == 2 and done.stderr.startswith("ckptbench: error: ")
