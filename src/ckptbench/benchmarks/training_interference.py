@@ -32,7 +32,10 @@ Measured:
   1); `peak_over_checkpoint` is the peak RSS growth over the whole loop
   divided by the checkpoint's bytes.
 
-Verified: the latest step restored from disk equals the state saved at it.
+The series behind these figures (every step's start and duration, and every
+save's call, return and commit) is written to `timeline.json` in the run's
+directory. Verified: the latest step restored from disk equals the state saved
+at it.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.util
+import json
 import statistics
 import time
 
@@ -60,6 +64,7 @@ APIS = (*MANAGER_APIS, "torch_dcp")
 
 _MIB = float(1 << 20)
 _WARMUP_STEPS = 3
+TIMELINE_FILE = "timeline.json"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -219,6 +224,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
         save.committed = save.called + durable
       _record_saves(metrics, saves)
       _record_interference(metrics, steps, saves)
+      _write_timeline(context.path / TIMELINE_FILE, steps, saves)
       _record_memory(metrics, rss_before_save, phases, context.pytree)
 
       latest = saves[-1].step
@@ -254,6 +260,23 @@ def _record_saves(metrics: ckptbench.Metrics, saves: list[_Save]) -> None:
     name = _Phases.name(index)
     metrics.record(f"{name}_background", "0_basics/time_s", save.committed - save.returned, "s", "sum")
     metrics.record(f"{name}_durable", "0_basics/time_s", save.committed - save.called, "s", "sum")
+
+
+def _write_timeline(path, steps: list[tuple[float, float]], saves: list[_Save]) -> None:
+  """The step-time series and the save phases, in seconds from the first save call."""
+  origin = saves[0].called
+  timeline = {
+      "steps": [
+          {"start_s": start - origin, "duration_s": end - start, "overlapping": _overlaps(start, end, saves)}
+          for start, end in steps
+      ],
+      "saves": [
+          {"step": s.step, "called_s": s.called - origin, "returned_s": s.returned - origin,
+           "committed_s": s.committed - origin}
+          for s in saves
+      ],
+  }  # fmt: skip
+  path.write_text(json.dumps(timeline))
 
 
 def _overlaps(start: float, end: float, saves: list[_Save]) -> bool:
