@@ -63,6 +63,7 @@ class RunRecord:
   duration_s: float
   metrics: dict[str, dict[str, Any]]  # tag -> {"value": v, "unit": u}
   inventory: dict[str, Any] | None = None
+  notes: list[str] = dataclasses.field(default_factory=list)  # what the benchmark emulated or left out
   error: ErrorRecord | None = None
   schema_version: int = SCHEMA_VERSION
 

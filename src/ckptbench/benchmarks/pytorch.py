@@ -228,6 +228,8 @@ class DcpAsyncManager:
 class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
   """Saves and loads torch tensors with one library; see the module docstring."""
 
+  orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options = context.options
     if context.pytree is None:

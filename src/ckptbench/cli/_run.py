@@ -33,6 +33,12 @@ def register(subparsers) -> None:
   add_suite_arguments(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where results go")  # fmt: skip
+  p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
+                 help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
+                 " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
+  p.add_argument("--link", help="shape the way to the store: a local proxy adding latency, capping"
+                 " bandwidth, injecting 429/503, e.g. 'rtt=20ms,bw=1GB/s,errors=1%%' (needs the store's"
+                 " endpoint set, as `ckptbench emulate` prints)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
   p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
@@ -42,6 +48,11 @@ def register(subparsers) -> None:
   add_comparison_arguments(p)
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--repeats_upto", type=int, metavar="N",
+                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+  p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
+                 help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
+                 " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
@@ -61,7 +72,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
   return RunSettings(
-      output_dir=pathlib.Path(args.output_directory),
+      output_dir=args.output_directory,
       local_directory=args.local_directory and pathlib.Path(args.local_directory),
       remove_repeated_dir=args.remove_repeated_dir,
       resume=args.resume,
@@ -80,10 +91,17 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       baseline_label=args.baseline_label,
       regression_threshold=args.regression_threshold,
       fail_on_regression=args.fail_on_regression,
+      checkpoint_root=args.checkpoint_root,
+      link=args.link,
+      repeats_upto=args.repeats_upto,
   )
 
 
 def handle(args: argparse.Namespace) -> int:
+  if args.with_:  # the same command, in an isolated environment with those packages
+    from ckptbench.envs import run_with  # noqa: PLC0415
+
+    return run_with(args.with_, args.argv)
   outcome = run(config_path(args), settings_from(args))
   if outcome.is_writer:  # the others' records are in process 0's tables
     print_run(outcome)
@@ -101,3 +119,8 @@ def print_run(outcome: RunOutcome) -> None:
     print(f"baseline captured: {outcome.captured_baseline}")
   if outcome.comparison is not None:
     print_comparison(outcome.comparison)
+  if outcome.link is not None:
+    stats = outcome.link["stats"]
+    print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
+  if outcome.uploaded_to is not None:
+    print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")

@@ -128,7 +128,7 @@ def _overview(outputs: RunOutputs) -> str:
     notes.append("<p class=fail>the run was interrupted: some runs are missing.</p>")
   for skipped in summary.get("skipped_meshes") or []:
     notes.append(f"<p class=note>skipped mesh {_esc(skipped.get('mesh'))}: {_esc(skipped.get('reason'))}</p>")
-  for invalid in summary.get("invalid_combinations") or []:
+  for invalid in (summary.get("invalid_combinations") or []) + (summary.get("unsupported") or []):
     notes.append(
         f"<p class=note>not run ({_esc(invalid.get('reason'))}): {_esc(invalid.get('generator'))}"
         f" {_esc(json.dumps(invalid.get('options'), default=str))}</p>"

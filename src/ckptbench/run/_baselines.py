@@ -7,11 +7,14 @@ import pathlib
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._baseline import capture_baseline
 from ckptbench.outputs._comparison import Comparison, compare_to_baseline
+from ckptbench.storage import is_store_url, read_object
 
 
 def check_baseline_exists(baseline_path: str | None) -> None:
   """Fails before any benchmark runs when the baseline to compare with is missing."""
-  if baseline_path and "://" not in baseline_path and not pathlib.Path(baseline_path).is_file():
+  if is_store_url(baseline_path):
+    read_object(baseline_path)  # a missing baseline object fails here
+  elif baseline_path and not pathlib.Path(baseline_path).is_file():
     raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
 
 

@@ -20,8 +20,11 @@ from ckptbench.config import Suite, load_suite
 from ckptbench.distributed import check_colocated_python_supported, make_coordinator
 from ckptbench.errors import EXIT_OK
 from ckptbench.outputs import write_views
+from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import first_look, prepare_process
+from ckptbench.run._process import mesh_sizes, prepare_process
+from ckptbench.run._link import shaped_link, write_link_summary
+from ckptbench.run._locations import check_store_targets
 from ckptbench.run._runner import SuiteOutcome, run_suite
 from ckptbench.run._settings import RunSettings
 
@@ -37,6 +40,9 @@ class RunOutcome(SuiteOutcome):
   comparison: Comparison | None = None
   captured_baseline: pathlib.Path | None = None
   fail_on_regression: bool = False
+  link: dict | None = None  # the shaped link's shape and counters (OUT/link.json)
+  uploaded_to: str | None = None  # the store URL the results were copied to (`-o gs://...`)
+  uploaded_files: int = 0
 
   @property
   def exit_code(self) -> int:
@@ -68,18 +74,26 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     0
   """
   if isinstance(suite, Suite):
-    prepare_process(settings, suite.config)
+    prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
   else:
-    prepare_process(settings, first_look(suite))
+    prepare_process(settings, mesh_sizes(suite))
     suite = load_suite(suite)
   baseline_path = settings.baseline_path or suite.config.baseline_path
   capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
+  checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
+  settings = dataclasses.replace(settings, checkpoint_root=checkpoint_root)
+  check_store_targets(
+      suite, settings.checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path,
+      output=settings.output_url,
+  )  # fmt: skip
   check_baseline_exists(baseline_path)
   if any(c.config.load_with_colocated_python for c in suite.checkpoints):
     check_colocated_python_supported()
   coordinator = make_coordinator()
-  outcome = run_suite(suite, settings, coordinator)
-  is_writer = coordinator.process_index == 0
+  with shaped_link(settings.link, settings.checkpoint_root) as link:
+    outcome = run_suite(suite, settings, coordinator, link_stats=link.stats if link else None)
+    is_writer = coordinator.process_index == 0
+    link_summary = write_link_summary(link, outcome.output_dir) if link and is_writer else None
   captured = comparison = None
   if is_writer and not outcome.interrupted:
     captured, comparison = capture_and_compare(
@@ -91,11 +105,15 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     )
   if is_writer and settings.write_views:
     write_views(outcome.output_dir)
+  uploaded = upload_directory(outcome.output_dir, settings.output_url) if is_writer and settings.output_url else 0
   return RunOutcome(
       **{f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)},
       is_writer=is_writer,
       comparison=comparison,
       captured_baseline=captured,
       fail_on_regression=settings.fail_on_regression,
+      link=link_summary,
+      uploaded_to=settings.output_url,
+      uploaded_files=uploaded,
   )
 

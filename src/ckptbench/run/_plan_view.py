@@ -58,6 +58,8 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
       "benchmarks": rows,
       "presets": presets,
       "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
-      "skipped_meshes": [(m.describe(), r) for m, r in plan.skipped_meshes],
+      "skipped_meshes": plan.all_skipped_meshes(),
+      "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
+      "unsupported": [(g, o, r) for g, o, r in plan.unsupported],
   }

@@ -10,44 +10,42 @@ from __future__ import annotations
 import logging
 import os
 
-from ckptbench.config import SuiteConfig, load_yaml_file
+from ckptbench.config import SuiteConfig, load_yaml_file, without_undeclared_axes
 from ckptbench.distributed import initialize
 from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._settings import RunSettings
 
 
-def first_look(path: str | os.PathLike) -> SuiteConfig | None:
-  """A suite file's top-level config, read without JAX; None when it does not validate.
+def mesh_sizes(path: str | os.PathLike) -> list[int]:
+  """The device counts of a suite file's usable meshes, read without JAX; [] if unknown.
 
   Only the meshes matter here (how many devices to simulate); the full
-  validation afterwards reports any problem with its file and line.
+  validation afterwards reports any problem with its file and line. Meshes
+  the suite will skip (axes their mesh_axes lack) are left out.
   """
   try:
-    return SuiteConfig.model_validate(load_yaml_file(path).data)
+    data, skipped = without_undeclared_axes(load_yaml_file(path).data)
+    config = SuiteConfig.model_validate(data)
   except Exception:  # noqa: BLE001  (reported properly by load_suite)
-    return None
+    return []
+  unusable = {s.index for s in skipped}
+  return [m.num_devices for i, m in enumerate(config.all_mesh_configs()) if m is not None and i not in unusable]
 
 
 def devices_needed(path: str | os.PathLike) -> int | None:
-  """The largest mesh of a suite file, read without JAX; None if unknown."""
-  return _largest_mesh(first_look(path))
+  """The largest usable mesh of a suite file, read without JAX; None if unknown."""
+  return max(mesh_sizes(path), default=None)
 
 
-def _largest_mesh(config: SuiteConfig | None) -> int | None:
-  sizes = [] if config is None else [m.num_devices for m in config.all_mesh_configs() if m is not None]
-  return max(sizes) if sizes else None
-
-
-def prepare_process(settings: RunSettings, config: SuiteConfig | None) -> None:
+def prepare_process(settings: RunSettings, mesh_sizes: list[int]) -> None:
   """Sets XLA flags for the suite's meshes, starts jax.distributed, enables x64.
 
   Args:
     settings: the run's settings (devices, HLO dump, distributed mode, verbosity).
-    config: the suite's top-level config, read before JAX starts; None when it
-      could not be read (the full validation reports why).
+    mesh_sizes: the device counts of the suite's meshes, read before JAX starts.
   """
   set_xla_flags(
-      devices=settings.devices or _largest_mesh(config),
+      devices=settings.devices or max(mesh_sizes, default=None),
       hlo_dump_dir=settings.output_dir / "hlo_dump" if settings.enable_hlo_dump else None,
       processes=1 if settings.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
       override_devices=bool(settings.devices),

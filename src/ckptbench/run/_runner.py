@@ -7,12 +7,11 @@ import dataclasses
 import logging
 import os
 import pathlib
-import shutil
 import signal
 import threading
 import time
 import traceback
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from ckptbench.config import Suite
 from ckptbench.data import build_mesh, build_pytree, load_existing
@@ -27,6 +26,10 @@ from ckptbench.run._failures import (
 )
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
 from ckptbench.api._records import SCHEMA_VERSION, ErrorRecord, RunRecord
+from ckptbench.run._locations import (
+    placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
+)
+from ckptbench.storage import StoreRoofline, is_store_url
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._settings import RunSettings
@@ -35,6 +38,7 @@ from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.api import collect_created_metrics, merged
 from ckptbench.metrics import StorageProbe, post_run_tags, probe_storage
+from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import ResultsWriter, read_records, write_json_atomic
@@ -119,16 +123,20 @@ class _StopRequest:
 
 
 class _PytreeCache:
-  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once."""
+  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once.
 
-  def __init__(self):
+  With `reuse` False (the suite's `reuse_checkpoint: false`) every run builds its own.
+  """
+
+  def __init__(self, reuse: bool = True):
+    self._reuse = reuse
     self._key: tuple[int, int] | None = None
     self._value: Any = None
     self._mesh: Any = None
 
   def get(self, bench: PlannedBenchmark) -> tuple[Any, Any]:
     key = (bench.checkpoint_index, bench.mesh_index)
-    if key != self._key:
+    if key != self._key or not self._reuse:
       self._key, self._value, self._mesh = None, None, None  # free the old data first
       mesh = None if bench.mesh is None else build_mesh(bench.mesh)
       ckpt = bench.checkpoint
@@ -148,7 +156,10 @@ class _PytreeCache:
 
 
 def run_suite(
-    suite: Suite, settings: RunSettings, coordinator: Coordinator | None = None
+    suite: Suite,
+    settings: RunSettings,
+    coordinator: Coordinator | None = None,
+    link_stats: Callable[[], Mapping[str, int]] | None = None,
 ) -> SuiteOutcome:
   """Runs every benchmark of `suite`: results.jsonl, summary.json and manifest.json in OUT.
 
@@ -165,7 +176,8 @@ def run_suite(
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
   cfg = suite.config
-  runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
+  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
   keys = [b.key for b in plan.benchmarks]
@@ -179,7 +191,7 @@ def run_suite(
   if is_writer:
     write_json_atomic(out / "manifest.json", manifest)
   generators: dict[int, BenchmarksGenerator] = {}
-  cache = _PytreeCache()
+  cache = _PytreeCache(suite.config.reuse_checkpoint)
   records = [r.to_json() for r in previous]
   progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
   stop = _StopRequest()
@@ -193,7 +205,7 @@ def run_suite(
         bench = plan.benchmarks[run.benchmark_index]
         label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
         progress.started(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe)
+        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats)
         host_records = coordinator.allgather_json(record.to_json())
         if is_writer:
           writer.append(host_records)
@@ -201,7 +213,7 @@ def run_suite(
         progress.finished(label, record.duration_s, _first_failure(host_records))
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
         if settings.remove_repeated_dir and is_writer:
-          shutil.rmtree(record.path, ignore_errors=True)
+          remove_location(record.path)
   finally:
     progress.close()
 
@@ -222,8 +234,12 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
       data would not fit in memory or OUT cannot be used.
   """
   plan = expand(suite, device_count)
-  for mesh, reason in plan.skipped_meshes:
-    _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
+  for mesh, reason in plan.all_skipped_meshes():
+    _log.warning("skipping mesh %s: %s", mesh, reason)
+  for note in suite.notes:
+    _log.warning("%s", note)
+  for generator, values, reason in plan.unsupported:
+    _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
   setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
@@ -242,8 +258,10 @@ def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupte
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,
       "interrupted": interrupted,
-      "skipped_meshes": [{"mesh": m.describe(), "reason": r} for m, r in plan.skipped_meshes],
+      "skipped_meshes": [{"mesh": m, "reason": r} for m, r in plan.all_skipped_meshes()],
+      "notes": list(suite.notes),
       "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
+      "unsupported": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.unsupported],
       "benchmarks": summarize_benchmarks(records),
   }
 
@@ -256,18 +274,20 @@ def _first_failure(host_records: list[dict[str, Any]]) -> str | None:
   return None
 
 
-def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | None:
+def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | StoreRoofline | None:
   """Process 0 probes the output directory's storage; every process gets the figures."""
   if not settings.probe_storage:
     return None
   mine = None
   if coordinator.process_index == 0:
+    root = settings.checkpoint_root
     try:
-      mine = dataclasses.asdict(probe_storage(settings.output_dir))
-    except (OSError, CkptbenchError) as e:
+      found = store_roofline(root) if is_store_url(root) else probe_storage(settings.output_dir)
+      mine = dataclasses.asdict(found)
+    except (OSError, CkptbenchError, ValueError) as e:  # TensorStore reports failures as ValueError
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]
-  return None if shared is None else StorageProbe(**shared)
+  return None if shared is None else roofline_from_dict(shared)
 
 
 def _run_once(
@@ -278,10 +298,12 @@ def _run_once(
     generators: dict[int, BenchmarksGenerator],
     cache: _PytreeCache,
     coordinator: Coordinator,
-    probe: StorageProbe | None,
+    probe: StorageProbe | StoreRoofline | None,
+    link_stats: Callable[[], Mapping[str, int]] | None,
 ) -> RunRecord:
   out = settings.output_dir
-  run_dir = out / bench.dir_name / (f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}")
+  run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
+  run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
   started_at = now_iso()
   t0 = time.perf_counter()
   error = None
@@ -289,16 +311,16 @@ def _run_once(
   timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
   t_fn = None
   local_path = None
+  requests = StoreRequests(link_stats) if store_url is not None else None
   with collect_created_metrics() as created:
     try:
       try:
         if coordinator.process_index == 0:
-          shutil.rmtree(run_dir, ignore_errors=True)
-          run_dir.mkdir(parents=True)
+          prepare_location(run_dir, store_url)
       finally:  # every process reaches the barrier, even when process 0 failed
         coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       pytree, mesh = cache.get(bench)
-      local_path = _local_path(settings.local_directory, coordinator, bench, run_dir.name)
+      local_path = _local_path(settings.local_directory, coordinator, bench, run_name)
       context = TestContext(
           pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
           repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
@@ -307,6 +329,8 @@ def _run_once(
       generator = generators.get(run.benchmark_index)
       if generator is None:
         generator = generators[run.benchmark_index] = bench.entry.generator_cls()
+      if requests is not None:
+        requests.start()
       t_fn = time.perf_counter()
       with deadline(timeout):
         result = generator.test_fn(context)
@@ -321,8 +345,13 @@ def _run_once(
   if error is not None and error.type in (TIMEOUT, DISK_FULL):
     for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
       if partial is not None:
-        shutil.rmtree(partial, ignore_errors=True)
+        remove_location(partial)
   tags, inventory = _measured(created, None if error else result, run_dir, probe)
+  if requests is not None and inventory is not None:
+    tags.update(store_cost_tags(store_url, inventory["total_bytes"], requests.stop(store_url.scheme)))
+  if store_url is not None and coordinator.process_index == 0:
+    # A save that left its bytes on local disk fails the run, whatever the benchmark said.
+    error = placement_error(store_url, tags, local_path is not None, error)
   return RunRecord(
       suite=suite.name,
       **bench.describe(),
@@ -335,6 +364,7 @@ def _run_once(
       duration_s=time.perf_counter() - t0,
       metrics=tags,
       inventory=inventory,
+      notes=list(result.notes) if result is not None else [],
       error=error,
   )
 
@@ -353,7 +383,7 @@ def _local_path(
 
 
 def _measured(
-    created: list, result: TestResult | None, run_dir: pathlib.Path, probe: StorageProbe | None
+    created: list, result: TestResult | None, run_dir: pathlib.Path, probe: StorageProbe | StoreRoofline | None
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
   """(tags, inventory) of a run: every Metrics it created, plus, for a run that succeeded
   (`result` given), its inventory and the tags derived after the run (roofline shares)."""
@@ -365,7 +395,7 @@ def _measured(
     return tags, None
   try:
     new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
-  except OSError as e:
+  except (OSError, CkptbenchError) as e:
     _log.warning("could not take the inventory of %s: %s", run_dir, e)
     return tags, None
   tags.update(new_tags)
