@@ -19,7 +19,7 @@ EXAMPLES = {
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
     "training_interference": 2,
-    "mlperf_storage": 3,
+    "mlperf_storage": 4,
     "pytree_checkpoint": 4,
     "array_handler": 20,
     "orbax_load": 2,
