@@ -211,3 +211,29 @@ def test_price_table_is_documented_and_overridable(tmp_path, monkeypatch):
   (tmp_path / "p.json").write_text('{"gs": {"storage_per_tb": 1}}')
   with pytest.raises(CkptbenchError, match=PRICE_TABLE_ENV):
     checkpoint_cost("gs", 1, {})
+
+
+@pytest.mark.slow
+def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_store, tmp_path, cli):
+  import jax
+  import numpy as np
+  from orbax.checkpoint import v1 as ocp
+
+  import ckptbench
+
+  mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("fsdp",))
+  sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("fsdp"))
+  tree = {"w": jax.device_put(np.arange(64 * 8, dtype=np.float32).reshape(64, 8), sharding)}
+  ocp.save(f"{gcs_store.url}/existing/ckpt", tree)
+  ckptbench.write_sharding_config(f"{gcs_store.url}/existing/sharding.json", tree)
+  (tmp_path / "s.yaml").write_text(
+      "suite_name: existing on gcs\n"
+      f"checkpoint_config: {{path: {gcs_store.url}/existing/ckpt,"
+      f" sharding_config_path: {gcs_store.url}/existing/sharding.json}}\n"
+      "mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}\n"
+      "benchmarks: [{generator: save_restore, options: {use_ocdbt: false}}]\n"
+  )
+  done = cli("run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe")
+  assert done.returncode == 0, done.stderr[-2000:]
+  (record,) = _records(tmp_path / "out")
+  assert record["error"] is None and record["metrics"]["save_5_inventory/save_total_gb"]["value"] > 0

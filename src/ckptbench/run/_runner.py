@@ -266,7 +266,7 @@ def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StoragePro
     try:
       found = store_roofline(root) if is_store_url(root) else probe_storage(settings.output_dir)
       mine = dataclasses.asdict(found)
-    except (OSError, CkptbenchError, ValueError) as e:  # TensorStore reports failures as ValueError
+    except Exception as e:  # noqa: BLE001  (a failed probe only costs the roofline shares)
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]
   return None if shared is None else roofline_from_dict(shared)
@@ -304,6 +304,7 @@ def _run_once(
   t_fn = None
   local_path = None
   requests = StoreRequests(settings.link_stats) if store_url is not None else None
+  request_counts = None
   with collect_created_metrics() as created:
     try:
       try:
@@ -331,6 +332,8 @@ def _run_once(
       t_fn = time.perf_counter()
       with deadline(timeout):
         result = generator.test_fn(context)
+      if requests is not None:  # before ckptbench's own listing of the store below
+        request_counts = requests.stop(store_url.scheme)
       if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
         error = timeout_error(timeout, time.perf_counter() - t_fn, None)
       elif not isinstance(result, TestResult):
@@ -355,9 +358,8 @@ def _run_once(
       new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
       tags.update(new_tags)
       result.path, result.inventory = run_dir, inventory
-      if requests is not None:
-        counts = requests.stop(store_url.scheme)
-        tags.update(store_cost_tags(store_url, inventory["total_bytes"], counts))
+      if request_counts is not None:
+        tags.update(store_cost_tags(store_url, inventory["total_bytes"], request_counts))
     except (OSError, CkptbenchError) as e:
       _log.warning("could not take the inventory of %s: %s", run_dir, e)
   if store_url is not None and coordinator.process_index == 0:
