@@ -119,6 +119,9 @@ def test_bad_stores_are_refused_before_anything_runs(gcs_store, s3_store, tmp_pa
              "AWS_CONFIG_FILE": "/nonexistent"}  # fmt: skip
   line = _fails_fast(cli, tmp_path, "s3://ckptbench/x", no_keys, "storage_benchmarks.PlainSave")
   assert "no AWS credentials" in line and "AWS_ACCESS_KEY_ID" in line
+  no_google = {"STORAGE_EMULATOR_HOST": "", "GOOGLE_APPLICATION_CREDENTIALS": ""}
+  line = _fails_fast(cli, tmp_path, "gs://some-bucket/x", no_google)
+  assert "no Google credentials" in line and "GOOGLE_APPLICATION_CREDENTIALS" in line
 
 
 @pytest.mark.slow
