@@ -240,3 +240,21 @@ def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_stor
   assert done.returncode == 0, done.stderr[-2000:]
   (record,) = _records(tmp_path / "out")
   assert record["error"] is None and record["metrics"]["save_5_inventory/save_total_gb"]["value"] > 0
+
+
+def test_the_link_keeps_object_lengths_on_head_requests(s3_store):
+  import boto3
+
+  from ckptbench.storage import stop_emulator, write_object
+  from ckptbench.storage._link import parse_link, start_link
+
+  write_object(f"{s3_store.url}/head/o", b"a" * 1234)
+  link, proc = start_link(s3_store.endpoint, parse_link("rtt=2ms"))
+  try:
+    client = boto3.client("s3", endpoint_url=link.endpoint, region_name="us-east-1")
+    assert client.head_object(Bucket=s3_store.bucket, Key="head/o")["ContentLength"] == 1234
+    assert client.get_object(Bucket=s3_store.bucket, Key="head/o")["Body"].read() == b"a" * 1234
+    stats = link.stats()
+    assert stats["get"] == 2 and stats["requests"] == 2 and stats["bytes_down"] == 1234
+  finally:
+    stop_emulator(proc)
