@@ -84,9 +84,9 @@ def test_s3_bytes_on_local_disk_fail_the_run(s3_store, tmp_path, cli):
   assert str(tmp_path / "s3:") in record["error"]["message"]
 
 
-def _fails_fast(cli, tmp_path, root, env=None, generator="save_restore"):
+def _fails_fast(cli, tmp_path, root, env=None):
   t0 = time.monotonic()
-  done = cli("run", _suite(tmp_path, generator, "{}"), "-o", str(tmp_path / "out"),
+  done = cli("run", _suite(tmp_path, "save_restore", "{}"), "-o", str(tmp_path / "out"),
              "--checkpoint_root", root, "--no-views", "--no-probe", env=env)  # fmt: skip
   assert done.returncode == 2, done.stderr
   assert time.monotonic() - t0 < 60
@@ -103,25 +103,44 @@ def _closed_port() -> int:
 
 
 @pytest.mark.slow
-def test_bad_stores_are_refused_before_anything_runs(gcs_store, s3_store, tmp_path, cli):
+def test_bad_stores_are_refused_in_one_line_before_anything_runs(gcs_store, s3_store, tmp_path, cli):
   dead = f"http://127.0.0.1:{_closed_port()}"
   line = _fails_fast(cli, tmp_path, "gs://ckptbench/x", {"STORAGE_EMULATOR_HOST": dead})
   assert "gs://ckptbench/x" in line and "cannot be reached" in line and "STORAGE_EMULATOR_HOST" in line
-  line = _fails_fast(cli, tmp_path, "s3://ckptbench/x", {"AWS_ENDPOINT_URL": dead}, "storage_benchmarks.PlainSave")
-  assert "s3://ckptbench/x" in line and "cannot be reached" in line and "AWS_ENDPOINT_URL" in line
-  line = _fails_fast(cli, tmp_path, "gs://no-such-bucket/x")
-  assert "bucket 'no-such-bucket' does not exist" in line
-  line = _fails_fast(cli, tmp_path, "s3://no-such-bucket/x", generator="storage_benchmarks.PlainSave")
-  assert "bucket 'no-such-bucket' does not exist" in line
   line = _fails_fast(cli, tmp_path, "s3://ckptbench/x")
   assert "orbax-checkpoint cannot write s3://" in line and "SaveRestoreBenchmark" in line
-  no_keys = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-             "AWS_CONFIG_FILE": "/nonexistent"}  # fmt: skip
-  line = _fails_fast(cli, tmp_path, "s3://ckptbench/x", no_keys, "storage_benchmarks.PlainSave")
-  assert "no AWS credentials" in line and "AWS_ACCESS_KEY_ID" in line
-  no_google = {"STORAGE_EMULATOR_HOST": "", "GOOGLE_APPLICATION_CREDENTIALS": ""}
-  line = _fails_fast(cli, tmp_path, "gs://some-bucket/x", no_google)
-  assert "no Google credentials" in line and "GOOGLE_APPLICATION_CREDENTIALS" in line
+
+
+def _refusal(url: str) -> str:
+  from ckptbench.storage import check_store
+
+  with pytest.raises(CkptbenchError) as caught:
+    check_store(url)
+  assert len(str(caught.value).splitlines()) == 1
+  return str(caught.value)
+
+
+def test_store_checks_name_the_url_and_what_to_set(gcs_store, s3_store, monkeypatch):
+  dead = f"http://127.0.0.1:{_closed_port()}"
+  assert "bucket 'no-such-bucket' does not exist" in _refusal("gs://no-such-bucket/x")
+  assert "bucket 'no-such-bucket' does not exist" in _refusal("s3://no-such-bucket/x")
+  with monkeypatch.context() as env:
+    env.setenv("AWS_ENDPOINT_URL", dead)
+    line = _refusal("s3://ckptbench/x")
+    assert "s3://ckptbench/x" in line and "cannot be reached" in line and "AWS_ENDPOINT_URL" in line
+  with monkeypatch.context() as env:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+      env.delenv(name)
+    env.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    env.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    line = _refusal("s3://ckptbench/x")
+    assert "no AWS credentials" in line and "AWS_ACCESS_KEY_ID" in line
+  with monkeypatch.context() as env:
+    env.delenv("STORAGE_EMULATOR_HOST")
+    env.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    env.setenv("GCE_METADATA_HOST", dead.removeprefix("http://"))  # no metadata server either
+    line = _refusal("gs://some-bucket/x")
+    assert "no Google credentials" in line and "GOOGLE_APPLICATION_CREDENTIALS" in line
 
 
 @pytest.mark.slow
@@ -175,13 +194,13 @@ def test_everything_under_a_gcs_output_directory_and_baselines_on_gcs(gcs_store,
 @pytest.mark.slow
 def test_saves_under_a_shaped_link_with_injected_errors_complete_and_verify(gcs_store, tmp_path, cli):
   done = cli("run", _suite(tmp_path, options="{use_ocdbt: [true, false]}"), "-o", str(tmp_path / "out"),
-             "--checkpoint_root", f"{gcs_store.url}/linked", "--link", "rtt=5ms,bw=200MB/s,errors=10%",
+             "--checkpoint_root", f"{gcs_store.url}/linked", "--link", "rtt=5ms,bw=200MB/s,errors=5%",
              "--no-views", "--no-probe", "--no-progress")  # fmt: skip
   assert done.returncode == 0, done.stderr[-3000:]
   records = _records(tmp_path / "out")
   assert len(records) == 2 and not any(r["error"] for r in records)  # save_restore verifies what it loaded
   link = json.loads((tmp_path / "out" / "link.json").read_text())
-  assert link["shape"] == "rtt=5ms,bw=0.2GB/s,errors=10%"
+  assert link["shape"] == "rtt=5ms,bw=0.2GB/s,errors=5%"
   assert link["stats"]["injected_errors"] > 0
   injected = sum(r["metrics"]["checkpoint_5_inventory/store_injected_errors_count"]["value"] for r in records)
   assert injected > 0

@@ -64,7 +64,8 @@ def _s3_client(url: StoreURL) -> Any:
   config = botocore.config.Config(
       connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S, retries={"max_attempts": 2, "mode": "standard"}
   )
-  return boto3.client("s3", endpoint_url=endpoint_of(url), config=config)
+  # A fresh session: the default one caches credentials, so later changes to the environment were ignored.
+  return boto3.session.Session().client("s3", endpoint_url=endpoint_of(url), config=config)
 
 
 def list_objects(url: StoreURL | str) -> list[StoredObject]:
