@@ -18,6 +18,13 @@ EXAMPLES = {
     "checkpoint_manager": 4,
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
+    "training_interference": 2,
+    "mlperf_storage": 3,
+    "pytree_checkpoint": 4,
+    "array_handler": 20,
+    "orbax_load": 2,
+    "single_replica": 2,
+    "checkpointer_cancel": 6,
     "storage_s3": 10,
 }
 

@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from ckptbench.run._devices import devices_needed
+from ckptbench.run._process import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.run._plan_view import describe_plan, format_bytes
 from ckptbench.outputs._console import make_console
@@ -24,7 +24,7 @@ def handle(args: argparse.Namespace) -> int:
   from ckptbench.config import load_suite  # noqa: PLC0415
 
   config_file = config_path(args)
-  suite = load_suite(config_file)
+  suite = load_suite(config_file, check_paths=False)
   device_count = args.devices or devices_needed(config_file)
   view = describe_plan(suite, device_count)
   console = make_console()
@@ -42,8 +42,12 @@ def handle(args: argparse.Namespace) -> int:
         markup=False,
         soft_wrap=True,
     )
+  for note in view["notes"]:
+    console.print(f"note: {note}", markup=False, soft_wrap=True)
   for mesh, reason in view["skipped_meshes"]:
     console.print(f"skipped mesh {mesh}: {reason}", markup=False, soft_wrap=True)
   for generator, options, reason in view["invalid"]:
     console.print(f"invalid combination {generator}{options}: {reason}", markup=False, soft_wrap=True)
+  for generator, options, reason in view["unsupported"]:
+    console.print(f"unsupported here {generator}{options}: {reason}", markup=False, soft_wrap=True)
   return 0

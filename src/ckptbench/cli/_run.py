@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-import logging
-import os
 import pathlib
 import sys
 
 from ckptbench.cli._compare import add_comparison_arguments
-from ckptbench.run._devices import devices_needed, set_xla_flags
-from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
+from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
-from ckptbench.storage import is_store_url, parse_store_url, read_object, stop_emulator, upload_directory
-from ckptbench.storage._link import link_env, parse_link, start_link
-from ckptbench.storage._objects import endpoint_of
-
-# Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
-STAGING_DIR = ".ckptbench-staging"
+from ckptbench.run import RunOutcome, RunSettings, run
 
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,6 +48,11 @@ def register(subparsers) -> None:
   add_comparison_arguments(p)
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--repeats_upto", type=int, metavar="N",
+                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+  p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
+                 help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
+                 " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
@@ -71,67 +67,13 @@ def register(subparsers) -> None:
   p.set_defaults(handler=handle)
 
 
-def handle(args: argparse.Namespace) -> int:
-  config_file = config_path(args)
+def settings_from(args: argparse.Namespace) -> RunSettings:
+  """The `ckptbench run` flags as RunSettings."""
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
-  store_out = parse_store_url(args.output_directory) if is_store_url(args.output_directory) else None
-  if store_out is not None:  # results are staged locally, then copied beside the checkpoints
-    out = (pathlib.Path(STAGING_DIR) / store_out.scheme / store_out.bucket / store_out.prefix).resolve()
-  else:
-    out = pathlib.Path(args.output_directory).resolve()
-  set_xla_flags(
-      devices=args.devices or devices_needed(config_file),
-      hlo_dump_dir=out / "hlo_dump" if args.enable_hlo_dump else None,
-      processes=1 if args.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
-      override_devices=bool(args.devices),
-  )
-  initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
-  from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
-
-  suite = load_suite(config_file)
-  baseline_path = args.baseline_path or suite.config.baseline_path
-  if baseline_path and "://" not in baseline_path and not pathlib.Path(baseline_path).is_file():
-    raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
-  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
-    check_colocated_python_supported()
-  checkpoint_root = args.checkpoint_root or suite.config.checkpoint_root or (store_out and str(store_out))
-  if checkpoint_root and "://" not in checkpoint_root:
-    checkpoint_root = str(pathlib.Path(checkpoint_root).resolve())
-  capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
-  link = start_shaped_link(args.link, checkpoint_root) if args.link else None
-  try:
-    return _run_checked(args, suite, out, store_out, checkpoint_root, baseline_path, capture_path, link)
-  finally:
-    if link is not None:
-      stop_emulator(link[1])
-
-
-def start_shaped_link(spec: str, checkpoint_root: str | None):
-  """Starts the shaped link to the checkpoint root's store and points this process's clients at it."""
-  shape = parse_link(spec)
-  if not is_store_url(checkpoint_root):
-    raise CkptbenchError("--link shapes the way to an object store: give a gs:// or s3:// checkpoint root")
-  url = parse_store_url(checkpoint_root)
-  upstream = endpoint_of(url)
-  if not upstream:
-    variable = "STORAGE_EMULATOR_HOST" if url.scheme == "gs" else "AWS_ENDPOINT_URL"
-    raise CkptbenchError(f"--link needs the endpoint of {url} in {variable} (`ckptbench emulate` prints it)")
-  link, proc = start_link(upstream, shape)
-  os.environ.update(link_env(url.scheme, link.endpoint))  # TensorStore, gcsfs, s3fs and boto3 read these
-  return link, proc
-
-
-def _run_checked(args, suite, out, store_out, checkpoint_root, baseline_path, capture_path, link) -> int:
-  from ckptbench.run._locations import check_store_targets  # noqa: PLC0415  (after XLA_FLAGS are set)
-  from ckptbench.run._runner import RunSettings, run_suite  # noqa: PLC0415
-
-  check_store_targets(suite, checkpoint_root, baseline_path, capture_path, store_out and str(store_out))
-  if is_store_url(baseline_path):
-    read_object(baseline_path)  # a missing baseline object fails here, before anything runs
-  settings = RunSettings(
-      output_dir=out,
-      local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
+  return RunSettings(
+      output_dir=args.output_directory,
+      local_directory=args.local_directory and pathlib.Path(args.local_directory),
       remove_repeated_dir=args.remove_repeated_dir,
       resume=args.resume,
       overwrite=args.overwrite,
@@ -140,50 +82,45 @@ def _run_checked(args, suite, out, store_out, checkpoint_root, baseline_path, ca
       write_views=args.views,
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
-      checkpoint_root=checkpoint_root,
-      link_stats=link[0].stats if link else None,
+      devices=args.devices,
+      enable_hlo_dump=args.enable_hlo_dump,
+      distributed=args.distributed,
+      verbose=args.verbose,
+      baseline_path=args.baseline_path,
+      baseline_capture_path=args.baseline_capture_path,
+      baseline_label=args.baseline_label,
+      regression_threshold=args.regression_threshold,
+      fail_on_regression=args.fail_on_regression,
+      checkpoint_root=args.checkpoint_root,
+      link=args.link,
+      repeats_upto=args.repeats_upto,
   )
-  _quiet_libraries(args.verbose)
-  import jax  # noqa: PLC0415
-
-  jax.config.update("jax_enable_x64", True)
-  coordinator = make_coordinator()
-  outcome = run_suite(suite, settings, coordinator)
-  if coordinator.process_index == 0:  # the others' records are in process 0's tables
-    from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
-
-    print_suite_tables(outcome.summary)
-    print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
-  regression = 0
-  if coordinator.process_index == 0 and not outcome.interrupted and (capture_path or baseline_path):
-    from ckptbench.outputs import finish_baselines  # noqa: PLC0415
-
-    regression = finish_baselines(
-        out,
-        capture_path=capture_path,
-        label=args.baseline_label,
-        baseline_path=baseline_path,
-        threshold=args.regression_threshold,
-        fail_on_regression=args.fail_on_regression,
-    )
-  if link is not None and coordinator.process_index == 0:
-    stats = link[0].stats()
-    (out / "link.json").write_text(json.dumps({"shape": link[0].shape.describe(), "stats": stats}, indent=1))
-    print(f"link {link[0].shape.describe()}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
-  if store_out is not None and coordinator.process_index == 0:
-    copied = upload_directory(out, store_out)
-    print(f"results copied to {store_out} ({copied} files; staged in {out})")
-  return outcome.exit_code or regression  # a failed benchmark (1) wins over a regression (3)
 
 
-def _quiet_libraries(verbose: bool) -> None:
-  if verbose:
-    return
-  for name in ("absl", "jax", "orbax", "tensorstore"):
-    logging.getLogger(name).setLevel(logging.ERROR)
-  try:
-    from absl import logging as absl_logging  # noqa: PLC0415
+def handle(args: argparse.Namespace) -> int:
+  if args.with_:  # the same command, in an isolated environment with those packages
+    from ckptbench.envs import run_with  # noqa: PLC0415
 
-    absl_logging.set_verbosity(absl_logging.ERROR)
-  except ImportError:
-    pass
+    return run_with(args.with_, args.argv)
+  outcome = run(config_path(args), settings_from(args))
+  if outcome.is_writer:  # the others' records are in process 0's tables
+    print_run(outcome)
+  return outcome.exit_code
+
+
+def print_run(outcome: RunOutcome) -> None:
+  """The console's view of a finished run: tables, the baseline verdicts, where the files are."""
+  from ckptbench.outputs import print_comparison, print_suite_tables  # noqa: PLC0415
+
+  out = outcome.output_dir
+  print_suite_tables(outcome.summary)
+  print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
+  if outcome.captured_baseline is not None:
+    print(f"baseline captured: {outcome.captured_baseline}")
+  if outcome.comparison is not None:
+    print_comparison(outcome.comparison)
+  if outcome.link is not None:
+    stats = outcome.link["stats"]
+    print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
+  if outcome.uploaded_to is not None:
+    print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")

@@ -129,12 +129,16 @@ class CheckpointConfig(_Model):
       raise ValueError("sharding_config_path needs path (it gives the shardings of that checkpoint)")
     return self
 
+  def has_data(self) -> bool:
+    """False for no source at all or Orbax's `spec: {}` (the benchmark makes its own data)."""
+    return self.path is not None or self.preset is not None or bool(self.spec)
+
   def describe(self) -> str:
     if self.path is not None:
       return f"path={self.path}"
     if self.preset is not None:
       return f"preset={self.preset}@{self.scale:g}"
-    if self.spec is not None:
+    if self.spec:
       return f"spec({len(self.spec)} entries, {self.fill}, seed {self.random_seed})"
     return "none"
 
@@ -159,14 +163,11 @@ class SuiteConfig(_Model):
   benchmarks: list[BenchmarkEntry] = Field(min_length=1)
   baseline_capture_path: StrictStr | None = None
   baseline_path: StrictStr | None = None
+  # Orbax's suites set this key, but its framework never reads it. Here it
+  # chooses whether benchmarks sharing a mesh and checkpoint config also share
+  # one copy of the data (true) or each run builds its own (false).
+  reuse_checkpoint: StrictBool = True
   checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
-
-  @model_validator(mode="after")
-  def _singular_or_plural(self) -> "SuiteConfig":
-    for name in ("checkpoint_config", "mesh_config"):
-      if getattr(self, name) is not None and getattr(self, name + "s") is not None:
-        raise ValueError(f"give {name} or {name}s, not both")
-    return self
 
   def all_checkpoint_configs(self) -> list[CheckpointConfig]:
     if self.checkpoint_configs is not None:

@@ -27,6 +27,7 @@ import pathlib
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import safe_path_component
+from ckptbench.api._tags import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._manifest import git_state, now_iso
 from ckptbench.outputs._read import read_outputs
@@ -35,7 +36,6 @@ from ckptbench.storage import is_store_url, parse_store_url, read_object, write_
 from ckptbench.stats import (
     Direction,
     describe,
-    is_headline,
     metric_direction,
     per_repeat_across_hosts,
     summarize_benchmarks,
@@ -113,7 +113,7 @@ def _metric_entry(
   return {
       "unit": unit,
       "direction": direction.value,
-      "headline": is_headline(tag, unit),
+      "headline": Tag.parse(tag).is_headline(unit),
       "stats": {k: v for k, v in summary.items() if k != "unit"},
       "hosts": hosts,
       "across_hosts": {"reduce": _REDUCE_NAME[direction], "values": across, "stats": describe(across)},

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
+from ckptbench.api._records import ErrorRecord
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import StorageProbe
 from ckptbench.storage import (
@@ -67,8 +68,8 @@ def placement_error(
     url: StoreURL,
     tags: Mapping[str, Mapping[str, Any]],
     local_scratch: bool,
-    error: dict[str, str] | None,
-) -> dict[str, str] | None:
+    error: ErrorRecord | None,
+) -> ErrorRecord | None:
   """The run's error once we know where its bytes went (see storage._placement).
 
   A run that put bytes on local disk fails with `MisplacedBytes`, naming the
@@ -81,14 +82,13 @@ def placement_error(
   try:
     objects = len(list_objects(url)) if error is None else 1  # a failed run may rightly leave nothing
   except Exception as e:  # noqa: BLE001  (the store went away: say so, keep the other runs going)
-    return error or {"type": type(e).__name__, "message": f"cannot list {url} after the run: {e}",
-                     "traceback": ""}  # fmt: skip
+    return error or ErrorRecord(type(e).__name__, f"cannot list {url} after the run: {e}", "")
   reason = misplaced_bytes(url, objects, file_bytes_written=file_bytes, local_scratch=local_scratch)
   if reason is None:
     return error
   if error is not None:
-    reason += f"; the benchmark also failed: {error['type']}: {error['message'][:300]}"
-  return {"type": "MisplacedBytes", "message": reason, "traceback": (error or {}).get("traceback", "")}
+    reason += f"; the benchmark also failed: {error.type}: {error.message[:300]}"
+  return ErrorRecord("MisplacedBytes", reason, error.traceback if error else "")
 
 
 # Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (see storage.ORBAX_SUPPORT).
@@ -102,15 +102,18 @@ _ORBAX_BUILTINS = frozenset({
 })
 
 
-def check_store_targets(suite: Any, checkpoint_root: str | None, *other_paths: str | None) -> None:
+def check_store_targets(suite: Any, checkpoint_root: str | None, **other_paths: str | None) -> None:
   """Before anything runs: every store the suite names answers, and Orbax can write the scheme.
 
+  Args:
+    suite: the loaded suite (its checkpoint configs and benchmark options are checked).
+    checkpoint_root: where checkpoints go.
+    **other_paths: more places by name (baseline_path=..., output=...).
+
   Raises:
-    CkptbenchError: one line naming the URL and what to set (exit 2).
+    CkptbenchError: one line naming every URL that cannot be used, where the
+      suite names it, and what to set (exit 2).
   """
-  urls = [u for u in (checkpoint_root, *other_paths) if is_store_url(u)]
-  for source in suite.checkpoints:
-    urls += [u for u in (source.config.path, source.config.sharding_config_path) if is_store_url(u)]
   if is_store_url(checkpoint_root):
     url = parse_store_url(checkpoint_root)
     if url.scheme != "gs":
@@ -121,5 +124,34 @@ def check_store_targets(suite: Any, checkpoint_root: str | None, *other_paths: s
             " through Orbax, which would put the array data in a local 's3:' directory); use a gs://"
             " or local --checkpoint_root, or the `storage` and `pytorch` built-ins for s3://"
         )
-  for url in dict.fromkeys(urls):
-    check_store(parse_store_url(url))
+  named = [("checkpoint_root", checkpoint_root), *other_paths.items(), *_suite_urls(suite)]
+  answers: dict[str, str | None] = {}  # one check per URL, however often the suite names it
+  problems = []
+  for where, url in named:
+    if not is_store_url(url):
+      continue
+    if url not in answers:
+      try:
+        check_store(parse_store_url(url))
+        answers[url] = None
+      except CkptbenchError as e:
+        answers[url] = str(e)
+    if answers[url]:
+      problems.append(f"{answers[url]} ({where})")
+  if problems:
+    raise CkptbenchError("object storage cannot be reached from this machine: " + "; ".join(problems))
+
+
+def _suite_urls(suite: Any) -> Iterator[tuple[str, str]]:
+  """(where, url) for every `scheme://` path in checkpoint configs and benchmark options."""
+  for i, source in enumerate(suite.checkpoints):
+    for key in ("path", "sharding_config_path"):
+      value = getattr(source.config, key)
+      if isinstance(value, str) and "://" in value:
+        yield f"checkpoint_configs[{i}].{key}", value
+  for entry in suite.entries:
+    values: list[tuple[str, Any]] = list(entry.options.fixed.items())
+    values += [(name, v) for name, vs in entry.options.axes.items() for v in vs]
+    for name, value in values:
+      if isinstance(value, str) and "://" in value:
+        yield f"benchmarks[{entry.index}].options.{name}", value

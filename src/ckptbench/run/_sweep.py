@@ -9,8 +9,10 @@ import json
 from typing import Any
 
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
+from ckptbench.data import mesh_skip_reason
 from ckptbench.api._generator import safe_path_component
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._orbax_probe import orbax_capabilities
 from ckptbench.errors import ConfigError
 
 
@@ -46,8 +48,16 @@ class PlannedBenchmark:
 @dataclasses.dataclass(frozen=True)
 class Plan:
   benchmarks: tuple[PlannedBenchmark, ...]
-  skipped_meshes: tuple[tuple[MeshConfig, str], ...]
+  skipped_meshes: tuple[tuple[MeshConfig, str], ...]  # meshes that do not fit the devices
   invalid: tuple[tuple[str, dict[str, Any], str], ...]  # (generator, options, reason)
+  unusable_meshes: tuple[tuple[str, str], ...] = ()  # (description, reason), found by the loader
+
+  def all_skipped_meshes(self) -> list[tuple[str, str]]:
+    """(description, reason) of every mesh left out: unusable ones, then those that do not fit."""
+    return list(self.unusable_meshes) + [(m.describe(), r) for m, r in self.skipped_meshes]
+  # Combinations the installed libraries cannot run (generator, options, reason), e.g. an
+  # option an older Orbax lacks: recorded, not run, not a failure.
+  unsupported: tuple[tuple[str, dict[str, Any], str], ...] = ()
 
 
 def _jsonable(value: Any) -> Any:
@@ -73,7 +83,6 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
   Raises:
     ConfigError: when no mesh fits, or an options class rejects a combination.
   """
-  from ckptbench.data import mesh_skip_reason  # noqa: PLC0415  (keeps `plan` free of JAX until needed)
 
   meshes: list[tuple[int, MeshConfig | None]] = []
   skipped = []
@@ -83,21 +92,25 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       skipped.append((mesh, reason))
     else:
       meshes.append((i, mesh))
+  unusable = tuple((s.description, s.reason) for s in suite.skipped_meshes)
   if not meshes:
     listed = ", ".join(f"{m.describe()} ({m.num_devices})" for m in suite.meshes if m)
+    left_out = "".join(f"; {d} skipped: {r}" for d, r in unusable)
     raise ConfigError(
         f"no mesh fits the {device_count} available devices; meshes: {listed}."
-        " Use --devices N to simulate more CPU devices",
+        f" Use --devices N to simulate more CPU devices{left_out}",
         file=suite.file,
     )
 
   planned: list[PlannedBenchmark] = []
   invalid = []
+  unsupported = []
   seen_names: set[str] = set()
   multi_mesh = len(suite.meshes) > 1
   multi_ckpt = len(suite.checkpoints) > 1
   for entry in suite.entries:
     cls_name = entry.generator_cls.__name__
+    lacking = orbax_capabilities().missing(entry.generator_cls.orbax_requires)
     for values in options_product(entry):
       try:
         options = entry.generator_cls.options_class(**values)
@@ -110,8 +123,12 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       if not options.is_valid():
         invalid.append((cls_name, values, options.invalid_reason() or "is_valid() returned False"))
         continue
+      if reason := lacking or options.unsupported_reason():
+        unsupported.append((cls_name, values, reason))
+        continue
       varying = {n: values[n] for n in entry.options.axes}
-      for (mesh_index, mesh), (ckpt_index, ckpt) in itertools.product(meshes, enumerate(suite.checkpoints)):
+      for (mesh_index, mesh), (ckpt_index, source) in itertools.product(meshes, enumerate(suite.checkpoints)):
+        ckpt, _ = source.on_mesh(mesh)
         labels = [f"{k}={v}" for k, v in varying.items()]
         if multi_mesh and mesh is not None:
           labels.append(f"mesh={mesh.describe()}")
@@ -135,4 +152,4 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
                 dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
             )
         )  # fmt: skip
-  return Plan(tuple(planned), tuple(skipped), tuple(invalid))
+  return Plan(tuple(planned), tuple(skipped), tuple(invalid), unusable, tuple(unsupported))
