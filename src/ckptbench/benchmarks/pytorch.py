@@ -9,6 +9,7 @@ The suite's checkpoint data becomes a flat dict of CPU `torch.Tensor`s
   `load` ends before the data is read (the pages are read during `verify`).
 - `dcp`: `torch.distributed.checkpoint.save` / `load` in a single-process gloo group.
 - `dcp_async`: `torch.distributed.checkpoint.async_save`, then `load`.
+  Both also write to gs:// and s3:// run paths, through DCP's fsspec writer and reader.
 - `orbax`: tensors converted to JAX arrays, `orbax.checkpoint.v1.save` / `load`, converted back.
 - `torchax`: tensors moved to torchax's JAX-backed device, saved and loaded with Orbax
   (skipped with the reason when torchax does not import, as with torch 2.13).
@@ -31,6 +32,7 @@ import numpy as np
 
 import ckptbench
 
+_LOCAL_FILE_LIBRARIES = ("torch_save", "safetensors", "safetensors_mmap")
 LIBRARIES = ("torch_save", "safetensors", "safetensors_mmap", "dcp", "dcp_async", "orbax", "torchax")
 
 
@@ -237,6 +239,11 @@ class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
     problem = options.invalid_reason()
     if problem:
       raise ckptbench.CkptbenchError(f"pytorch: {problem}")
+    if "://" in str(context.path) and options.library in _LOCAL_FILE_LIBRARIES:
+      raise ckptbench.CkptbenchError(
+          f"pytorch library={options.library} writes local files only; on {str(context.path).split('://')[0]}://"
+          " use dcp or dcp_async (through fsspec)"
+      )
     tensors = torch_tensors(context.pytree)
     metrics = ckptbench.Metrics()
     metrics.record("save", "9_other/tensors", len(tensors), "count")
