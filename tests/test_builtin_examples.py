@@ -21,6 +21,7 @@ EXAMPLES = {
     "pytree_checkpoint": 4,
     "array_handler": 20,
     "orbax_load": 2,
+    "safetensors_load": 7,
 }
 
 

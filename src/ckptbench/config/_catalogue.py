@@ -16,6 +16,7 @@ BUILTINS: dict[str, str] = {
     "pytree_checkpoint": "ckptbench.benchmarks.pytree_checkpoint.PyTreeCheckpointBenchmark",
     "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
     "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
+    "safetensors_load": "ckptbench.benchmarks.safetensors_load.SafetensorsLoadBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -32,4 +33,5 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
     _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
     _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
+    _ORBAX + "safetensors.load_benchmark.SafetensorLoadBenchmark": BUILTINS["safetensors_load"],
 }
