@@ -22,6 +22,7 @@ EXAMPLES = {
     "array_handler": 20,
     "orbax_load": 2,
     "safetensors_load": 7,
+    "deleter": 5,
 }
 
 

@@ -17,6 +17,7 @@ BUILTINS: dict[str, str] = {
     "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
     "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
     "safetensors_load": "ckptbench.benchmarks.safetensors_load.SafetensorsLoadBenchmark",
+    "deleter": "ckptbench.benchmarks.deleter.DeleterBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -34,4 +35,5 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
     _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
     _ORBAX + "safetensors.load_benchmark.SafetensorLoadBenchmark": BUILTINS["safetensors_load"],
+    _ORBAX + "deleter_benchmark.DeleterBenchmark": BUILTINS["deleter"],
 }
