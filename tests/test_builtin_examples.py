@@ -23,6 +23,7 @@ EXAMPLES = {
     "orbax_load": 2,
     "safetensors_load": 7,
     "deleter": 5,
+    "checkpoint_policy": 3,
 }
 
 

@@ -120,3 +120,40 @@ def test_deleter_fails_when_the_kept_step_is_damaged(tmp_path):
             options: {train_steps: 2, max_to_keep: 2}
         """)
   assert [t for t, _ in errors(outcome)] == ["DataMismatchError"]
+
+
+POLICIES = """\
+benchmarks:
+  - generator: orbax.checkpoint._src.testing.benchmarks.checkpoint_policy_benchmark.CheckpointPolicyBenchmark
+    options:
+      num_checkpoints: 40
+      checkpoint_policies_options:
+        - preservation_policies: [{policy_type: LatestN, n: 2}, {policy_type: CustomSteps, custom_steps: [10]}]
+          save_decision_policies: [{policy_type: FixedIntervalPolicy, interval_steps: 5}]
+          expected_preserve_checkpoints: [10, 30, 35]
+        - preservation_policies: [{policy_type: LatestN, n: 2}]
+          save_decision_policies: [{policy_type: EveryOtherTuesday}]
+"""
+
+
+def test_checkpoint_policy_times_decisions_saves_listing_and_cleanup(tmp_path):
+  outcome = run_text(tmp_path, DATA, POLICIES)
+  (m,) = ok_metrics(outcome)
+  assert m["should_save_0_basics/count"]["value"] == 40 and m["save_0_basics/count"]["value"] == 8
+  assert m["save_9_other/saved_steps"]["value"] == 8 and m["list_9_other/kept_steps"]["value"] == 3
+  for block in ("list", "restore", "cleanup"):
+    assert m[f"{block}_0_basics/time_s"]["value"] > 0
+  (invalid,) = outcome.summary["invalid_combinations"]
+  assert "unknown save_decision_policies policy_type 'EveryOtherTuesday'" in invalid["reason"]
+
+
+def test_checkpoint_policy_fails_when_an_expected_step_is_not_kept(tmp_path):
+  outcome = run_text(tmp_path, DATA, POLICIES.replace("[10, 30, 35]", "[10, 25, 35]"))
+  ((kind, message),) = errors(outcome)
+  assert kind == "DataMismatchError" and "steps [25] were expected to be kept" in message
+
+
+def test_checkpoint_policy_fails_when_the_kept_data_is_damaged(tmp_path):
+  with corrupt_before(1, lambda: _flip_ocdbt_data(tmp_path / "out")):  # the restore: the first fully measured block
+    outcome = run_text(tmp_path, DATA, POLICIES)
+  assert [t for t, _ in errors(outcome)] == ["DataMismatchError"]

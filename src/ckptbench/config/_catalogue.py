@@ -18,6 +18,7 @@ BUILTINS: dict[str, str] = {
     "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
     "safetensors_load": "ckptbench.benchmarks.safetensors_load.SafetensorsLoadBenchmark",
     "deleter": "ckptbench.benchmarks.deleter.DeleterBenchmark",
+    "checkpoint_policy": "ckptbench.benchmarks.checkpoint_policy.CheckpointPolicyBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -36,4 +37,5 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
     _ORBAX + "safetensors.load_benchmark.SafetensorLoadBenchmark": BUILTINS["safetensors_load"],
     _ORBAX + "deleter_benchmark.DeleterBenchmark": BUILTINS["deleter"],
+    _ORBAX + "checkpoint_policy_benchmark.CheckpointPolicyBenchmark": BUILTINS["checkpoint_policy"],
 }
