@@ -24,6 +24,7 @@ EXAMPLES = {
     "safetensors_load": 7,
     "deleter": 5,
     "checkpoint_policy": 3,
+    "pytorch_dcp": 4,
 }
 
 

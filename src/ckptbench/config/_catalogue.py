@@ -19,6 +19,8 @@ BUILTINS: dict[str, str] = {
     "safetensors_load": "ckptbench.benchmarks.safetensors_load.SafetensorsLoadBenchmark",
     "deleter": "ckptbench.benchmarks.deleter.DeleterBenchmark",
     "checkpoint_policy": "ckptbench.benchmarks.checkpoint_policy.CheckpointPolicyBenchmark",
+    # `pytorch` with DCP and the defaults of Orbax's PyTorch benchmark.
+    "pytorch_dcp": "ckptbench.benchmarks.pytorch.PyTorchCheckpointBenchmark",
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -38,4 +40,5 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "safetensors.load_benchmark.SafetensorLoadBenchmark": BUILTINS["safetensors_load"],
     _ORBAX + "deleter_benchmark.DeleterBenchmark": BUILTINS["deleter"],
     _ORBAX + "checkpoint_policy_benchmark.CheckpointPolicyBenchmark": BUILTINS["checkpoint_policy"],
+    _ORBAX + "pytorch_checkpoint_benchmark.PyTorchCheckpointBenchmark": BUILTINS["pytorch_dcp"],
 }
