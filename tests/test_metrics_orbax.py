@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 from orbax.checkpoint import v1 as ocp
 
-from ckptbench.metrics import Metrics, scan_inventory, unit_of
-from ckptbench.api._tags import split_tag
+from ckptbench.api import Metrics
+from ckptbench.metrics import scan_inventory, unit_of
+from ckptbench.api._tags import Tag
 
 _GIB = float(1 << 30)
 SHAPE = (64, 256)  # float32: 64 KiB, 8 KiB per device
@@ -135,8 +136,7 @@ def test_inventory_matches_the_files_on_disk(round_trip):
 def test_every_tag_has_a_registered_namespace_and_unit(round_trip):
   _, _, tags = round_trip
   for tag, entry in tags.items():
-    _, key = split_tag(tag)
-    key = key.removesuffix("_mean")
+    key = Tag.parse(tag).key.removesuffix("_mean")
     assert unit_of(key) == entry["unit"], tag
 
 

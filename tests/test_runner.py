@@ -11,7 +11,8 @@ import pytest
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.run._runner import RunSettings, run_suite
+from ckptbench.run._runner import run_suite
+from ckptbench.run._settings import RunSettings
 from ckptbench.data import build_mesh, build_pytree
 from ckptbench.config import MeshConfig
 

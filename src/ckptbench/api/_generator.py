@@ -96,6 +96,9 @@ class TestResult:
     inventory: optional description of the checkpoint the test used, when it is
       not the run directory (a load benchmark reports what it loaded). Leave it
       None and the framework fills it in from a scan of the run directory.
+    notes: what the reader of the record must know to trust its figures, for
+      example what was emulated because this machine lacks the hardware
+      (slices emulated as processes); written to the record as `notes`.
     path: the run directory; filled in by the framework.
   """
 
@@ -103,6 +106,7 @@ class TestResult:
 
   metrics: Metrics
   inventory: dict[str, Any] | None = None
+  notes: tuple[str, ...] = ()
   path: pathlib.Path | None = None
 
 
@@ -120,6 +124,10 @@ class BenchmarksGenerator(abc.ABC):
   """
 
   options_class: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
+  # Capabilities of the installed Orbax this benchmark needs: names of boolean fields
+  # of `OrbaxCapabilities` (e.g. "v1_save_load"). Where one is missing, the benchmark
+  # is recorded as unsupported with the reason instead of being run.
+  orbax_requires: ClassVar[tuple[str, ...]] = ()
 
   @abc.abstractmethod
   def test_fn(self, context: TestContext) -> TestResult:

@@ -90,7 +90,7 @@ class CheckpointManagerOptions(BenchmarkOptions):
     return self.invalid_reason() is None
 
 
-class _Durability:
+class Durability:
   """Times each save from its call until Orbax reports it committed."""
 
   def __init__(self):
@@ -103,11 +103,20 @@ class _Durability:
       self._started[step] = time.perf_counter()
 
   def committed(self, step: int | None = None) -> None:
+    """Marks `step`, or else the oldest save not yet committed, as committed now.
+
+    Without a step, only the oldest pending save is marked: saves commit in
+    order, and the next save is already started (its call is waiting for this
+    commit) when the callback of the previous one runs.
+    """
     now = time.perf_counter()
     with self._lock:
-      steps = [step] if step is not None else [s for s in self._started if s not in self.durable_s]
-      for s in steps:
-        self.durable_s[s] = now - self._started[s]
+      if step is None:
+        pending = [s for s in self._started if s not in self.durable_s]
+        if not pending:
+          return
+        step = min(pending)
+      self.durable_s[step] = now - self._started[step]
 
 
 class Manager:
@@ -115,7 +124,7 @@ class Manager:
 
   def __init__(self, api: str, directory: pathlib.Path, options: CheckpointManagerOptions):
     self.api = api
-    self.durability = durability = _Durability()
+    self.durability = durability = Durability()
     self._async = options.async_enabled
     if api == "checkpoint_manager":
       self._impl = ocp.CheckpointManager(

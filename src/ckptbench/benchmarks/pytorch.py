@@ -129,12 +129,16 @@ def _to_numpy(tensor) -> np.ndarray:
   return tensor.numpy()
 
 
+def _leaf_key(path) -> str:
+  return "/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)
+
+
 def torch_tensors(pytree: Any) -> dict[str, Any]:
   """The arrays of `pytree` as CPU torch tensors keyed by their "a/b/c" path."""
   out = {}
   for path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
     if isinstance(leaf, (jax.Array, np.ndarray)):
-      out["/".join(str(getattr(k, "key", getattr(k, "idx", k))) for k in path)] = _to_torch(leaf)
+      out[_leaf_key(path)] = _to_torch(leaf)
   return out
 
 
@@ -229,9 +233,57 @@ def _save_load_orbax(library: str, tensors: dict, path, metrics, context) -> dic
     return {k: _to_torch(v) for k, v in restored.items()}
 
 
+class DcpAsyncManager:
+  """Async saves of a JAX training state with `torch.distributed.checkpoint.async_save`.
+
+  The same interface as `checkpoint_manager.Manager`, so a training loop can
+  put DCP beside Orbax's managers. A save converts the state to CPU torch
+  tensors (the part the loop waits for, like Orbax's device-to-host copy),
+  waits for the previous save to finish (as Orbax's managers do), then starts
+  the write in the background; `durability` records when each save commits.
+  """
+
+  def __init__(self, directory, durability):
+    import torch.distributed.checkpoint as dcp
+
+    _gloo_group()
+    self._dcp, self._directory, self.durability = dcp, directory, durability
+    self._pending = None
+    self._saved: list[int] = []
+
+  def save(self, step: int, state: Any) -> None:
+    self.durability.started(step)
+    self.wait()
+    tensors = torch_tensors(state)
+    self._pending = self._dcp.async_save(tensors, checkpoint_id=str(self._directory / str(step)))
+    self._pending.add_done_callback(lambda _: self.durability.committed(step))
+    self._saved.append(step)
+
+  def wait(self) -> None:
+    if self._pending is not None:
+      self._pending.result()
+      self._pending = None
+
+  def steps(self) -> list[int]:
+    return list(self._saved)
+
+  def restore(self, step: int, abstract: Any) -> Any:
+    """Loads `step` back into arrays shaped and sharded like `abstract`."""
+    leaves = {_leaf_key(path): leaf for path, leaf in jax.tree_util.tree_leaves_with_path(abstract)}
+    loaded = {key: _to_torch(np.zeros(leaf.shape, leaf.dtype)) for key, leaf in leaves.items()}
+    self._dcp.load(loaded, checkpoint_id=str(self._directory / str(step)))
+    arrays = [jax.device_put(_to_numpy(loaded[key]), leaf.sharding) for key, leaf in leaves.items()]
+    return jax.tree.unflatten(jax.tree.structure(abstract), arrays)
+
+  def close(self) -> None:
+    self.wait()
+
+
 @ckptbench.benchmark_options(PyTorchOptions)
 class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
   """Saves and loads torch tensors with one library; see the module docstring."""
+
+  orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options = context.options

@@ -19,7 +19,8 @@ import json
 import pathlib
 from typing import Any
 
-from ckptbench.run._devices import devices_needed, set_xla_flags
+from ckptbench.run._devices import set_xla_flags
+from ckptbench.run._process import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
 

@@ -26,6 +26,10 @@ _COMMANDS = (
     "launch",
     "fixture",
     "compare",
+    "goodput",
+    "emulate",
+    "matrix",
+    "bisect",
 )
 
 
@@ -44,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
   parser = build_parser()
   args = parser.parse_args(argv)
+  args.argv = list(sys.argv[1:] if argv is None else argv)  # `run --with` re-runs it in an environment
   if not getattr(args, "handler", None):
     parser.print_help()
     return EXIT_USAGE

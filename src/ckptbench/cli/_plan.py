@@ -6,7 +6,7 @@ import argparse
 
 from rich.table import Table
 
-from ckptbench.run._devices import devices_needed
+from ckptbench.run._process import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.run._plan_view import describe_plan, format_bytes
 from ckptbench.outputs._console import make_console
@@ -48,4 +48,6 @@ def handle(args: argparse.Namespace) -> int:
     console.print(f"skipped mesh {mesh}: {reason}", markup=False, soft_wrap=True)
   for generator, options, reason in view["invalid"]:
     console.print(f"invalid combination {generator}{options}: {reason}", markup=False, soft_wrap=True)
+  for generator, options, reason in view["unsupported"]:
+    console.print(f"unsupported here {generator}{options}: {reason}", markup=False, soft_wrap=True)
   return 0

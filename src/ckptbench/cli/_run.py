@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import pathlib
 import sys
 
 from ckptbench.cli._compare import add_comparison_arguments
-from ckptbench.run._devices import devices_needed, set_xla_flags
-from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
+from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
+from ckptbench.run import RunOutcome, RunSettings, run
 
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +33,12 @@ def register(subparsers) -> None:
   add_suite_arguments(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where results go")  # fmt: skip
+  p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
+                 help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
+                 " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
+  p.add_argument("--link", help="shape the way to the store: a local proxy adding latency, capping"
+                 " bandwidth, injecting 429/503, e.g. 'rtt=20ms,bw=1GB/s,errors=1%%' (needs the store's"
+                 " endpoint set, as `ckptbench emulate` prints)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
   p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
@@ -44,6 +48,11 @@ def register(subparsers) -> None:
   add_comparison_arguments(p)
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--repeats_upto", type=int, metavar="N",
+                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+  p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
+                 help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
+                 " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
@@ -58,32 +67,13 @@ def register(subparsers) -> None:
   p.set_defaults(handler=handle)
 
 
-def handle(args: argparse.Namespace) -> int:
-  config_file = config_path(args)
+def settings_from(args: argparse.Namespace) -> RunSettings:
+  """The `ckptbench run` flags as RunSettings."""
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
-  out = pathlib.Path(args.output_directory).resolve()
-  set_xla_flags(
-      devices=args.devices or devices_needed(config_file),
-      hlo_dump_dir=out / "hlo_dump" if args.enable_hlo_dump else None,
-      processes=1 if args.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
-      override_devices=bool(args.devices),
-  )
-  initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
-  from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
-  from ckptbench.run._remote_paths import check_remote_paths
-  from ckptbench.run._runner import RunSettings, run_suite
-
-  suite = load_suite(config_file)
-  check_remote_paths(suite)
-  baseline_path = args.baseline_path or suite.config.baseline_path
-  if baseline_path and "://" not in baseline_path and not pathlib.Path(baseline_path).is_file():
-    raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
-  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
-    check_colocated_python_supported()
-  settings = RunSettings(
-      output_dir=out,
-      local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
+  return RunSettings(
+      output_dir=args.output_directory,
+      local_directory=args.local_directory and pathlib.Path(args.local_directory),
       remove_repeated_dir=args.remove_repeated_dir,
       resume=args.resume,
       overwrite=args.overwrite,
@@ -92,42 +82,45 @@ def handle(args: argparse.Namespace) -> int:
       write_views=args.views,
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
+      devices=args.devices,
+      enable_hlo_dump=args.enable_hlo_dump,
+      distributed=args.distributed,
+      verbose=args.verbose,
+      baseline_path=args.baseline_path,
+      baseline_capture_path=args.baseline_capture_path,
+      baseline_label=args.baseline_label,
+      regression_threshold=args.regression_threshold,
+      fail_on_regression=args.fail_on_regression,
+      checkpoint_root=args.checkpoint_root,
+      link=args.link,
+      repeats_upto=args.repeats_upto,
   )
-  _quiet_libraries(args.verbose)
-  import jax  # noqa: PLC0415
-
-  jax.config.update("jax_enable_x64", True)
-  coordinator = make_coordinator()
-  outcome = run_suite(suite, settings, coordinator)
-  if coordinator.process_index == 0:  # the others' records are in process 0's tables
-    from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
-
-    print_suite_tables(outcome.summary)
-    print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
-  regression = 0
-  capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
-  if coordinator.process_index == 0 and not outcome.interrupted and (capture_path or baseline_path):
-    from ckptbench.outputs import finish_baselines  # noqa: PLC0415
-
-    regression = finish_baselines(
-        out,
-        capture_path=capture_path,
-        label=args.baseline_label,
-        baseline_path=baseline_path,
-        threshold=args.regression_threshold,
-        fail_on_regression=args.fail_on_regression,
-    )
-  return outcome.exit_code or regression  # a failed benchmark (1) wins over a regression (3)
 
 
-def _quiet_libraries(verbose: bool) -> None:
-  if verbose:
-    return
-  for name in ("absl", "jax", "orbax", "tensorstore"):
-    logging.getLogger(name).setLevel(logging.ERROR)
-  try:
-    from absl import logging as absl_logging  # noqa: PLC0415
+def handle(args: argparse.Namespace) -> int:
+  if args.with_:  # the same command, in an isolated environment with those packages
+    from ckptbench.envs import run_with  # noqa: PLC0415
 
-    absl_logging.set_verbosity(absl_logging.ERROR)
-  except ImportError:
-    pass
+    return run_with(args.with_, args.argv)
+  outcome = run(config_path(args), settings_from(args))
+  if outcome.is_writer:  # the others' records are in process 0's tables
+    print_run(outcome)
+  return outcome.exit_code
+
+
+def print_run(outcome: RunOutcome) -> None:
+  """The console's view of a finished run: tables, the baseline verdicts, where the files are."""
+  from ckptbench.outputs import print_comparison, print_suite_tables  # noqa: PLC0415
+
+  out = outcome.output_dir
+  print_suite_tables(outcome.summary)
+  print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
+  if outcome.captured_baseline is not None:
+    print(f"baseline captured: {outcome.captured_baseline}")
+  if outcome.comparison is not None:
+    print_comparison(outcome.comparison)
+  if outcome.link is not None:
+    stats = outcome.link["stats"]
+    print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
+  if outcome.uploaded_to is not None:
+    print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")

@@ -167,13 +167,7 @@ class SuiteConfig(_Model):
   # chooses whether benchmarks sharing a mesh and checkpoint config also share
   # one copy of the data (true) or each run builds its own (false).
   reuse_checkpoint: StrictBool = True
-
-  @model_validator(mode="after")
-  def _singular_or_plural(self) -> "SuiteConfig":
-    for name in ("checkpoint_config", "mesh_config"):
-      if getattr(self, name) is not None and getattr(self, name + "s") is not None:
-        raise ValueError(f"give {name} or {name}s, not both")
-    return self
+  checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
 
   def all_checkpoint_configs(self) -> list[CheckpointConfig]:
     if self.checkpoint_configs is not None:

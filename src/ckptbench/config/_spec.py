@@ -128,11 +128,3 @@ def check_spec_against_mesh(tree: SpecTree, mesh: MeshConfig, error_at: ErrorAt)
             path + ("shape",),
         )
 
-
-def spec_nbytes(tree: SpecTree) -> int:
-  """Global bytes of all arrays in the tree."""
-  import numpy as np  # noqa: PLC0415  (keeps config import light)
-
-  from ckptbench.config._dtypes import numpy_dtype
-
-  return sum(a.num_elements * np.dtype(numpy_dtype(a.dtype)).itemsize for _, a in iter_arrays(tree))

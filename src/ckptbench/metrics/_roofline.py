@@ -199,9 +199,9 @@ def _limits_for(metric: str) -> tuple[str, ...]:
   if metric.startswith("save_blocking"):
     return ("memcpy",)  # the blocking phase copies device memory to the host
   if metric.startswith("save"):
-    return ("disk_write",)
+    return ("disk_write", "store_write")
   if metric.startswith("load"):
-    return ("disk_read", "page_cache_read")
+    return ("disk_read", "page_cache_read", "store_read")
   return ()
 
 

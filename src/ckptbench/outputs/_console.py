@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ckptbench.outputs._read import error_text, metric_value, split_tag
+from ckptbench.api._tags import Tag
+from ckptbench.outputs._read import error_text, metric_value
 
 
 
@@ -23,20 +24,6 @@ def make_console() -> Console:
   if sys.stdout.isatty() or "COLUMNS" in os.environ:
     return Console()
   return Console(width=_WIDTH_WHEN_NOT_A_TERMINAL)
-
-
-def is_headline(namespace: str, metric: str) -> bool:
-  """The metrics a console table shows: time, throughput and peak memory of each operation.
-
-  Everything else (breakdowns, roofline shares, counters) is in TensorBoard and the report.
-  """
-  if namespace == "0_basics":
-    return metric in ("time_s", "count")
-  if namespace == "4_throughput":
-    return metric.endswith("_gbps") and "_raw_" not in metric
-  if namespace == "7_memory":
-    return "peak" in metric and not metric.endswith("_mib") or metric == "host_rss_peak_diff_mib"
-  return False
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -60,8 +47,8 @@ def benchmark_table(bench: dict[str, Any], all_metrics: bool = False) -> Table:
   if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
     table.add_column("slowest host", justify="right")
   for tag, stats in metrics.items():
-    parts = split_tag(tag)
-    if not isinstance(stats, dict) or (not all_metrics and not is_headline(parts.namespace, parts.metric)):
+    parts = Tag.parse(tag)
+    if not isinstance(stats, dict) or (not all_metrics and not parts.is_headline(str(stats.get("unit", "")))):
       continue
     mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
     row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]

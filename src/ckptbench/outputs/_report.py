@@ -17,8 +17,8 @@ import pathlib
 import re
 from typing import Any, Iterable, Mapping
 
-from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs, split_tag
-from ckptbench.stats import is_rate_unit
+from ckptbench.api._tags import Tag, is_rate_unit
+from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs
 
 REPORT_FILE = "report.html"
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
@@ -128,7 +128,7 @@ def _overview(outputs: RunOutputs) -> str:
     notes.append("<p class=fail>the run was interrupted: some runs are missing.</p>")
   for skipped in summary.get("skipped_meshes") or []:
     notes.append(f"<p class=note>skipped mesh {_esc(skipped.get('mesh'))}: {_esc(skipped.get('reason'))}</p>")
-  for invalid in summary.get("invalid_combinations") or []:
+  for invalid in (summary.get("invalid_combinations") or []) + (summary.get("unsupported") or []):
     notes.append(
         f"<p class=note>not run ({_esc(invalid.get('reason'))}): {_esc(invalid.get('generator'))}"
         f" {_esc(json.dumps(invalid.get('options'), default=str))}</p>"
@@ -244,20 +244,20 @@ def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Ma
   tags = _tags(benches)
   ops: dict[str, list[str]] = collections.defaultdict(list)
   for tag in tags:
-    ops[split_tag(tag).op].append(tag)
+    ops[Tag.parse(tag).op].append(tag)
   parts = [f"<h2>{_esc(generator.rsplit('.', 1)[-1] or 'benchmarks')}</h2>",
            f"<p class=note>generator <code>{_esc(generator)}</code>; {len(benches)} sweep points</p>"]
   panels = []
   for op, op_tags in ops.items():
     times = {t.split("/", 1)[1]: _series(benches, t) for t in op_tags
-             if split_tag(t).namespace == "0_basics" and split_tag(t).metric == "time_s"}
+             if Tag.parse(t).namespace == "0_basics" and Tag.parse(t).metric == "time_s"}
     if times:
       panels.append(_plots.Panel(f"{op}: time (mean ± std over repeats)", "time (s)", times))
-    rates = {t: tags[t] for t in op_tags if split_tag(t).namespace == "4_throughput" and is_rate_unit(tags[t])}
+    rates = {t: tags[t] for t in op_tags if Tag.parse(t).namespace == "4_throughput" and is_rate_unit(tags[t])}
     if rates:
       unit = next(iter(rates.values()))
       rates = {t: u for t, u in rates.items() if u == unit}
-      throughputs = {split_tag(t).metric: _series(benches, t) for t in rates}
+      throughputs = {Tag.parse(t).metric: _series(benches, t) for t in rates}
       op_limits = _limits_for(op, rates, limits) if unit == "GiB/s" else {}
       panels.append(_plots.Panel(f"{op}: throughput", f"throughput ({unit})", throughputs, op_limits))
   if panels:
@@ -267,10 +267,10 @@ def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Ma
     parts.append(_figure(_plots.panel_grid(labels, panels, ncols)))
   for namespace, title in _BREAKDOWNS.items():
     for op, op_tags in ops.items():
-      stage_tags = [t for t in op_tags if split_tag(t).namespace == namespace and tags[t] == "s"
-                    and not _is_enclosing_stage(split_tag(t).metric)]
+      stage_tags = [t for t in op_tags if Tag.parse(t).namespace == namespace and tags[t] == "s"
+                    and not _is_enclosing_stage(Tag.parse(t).metric)]
       if stage_tags:
-        stages = {split_tag(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
+        stages = {Tag.parse(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
                   for t in stage_tags}
         parts.append(f"<h3>{_esc(op)}: {_esc(title)}</h3>")
         parts.append(_figure(_plots.stacked_figure(f"{op}: {title}", labels, stages, "s")))
@@ -290,7 +290,7 @@ def _figure(svg: str) -> str:
 
 
 def _memory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str]) -> str:
-  memory = [t for t in tags if split_tag(t).namespace == "7_memory"]
+  memory = [t for t in tags if Tag.parse(t).namespace == "7_memory"]
   if not memory:
     return ""
   from ckptbench.outputs import _plots  # noqa: PLC0415
@@ -315,7 +315,7 @@ def _metric_rows(
 
 
 def _inventory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str]) -> str:
-  inventory = [t for t in tags if split_tag(t).namespace == "5_inventory"]
+  inventory = [t for t in tags if Tag.parse(t).namespace == "5_inventory"]
   if not inventory:
     return ""
   return "<h3>checkpoint inventory</h3>" + _metric_rows(benches, labels, tags, inventory)

@@ -8,6 +8,7 @@ from typing import Any
 from ckptbench.config import Suite, iter_arrays
 from ckptbench.run._sweep import PlannedBenchmark, expand
 from ckptbench.config._dtypes import numpy_dtype
+from ckptbench.config._presets import preset_summary
 
 
 
@@ -51,8 +52,6 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
   presets = []
   for source in suite.checkpoints:
     if source.config.preset is not None:
-      from ckptbench.config import preset_summary  # noqa: PLC0415
-
       c = source.config
       presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))
   return {
@@ -62,4 +61,5 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
       "skipped_meshes": plan.all_skipped_meshes(),
       "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
+      "unsupported": [(g, o, r) for g, o, r in plan.unsupported],
   }

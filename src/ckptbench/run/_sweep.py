@@ -9,8 +9,10 @@ import json
 from typing import Any
 
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
+from ckptbench.data import mesh_skip_reason
 from ckptbench.api._generator import safe_path_component
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._orbax_probe import orbax_capabilities
 from ckptbench.errors import ConfigError
 
 
@@ -53,6 +55,9 @@ class Plan:
   def all_skipped_meshes(self) -> list[tuple[str, str]]:
     """(description, reason) of every mesh left out: unusable ones, then those that do not fit."""
     return list(self.unusable_meshes) + [(m.describe(), r) for m, r in self.skipped_meshes]
+  # Combinations the installed libraries cannot run (generator, options, reason), e.g. an
+  # option an older Orbax lacks: recorded, not run, not a failure.
+  unsupported: tuple[tuple[str, dict[str, Any], str], ...] = ()
 
 
 def _jsonable(value: Any) -> Any:
@@ -78,7 +83,6 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
   Raises:
     ConfigError: when no mesh fits, or an options class rejects a combination.
   """
-  from ckptbench.data import mesh_skip_reason  # noqa: PLC0415  (keeps `plan` free of JAX until needed)
 
   meshes: list[tuple[int, MeshConfig | None]] = []
   skipped = []
@@ -100,11 +104,13 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
 
   planned: list[PlannedBenchmark] = []
   invalid = []
+  unsupported = []
   seen_names: set[str] = set()
   multi_mesh = len(suite.meshes) > 1
   multi_ckpt = len(suite.checkpoints) > 1
   for entry in suite.entries:
     cls_name = entry.generator_cls.__name__
+    lacking = orbax_capabilities().missing(entry.generator_cls.orbax_requires)
     for values in options_product(entry):
       try:
         options = entry.generator_cls.options_class(**values)
@@ -116,6 +122,9 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
         ) from None
       if not options.is_valid():
         invalid.append((cls_name, values, options.invalid_reason() or "is_valid() returned False"))
+        continue
+      if reason := lacking or options.unsupported_reason():
+        unsupported.append((cls_name, values, reason))
         continue
       varying = {n: values[n] for n in entry.options.axes}
       for (mesh_index, mesh), (ckpt_index, source) in itertools.product(meshes, enumerate(suite.checkpoints)):
@@ -143,4 +152,4 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
                 dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
             )
         )  # fmt: skip
-  return Plan(tuple(planned), tuple(skipped), tuple(invalid), unusable)
+  return Plan(tuple(planned), tuple(skipped), tuple(invalid), unusable, tuple(unsupported))
