@@ -128,3 +128,22 @@ benchmarks:
   assert all(r["metrics"]["save_9_other/ranks"]["value"] == 2 for r in records)
   files = {p.name for p in (tmp_path / "out").rglob("*.distcp")}
   assert {"__0_0.distcp", "__1_0.distcp"} <= files  # both ranks wrote their shards
+
+
+def test_dcp_saves_the_tensors_of_a_safetensors_reference(tmp_path):
+  from ckptbench.cli._fixture import write_fixture
+
+  (tmp_path / "prepare.yaml").write_text(
+      "suite_name: p\ncheckpoint_config: {preset: mistral-7b, scale: 0.0002}\n"
+      "mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 8}}\nbenchmarks: [{generator: pytorch_dcp}]\n"
+  )
+  written = write_fixture(str(tmp_path / "prepare.yaml"), tmp_path / "fx", "safetensors", shard_mb=2)
+  outcome = run_text(tmp_path, f"""\
+      suite_name: t
+      benchmarks:
+        - generator: pytorch_dcp
+          options: {{reference_checkpoint_path: {written['checkpoint']}}}
+      """)
+  (m,) = ok_metrics(outcome)
+  assert m["save_9_other/tensors"]["value"] == 21  # every tensor of the 2-layer preset
+  assert m["load_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m

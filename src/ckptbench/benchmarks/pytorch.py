@@ -287,8 +287,10 @@ class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options = context.options
-    if context.pytree is None:
-      raise ckptbench.CkptbenchError("pytorch needs checkpoint data (checkpoint_config spec, preset or path)")
+    if context.pytree is None and options.reference_checkpoint_path is None:
+      raise ckptbench.CkptbenchError(
+          "pytorch needs checkpoint data (checkpoint_config spec, preset or path) or reference_checkpoint_path"
+      )
     problem = options.invalid_reason()
     if problem:
       raise ckptbench.CkptbenchError(f"pytorch: {problem}")
