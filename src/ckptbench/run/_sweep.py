@@ -70,6 +70,17 @@ def stable_key(*parts: Any) -> str:
   return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
+def _label(name: str, value: Any, swept: list[Any]) -> str:
+  """`name=value` for a benchmark's name; a mapping or list is named by its place in the sweep.
+
+  (Orbax's checkpoint_policy sweeps whole policy mappings: their text would be
+  the name; the record keeps the full options.)
+  """
+  if isinstance(value, (dict, list)):
+    return f"{name}[{swept.index(value)}]"
+  return f"{name}={value}"
+
+
 def options_product(entry: GeneratorEntry) -> list[dict[str, Any]]:
   """Every combination of the swept values, each merged with the fixed options."""
   names = list(entry.options.axes)
@@ -130,7 +141,7 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       varying = {n: values[n] for n in entry.options.axes}
       for (mesh_index, mesh), (ckpt_index, source) in itertools.product(meshes, enumerate(suite.checkpoints)):
         ckpt, _ = source.on_mesh(mesh)
-        labels = [f"{k}={v}" for k, v in varying.items()]
+        labels = [_label(k, v, entry.options.axes[k]) for k, v in varying.items()]
         if multi_mesh and mesh is not None:
           labels.append(f"mesh={mesh.describe()}")
         if multi_ckpt:
