@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, run_text
+from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, roll_back_latest_step, run_text
 from conftest import REPO, run_cli
 
 ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -81,3 +81,72 @@ def test_single_replica_example_runs_on_two_processes_one_replica_each(tmp_path)
     # Replica 0 is process 0: only it reads; process 1 gets its copy by the broadcast.
     assert r["metrics"]["restore_9_other/reads_checkpoint"]["value"] == (r["host"] == 0)
     assert "emulated as separate processes ([[0], [1]])" in r["notes"][0]
+
+
+ECM = "emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark"
+ARRAYS = REPLICAS.replace(", step: int", "")  # the multi-tier managers restore arrays only
+
+
+def test_emergency_manager_in_one_process_saves_only_the_persistent_tier_and_restores_it(tmp_path):
+  outcome = run_text(tmp_path, ARRAYS, f"""\
+      benchmarks:
+        - generator: {ORBAX}{ECM}
+          options:
+            persistent_save_interval_steps: [2]
+            persistent_max_to_keep: [5]
+            local_save_interval_steps: [1]
+            local_max_to_keep: 2
+            replica_axis_index: 0
+            train_steps: 5
+            single_host_load_and_broadcast: true
+            experimental_orbax_use_distributed_process_id: true
+            experimental_use_distributed_id_for_mesh_consistency: true
+      """)
+  (m,) = ok_metrics(outcome)
+  # One process holds both replicas, so it is in the primary one: persistent saves at 0, 2, 4 only.
+  assert m["save_9_other/saved_steps"]["value"] == 3 and m["save_0_basics/count"]["value"] == 5
+  assert (m["restore_9_other/step"]["value"], m["restore_9_other/restoring_replica"]["value"]) == (4, -1)
+  assert sorted(p.name for p in tmp_path.glob("out/*/repeat_0/persistent/*")) == ["0", "2", "4"]
+  notes = outcome.records[0]["notes"]
+  assert "in-process copy" in notes[0] and "distributed-id flags were left off" in notes[-1]
+
+
+def test_emergency_manager_refuses_leaves_that_are_not_arrays(tmp_path):
+  outcome = run_text(tmp_path, REPLICAS, "benchmarks: [{generator: emergency_checkpoint_manager}]\n")
+  assert errors(outcome) == [("CkptbenchError", "emergency_checkpoint_manager: leaf ['layer']['step'] has type int;"
+                              " Orbax's multi-tier managers restore jax.Arrays only (drop it from checkpoint_config.spec)")]
+
+
+def test_emergency_manager_check_fails_when_the_restored_step_holds_older_data(tmp_path):
+  with corrupt_before(4, lambda: roll_back_latest_step(tmp_path / "out")):  # 3 saves, then the restore
+    outcome = run_text(tmp_path, ARRAYS, """\
+        benchmarks:
+          - generator: emergency_checkpoint_manager
+            options: {persistent_save_interval_steps: 1, persistent_max_to_keep: 2, train_steps: 3, lose_local_data: none}
+        """)
+  assert [t for t, _ in errors(outcome)] == ["DataMismatchError"]
+
+
+@pytest.mark.slow
+def test_emergency_manager_restores_from_a_local_replica_after_one_host_loses_its_data(tmp_path):
+  text = (REPO / "examples" / "emergency_checkpoint_manager.yaml").read_text().replace("num_repeats: 2", "num_repeats: 1")
+  text = text.replace("[2048, 512]", "[64, 32]").replace("[512]", "[32]")
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(text.replace("[none, one_process, all_processes]", "[one_process, all_processes]"))
+  out, local = tmp_path / "out", tmp_path / "local"
+  done = run_cli("launch", "-n", "3", "--devices_per_process", "2", str(suite), "-o", str(out), "--no-progress",
+                 "--local_directory", str(local), timeout=240)  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  got = {(r["options"]["lose_local_data"], r["host"]): r["metrics"] for r in _records(out) if not r["error"]}
+  assert len(got) == 6
+  for host in range(3):
+    # Host 2 lost its local tier; replica 1 (host 1) still has step 6 and broadcasts it.
+    one = got[("one_process", host)]
+    assert (one["restore_9_other/step"]["value"], one["restore_9_other/restoring_replica"]["value"]) == (6, 1)
+    # Every host lost it: the persistent tier's latest step (4) is restored.
+    lost = got[("all_processes", host)]
+    assert (lost["restore_9_other/step"]["value"], lost["restore_9_other/from_local_tier"]["value"]) == (4, 0)
+  # The local tier lives under --local_directory, one directory per process; the primary replica has none.
+  tiers = {h: list((local / f"host_{h}").rglob("local_tier")) for h in range(3)}
+  assert all(tiers.values())
+  assert not any(any(p.iterdir()) for p in tiers[0])

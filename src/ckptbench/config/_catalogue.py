@@ -16,6 +16,9 @@ BUILTINS: dict[str, str] = {
     "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
     "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
+    "emergency_checkpoint_manager": (
+        "ckptbench.benchmarks.emergency_checkpoint_manager.EmergencyCheckpointManagerBenchmark"
+    ),
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -31,4 +34,7 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "single_replica_benchmark.SingleReplicaBenchmark": BUILTINS["single_replica"],
     _ORBAX + "v0_checkpointer_cancel_benchmark.V0CheckpointerCancelBenchmark": BUILTINS["checkpointer_cancel"],
     _ORBAX + "v1_checkpointer_cancel_benchmark.V1CheckpointerCancelBenchmark": BUILTINS["v1_checkpointer_cancel"],
+    _ORBAX + "emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark": BUILTINS[
+        "emergency_checkpoint_manager"
+    ],
 }
