@@ -8,6 +8,10 @@ import pytest
 from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, roll_back_latest_step, run_text
 from conftest import REPO, run_cli
 
+from ckptbench.config import load_suite
+from ckptbench.config._catalogue import BUILTINS
+from ckptbench.run._sweep import expand
+
 ORBAX = "orbax.checkpoint._src.testing.benchmarks."
 REPLICAS = """\
 suite_name: t
@@ -150,3 +154,9 @@ def test_emergency_manager_restores_from_a_local_replica_after_one_host_loses_it
   tiers = {h: list((local / f"host_{h}").rglob("local_tier")) for h in range(3)}
   assert all(tiers.values())
   assert not any(any(p.iterdir()) for p in tiers[0])
+
+
+def test_the_emergency_example_plans_its_sweep_on_six_devices():
+  plan = expand(load_suite(REPO / "examples" / "emergency_checkpoint_manager.yaml"), 6)
+  assert [b.varying["lose_local_data"] for b in plan.benchmarks] == ["none", "one_process", "all_processes"]
+  assert {b.generator_path for b in plan.benchmarks} == {BUILTINS["emergency_checkpoint_manager"]}
