@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import jax
+import numpy as np
 import pytest
 from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, roll_back_latest_step, run_text
 from conftest import REPO, run_cli
@@ -160,3 +162,51 @@ def test_the_emergency_example_plans_its_sweep_on_six_devices():
   plan = expand(load_suite(REPO / "examples" / "emergency_checkpoint_manager.yaml"), 6)
   assert [b.varying["lose_local_data"] for b in plan.benchmarks] == ["none", "one_process", "all_processes"]
   assert {b.generator_path for b in plan.benchmarks} == {BUILTINS["emergency_checkpoint_manager"]}
+
+
+def test_multislice_broadcast_copies_replica_0_in_rounds_through_the_peer_path(tmp_path):
+  outcome = run_text(tmp_path, ARRAYS, f"""\
+      benchmarks:
+        - generator: {ORBAX}multislice_broadcast_benchmark.MultisliceBroadcastBenchmark
+          options: {{replica_axis_index: 0, memory_limit_bytes: [1073741824, 1024]}}
+      """)
+  by = {r["options"]["memory_limit_bytes"]: m for r, m in zip(outcome.records, ok_metrics(outcome))}
+  assert by[1073741824]["broadcast_array_9_other/broadcasts"]["value"] == 1
+  assert by[1024]["broadcast_array_9_other/broadcasts"]["value"] == 2  # one round per array: each exceeds 1 KiB
+  for m in by.values():
+    assert m["broadcast_array_9_other/is_source"]["value"] == 1 and "verify_0_basics/time_s" in m
+  assert "in-process copy" in outcome.records[0]["notes"][0]
+
+
+def test_multislice_broadcast_check_fails_when_a_copy_differs(tmp_path, monkeypatch):
+  from orbax.checkpoint._src.multihost import multislice
+
+  broadcast = multislice.broadcast_one_replica_to_all
+
+  def damaging(*args, **kwargs):  # Orbax's real broadcast, then one element of one copy changed
+    outputs, rounds = broadcast(*args, **kwargs)
+    first = outputs[0]
+    shard = first.addressable_shards[-1]  # a device of the last replica
+    data = np.asarray(shard.data).copy()
+    data.flat[0] += 1
+    damaged = [jax.device_put(data, s.device) if s is shard else s.data for s in first.addressable_shards]
+    return (jax.make_array_from_single_device_arrays(first.shape, first.sharding, damaged), *outputs[1:]), rounds
+
+  monkeypatch.setattr(multislice, "broadcast_one_replica_to_all", damaging)
+  outcome = run_text(tmp_path, ARRAYS, "benchmarks: [{generator: multislice_broadcast}]\n")
+  assert [t for t, _ in errors(outcome)] == ["DataMismatchError"]
+
+
+@pytest.mark.slow
+def test_multislice_broadcast_example_runs_one_replica_per_process(tmp_path):
+  text = (REPO / "examples" / "multislice_broadcast.yaml").read_text().replace("num_repeats: 3", "num_repeats: 1")
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(text.replace("shape: [4096, 1024]", "shape: [256, 64]").replace("[1024, 1024]", "[64, 64]"))
+  out = tmp_path / "out"
+  done = run_cli("launch", "-n", "2", str(suite), "-o", str(out), "--no-progress", timeout=180)
+  assert done.returncode == 0, done.stdout + done.stderr
+  records = _records(out)
+  assert len(records) == 4 and all(r["error"] is None for r in records)
+  for r in records:
+    assert r["metrics"]["broadcast_array_9_other/is_source"]["value"] == (r["host"] == 0)
+    assert "emulated as separate processes ([[0], [1]])" in r["notes"][0] and "loopback" in r["notes"][0]

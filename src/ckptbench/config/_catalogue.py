@@ -16,6 +16,8 @@ BUILTINS: dict[str, str] = {
     "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
     "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
+    "multislice_broadcast": "ckptbench.benchmarks.multislice_broadcast.MultisliceBroadcastBenchmark",
+    "replica_parallel_multislice": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
     "emergency_checkpoint_manager": (
         "ckptbench.benchmarks.emergency_checkpoint_manager.EmergencyCheckpointManagerBenchmark"
     ),
@@ -37,4 +39,5 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark": BUILTINS[
         "emergency_checkpoint_manager"
     ],
+    _ORBAX + "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark": BUILTINS["multislice_broadcast"],
 }
