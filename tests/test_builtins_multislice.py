@@ -210,3 +210,47 @@ def test_multislice_broadcast_example_runs_one_replica_per_process(tmp_path):
   for r in records:
     assert r["metrics"]["broadcast_array_9_other/is_source"]["value"] == (r["host"] == 0)
     assert "emulated as separate processes ([[0], [1]])" in r["notes"][0] and "loopback" in r["notes"][0]
+
+
+SNAPSHOT = """\
+suite_name: t
+mesh_config: {mesh_axes: [replica, model], ici_parallelism: {model: 8}}
+"""
+
+
+def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
+  pytest.importorskip("pathwaysutils", reason="the Snapshotter needs the pathways extra")
+  outcome = run_text(tmp_path, SNAPSHOT, f"""\
+      benchmarks:
+        - generator: {ORBAX}v1.snapshotter_benchmark.SnapshotterBenchmark
+          options: {{num_scale_down_slices: [1, 2], num_scale_up_slices: [2, 4], num_savings: 2}}
+      """)
+  metrics = ok_metrics(outcome)
+  assert [(r["options"]["num_scale_down_slices"], r["options"]["num_scale_up_slices"]) for r in outcome.records] == [
+      (1, 2), (1, 4), (2, 4)
+  ]  # fmt: skip
+  assert [i["reason"] for i in outcome.summary["invalid_combinations"]] == [
+      "need 1 <= num_scale_down_slices < num_scale_up_slices"
+  ]
+  for m in metrics:
+    for op in ("save", "load_scale_down", "save_scale_down_state", "load_scale_up"):
+      assert m[f"{op}_0_basics/count"]["value"] == 2  # two savings
+    assert m["verify_0_basics/count"]["value"] == 4
+  assert "split into 4 groups of 2" in outcome.records[1]["notes"][0]
+
+
+def test_snapshotter_check_fails_when_a_load_differs(tmp_path, monkeypatch):
+  pytest.importorskip("pathwaysutils", reason="the Snapshotter needs the pathways extra")
+  from orbax.checkpoint.experimental.v1._src.training.pathways import snapshotter
+
+  load = snapshotter.Snapshotter.load
+
+  def damaging(self, abstract_state, **kwargs):  # the real load, then one element changed
+    restored = load(self, abstract_state, **kwargs)
+    weights = restored["weights"]
+    return {"weights": jax.device_put(weights.at[0, 0].add(1), weights.sharding)}
+
+  monkeypatch.setattr(snapshotter.Snapshotter, "load", damaging)
+  outcome = run_text(tmp_path, SNAPSHOT, "benchmarks: [{generator: snapshotter}]\n")
+  ((kind, message),) = errors(outcome)
+  assert kind == "DataMismatchError" and "restored data differs" in message

@@ -18,6 +18,7 @@ BUILTINS: dict[str, str] = {
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
     "multislice_broadcast": "ckptbench.benchmarks.multislice_broadcast.MultisliceBroadcastBenchmark",
     "replica_parallel_multislice": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
+    "snapshotter": "ckptbench.benchmarks.snapshotter.SnapshotterBenchmark",
     "emergency_checkpoint_manager": (
         "ckptbench.benchmarks.emergency_checkpoint_manager.EmergencyCheckpointManagerBenchmark"
     ),
@@ -40,4 +41,5 @@ ORBAX_ALIASES: dict[str, str] = {
         "emergency_checkpoint_manager"
     ],
     _ORBAX + "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark": BUILTINS["multislice_broadcast"],
+    _ORBAX + "v1.snapshotter_benchmark.SnapshotterBenchmark": BUILTINS["snapshotter"],
 }
