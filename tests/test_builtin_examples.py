@@ -20,6 +20,8 @@ EXAMPLES = {
     "pytorch": 6,  # torchax is skipped where it does not import
     "single_replica": 2,
     "checkpointer_cancel": 6,
+    "multislice_broadcast": 2,
+    "snapshotter": 2,
 }
 
 
