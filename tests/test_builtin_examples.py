@@ -30,6 +30,8 @@ EXAMPLES = {
     "single_replica": 2,
     "checkpointer_cancel": 6,
     "storage_s3": 10,
+    "multislice_broadcast": 2,
+    "snapshotter": 2,
 }
 
 

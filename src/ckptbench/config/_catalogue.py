@@ -29,6 +29,12 @@ BUILTINS: dict[str, str] = {
     "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
     "storage": "ckptbench.benchmarks.storage.StorageBenchmark",
+    "multislice_broadcast": "ckptbench.benchmarks.multislice_broadcast.MultisliceBroadcastBenchmark",
+    "replica_parallel_multislice": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
+    "snapshotter": "ckptbench.benchmarks.snapshotter.SnapshotterBenchmark",
+    "emergency_checkpoint_manager": (
+        "ckptbench.benchmarks.emergency_checkpoint_manager.EmergencyCheckpointManagerBenchmark"
+    ),
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -52,4 +58,9 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "single_replica_benchmark.SingleReplicaBenchmark": BUILTINS["single_replica"],
     _ORBAX + "v0_checkpointer_cancel_benchmark.V0CheckpointerCancelBenchmark": BUILTINS["checkpointer_cancel"],
     _ORBAX + "v1_checkpointer_cancel_benchmark.V1CheckpointerCancelBenchmark": BUILTINS["v1_checkpointer_cancel"],
+    _ORBAX + "emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark": BUILTINS[
+        "emergency_checkpoint_manager"
+    ],
+    _ORBAX + "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark": BUILTINS["multislice_broadcast"],
+    _ORBAX + "v1.snapshotter_benchmark.SnapshotterBenchmark": BUILTINS["snapshotter"],
 }
