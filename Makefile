@@ -11,8 +11,9 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.dev-installed: $(VENV)/.installed
-	$(PIP) install -q -e '.[dev]'
+	$(PIP) install -q -e '.[dev,storage]'
 	-$(PIP) install -q -e '.[torch]'
+	-$(PIP) install -q -e '.[pathways]'
 	touch $@
 
 install: $(VENV)/.installed

@@ -11,6 +11,7 @@ import importlib.metadata
 import json
 import os
 import pathlib
+import sys
 
 import pytest
 from packaging.version import Version
@@ -97,7 +98,8 @@ def test_a_combination_the_release_lacks_is_planned_as_unsupported(monkeypatch):
 
   caps = ckptbench.orbax_capabilities()
   older = type(caps)(**{**caps.__dict__, "version": "0.11.30", "options": {**caps.options, "memory": frozenset()}})
-  monkeypatch.setattr("ckptbench.run._sweep.orbax_capabilities", lambda: older)
+  # (`ckptbench.run` is the function, so the module is named through sys.modules)
+  monkeypatch.setattr(sys.modules["ckptbench.run._sweep"], "orbax_capabilities", lambda: older)
   monkeypatch.setattr("ckptbench.orbax_capabilities", lambda: older)  # what the built-in asks
   plan = expand(load_suite_text(TINY_SUITE, "tiny.yaml"), 2)
   assert [b.varying for b in plan.benchmarks] == [{"save_concurrent_gb": None}, {}]

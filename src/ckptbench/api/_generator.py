@@ -31,7 +31,8 @@ class TestContext:
   Attributes:
     pytree: the checkpoint data (generated from `spec`, built from a preset, or
       loaded from `path`); None when the suite gives no checkpoint.
-    path: a fresh, empty directory for this run.
+    path: a fresh, empty directory for this run (an `etils.epath.Path` on a gs://
+      or s3:// checkpoint root, which Orbax, gcsfs and s3fs accept).
     options: the options of this sweep point.
     mesh: the `jax.sharding.Mesh` of this run, or None when no mesh is set.
     repeat_index: which repeat this is (0-based).
@@ -96,6 +97,9 @@ class TestResult:
     inventory: optional description of the checkpoint the test used, when it is
       not the run directory (a load benchmark reports what it loaded). Leave it
       None and the framework fills it in from a scan of the run directory.
+    notes: what the reader of the record must know to trust its figures, for
+      example what was emulated because this machine lacks the hardware
+      (slices emulated as processes); written to the record as `notes`.
     path: the run directory; filled in by the framework.
   """
 
@@ -103,6 +107,7 @@ class TestResult:
 
   metrics: Metrics
   inventory: dict[str, Any] | None = None
+  notes: tuple[str, ...] = ()
   path: pathlib.Path | None = None
 
 
