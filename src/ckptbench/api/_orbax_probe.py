@@ -50,6 +50,7 @@ class OrbaxCapabilities:
   v1_training: bool
   checkpoint_manager: bool
   events: bool
+  v1_import_error: str | None = None  # why `orbax.checkpoint.v1` did not import, if it did not
 
   def missing_options(self, requested: Mapping[str, Mapping[str, Any]]) -> str | None:
     """Why the installed Orbax cannot express `requested` ({section: {field: value}}), or None.
@@ -57,7 +58,7 @@ class OrbaxCapabilities:
     Nested fields may be dotted ("storage_options.chunk_byte_size"); their top field is checked.
     """
     if not self.v1_api:
-      return f"orbax-checkpoint {self.version} has no v1 API"
+      return f"orbax-checkpoint {self.version}: its v1 API does not import ({self.v1_import_error})"
     missing = [
         f"{section}.{name.split('.')[0]}" for section, fields in requested.items()
         for name in fields if name.split(".")[0] not in self.options.get(section, frozenset())
@@ -98,8 +99,8 @@ def orbax_capabilities() -> OrbaxCapabilities:
   try:
     import orbax.checkpoint as ocp  # noqa: PLC0415
     from orbax.checkpoint import v1  # noqa: PLC0415
-  except ImportError:
-    return OrbaxCapabilities(version, False, False, False, {}, False, False, False)
+  except ImportError as e:  # e.g. 0.11.34 imports flax without declaring it
+    return OrbaxCapabilities(version, False, False, False, {}, False, False, False, f"{type(e).__name__}: {e}")
   options = {
       section: _dataclass_fields(_options_class(v1.options, path)) for section, (_, path) in _SECTIONS.items()
   }
