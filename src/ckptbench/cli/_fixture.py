@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-from typing import Any
+from typing import Any, Sequence
 
 from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._process import devices_needed
@@ -32,8 +32,10 @@ def register(subparsers) -> None:
   p.set_defaults(handler=handle)
 
 
-def write_fixture(config_file: str, output_dir: str | pathlib.Path) -> dict[str, Any]:
+def write_fixture(config_file: str, output_dir: str | pathlib.Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
   """Writes OUTPUT_DIR/checkpoint and OUTPUT_DIR/sharding.json; returns what it wrote.
+
+  `overrides` are `--set KEY=VALUE` texts, applied to the suite file before validation.
 
   Raises:
     CkptbenchError: when the suite has no spec or preset, or the checkpoint exists.
@@ -43,7 +45,7 @@ def write_fixture(config_file: str, output_dir: str | pathlib.Path) -> dict[str,
   from ckptbench.config import load_suite
   from ckptbench.data import build_mesh, build_pytree, write_sharding_config
 
-  suite = load_suite(config_file, args.overrides)
+  suite = load_suite(config_file, overrides)
   source = suite.checkpoints[0] if suite.checkpoints else None
   if source is None or source.spec is None:
     raise CkptbenchError(f"{config_file}: fixture needs a checkpoint_config with a spec or a preset")
@@ -76,7 +78,7 @@ def handle(args: argparse.Namespace) -> int:
       hlo_dump_dir=None,
       override_devices=bool(args.devices),
   )
-  written = write_fixture(config_file, args.output_directory)
+  written = write_fixture(config_file, args.output_directory, args.overrides)
   print(json.dumps(written, indent=1))
   print(
       "use it with:\n  options:\n"
