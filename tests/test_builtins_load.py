@@ -6,6 +6,7 @@ import json
 
 import jax
 import numpy as np
+import pytest
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from orbax.checkpoint import v1 as ocp
 
@@ -59,8 +60,8 @@ def test_orbax_load_fails_when_the_checkpoint_changed_since_the_digests(tmp_path
   assert kind == "DataMismatchError" and "['w']: digest differs" in message
 
 
-def test_orbax_load_options_that_cannot_go_together_are_listed_invalid(tmp_path):
+def test_orbax_load_options_that_cannot_go_together_drop_the_only_sweep_point_and_say_why(tmp_path):
   ckpt, sharding = _checkpoint(tmp_path)
-  outcome = run_text(tmp_path / "a", _suite(ckpt, sharding, "capture_digests_path: x\n      reference_digests_path: y"))
-  assert not outcome.records
-  assert "not both" in outcome.summary["invalid_combinations"][0]["reason"]
+  with pytest.raises(ckptbench.CkptbenchError, match="every sweep point was dropped.*not both"):
+    run_text(tmp_path / "a", _suite(ckpt, sharding, "capture_digests_path: x\n      reference_digests_path: y"))
+  assert not (tmp_path / "a" / "out" / "results.jsonl").exists()
