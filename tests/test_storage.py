@@ -84,9 +84,9 @@ def test_s3_bytes_on_local_disk_fail_the_run(s3_store, tmp_path, cli):
   assert str(tmp_path / "s3:") in record["error"]["message"]
 
 
-def _fails_fast(cli, tmp_path, root, env=None, generator="save_restore"):
+def _fails_fast(cli, tmp_path, root, env=None):
   t0 = time.monotonic()
-  done = cli("run", _suite(tmp_path, generator, "{}"), "-o", str(tmp_path / "out"),
+  done = cli("run", _suite(tmp_path, "save_restore", "{}"), "-o", str(tmp_path / "out"),
              "--checkpoint_root", root, "--no-views", "--no-probe", env=env)  # fmt: skip
   assert done.returncode == 2, done.stderr
   assert time.monotonic() - t0 < 60
@@ -103,22 +103,44 @@ def _closed_port() -> int:
 
 
 @pytest.mark.slow
-def test_bad_stores_are_refused_before_anything_runs(gcs_store, s3_store, tmp_path, cli):
+def test_bad_stores_are_refused_in_one_line_before_anything_runs(gcs_store, s3_store, tmp_path, cli):
   dead = f"http://127.0.0.1:{_closed_port()}"
   line = _fails_fast(cli, tmp_path, "gs://ckptbench/x", {"STORAGE_EMULATOR_HOST": dead})
   assert "gs://ckptbench/x" in line and "cannot be reached" in line and "STORAGE_EMULATOR_HOST" in line
-  line = _fails_fast(cli, tmp_path, "s3://ckptbench/x", {"AWS_ENDPOINT_URL": dead}, "storage_benchmarks.PlainSave")
-  assert "s3://ckptbench/x" in line and "cannot be reached" in line and "AWS_ENDPOINT_URL" in line
-  line = _fails_fast(cli, tmp_path, "gs://no-such-bucket/x")
-  assert "bucket 'no-such-bucket' does not exist" in line
-  line = _fails_fast(cli, tmp_path, "s3://no-such-bucket/x", generator="storage_benchmarks.PlainSave")
-  assert "bucket 'no-such-bucket' does not exist" in line
   line = _fails_fast(cli, tmp_path, "s3://ckptbench/x")
   assert "orbax-checkpoint cannot write s3://" in line and "SaveRestoreBenchmark" in line
-  no_keys = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-             "AWS_CONFIG_FILE": "/nonexistent"}  # fmt: skip
-  line = _fails_fast(cli, tmp_path, "s3://ckptbench/x", no_keys, "storage_benchmarks.PlainSave")
-  assert "no AWS credentials" in line and "AWS_ACCESS_KEY_ID" in line
+
+
+def _refusal(url: str) -> str:
+  from ckptbench.storage import check_store
+
+  with pytest.raises(CkptbenchError) as caught:
+    check_store(url)
+  assert len(str(caught.value).splitlines()) == 1
+  return str(caught.value)
+
+
+def test_store_checks_name_the_url_and_what_to_set(gcs_store, s3_store, monkeypatch):
+  dead = f"http://127.0.0.1:{_closed_port()}"
+  assert "bucket 'no-such-bucket' does not exist" in _refusal("gs://no-such-bucket/x")
+  assert "bucket 'no-such-bucket' does not exist" in _refusal("s3://no-such-bucket/x")
+  with monkeypatch.context() as env:
+    env.setenv("AWS_ENDPOINT_URL", dead)
+    line = _refusal("s3://ckptbench/x")
+    assert "s3://ckptbench/x" in line and "cannot be reached" in line and "AWS_ENDPOINT_URL" in line
+  with monkeypatch.context() as env:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+      env.delenv(name)
+    env.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    env.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    line = _refusal("s3://ckptbench/x")
+    assert "no AWS credentials" in line and "AWS_ACCESS_KEY_ID" in line
+  with monkeypatch.context() as env:
+    env.delenv("STORAGE_EMULATOR_HOST")
+    env.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    env.setenv("GCE_METADATA_HOST", dead.removeprefix("http://"))  # no metadata server either
+    line = _refusal("gs://some-bucket/x")
+    assert "no Google credentials" in line and "GOOGLE_APPLICATION_CREDENTIALS" in line
 
 
 @pytest.mark.slow
@@ -172,13 +194,13 @@ def test_everything_under_a_gcs_output_directory_and_baselines_on_gcs(gcs_store,
 @pytest.mark.slow
 def test_saves_under_a_shaped_link_with_injected_errors_complete_and_verify(gcs_store, tmp_path, cli):
   done = cli("run", _suite(tmp_path, options="{use_ocdbt: [true, false]}"), "-o", str(tmp_path / "out"),
-             "--checkpoint_root", f"{gcs_store.url}/linked", "--link", "rtt=5ms,bw=200MB/s,errors=10%",
+             "--checkpoint_root", f"{gcs_store.url}/linked", "--link", "rtt=5ms,bw=200MB/s,errors=5%",
              "--no-views", "--no-probe", "--no-progress")  # fmt: skip
   assert done.returncode == 0, done.stderr[-3000:]
   records = _records(tmp_path / "out")
   assert len(records) == 2 and not any(r["error"] for r in records)  # save_restore verifies what it loaded
   link = json.loads((tmp_path / "out" / "link.json").read_text())
-  assert link["shape"] == "rtt=5ms,bw=0.2GB/s,errors=10%"
+  assert link["shape"] == "rtt=5ms,bw=0.2GB/s,errors=5%"
   assert link["stats"]["injected_errors"] > 0
   injected = sum(r["metrics"]["checkpoint_5_inventory/store_injected_errors_count"]["value"] for r in records)
   assert injected > 0
@@ -211,3 +233,47 @@ def test_price_table_is_documented_and_overridable(tmp_path, monkeypatch):
   (tmp_path / "p.json").write_text('{"gs": {"storage_per_tb": 1}}')
   with pytest.raises(CkptbenchError, match=PRICE_TABLE_ENV):
     checkpoint_cost("gs", 1, {})
+
+
+@pytest.mark.slow
+def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_store, tmp_path, cli):
+  import jax
+  import numpy as np
+  from orbax.checkpoint import v1 as ocp
+
+  import ckptbench
+
+  mesh = jax.sharding.Mesh(np.array(jax.devices()[:2]), ("fsdp",))
+  sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("fsdp"))
+  tree = {"w": jax.device_put(np.arange(64 * 8, dtype=np.float32).reshape(64, 8), sharding)}
+  ocp.save(f"{gcs_store.url}/existing/ckpt", tree)
+  ckptbench.write_sharding_config(f"{gcs_store.url}/existing/sharding.json", tree)
+  (tmp_path / "s.yaml").write_text(
+      "suite_name: existing on gcs\n"
+      f"checkpoint_config: {{path: {gcs_store.url}/existing/ckpt,"
+      f" sharding_config_path: {gcs_store.url}/existing/sharding.json}}\n"
+      "mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}\n"
+      "benchmarks: [{generator: save_restore, options: {use_ocdbt: false}}]\n"
+  )
+  done = cli("run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe")
+  assert done.returncode == 0, done.stderr[-2000:]
+  (record,) = _records(tmp_path / "out")
+  assert record["error"] is None and record["metrics"]["save_5_inventory/save_total_gb"]["value"] > 0
+
+
+def test_the_link_keeps_object_lengths_on_head_requests(s3_store):
+  import boto3
+
+  from ckptbench.storage import stop_emulator, write_object
+  from ckptbench.storage._link import parse_link, start_link
+
+  write_object(f"{s3_store.url}/head/o", b"a" * 1234)
+  link, proc = start_link(s3_store.endpoint, parse_link("rtt=2ms"))
+  try:
+    client = boto3.client("s3", endpoint_url=link.endpoint, region_name="us-east-1")
+    assert client.head_object(Bucket=s3_store.bucket, Key="head/o")["ContentLength"] == 1234
+    assert client.get_object(Bucket=s3_store.bucket, Key="head/o")["Body"].read() == b"a" * 1234
+    stats = link.stats()
+    assert stats["get"] == 2 and stats["requests"] == 2 and stats["bytes_down"] == 1234
+  finally:
+    stop_emulator(proc)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
 
 import ckptbench
 from ckptbench.benchmarks.storage import verify_objects
-from ckptbench.storage import write_object
+from ckptbench.storage import list_objects, write_object
 from conftest import REPO
 from store_servers import gcs_store, s3_store  # noqa: F401  (fixtures)
 
@@ -52,3 +53,25 @@ def test_example_suite_runs_on_the_emulator(name, gcs_store, s3_store, tmp_path,
   assert len(orbax) == (4 if name == "storage_gcs" else 0)
   for r in orbax:
     assert 0 < r["metrics"]["save_4_throughput/save_total_gbps_of_store_write"]["value"]
+  dcp = [r for r in records if r["generator"].endswith("PyTorchBenchmark")]
+  assert len(dcp) == (4 if name == "storage_s3" and importlib.util.find_spec("torch") else 0)
+  for r in dcp:  # DCP's files are in the bucket; the load was verified bit for bit
+    assert {"dcp/.metadata", "dcp/__0_0.distcp"} <= {o.key for o in list_objects(r["path"])}
+
+
+@pytest.mark.slow
+def test_dcp_saves_to_gcs_and_local_file_libraries_are_refused_on_a_store(gcs_store, tmp_path, cli):
+  pytest.importorskip("torch", reason="the torch extra is not installed")
+  (tmp_path / "s.yaml").write_text(
+      "suite_name: dcp on gcs\n"
+      "checkpoint_config: {spec: {w: {dtype: float32, shape: [256, 64]}}}\n"
+      "benchmarks: [{generator: pytorch, options: {library: [dcp, torch_save]}}]\n"
+  )
+  done = cli("run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--checkpoint_root",
+             f"{gcs_store.url}/dcp", "--no-views", "--no-probe", "--no-progress")  # fmt: skip
+  assert done.returncode == 1, done.stderr[-2000:]
+  by_library = {json.loads(line)["options"]["library"]: json.loads(line)
+                for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()}  # fmt: skip
+  assert by_library["dcp"]["error"] is None
+  assert by_library["dcp"]["inventory"]["file_count"] == 2
+  assert "writes local files only" in by_library["torch_save"]["error"]["message"]

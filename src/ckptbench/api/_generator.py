@@ -31,7 +31,8 @@ class TestContext:
   Attributes:
     pytree: the checkpoint data (generated from `spec`, built from a preset, or
       loaded from `path`); None when the suite gives no checkpoint.
-    path: a fresh, empty directory for this run.
+    path: a fresh, empty directory for this run (an `etils.epath.Path` on a gs://
+      or s3:// checkpoint root, which Orbax, gcsfs and s3fs accept).
     options: the options of this sweep point.
     mesh: the `jax.sharding.Mesh` of this run, or None when no mesh is set.
     repeat_index: which repeat this is (0-based).

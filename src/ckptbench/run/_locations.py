@@ -79,7 +79,10 @@ def placement_error(
   file_bytes = sum(
       float(v.get("value", 0.0)) for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
   )
-  objects = len(list_objects(url)) if error is None else 1  # a failed run may rightly leave nothing
+  try:
+    objects = len(list_objects(url)) if error is None else 1  # a failed run may rightly leave nothing
+  except Exception as e:  # noqa: BLE001  (the store went away: say so, keep the other runs going)
+    return error or ErrorRecord(type(e).__name__, f"cannot list {url} after the run: {e}", "")
   reason = misplaced_bytes(url, objects, file_bytes_written=file_bytes, local_scratch=local_scratch)
   if reason is None:
     return error

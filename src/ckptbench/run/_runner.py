@@ -293,7 +293,7 @@ def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StoragePro
         if found is None and not settings.probe_later:
           found = probe_storage(settings.output_dir)
       mine = None if found is None else dataclasses.asdict(found)
-    except (OSError, CkptbenchError, ValueError) as e:  # TensorStore reports failures as ValueError
+    except Exception as e:  # noqa: BLE001  (a failed probe only costs the roofline shares)
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]
   return None if shared is None else roofline_from_dict(shared)
@@ -321,6 +321,7 @@ def _run_once(
   t_fn = None
   local_path = None
   requests = StoreRequests(link_stats) if store_url is not None else None
+  request_counts = None
   with collect_created_metrics() as created:
     try:
       try:
@@ -343,6 +344,8 @@ def _run_once(
       t_fn = time.perf_counter()
       with deadline(timeout):
         result = generator.test_fn(context)
+      if requests is not None:  # before ckptbench's own listing of the store below
+        request_counts = requests.stop(store_url.scheme)
       if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
         error = timeout_error(timeout, time.perf_counter() - t_fn, None)
       elif not isinstance(result, TestResult):
@@ -356,8 +359,8 @@ def _run_once(
       if partial is not None:
         remove_location(partial)
   tags, inventory = _measured(created, None if error else result, run_dir, probe)
-  if requests is not None and inventory is not None:
-    tags.update(store_cost_tags(store_url, inventory["total_bytes"], requests.stop(store_url.scheme)))
+  if request_counts is not None and inventory is not None:
+    tags.update(store_cost_tags(store_url, inventory["total_bytes"], request_counts))
   if store_url is not None and coordinator.process_index == 0:
     # A save that left its bytes on local disk fails the run, whatever the benchmark said.
     error = placement_error(store_url, tags, local_path is not None, error)

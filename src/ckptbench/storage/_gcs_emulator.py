@@ -1,4 +1,4 @@
-"""Runs gcp-storage-emulator with three fidelity fixes, so TensorStore sees GCS-like behaviour.
+"""Runs gcp-storage-emulator with four fidelity fixes, so clients see GCS-like behaviour.
 
 `python -m ckptbench.storage._gcs_emulator start --host=... --port=...` is the
 emulator's own command line. The fixes (measured with TensorStore 0.1.86):
@@ -9,6 +9,9 @@ emulator's own command line. The fixes (measured with TensorStore 0.1.86):
   curl waits 1 s before sending every body over 1 MiB.
 - The emulator listens with a backlog of 5 connections; 16 uploads in flight
   then lose SYNs and wait 1 s for the retransmission. The backlog here is 128.
+- GCS moves an object with `POST .../o/SRC/moveTo/o/DST`; the emulator answers
+  501, and gcsfs (PyTorch DCP's rename of .metadata) retried it for 35 s
+  before falling back to copy and delete. Here it copies, then deletes.
 The emulator still serves one request at a time (its own limit, which the
 store roofline shows).
 """
@@ -51,6 +54,21 @@ def _parse_request_answering_expect(self) -> bool:
 
 
 server.RequestHandler.parse_request = _parse_request_answering_expect
+
+
+def _move(request, response, storage, *args, **kwargs):
+  bucket, source = request.params["bucket_name"], request.params["object_id"]
+  request.params["dest_bucket_name"] = bucket
+  objects.copy(request, response, storage)
+  if response.status == 200:
+    storage.delete_file(bucket, source)
+
+
+server.HANDLERS = (
+    (r"^/storage/v1/b/(?P<bucket_name>[-.\w]+)/o/(?P<object_id>.*[^/]+)/moveTo/o/(?P<dest_object_id>.*[^/]+)$",
+     {"POST": _move}),
+    *server.HANDLERS,
+)  # fmt: skip
 
 if __name__ == "__main__":
   from gcp_storage_emulator.__main__ import main

@@ -152,6 +152,11 @@ def build_app(upstream: str, shape: LinkShape, seed: int = 0):
     await down.send(len(payload))
     stats["bytes_down"] += len(payload)
     await asyncio.sleep(shape.rtt_s / 2)
+    if request.method == "HEAD":  # the object's length, not the (empty) body's
+      response = web.StreamResponse(status=status, headers=out_headers)
+      response.content_length = int(answer.headers.get("Content-Length", 0))
+      await response.prepare(request)
+      return response
     return web.Response(body=payload, status=status, headers=out_headers)
 
   async def start(app):

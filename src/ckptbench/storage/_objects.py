@@ -41,6 +41,13 @@ def _gcs_bucket(url: StoreURL) -> Any:
   return client.bucket(url.bucket)
 
 
+def _gcs_retry() -> Any:
+  """Retries of transient errors for at most TIMEOUT_S in all (the library's default is 120 s)."""
+  from google.api_core import retry  # noqa: PLC0415
+
+  return retry.Retry(timeout=TIMEOUT_S, initial=0.2, maximum=2.0)
+
+
 def endpoint_of(url: StoreURL) -> str | None:
   """The endpoint set in the environment for `url`'s store (None: the cloud's own)."""
   if url.scheme == "gs":
@@ -57,7 +64,8 @@ def _s3_client(url: StoreURL) -> Any:
   config = botocore.config.Config(
       connect_timeout=TIMEOUT_S, read_timeout=TIMEOUT_S, retries={"max_attempts": 2, "mode": "standard"}
   )
-  return boto3.client("s3", endpoint_url=endpoint_of(url), config=config)
+  # A fresh session: the default one caches credentials, so later changes to the environment were ignored.
+  return boto3.session.Session().client("s3", endpoint_url=endpoint_of(url), config=config)
 
 
 def list_objects(url: StoreURL | str) -> list[StoredObject]:
@@ -66,7 +74,7 @@ def list_objects(url: StoreURL | str) -> list[StoredObject]:
   prefix = url.prefix + "/" if url.prefix else ""
   out = []
   if url.scheme == "gs":
-    for blob in _gcs_bucket(url).list_blobs(prefix=prefix, timeout=TIMEOUT_S):
+    for blob in _gcs_bucket(url).list_blobs(prefix=prefix, timeout=TIMEOUT_S, retry=_gcs_retry()):
       out.append(StoredObject(blob.name[len(prefix):], int(blob.size or 0)))
   else:
     pages = _s3_client(url).get_paginator("list_objects_v2").paginate(Bucket=url.bucket, Prefix=prefix)
@@ -83,7 +91,7 @@ def delete_prefix(url: StoreURL | str) -> int:
   if url.scheme == "gs":
     bucket = _gcs_bucket(url)
     for obj in objects:
-      bucket.blob(url.join(obj.key).prefix).delete(timeout=TIMEOUT_S)
+      bucket.blob(url.join(obj.key).prefix).delete(timeout=TIMEOUT_S, retry=_gcs_retry())
   else:
     client = _s3_client(url)
     keys = [{"Key": url.join(o.key).prefix} for o in objects]
@@ -134,12 +142,11 @@ def _chain(e: BaseException | None):
 
 
 def _check_gcs(url: StoreURL) -> None:
-  from google.api_core import exceptions, retry  # noqa: PLC0415
+  from google.api_core import exceptions  # noqa: PLC0415
 
   bucket = _gcs_bucket(url)
-  quick = retry.Retry(timeout=TIMEOUT_S, initial=0.2, maximum=1.0)
   try:
-    if not bucket.exists(timeout=TIMEOUT_S / 2, retry=quick):
+    if not bucket.exists(timeout=TIMEOUT_S / 2, retry=_gcs_retry()):
       raise CkptbenchError(f"{url}: bucket '{url.bucket}' does not exist; create it or fix the URL")
   except exceptions.Forbidden:
     raise CkptbenchError(
@@ -179,7 +186,7 @@ def read_object(url: StoreURL | str) -> bytes:
     from google.api_core import exceptions  # noqa: PLC0415
 
     try:
-      return _gcs_bucket(url).blob(url.prefix).download_as_bytes(timeout=TIMEOUT_S)
+      return _gcs_bucket(url).blob(url.prefix).download_as_bytes(timeout=TIMEOUT_S, retry=_gcs_retry())
     except exceptions.NotFound:
       raise CkptbenchError(f"{url} does not exist") from None
   import botocore.exceptions  # noqa: PLC0415
@@ -196,7 +203,7 @@ def write_object(url: StoreURL | str, data: bytes) -> None:
   """Writes one object (a single PUT: readers see the old or the new bytes, never half)."""
   url = parse_store_url(url) if isinstance(url, str) else url
   if url.scheme == "gs":
-    _gcs_bucket(url).blob(url.prefix).upload_from_string(data, timeout=TIMEOUT_S)
+    _gcs_bucket(url).blob(url.prefix).upload_from_string(data, timeout=TIMEOUT_S, retry=_gcs_retry())
   else:
     _s3_client(url).put_object(Bucket=url.bucket, Key=url.prefix, Body=data)
 
