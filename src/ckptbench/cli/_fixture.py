@@ -17,7 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._process import devices_needed
@@ -53,8 +54,7 @@ def write_fixture(
 ) -> dict[str, Any]:
   """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors) and OUTPUT_DIR/sharding.json.
 
-  Returns what it wrote. `overrides` are `--set KEY=VALUE` texts, applied to the
-  suite file before validation.
+  `overrides` are `--set KEY=VALUE` edits of the suite. Returns what it wrote.
 
   Raises:
     CkptbenchError: when the suite has no spec or preset, or the checkpoint exists.
