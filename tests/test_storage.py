@@ -64,6 +64,10 @@ def test_gcs_checkpoints_go_to_the_store_and_results_stay_local(gcs_store, tmp_p
     assert r["inventory"]["file_count"] == len(stored) > 0
     assert r["inventory"]["total_bytes"] == sum(o.size for o in stored) > 128 * 64 * 4 * 0.5
     assert r["metrics"]["save_6_tensorstore/kvstore_gcs_bytes_written"]["value"] > 0
+    # Without --link the requests are TensorStore's (array data): writes, then the load's reads.
+    assert r["metrics"]["checkpoint_5_inventory/store_put_count"]["value"] >= 1
+    assert r["metrics"]["checkpoint_5_inventory/store_get_count"]["value"] >= 1
+    assert r["metrics"]["checkpoint_5_inventory/store_usd_per_month"]["value"] > 0
     layouts.add(r["inventory"]["layout"])
   assert layouts == {"OCDBT + Orbax metadata", "Zarr v3 + Orbax metadata"}
   local = {p.name for p in (tmp_path / "out").iterdir()}
