@@ -13,6 +13,7 @@ $(VENV)/.installed: pyproject.toml
 $(VENV)/.dev-installed: $(VENV)/.installed
 	$(PIP) install -q -e '.[dev,storage]'
 	-$(PIP) install -q -e '.[torch]'
+	-$(PIP) install -q -e '.[pathways]'
 	touch $@
 
 install: $(VENV)/.installed

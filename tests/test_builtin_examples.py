@@ -19,13 +19,19 @@ EXAMPLES = {
     "preemption_recovery": 2,
     "pytorch": 6,  # torchax is skipped where it does not import
     "training_interference": 2,
-    "mlperf_storage": 3,
+    "mlperf_storage": 4,
     "pytree_checkpoint": 4,
     "array_handler": 20,
     "orbax_load": 2,
+    "safetensors_load": 7,
+    "deleter": 5,
+    "checkpoint_policy": 3,
+    "pytorch_dcp": 4,
     "single_replica": 2,
     "checkpointer_cancel": 6,
     "storage_s3": 10,
+    "multislice_broadcast": 2,
+    "snapshotter": 2,
 }
 
 

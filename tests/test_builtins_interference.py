@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from builtin_support import corrupt_before, errors, ok_metrics, roll_back_latest_step, run_text
@@ -41,7 +43,17 @@ def test_training_interference_splits_steps_phases_and_memory(tmp_path, api):
   slope = m["memory_9_other/rss_slope_mib_per_save"]["value"]
   assert m["memory_9_other/rss_slope_mib_per_save_low"]["value"] <= slope
   assert slope <= m["memory_9_other/rss_slope_mib_per_save_high"]["value"]
+  for phase in ("first", "steady"):
+    growth = m[f"memory_9_other/save_{phase}_peak_growth_mib"]["value"]
+    assert m[f"memory_9_other/save_{phase}_peak_over_checkpoint"]["value"] == pytest.approx(
+        growth / m["memory_9_other/checkpoint_mib"]["value"])
   assert m["memory_9_other/checkpoint_mib"]["value"] == pytest.approx((2 * 64 * 32 * 4 + 32) / 2**20)
+  [timeline] = (tmp_path / "out").rglob("timeline.json")
+  series = json.loads(timeline.read_text())
+  assert len(series["steps"]) == 24 and len(series["saves"]) == 4
+  overlapping = sum(s["overlapping"] for s in series["steps"])
+  assert overlapping == m["interference_9_other/overlapping_steps"]["value"]
+  assert all(s["called_s"] <= s["returned_s"] <= s["committed_s"] for s in series["saves"])
   if "interference_9_other/step_slowdown_ratio" in m:
     assert m["interference_9_other/step_slowdown_ratio"]["value"] > 0
 

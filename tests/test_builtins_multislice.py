@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import json
 
+import jax
+import numpy as np
 import pytest
-from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, run_text
+from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, roll_back_latest_step, run_text
 from conftest import REPO, run_cli
+
+from ckptbench.config import load_suite
+from ckptbench.config._catalogue import BUILTINS
+from ckptbench.run._sweep import expand
 
 ORBAX = "orbax.checkpoint._src.testing.benchmarks."
 REPLICAS = """\
@@ -81,3 +87,170 @@ def test_single_replica_example_runs_on_two_processes_one_replica_each(tmp_path)
     # Replica 0 is process 0: only it reads; process 1 gets its copy by the broadcast.
     assert r["metrics"]["restore_9_other/reads_checkpoint"]["value"] == (r["host"] == 0)
     assert "emulated as separate processes ([[0], [1]])" in r["notes"][0]
+
+
+ECM = "emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark"
+ARRAYS = REPLICAS.replace(", step: int", "")  # the multi-tier managers restore arrays only
+
+
+def test_emergency_manager_in_one_process_saves_only_the_persistent_tier_and_restores_it(tmp_path):
+  outcome = run_text(tmp_path, ARRAYS, f"""\
+      benchmarks:
+        - generator: {ORBAX}{ECM}
+          options:
+            persistent_save_interval_steps: [2]
+            persistent_max_to_keep: [5]
+            local_save_interval_steps: [1]
+            local_max_to_keep: 2
+            replica_axis_index: 0
+            train_steps: 5
+            single_host_load_and_broadcast: true
+            experimental_orbax_use_distributed_process_id: true
+            experimental_use_distributed_id_for_mesh_consistency: true
+      """)
+  (m,) = ok_metrics(outcome)
+  # One process holds both replicas, so it is in the primary one: persistent saves at 0, 2, 4 only.
+  assert m["save_9_other/saved_steps"]["value"] == 3 and m["save_0_basics/count"]["value"] == 5
+  assert (m["restore_9_other/step"]["value"], m["restore_9_other/restoring_replica"]["value"]) == (4, -1)
+  assert sorted(p.name for p in tmp_path.glob("out/*/repeat_0/persistent/*")) == ["0", "2", "4"]
+  notes = outcome.records[0]["notes"]
+  assert "in-process copy" in notes[0] and "distributed-id flags were left off" in notes[-1]
+
+
+def test_emergency_manager_refuses_leaves_that_are_not_arrays(tmp_path):
+  outcome = run_text(tmp_path, REPLICAS, "benchmarks: [{generator: emergency_checkpoint_manager}]\n")
+  assert errors(outcome) == [("CkptbenchError", "emergency_checkpoint_manager: leaf ['layer']['step'] has type int;"
+                              " Orbax's multi-tier managers restore jax.Arrays only (drop it from checkpoint_config.spec)")]
+
+
+def test_emergency_manager_check_fails_when_the_restored_step_holds_older_data(tmp_path):
+  with corrupt_before(4, lambda: roll_back_latest_step(tmp_path / "out")):  # 3 saves, then the restore
+    outcome = run_text(tmp_path, ARRAYS, """\
+        benchmarks:
+          - generator: emergency_checkpoint_manager
+            options: {persistent_save_interval_steps: 1, persistent_max_to_keep: 2, train_steps: 3, lose_local_data: none}
+        """)
+  assert [t for t, _ in errors(outcome)] == ["DataMismatchError"]
+
+
+@pytest.mark.slow
+def test_emergency_manager_restores_from_a_local_replica_after_one_host_loses_its_data(tmp_path):
+  text = (REPO / "examples" / "emergency_checkpoint_manager.yaml").read_text().replace("num_repeats: 2", "num_repeats: 1")
+  text = text.replace("[2048, 512]", "[64, 32]").replace("[512]", "[32]")
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(text.replace("[none, one_process, all_processes]", "[one_process, all_processes]"))
+  out, local = tmp_path / "out", tmp_path / "local"
+  done = run_cli("launch", "-n", "3", "--devices_per_process", "2", str(suite), "-o", str(out), "--no-progress",
+                 "--local_directory", str(local), timeout=240)  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  got = {(r["options"]["lose_local_data"], r["host"]): r["metrics"] for r in _records(out) if not r["error"]}
+  assert len(got) == 6
+  for host in range(3):
+    # Host 2 lost its local tier; replica 1 (host 1) still has step 6 and broadcasts it.
+    one = got[("one_process", host)]
+    assert (one["restore_9_other/step"]["value"], one["restore_9_other/restoring_replica"]["value"]) == (6, 1)
+    # Every host lost it: the persistent tier's latest step (4) is restored.
+    lost = got[("all_processes", host)]
+    assert (lost["restore_9_other/step"]["value"], lost["restore_9_other/from_local_tier"]["value"]) == (4, 0)
+  # The local tier lives under --local_directory, one directory per process; the primary replica has none.
+  tiers = {h: list((local / f"host_{h}").rglob("local_tier")) for h in range(3)}
+  assert all(tiers.values())
+  assert not any(any(p.iterdir()) for p in tiers[0])
+
+
+def test_the_emergency_example_plans_its_sweep_on_six_devices():
+  plan = expand(load_suite(REPO / "examples" / "emergency_checkpoint_manager.yaml"), 6)
+  assert [b.varying["lose_local_data"] for b in plan.benchmarks] == ["none", "one_process", "all_processes"]
+  assert {b.generator_path for b in plan.benchmarks} == {BUILTINS["emergency_checkpoint_manager"]}
+
+
+def test_multislice_broadcast_copies_replica_0_in_rounds_through_the_peer_path(tmp_path):
+  outcome = run_text(tmp_path, ARRAYS, f"""\
+      benchmarks:
+        - generator: {ORBAX}multislice_broadcast_benchmark.MultisliceBroadcastBenchmark
+          options: {{replica_axis_index: 0, memory_limit_bytes: [1073741824, 1024]}}
+      """)
+  by = {r["options"]["memory_limit_bytes"]: m for r, m in zip(outcome.records, ok_metrics(outcome))}
+  assert by[1073741824]["broadcast_array_9_other/broadcasts"]["value"] == 1
+  assert by[1024]["broadcast_array_9_other/broadcasts"]["value"] == 2  # one round per array: each exceeds 1 KiB
+  for m in by.values():
+    assert m["broadcast_array_9_other/is_source"]["value"] == 1 and "verify_0_basics/time_s" in m
+  assert "in-process copy" in outcome.records[0]["notes"][0]
+
+
+def test_multislice_broadcast_check_fails_when_a_copy_differs(tmp_path, monkeypatch):
+  from orbax.checkpoint._src.multihost import multislice
+
+  broadcast = multislice.broadcast_one_replica_to_all
+
+  def damaging(*args, **kwargs):  # Orbax's real broadcast, then one element of one copy changed
+    outputs, rounds = broadcast(*args, **kwargs)
+    first = outputs[0]
+    shard = first.addressable_shards[-1]  # a device of the last replica
+    data = np.asarray(shard.data).copy()
+    data.flat[0] += 1
+    damaged = [jax.device_put(data, s.device) if s is shard else s.data for s in first.addressable_shards]
+    return (jax.make_array_from_single_device_arrays(first.shape, first.sharding, damaged), *outputs[1:]), rounds
+
+  monkeypatch.setattr(multislice, "broadcast_one_replica_to_all", damaging)
+  outcome = run_text(tmp_path, ARRAYS, "benchmarks: [{generator: multislice_broadcast}]\n")
+  assert [t for t, _ in errors(outcome)] == ["DataMismatchError"]
+
+
+@pytest.mark.slow
+def test_multislice_broadcast_example_runs_one_replica_per_process(tmp_path):
+  text = (REPO / "examples" / "multislice_broadcast.yaml").read_text().replace("num_repeats: 3", "num_repeats: 1")
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(text.replace("shape: [4096, 1024]", "shape: [256, 64]").replace("[1024, 1024]", "[64, 64]"))
+  out = tmp_path / "out"
+  done = run_cli("launch", "-n", "2", str(suite), "-o", str(out), "--no-progress", timeout=180)
+  assert done.returncode == 0, done.stdout + done.stderr
+  records = _records(out)
+  assert len(records) == 4 and all(r["error"] is None for r in records)
+  for r in records:
+    assert r["metrics"]["broadcast_array_9_other/is_source"]["value"] == (r["host"] == 0)
+    assert "emulated as separate processes ([[0], [1]])" in r["notes"][0] and "loopback" in r["notes"][0]
+
+
+SNAPSHOT = """\
+suite_name: t
+mesh_config: {mesh_axes: [replica, model], ici_parallelism: {model: 8}}
+"""
+
+
+def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
+  pytest.importorskip("pathwaysutils", reason="the Snapshotter needs the pathways extra")
+  outcome = run_text(tmp_path, SNAPSHOT, f"""\
+      benchmarks:
+        - generator: {ORBAX}v1.snapshotter_benchmark.SnapshotterBenchmark
+          options: {{num_scale_down_slices: [1, 2], num_scale_up_slices: [2, 4], num_savings: 2}}
+      """)
+  metrics = ok_metrics(outcome)
+  assert [(r["options"]["num_scale_down_slices"], r["options"]["num_scale_up_slices"]) for r in outcome.records] == [
+      (1, 2), (1, 4), (2, 4)
+  ]  # fmt: skip
+  assert [i["reason"] for i in outcome.summary["invalid_combinations"]] == [
+      "need 1 <= num_scale_down_slices < num_scale_up_slices"
+  ]
+  for m in metrics:
+    for op in ("save", "load_scale_down", "save_scale_down_state", "load_scale_up"):
+      assert m[f"{op}_0_basics/count"]["value"] == 2  # two savings
+    assert m["verify_0_basics/count"]["value"] == 4
+  assert "split into 4 groups of 2" in outcome.records[1]["notes"][0]
+
+
+def test_snapshotter_check_fails_when_a_load_differs(tmp_path, monkeypatch):
+  pytest.importorskip("pathwaysutils", reason="the Snapshotter needs the pathways extra")
+  from orbax.checkpoint.experimental.v1._src.training.pathways import snapshotter
+
+  load = snapshotter.Snapshotter.load
+
+  def damaging(self, abstract_state, **kwargs):  # the real load, then one element changed
+    restored = load(self, abstract_state, **kwargs)
+    weights = restored["weights"]
+    return {"weights": jax.device_put(weights.at[0, 0].add(1), weights.sharding)}
+
+  monkeypatch.setattr(snapshotter.Snapshotter, "load", damaging)
+  outcome = run_text(tmp_path, SNAPSHOT, "benchmarks: [{generator: snapshotter}]\n")
+  ((kind, message),) = errors(outcome)
+  assert kind == "DataMismatchError" and "restored data differs" in message

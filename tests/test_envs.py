@@ -121,6 +121,14 @@ def tiny_suite(tmp_path) -> pathlib.Path:
   return path
 
 
+@pytest.fixture
+def one_repeat_suite(tmp_path) -> pathlib.Path:
+  """The tiny suite with one repeat: one round per environment, where rounds are not the point."""
+  path = tmp_path / "once.yaml"
+  path.write_text(TINY_SUITE.replace("num_repeats: 2", "num_repeats: 1"))
+  return path
+
+
 @pytest.mark.slow
 def test_unknown_package_or_version_is_one_line_naming_the_nearest(cli, tiny_suite, tmp_path, env_cache):
   out = tmp_path / "out"
@@ -137,7 +145,8 @@ def test_unknown_package_or_version_is_one_line_naming_the_nearest(cli, tiny_sui
 
 
 @pytest.mark.slow
-def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suite, tmp_path, env_cache):
+def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suite, one_repeat_suite, tmp_path,
+                                                                  env_cache):
   out = tmp_path / "matrix"
   done = cli(
       "matrix", str(tiny_suite), "-o", str(out),
@@ -182,27 +191,27 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   assert (new / "comparison.json").is_file() and "baseline comparison" in (new / "report.html").read_text()
 
   # The cache: a second matrix builds nothing.
-  again = cli("matrix", str(tiny_suite), "-o", str(out), "--overwrite", "--with", f"orbax-checkpoint=={NEWEST}",
-              env=env_cache)  # fmt: skip
+  again = cli("matrix", str(one_repeat_suite), "-o", str(out), "--overwrite",
+              "--with", f"orbax-checkpoint=={NEWEST}", env=env_cache)  # fmt: skip
   assert again.returncode == 0, again.stdout + again.stderr
   assert f"environment orbax-checkpoint-{NEWEST}: cached" in again.stdout
   assert not old.exists()  # --overwrite replaced the earlier matrix
 
 
 @pytest.mark.slow
-def test_run_with_uses_the_same_environment(cli, tiny_suite, tmp_path, env_cache):
+def test_run_with_uses_the_same_environment(cli, one_repeat_suite, tmp_path, env_cache):
   out = tmp_path / "run"
-  done = cli("run", str(tiny_suite), "--with", f"orbax-checkpoint=={OLDEST}", "-o", str(out), "--no-views",
+  done = cli("run", str(one_repeat_suite), "--with", f"orbax-checkpoint=={OLDEST}", "-o", str(out), "--no-views",
              env=env_cache, timeout=600)  # fmt: skip
   assert done.returncode == 0, done.stdout + done.stderr
   assert json.loads((out / "manifest.json").read_text())["versions"]["orbax-checkpoint"] == OLDEST
 
 
 @pytest.mark.slow
-def test_bisect_measures_bad_against_good_first(cli, tiny_suite, tmp_path, env_cache):
+def test_bisect_measures_bad_against_good_first(cli, one_repeat_suite, tmp_path, env_cache):
   out = tmp_path / "bisect"
   done = cli(
-      "bisect", str(tiny_suite), "--package", "orbax-checkpoint", "--good", OLDEST, "--bad", NEWEST,
+      "bisect", str(one_repeat_suite), "--package", "orbax-checkpoint", "--good", OLDEST, "--bad", NEWEST,
       "--metric", "load_0_basics/time_s", "-o", str(out), env=env_cache, timeout=900,
   )  # fmt: skip
   assert done.returncode == 0, done.stdout + done.stderr
@@ -210,6 +219,26 @@ def test_bisect_measures_bad_against_good_first(cli, tiny_suite, tmp_path, env_c
   document = json.loads((out / "bisect.json").read_text())
   candidates = document["candidates"]  # the releases the index lists between them
   assert candidates[0] == OLDEST and candidates[-1] == NEWEST and {"0.11.40", "0.12.0"} <= set(candidates)
-  # Two repeats cannot reach significance: the step says so, and no culprit is named.
+  # One repeat cannot reach significance: the step says so, and no culprit is named.
   assert document["steps"][0]["verdict"] == "not enough samples" and document["culprit"] is None
   assert "no regression of load_0_basics/time_s" in done.stdout
+
+
+@pytest.mark.slow
+def test_an_environment_that_fails_to_run_leaves_nothing_in_out(cli, tmp_path, env_cache):
+  # The suite's generator lives in tests/ (on this process's PYTHONPATH only): the environment,
+  # which drops PYTHONPATH so that nothing shadows its own packages, cannot load the suite.
+  suite = tmp_path / "foreign.yaml"
+  suite.write_text(
+      TINY_SUITE.split("benchmarks:")[0].replace("num_repeats: 2", "num_repeats: 1")
+      + "benchmarks:\n  - generator: sample_benchmarks.SaveRestoreBenchmark\n"
+  )
+  out = tmp_path / "out"
+  done = cli("matrix", str(suite), "--with", f"orbax-checkpoint=={NEWEST}", "-o", str(out), env=env_cache)
+  assert done.returncode == 2, done.stdout + done.stderr  # no environment finished
+  failure = [line for line in done.stdout.splitlines() if "failed: ckptbench run exited 2" in line]
+  assert len(failure) == 1 and "sample_benchmarks" in failure[0]
+  assert "no environment finished the suite" in done.stderr
+  assert list(out.iterdir()) == [out / "comparison.json"]  # the record of what happened, no half run
+  document = json.loads((out / "comparison.json").read_text())
+  assert document["environments"][0]["status"] == "run_failed" and document["reference"] is None

@@ -9,7 +9,7 @@ import pytest
 from builtin_support import ok_metrics, run_text
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._goodput import plan_goodput
-from ckptbench.stats import expected_goodput, optimal_interval
+from ckptbench.stats import CheckpointCost, expected_goodput, optimal_interval
 
 SUITE = """\
 suite_name: g
@@ -52,6 +52,33 @@ def test_goodput_with_recovery_and_per_accelerator_mttf(tmp_path, cli):
   assert plan["best_goodput"] > plan["current_goodput"] == pytest.approx(expected_goodput(3600, cost, 8 * 3600))
 
 
+def test_goodput_from_a_baseline_file_equals_goodput_from_its_run(tmp_path, cli):
+  from ckptbench import capture_baseline
+
+  run_text(tmp_path, SUITE, MANAGER)
+  baseline = capture_baseline(tmp_path / "out", tmp_path / "baselines", label="b")
+  from_run = plan_goodput(tmp_path / "out", 3600.0, recovery_s=60.0)
+  from_file = plan_goodput(baseline, 3600.0, recovery_s=60.0)
+  assert [p.best_interval_s for p in from_file] == pytest.approx([p.best_interval_s for p in from_run])
+  done = cli("goodput", str(baseline), "--mtbf", "1h")
+  assert done.returncode == 0, done.stderr
+  assert (tmp_path / "baselines" / "goodput.html").is_file()  # beside the baseline file
+
+
+def test_goodput_takes_the_lag_of_a_torch_async_save_from_its_whole_save(tmp_path):
+  pytest.importorskip("torch", reason="the pytorch built-in needs the torch extra")
+  [m] = ok_metrics(run_text(tmp_path, SUITE, """\
+      benchmarks:
+        - generator: pytorch
+          options: {library: dcp_async}
+      """))
+  [plan] = plan_goodput(tmp_path / "out", 3600.0, recovery_s=60.0)
+  blocking = m["save_blocking_0_basics/time_s"]["value"]
+  assert plan.cost.blocking_s == pytest.approx(blocking)
+  assert plan.cost.lag_s == pytest.approx(m["save_0_basics/time_s"]["value"] - blocking)
+  assert plan.best_goodput is not None and not plan.missing
+
+
 def test_goodput_refuses_bad_input_with_one_line(tmp_path, cli):
   done = cli("goodput", str(tmp_path / "absent"), "--mtbf", "6h")
   assert done.returncode == 2 and done.stderr.startswith("ckptbench: error: ")
@@ -70,6 +97,18 @@ def test_goodput_needs_a_benchmark_that_saved(tmp_path):
     plan_goodput(tmp_path / "out", 3600.0)
 
 
+def test_goodput_names_a_missing_lag_instead_of_assuming_one(tmp_path):
+  (tmp_path / "out").mkdir()
+  blocking_only = {"save_blocking_0_basics/time_s": {"value": 2.0, "unit": "s"}}
+  (tmp_path / "out" / "results.jsonl").write_text(
+      json.dumps({"key": "k", "benchmark": "b", "repeat": 0, "metrics": blocking_only}) + "\n"
+  )
+  [plan] = plan_goodput(tmp_path / "out", 3600.0, interval_s=600.0, recovery_s=60.0)
+  assert plan.cost.lag_s is None and plan.best_goodput is None and plan.current_goodput is None
+  assert [m.split(":")[0] for m in plan.missing] == ["lag_s"]
+  assert plan.best_interval_s == pytest.approx(optimal_interval(CheckpointCost(2.0), 3600.0))
+
+
 @pytest.mark.slow
 def test_goodput_takes_the_recovery_measured_by_preemption_recovery(tmp_path):
   outcome = run_text(tmp_path, SUITE, MANAGER + (
@@ -84,6 +123,4 @@ def test_goodput_takes_the_recovery_measured_by_preemption_recovery(tmp_path):
 
 
 def _cost(plan):
-  from ckptbench.stats import CheckpointCost
-
   return CheckpointCost(**plan["cost"])

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import ckptbench
 from ckptbench.cli._main import main
 from ckptbench.config import load_suite_text
 from ckptbench.errors import ConfigError
@@ -142,3 +143,46 @@ def test_run_refuses_an_unreachable_bucket_with_one_storage_message(tmp_path, ca
   assert err.startswith("ckptbench: error: object storage cannot be reached from this machine: ")
   assert "\n" not in err and "(checkpoint_configs[0].path)" in err and "(benchmarks[0].options.checkpoint_path)" in err
   assert not (tmp_path / "out").exists()
+
+
+class SharedData(ckptbench.BenchmarksGenerator):
+  """Records 1 when a run gets the very checkpoint data object the previous run got."""
+
+  previous = None
+
+  def test_fn(self, context):
+    metrics = ckptbench.Metrics()
+    metrics.record("check", "9_other/same_data_as_before", float(context.pytree is type(self).previous), "count")
+    type(self).previous = context.pytree
+    return ckptbench.TestResult(metrics=metrics)
+
+
+@pytest.mark.parametrize("reuse", [True, False])
+def test_reuse_checkpoint_false_builds_the_data_for_each_run(tmp_path, reuse):
+  from ckptbench.run._runner import RunSettings, run_suite
+
+  SharedData.previous = None
+  suite = load_suite_text(
+      f"suite_name: s\nnum_repeats: 3\nreuse_checkpoint: {str(reuse).lower()}\n"
+      "checkpoint_config: {spec: {w: {dtype: float32, shape: [8]}}}\n"
+      "benchmarks: [{generator: test_orbax_dialect.SharedData}]\n",
+      str(tmp_path / "s.yaml"),
+  )
+  outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False, write_views=False))
+  same = [r["metrics"]["check_9_other/same_data_as_before"]["value"] for r in outcome.records]
+  assert same == ([0.0, 1.0, 1.0] if reuse else [0.0, 0.0, 0.0])
+
+
+def test_a_swept_mapping_is_named_by_its_place_in_the_sweep():
+  suite = load_suite_text(
+      "suite_name: s\ncheckpoint_config: {spec: {w: {dtype: float32, shape: [8]}}}\nbenchmarks:\n"
+      "  - generator: checkpoint_policy\n    options:\n      num_checkpoints: 5\n      checkpoint_policies_options:\n"
+      "        - {preservation_policies: [{policy_type: LatestN, n: 1}], save_decision_policies: [{policy_type: InitialSavePolicy}]}\n"
+      "        - {preservation_policies: [{policy_type: LatestN, n: 2}], save_decision_policies: [{policy_type: InitialSavePolicy}]}\n",
+      "s.yaml",
+  )
+  names = [b.name for b in expand(suite, 8).benchmarks]
+  assert names == [
+      "CheckpointPolicyBenchmark(checkpoint_policies_options[0])",
+      "CheckpointPolicyBenchmark(checkpoint_policies_options[1])",
+  ]

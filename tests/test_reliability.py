@@ -34,6 +34,7 @@ QUICK = dict(show_progress=False, probe_storage=False, write_views=False)
 SLEEPY = """\
 suite_name: sleepy
 num_repeats: 2
+num_warmups: 0
 benchmarks:
   - generator: reliability_benchmarks.StubbornBenchmark
     options: {sleep_s: [0.3, 0.31, 0.32]}

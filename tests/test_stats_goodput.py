@@ -59,6 +59,13 @@ def test_goodput_without_recovery_is_refused_but_the_interval_is_not():
   assert optimal_interval(cost, HOUR) > 0
 
 
+def test_an_unknown_lag_refuses_goodput_but_not_the_interval():
+  unknown = CheckpointCost(blocking_s=10.0, lag_s=None, recovery_s=60.0)
+  with pytest.raises(ValueError, match="lag"):
+    expected_goodput(600.0, unknown, HOUR)
+  assert optimal_interval(unknown, HOUR) == pytest.approx(optimal_interval(CheckpointCost(10.0, 30.0), HOUR))
+
+
 def test_bad_costs_are_rejected():
   with pytest.raises(ValueError, match="blocking_s"):
     CheckpointCost(blocking_s=-1.0)

@@ -64,6 +64,7 @@ _add("save_restore", "sum", "count", {
     "0_basics/cold_cache_drop_caches": "1: the page cache was dropped before the block (root)",
     "0_basics/cold_cache_fadvise": "1: the checkpoint's pages were evicted with posix_fadvise(DONTNEED) before the block",
     "0_basics/cold_cache_none": "1: eviction was asked for and no method worked (the block read from memory)",
+    "0_basics/cold_cache_warm": "1: no eviction was asked for (cold_cache: false): the block read what the save left in memory",
 })
 _add("rss", "max", "MiB", {
     "7_memory/host_rss_peak_diff_mib": "peak host RSS during the block minus RSS at entry (sampled every 5 ms)",

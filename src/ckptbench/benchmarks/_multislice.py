@@ -8,6 +8,8 @@ this module says, for the record, how the replicas were laid out instead.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -47,6 +49,16 @@ def require_replicated(pytree: Any, axis: str, benchmark: str) -> None:
       raise CkptbenchError(
           f"{benchmark}: array {jax.tree_util.keystr(path)} is sharded over the replica axis {axis!r};"
           " every replica must hold a whole copy (shard over the other axes only)"
+      )
+
+
+def require_arrays(pytree: Any, benchmark: str) -> None:
+  """Raises at the first leaf that is not a jax.Array (Orbax's multi-tier managers restore arrays only)."""
+  for path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
+    if not isinstance(leaf, jax.Array):
+      raise CkptbenchError(
+          f"{benchmark}: leaf {jax.tree_util.keystr(path)} has type {type(leaf).__name__}; Orbax's"
+          " multi-tier managers restore jax.Arrays only (drop it from checkpoint_config.spec)"
       )
 
 
@@ -96,3 +108,43 @@ def emulation_notes(mesh: jax.sharding.Mesh, replica_axis_index: int) -> tuple[s
       f"emulated slices: CPU devices stand for accelerators; {layout}",
       "devices within a replica share host memory: no ICI links, HBM or accelerator transfers",
   )
+
+
+@contextlib.contextmanager
+def orbax_flags(**values: bool) -> Iterator[None]:
+  """Sets Orbax's absl flags (e.g. experimental_orbax_use_distributed_process_id) for the block.
+
+  Orbax's multi-tier code reads such flags, and absl refuses to read any flag
+  before the command line is parsed: ckptbench parses none, so the flags are
+  marked parsed (every other flag keeps its default). The previous values are
+  put back afterwards.
+  """
+  from absl import flags
+
+  if not flags.FLAGS.is_parsed():
+    flags.FLAGS.mark_as_parsed()
+  previous = {name: getattr(flags.FLAGS, name) for name in values}
+  try:
+    for name, value in values.items():
+      setattr(flags.FLAGS, name, value)
+    yield
+  finally:
+    for name, value in previous.items():
+      setattr(flags.FLAGS, name, value)
+
+
+def init_process_id_maps() -> None:
+  """Builds Orbax's maps between runtime and distributed process ids (collective; once per process).
+
+  Orbax's multi-tier managers need them; a single process has nothing to map.
+  """
+  import jax
+  from orbax.checkpoint._src.multihost import multihost
+
+  if jax.process_count() == 1:
+    return
+  if not multihost.is_runtime_to_distributed_ids_initialized():
+    multihost.initialize_runtime_to_distributed_ids()
+  if not multihost.is_distributed_to_device_ids_initialized():
+    multihost.initialize_distributed_to_device_ids()
+

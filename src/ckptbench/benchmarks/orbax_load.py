@@ -72,6 +72,18 @@ class OrbaxLoadOptions(ckptbench.BenchmarkOptions):
         return "use_colocated_python needs a Pathways backend; this JAX has none"
     return None
 
+  def load_context(self) -> ocp.Context:
+    """The Orbax Context the load runs in."""
+    ctx = ocp.Context()
+    ctx.array.loading.use_load_and_broadcast = self.use_load_and_broadcast
+    if self.restore_concurrent_gb is not None:
+      ctx.memory.read_concurrent_bytes = int(self.restore_concurrent_gb * _GIB)
+    if self.use_colocated_python:
+      from orbax.checkpoint import pathways  # noqa: PLC0415  (Pathways only)
+
+      ctx.pathways.checkpointing_impl = pathways.CheckpointingImpl.from_options(use_colocated_python=True)
+    return ctx
+
 
 def _bounds(index: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
   """A shard's index as (start, stop) per dimension: JAX writes a whole dimension as 0:n or as `:`."""
@@ -106,18 +118,6 @@ def compare_digests(reference: dict[str, str], actual: dict[str, str], where: st
     raise ckptbench.DataMismatchError(f"the load does not match the digests in {where}: {shown}")
 
 
-def _load_context(options: OrbaxLoadOptions) -> ocp.Context:
-  ctx = ocp.Context()
-  ctx.array.loading.use_load_and_broadcast = options.use_load_and_broadcast
-  if options.restore_concurrent_gb is not None:
-    ctx.memory.read_concurrent_bytes = int(options.restore_concurrent_gb * _GIB)
-  if options.use_colocated_python:
-    from orbax.checkpoint import pathways  # noqa: PLC0415  (Pathways only)
-
-    ctx.pathways.checkpointing_impl = pathways.CheckpointingImpl.from_options(use_colocated_python=True)
-  return ctx
-
-
 @ckptbench.benchmark_options(OrbaxLoadOptions)
 class OrbaxLoadBenchmark(ckptbench.BenchmarksGenerator):
   """Loads `checkpoint_path`; captures or checks per-host digests."""
@@ -129,7 +129,7 @@ class OrbaxLoadBenchmark(ckptbench.BenchmarksGenerator):
     shardings = ckptbench.read_sharding_config(options.sharding_config_path) if options.sharding_config_path else None
     keys = ckptbench.default_collectors() + ["tracemalloc"] if options.metric_tracemalloc_enabled else None
     metrics = ckptbench.Metrics()
-    with _load_context(options):
+    with options.load_context():
       abstract = ckptbench.abstract_from_checkpoint(path, mesh, shardings)
       with context.trace("load"), metrics.measure("load", keys), ckptbench.reading_checkpoint(path):
         loaded = jax.block_until_ready(ocp.load(path, abstract))

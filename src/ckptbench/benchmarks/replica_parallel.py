@@ -6,7 +6,9 @@ without it one replica writes everything. Sweep `use_replica_parallel:
 [true, false]` to compare. Each save is loaded back (`load`) and checked.
 
 The data is the suite's, or a reference checkpoint laid out by its sharding
-file and loaded before the measured saves.
+file and loaded before the measured saves. Also named
+`replica_parallel_multislice` (the peer's v1 generator): the record's notes
+say how the replicas (slices) were emulated.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import dataclasses
 import gc
 
 import ckptbench
+from ckptbench.benchmarks import _multislice
 from ckptbench.benchmarks._reference import (
     ReferenceOptions,
     reference_abstract,
@@ -76,4 +79,4 @@ class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
           ckptbench.verify_pytree(data, restored)
         del restored
       gc.collect()
-    return ckptbench.TestResult(metrics=metrics)
+    return ckptbench.TestResult(metrics=metrics, notes=_multislice.emulation_notes(context.mesh, 0))

@@ -24,10 +24,18 @@ Measured:
   committed.
 - Memory across many saves: host RSS just before each save call;
   `memory_9_other/rss_slope_mib_per_save` is the Theil-Sen slope over the
-  saves (with its 95% interval), and `memory_9_other/peak_over_checkpoint` the
-  peak RSS growth over the whole loop divided by the checkpoint's bytes.
+  saves (with its 95% interval); `memory_9_other/save_first_peak_growth_mib`
+  and `save_steady_peak_growth_mib` are the rise of RSS during the first save
+  and the largest during a later one (from the call until committed, over the
+  RSS just before the call), and `save_*_peak_over_checkpoint` those rises over
+  the checkpoint's bytes (a staging copy of the whole checkpoint shows as about
+  1); `peak_over_checkpoint` is the peak RSS growth over the whole loop
+  divided by the checkpoint's bytes.
 
-Verified: the latest step restored from disk equals the state saved at it.
+The series behind these figures (every step's start and duration, and every
+save's call, return and commit) is written to `timeline.json` in the run's
+directory. Verified: the latest step restored from disk equals the state saved
+at it.
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.util
+import json
 import statistics
 import time
 
@@ -55,6 +64,7 @@ APIS = (*MANAGER_APIS, "torch_dcp")
 
 _MIB = float(1 << 20)
 _WARMUP_STEPS = 3
+TIMELINE_FILE = "timeline.json"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -121,24 +131,39 @@ class _Phases:
 
   The background block is closed at the first step boundary after the commit
   (or before the next save call), so Orbax's background events land in it.
+  Each save measures into a `Metrics` of its own (the runner merges every
+  Metrics a run creates), so its peak RSS can be read per save.
   """
 
-  def __init__(self, metrics: ckptbench.Metrics):
-    self._metrics = metrics
+  def __init__(self):
     self._open = contextlib.ExitStack()
+    self.per_save: list[ckptbench.Metrics] = []
 
   @staticmethod
   def name(index: int) -> str:
     return "save_first" if index == 0 else "save_steady"
 
   def blocking(self, index: int):
-    return self._metrics.measure(f"{self.name(index)}_blocking", ["time", "jax_monitoring"])
+    self.per_save.append(ckptbench.Metrics())
+    return self.per_save[-1].measure(f"{self.name(index)}_blocking", ["time", "rss", "jax_monitoring"])
 
   def start_background(self, index: int) -> None:
-    self._open.enter_context(self._metrics.measure(f"{self.name(index)}_background", ["jax_monitoring"]))
+    self._open.enter_context(
+        self.per_save[index].measure(f"{self.name(index)}_background", ["rss", "jax_monitoring"])
+    )
 
   def end_background(self) -> None:
     self._open.close()
+
+  def peak_rss_mib(self, index: int) -> float:
+    """The highest RSS sampled from save `index`'s call until its background block closed."""
+    tags = self.per_save[index].to_dict()
+    name = self.name(index)
+    return max(
+        tags[f"{name}_{phase}_7_memory/host_rss_peak_mib"]["value"]
+        for phase in ("blocking", "background")
+        if f"{name}_{phase}_7_memory/host_rss_peak_mib" in tags
+    )
 
 
 @ckptbench.benchmark_options(TrainingInterferenceOptions)
@@ -161,7 +186,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
 
     manager = _manager(options, context.path / "checkpoints")
     process = psutil.Process()
-    phases = _Phases(metrics)
+    phases = _Phases()
     saves: list[_Save] = []
     steps: list[tuple[float, float]] = []
     rss_before_save: list[float] = []
@@ -175,10 +200,11 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
               phases.end_background()  # the save call below waits for it: that wait is blocking
             rss_before_save.append(process.memory_info().rss / _MIB)
             index = len(saves)
-            called = time.perf_counter()
-            with phases.blocking(index):
+            with phases.blocking(index):  # the call's times inside the block, as its time_s
+              called = time.perf_counter()
               manager.save(step, state)
-            pending = _Save(step, called, time.perf_counter())
+              returned = time.perf_counter()
+            pending = _Save(step, called, returned)
             saves.append(pending)
             last_saved = state
             phases.start_background(index)
@@ -198,7 +224,8 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
         save.committed = save.called + durable
       _record_saves(metrics, saves)
       _record_interference(metrics, steps, saves)
-      _record_memory(metrics, rss_before_save, context.pytree)
+      _write_timeline(context.path / TIMELINE_FILE, steps, saves)
+      _record_memory(metrics, rss_before_save, phases, context.pytree)
 
       latest = saves[-1].step
       with metrics.measure("restore"):
@@ -235,6 +262,23 @@ def _record_saves(metrics: ckptbench.Metrics, saves: list[_Save]) -> None:
     metrics.record(f"{name}_durable", "0_basics/time_s", save.committed - save.called, "s", "sum")
 
 
+def _write_timeline(path, steps: list[tuple[float, float]], saves: list[_Save]) -> None:
+  """The step-time series and the save phases, in seconds from the first save call."""
+  origin = saves[0].called
+  timeline = {
+      "steps": [
+          {"start_s": start - origin, "duration_s": end - start, "overlapping": _overlaps(start, end, saves)}
+          for start, end in steps
+      ],
+      "saves": [
+          {"step": s.step, "called_s": s.called - origin, "returned_s": s.returned - origin,
+           "committed_s": s.committed - origin}
+          for s in saves
+      ],
+  }  # fmt: skip
+  path.write_text(json.dumps(timeline))
+
+
 def _overlaps(start: float, end: float, saves: list[_Save]) -> bool:
   return any(start < s.committed and end > s.returned for s in saves)
 
@@ -266,13 +310,21 @@ def _record_interference(
   metrics.record("interference", "9_other/extra_s_per_save", extra / len(saves), "s")
 
 
-def _record_memory(metrics: ckptbench.Metrics, rss: list[float], pytree) -> None:
+def _record_memory(metrics: ckptbench.Metrics, rss: list[float], phases: _Phases, pytree) -> None:
   checkpoint_mib = sum(getattr(x, "nbytes", 0) for x in jax.tree.leaves(pytree)) / _MIB
   metrics.record("memory", "9_other/checkpoint_mib", checkpoint_mib, "MiB")
   slope = ckptbench.theil_sen_slope(rss)
   metrics.record("memory", "9_other/rss_slope_mib_per_save", slope.per_step, "MiB")
   metrics.record("memory", "9_other/rss_slope_mib_per_save_low", slope.low, "MiB")
   metrics.record("memory", "9_other/rss_slope_mib_per_save_high", slope.high, "MiB")
+  # What one save holds at its peak beyond what the process held before it: a
+  # staging copy of the whole checkpoint shows as about 1x the checkpoint bytes.
+  # The first save apart: it also holds what compiling its paths takes.
+  growth = [phases.peak_rss_mib(i) - before for i, before in enumerate(rss)]
+  for phase, value in (("first", growth[0]), ("steady", max(growth[1:]))):
+    metrics.record("memory", f"9_other/save_{phase}_peak_growth_mib", value, "MiB", "max")
+    if checkpoint_mib > 0:
+      metrics.record("memory", f"9_other/save_{phase}_peak_over_checkpoint", value / checkpoint_mib, "ratio", "max")
   peak = metrics.to_dict().get("train_7_memory/host_rss_peak_diff_mib")
   if peak is not None and checkpoint_mib > 0:
     metrics.record("memory", "9_other/peak_over_checkpoint", peak["value"] / checkpoint_mib, "ratio")

@@ -17,6 +17,16 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("config", nargs="?", help="the suite YAML file")
   parser.add_argument("--config_file", dest="config_file", help="the suite YAML file (guide form)")
   parser.add_argument("--devices", type=int, help="simulated CPU devices (default: what the meshes need)")
+  parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                      help="override a suite key, VALUE in YAML: --set num_repeats=5,"
+                      " --set benchmarks[0].options.use_ocdbt=[true]; repeat for several")  # fmt: skip
+
+
+def add_selection_argument(parser: argparse.ArgumentParser) -> None:
+  """-k PATTERN (run and plan)."""
+  parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
+                      help="only benchmarks whose name contains PATTERN (or matches it as a glob, or whose key"
+                      " starts with it); repeat for several")  # fmt: skip
 
 
 def config_path(args: argparse.Namespace) -> str:
@@ -31,6 +41,7 @@ def config_path(args: argparse.Namespace) -> str:
 def register(subparsers) -> None:
   p = subparsers.add_parser("run", help="run a suite", description="Run every benchmark of a suite.")
   add_suite_arguments(p)
+  add_selection_argument(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where results go")  # fmt: skip
   p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
@@ -46,6 +57,8 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
+  p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                 help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--repeats_upto", type=int, metavar="N",
@@ -61,10 +74,11 @@ def register(subparsers) -> None:
   p.add_argument("--no-probe", dest="probe", action="store_false",
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.add_argument("--no-views", dest="views", action="store_false",
-                 help="skip TensorBoard and the HTML report (write them later with `ckptbench report OUT --tensorboard`)")  # fmt: skip
+                 help="do not write TensorBoard and the HTML report in the background after the run"
+                 " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
-  p.set_defaults(handler=handle)
+  p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
@@ -79,9 +93,13 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       overwrite=args.overwrite,
       show_progress=args.progress,
       probe_storage=args.probe,
+      probe_later=args.views,  # an uncached probe is measured by the background views process
       write_views=args.views,
+      views_in_background=True,  # the run returns; a detached process writes them (outputs/_background.py)
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
+      select=tuple(args.select),
+      overrides=tuple(args.overrides),
       devices=args.devices,
       enable_hlo_dump=args.enable_hlo_dump,
       distributed=args.distributed,
@@ -104,17 +122,30 @@ def handle(args: argparse.Namespace) -> int:
     return run_with(args.with_, args.argv)
   outcome = run(config_path(args), settings_from(args))
   if outcome.is_writer:  # the others' records are in process 0's tables
-    print_run(outcome)
+    print_run(outcome, detail=args.verbose, views=args.views)
   return outcome.exit_code
 
 
-def print_run(outcome: RunOutcome) -> None:
-  """The console's view of a finished run: tables, the baseline verdicts, where the files are."""
+def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True) -> None:
+  """The console's view of a finished run: the verdict first, the baseline verdicts, where the files are.
+
+  Args:
+    outcome: the finished run.
+    detail: also a table per benchmark (`-v`).
+    views: whether the views are being written (in the background, unless uploading).
+  """
   from ckptbench.outputs import print_comparison, print_suite_tables  # noqa: PLC0415
 
   out = outcome.output_dir
-  print_suite_tables(outcome.summary)
-  print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
+  print_suite_tables(outcome.summary, records=outcome.records, detail=detail)
+  files = f"report {out / 'report.html'} and tensorboard --logdir {out / 'tensorboard'}"
+  if not views:
+    print(f"results: {out}  (no views; `ckptbench report {out} --tensorboard` writes {files})")
+  elif outcome.uploaded_to is None:
+    print(f"results: {out}  ({files}: being written in the background, log {out / 'views.log'};"
+          f" `ckptbench report {out} --tensorboard` writes them now)")
+  else:
+    print(f"results: {out}  ({files})")
   if outcome.captured_baseline is not None:
     print(f"baseline captured: {outcome.captured_baseline}")
   if outcome.comparison is not None:

@@ -20,10 +20,21 @@ BUILTINS: dict[str, str] = {
     "pytree_checkpoint": "ckptbench.benchmarks.pytree_checkpoint.PyTreeCheckpointBenchmark",
     "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
     "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
+    "safetensors_load": "ckptbench.benchmarks.safetensors_load.SafetensorsLoadBenchmark",
+    "deleter": "ckptbench.benchmarks.deleter.DeleterBenchmark",
+    "checkpoint_policy": "ckptbench.benchmarks.checkpoint_policy.CheckpointPolicyBenchmark",
+    # `pytorch` with DCP and the defaults of Orbax's PyTorch benchmark.
+    "pytorch_dcp": "ckptbench.benchmarks.pytorch.PyTorchCheckpointBenchmark",
     "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
     "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
     "storage": "ckptbench.benchmarks.storage.StorageBenchmark",
+    "multislice_broadcast": "ckptbench.benchmarks.multislice_broadcast.MultisliceBroadcastBenchmark",
+    "replica_parallel_multislice": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
+    "snapshotter": "ckptbench.benchmarks.snapshotter.SnapshotterBenchmark",
+    "emergency_checkpoint_manager": (
+        "ckptbench.benchmarks.emergency_checkpoint_manager.EmergencyCheckpointManagerBenchmark"
+    ),
 }
 
 _ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -40,7 +51,16 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
     _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
     _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
+    _ORBAX + "safetensors.load_benchmark.SafetensorLoadBenchmark": BUILTINS["safetensors_load"],
+    _ORBAX + "deleter_benchmark.DeleterBenchmark": BUILTINS["deleter"],
+    _ORBAX + "checkpoint_policy_benchmark.CheckpointPolicyBenchmark": BUILTINS["checkpoint_policy"],
+    _ORBAX + "pytorch_checkpoint_benchmark.PyTorchCheckpointBenchmark": BUILTINS["pytorch_dcp"],
     _ORBAX + "single_replica_benchmark.SingleReplicaBenchmark": BUILTINS["single_replica"],
     _ORBAX + "v0_checkpointer_cancel_benchmark.V0CheckpointerCancelBenchmark": BUILTINS["checkpointer_cancel"],
     _ORBAX + "v1_checkpointer_cancel_benchmark.V1CheckpointerCancelBenchmark": BUILTINS["v1_checkpointer_cancel"],
+    _ORBAX + "emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark": BUILTINS[
+        "emergency_checkpoint_manager"
+    ],
+    _ORBAX + "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark": BUILTINS["multislice_broadcast"],
+    _ORBAX + "v1.snapshotter_benchmark.SnapshotterBenchmark": BUILTINS["snapshotter"],
 }

@@ -6,7 +6,7 @@ import dataclasses
 import difflib
 import pathlib
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 import pydantic
 
@@ -19,6 +19,7 @@ from ckptbench.config._models import (
 )
 from ckptbench.config._mesh_list import SkippedMesh, without_undeclared_axes
 from ckptbench.config._options import OptionAxes, check_options
+from ckptbench.config._overrides import apply_overrides, parse_override
 from ckptbench.config._presets import PRESETS, preset_spec
 from ckptbench.config._spec import (
     SpecTree,
@@ -88,19 +89,22 @@ class Suite:
     return self.config.suite_name
 
 
-def load_suite(path: str | pathlib.Path, *, check_paths: bool = True) -> Suite:
+def load_suite(path: str | pathlib.Path, overrides: Sequence[str] = (), *, check_paths: bool = True) -> Suite:
   """Reads, validates and resolves a suite file.
 
   Args:
     path: the suite file.
+    overrides: `KEY=VALUE` texts (`--set`), applied before validation.
     check_paths: refuse local checkpoint paths that do not exist here. `plan`
       passes False (a suite may be planned on a machine without its data): such
       a path becomes a note instead.
 
   Raises:
-    ConfigError: naming the file, line and key of the first problem.
+    ConfigError: naming the file, line and key of the first problem (or the override).
+    CkptbenchError: for an override that cannot be read or applied.
   """
-  return _resolve(load_yaml_file(path), pathlib.Path(path).resolve().parent, check_paths)
+  doc = apply_overrides(load_yaml_file(path), [parse_override(text) for text in overrides])
+  return _resolve(doc, pathlib.Path(path).resolve().parent, check_paths)
 
 
 def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | None = None) -> Suite:
@@ -153,6 +157,8 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path, check_paths: bool = T
         lambda msg, p, i=i: doc.error(msg, ("benchmarks", i, "options") + tuple(p)),
     )
     entries.append(GeneratorEntry(i, gen_path, gen_cls, options))
+  if config.reference:
+    _check_reference(doc, config.reference, entries)
   if not config.reuse_checkpoint:
     notes.append("reuse_checkpoint: false: each run builds its own copy of the checkpoint data")
   return Suite(
@@ -207,6 +213,22 @@ def _meshes_for_spec(
 
 class _Skip(Exception):
   """Stops checking a spec against a mesh that is being skipped."""
+
+
+def _check_reference(doc: LocatedDocument, reference: dict[str, Any], entries: list[GeneratorEntry]) -> None:
+  """Every `reference:` key is a swept option and its value one of the swept values."""
+  for name, value in reference.items():
+    swept = [list(e.options.axes[name]) for e in entries if name in e.options.axes]
+    if not swept:
+      axes = sorted({a for e in entries for a in e.options.axes})
+      raise doc.error(
+          f"{name!r} is not a swept option; reference picks a variant by swept options"
+          f" ({', '.join(axes) or 'this suite sweeps none'})",
+          ("reference", name),
+      )
+    values = [v for levels in swept for v in levels]
+    if not any(v == value or str(v) == str(value) for v in values):
+      raise doc.error(f"{value!r} is not among the swept values of {name!r}: {values}", ("reference", name))
 
 
 def _resolve_checkpoint(

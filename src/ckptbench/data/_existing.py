@@ -44,13 +44,16 @@ def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.Par
   return out
 
 
-def write_sharding_config(path: str | pathlib.Path, pytree: Any) -> None:
-  """Writes the sharding config of a pytree of NamedSharding arrays."""
+def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any = None) -> None:
+  """Writes the sharding config of a pytree of NamedSharding arrays.
+
+  `name_of(key_path)` names each array (default: its keys joined with "/").
+  """
   out = {}
   for key_path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
     sharding = getattr(leaf, "sharding", None)
     if isinstance(sharding, jax.sharding.NamedSharding):
-      out[leaf_name(key_path)] = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
+      out[(name_of or leaf_name)(key_path)] = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
   text = json.dumps(out, indent=1, sort_keys=True)
   if is_store_url(path):
     write_object(str(path), text.encode())

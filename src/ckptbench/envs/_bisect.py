@@ -105,6 +105,7 @@ def bisect_versions(
   quiet = lambda line: None  # noqa: E731  (the step lines say what matters)
 
   def measure(tested: Version) -> BisectStep:
+    say(f"step {len(steps)}: measuring {package} {tested} against {good} ...")
     specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
     out = output_dir / f"step_{len(steps)}_{tested}"
     matrix = run_matrix(

@@ -151,7 +151,7 @@ def run_matrix(settings: MatrixSettings, num_repeats: int, say: Callable[[str], 
   try:
     for round_index in range(1, num_repeats + 1):
       for env in list(running):
-        problem = _run_round(env, settings, round_index, last=round_index == num_repeats, say=say)
+        problem = _run_round(env, settings, round_index, say=say)
         if problem:
           say(f"ckptbench: environment {env.spec.label} failed: {problem}")
           outcomes[env.spec.label] = dataclasses.replace(outcomes[env.spec.label], status="run_failed", error=problem)
@@ -172,15 +172,14 @@ def run_matrix(settings: MatrixSettings, num_repeats: int, say: Callable[[str], 
   return outcome
 
 
-def _run_round(env: BuiltEnv, settings: MatrixSettings, round_index: int, last: bool, say) -> str | None:
+def _run_round(env: BuiltEnv, settings: MatrixSettings, round_index: int, say) -> str | None:
   """Runs repeat `round_index - 1` of the suite in `env`; returns why it failed, or None."""
   out = settings.output_dir / env.spec.label
   command = [
       str(env.path / "bin" / "ckptbench"), "run", str(settings.suite_file), "-o", str(out),
       "--resume", "--repeats_upto", str(round_index), "--no-progress", "--distributed", "off",
+      "--no-views",  # the report is written once, with the comparison, after the last round
   ]  # fmt: skip
-  if not last:
-    command.append("--no-views")  # the views come once, after the last round
   if settings.devices:
     command += ["--devices", str(settings.devices)]
   out.mkdir(parents=True, exist_ok=True)
@@ -206,23 +205,26 @@ def _finished_facts(out: pathlib.Path) -> dict[str, Any]:
 
 
 def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) -> dict[str, Any]:
-  """Compares each finished environment with the first; each gets OUT/<label>/comparison.json and its report."""
+  """Compares each finished environment with the first: OUT/<label>/comparison.json, and each its report.html.
+
+  TensorBoard files are not written (`ckptbench report OUT/<label> --tensorboard` writes them).
+  """
   from ckptbench.outputs import build_baseline, compare_documents, read_run, write_report  # noqa: PLC0415
   from ckptbench.outputs._results import write_json_atomic  # noqa: PLC0415
 
-  if len(labels) < 2:
-    return {}
-  reference = build_baseline(*read_run(out / labels[0]), label=labels[0])
   comparisons = {}
+  if labels:
+    reference = build_baseline(*read_run(out / labels[0]), label=labels[0])
   for label in labels[1:]:
     current = build_baseline(*read_run(out / label), label=label)
     comparison = compare_documents(reference, current, threshold=threshold)
     write_json_atomic(out / label / "comparison.json", comparison.to_dict())
-    try:
-      write_report(out / label)  # now with the comparison section
-    except Exception as e:  # noqa: BLE001  (the comparison files are already written)
-      _log.warning("could not rewrite the report of %s: %s", label, e)
     comparisons[label] = comparison
+  for label in labels:
+    try:
+      write_report(out / label)  # with the comparison section, where there is one
+    except Exception as e:  # noqa: BLE001  (results and comparisons are already written)
+      _log.warning("could not write the report of %s: %s", label, e)
   return comparisons
 
 

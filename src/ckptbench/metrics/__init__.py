@@ -9,7 +9,7 @@ from ckptbench.metrics._inventory import CheckpointInventory, scan_inventory
 from ckptbench.api._tags import NAMESPACES, TAGS, TagSpec, unit_of
 from ckptbench.metrics._page_cache import evict_from_page_cache
 from ckptbench.metrics._post_run import post_run_tags
-from ckptbench.metrics._roofline import StorageProbe, probe_storage, roofline_shares
+from ckptbench.metrics._roofline import StorageProbe, cached_probe, probe_storage, roofline_shares
 
 __all__ = [
     "NAMESPACES",
@@ -17,6 +17,7 @@ __all__ = [
     "CheckpointInventory",
     "StorageProbe",
     "TagSpec",
+    "cached_probe",
     "evict_from_page_cache",
     "post_run_tags",
     "probe_storage",

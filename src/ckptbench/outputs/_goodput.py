@@ -102,22 +102,25 @@ def _cost(metrics: Mapping[str, Any], recovery: tuple[float, str] | None):
     lag = _median(metrics.get("save_steady_background_0_basics/time_s_mean"))
     sources["lag_s"] = "save_steady_background_0_basics/time_s_mean"
   else:
+    blocking_only = _median(metrics.get(tag))
     durable = _median(metrics.get("save_durable_0_basics/time_s_mean")) or _median(
         metrics.get("save_durable_0_basics/time_s"))
     background = _median(metrics.get("save_background_0_basics/time_s"))
+    whole = _median(metrics.get("save_0_basics/time_s"))
     if durable is not None:
-      lag, sources["lag_s"] = max(durable - _median(metrics.get(tag)), 0.0), "save_durable minus save_blocking"
+      lag, sources["lag_s"] = max(durable - blocking_only, 0.0), "save_durable minus save_blocking"
     elif background is not None:
       lag, sources["lag_s"] = background, "save_background_0_basics/time_s"
-  cost = CheckpointCost(blocking_s=blocking, lag_s=lag or 0.0,
-                        recovery_s=recovery[0] if recovery else None)
+    elif whole is not None:
+      lag, sources["lag_s"] = max(whole - blocking_only, 0.0), "save_0_basics/time_s minus save_blocking"
+  cost = CheckpointCost(blocking_s=blocking, lag_s=lag, recovery_s=recovery[0] if recovery else None)
   if recovery:
     sources["recovery_s"] = recovery[1]
   missing = []
   if lag is None:
-    missing.append("lag_s: time from the save call's return until durable (no save_durable or"
-                   " save_background metric); taken as 0")
-    sources["lag_s"] = "not measured"
+    missing.append("lag_s: time from the save call's return until the save is durable (no"
+                   " save_durable, save_background or save metric); the best interval assumes"
+                   " it is shorter than the interval")
   return cost, sources, missing
 
 
@@ -164,7 +167,7 @@ def plan_goodput(
       missing.append("recovery_s: restart and restore after a failure (run preemption_recovery"
                      " in the same suite, or pass --recovery)")
     best = optimal_interval(cost, mtbf_s)
-    known = cost.recovery_s is not None
+    known = cost.recovery_s is not None and cost.lag_s is not None
     plans.append(GoodputPlan(
         benchmark=str(entry.get("name", key)), key=key, cost=cost, sources=sources, mtbf_s=mtbf_s,
         best_interval_s=best, young_interval_s=young_interval(cost.blocking_s, mtbf_s),
@@ -197,12 +200,12 @@ _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 
 
 def _curve(plan: GoodputPlan, intervals: list[float]) -> tuple[list[float], str]:
-  """Goodput over `intervals`; relative to the best when recovery is unknown (then its shape is exact)."""
-  if plan.cost.recovery_s is not None:
+  """Goodput over `intervals`; relative to the best when recovery or lag is unknown (its shape is known)."""
+  if plan.best_goodput is not None:
     return [expected_goodput(t, plan.cost, plan.mtbf_s) for t in intervals], "goodput"
-  shape = dataclasses.replace(plan.cost, recovery_s=0.0)
+  shape = dataclasses.replace(plan.cost, recovery_s=0.0, lag_s=plan.cost.lag_s or 0.0)
   top = expected_goodput(plan.best_interval_s, shape, plan.mtbf_s)
-  return [expected_goodput(t, shape, plan.mtbf_s) / top for t in intervals], "goodput / best (recovery unknown)"
+  return [expected_goodput(t, shape, plan.mtbf_s) / top for t in intervals], "goodput / best (inputs missing)"
 
 
 def _page(plans: list[GoodputPlan]) -> str:
@@ -210,7 +213,10 @@ def _page(plans: list[GoodputPlan]) -> str:
   high = max(max(p.best_interval_s, p.current_interval_s or 0) for p in plans) * 30
   xs = [low * (high / low) ** (i / 200) for i in range(201)]
   curves = [_curve(p, xs) for p in plans]
-  y_min = max(0.0, min(min(c) for c, _ in curves))
+  # The y axis spans the marked points (best and current) with room below, so
+  # the differences that matter are visible; curves below it are clipped.
+  marked = [_curve(p, [t])[0][0] for p in plans for t in (p.best_interval_s, p.current_interval_s) if t]
+  y_min = max(0.0, min(marked) - max(0.5 * (1 - min(marked)), 0.01))
 
   def px(t: float) -> float:
     return _PAD + (_W - 2 * _PAD) * math.log(t / low) / math.log(high / low)
@@ -238,13 +244,13 @@ def _page(plans: list[GoodputPlan]) -> str:
       now = _curve(plan, [plan.current_interval_s])[0][0]
       parts.append(f'<rect x="{px(plan.current_interval_s) - 4:.1f}" y="{py(max(now, y_min)) - 4:.1f}"'
                    f' width="8" height="8" fill="none" stroke="{colour}" stroke-width="2"/>')
-    parts.append(f'<text x="{_PAD + 6}" y="{_PAD + 14 + 14 * n}" fill="{colour}">'
+    parts.append(f'<text x="{_PAD + 6}" y="{_H - _PAD - 8 - 14 * (len(plans) - 1 - n)}" fill="{colour}">'
                  f'{html.escape(plan.benchmark)}: {html.escape(label)}</text>')
   parts.append("</svg>")
   rows = "".join(
       f"<tr><td>{html.escape(p.benchmark)}</td><td>{_duration(p.cost.blocking_s)}</td>"
-      f"<td>{_duration(p.cost.lag_s)}</td>"
-      f"<td>{_duration(p.cost.recovery_s) if p.cost.recovery_s is not None else 'not measured'}</td>"
+      f"<td>{_optional_duration(p.cost.lag_s)}</td>"
+      f"<td>{_optional_duration(p.cost.recovery_s)}</td>"
       f"<td>{_duration(p.best_interval_s)}</td><td>{_percent(p.best_goodput)}</td>"
       f"<td>{_duration(p.current_interval_s) if p.current_interval_s else '–'}</td>"
       f"<td>{_percent(p.current_goodput)}</td><td>{html.escape('; '.join(p.missing)) or '–'}</td></tr>"
@@ -266,6 +272,10 @@ def _percent(value: float | None) -> str:
   return "–" if value is None else f"{100 * value:.2f}%"
 
 
+def _optional_duration(seconds: float | None) -> str:
+  return "not measured" if seconds is None else _duration(seconds)
+
+
 def _duration(seconds: float) -> str:
   """A duration in the largest unit that keeps it >= 1, e.g. '1.5 h'."""
   for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0), ("s", 1.0), ("ms", 1e-3)):
@@ -280,8 +290,7 @@ def plans_as_text(plans: list[GoodputPlan]) -> str:
   for p in plans:
     lines.append(f"{p.benchmark} [{p.key}]")
     lines.append(f"  blocking per save {_duration(p.cost.blocking_s)}  lag to durable"
-                 f" {_duration(p.cost.lag_s)}  recovery "
-                 f"{_duration(p.cost.recovery_s) if p.cost.recovery_s is not None else 'not measured'}"
+                 f" {_optional_duration(p.cost.lag_s)}  recovery {_optional_duration(p.cost.recovery_s)}"
                  f"  MTBF {_duration(p.mtbf_s)}")
     lines.append(f"  best interval {_duration(p.best_interval_s)} (Young: {_duration(p.young_interval_s)})"
                  f"  goodput there {_percent(p.best_goodput)}")

@@ -6,7 +6,8 @@ baselines checked; the runner runs every benchmark x repeat, appending each
 record to results.jsonl as it ends, then writes summary.json; on process 0 the
 run is captured as a baseline and/or compared with one (comparison.json); last
 the views (TensorBoard, HTML report) are written once, with the comparison in
-them. The CLI maps its flags to `RunSettings` and prints; nothing else.
+them: here, or (`views_in_background`, as `ckptbench run` does) by a detached
+process that starts once this one has exited, so the run does not wait for them. The CLI maps its flags to `RunSettings` and prints; nothing else.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ckptbench.config import Suite, load_suite
 from ckptbench.distributed import check_colocated_python_supported, make_coordinator
 from ckptbench.errors import EXIT_OK
 from ckptbench.outputs import write_views
+from ckptbench.outputs._background import start_views
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.run._process import mesh_sizes, prepare_process
@@ -76,8 +78,8 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   if isinstance(suite, Suite):
     prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
   else:
-    prepare_process(settings, mesh_sizes(suite))
-    suite = load_suite(suite)
+    prepare_process(settings, mesh_sizes(suite, settings.overrides))
+    suite = load_suite(suite, settings.overrides)
   baseline_path = settings.baseline_path or suite.config.baseline_path
   capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
   checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
@@ -104,7 +106,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
         threshold=settings.regression_threshold,
     )
   if is_writer and settings.write_views:
-    write_views(outcome.output_dir)
+    if settings.views_in_background and not settings.output_url:  # an upload must carry the views
+      start_views(outcome.output_dir, probe=settings.probe_storage)  # waits for this process to exit
+    else:
+      write_views(outcome.output_dir)
   uploaded = upload_directory(outcome.output_dir, settings.output_url) if is_writer and settings.output_url else 0
   return RunOutcome(
       **{f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)},

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from ckptbench.config import Suite, iter_arrays
+from ckptbench.run._select import select
 from ckptbench.run._sweep import PlannedBenchmark, expand
 from ckptbench.config._dtypes import numpy_dtype
 from ckptbench.config._presets import preset_summary
@@ -35,8 +36,8 @@ def checkpoint_bytes(bench: PlannedBenchmark) -> tuple[int, int] | None:
   return total, per_device
 
 
-def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
-  plan = expand(suite, device_count)
+def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str] = ()) -> dict[str, Any]:
+  plan = select(expand(suite, device_count), patterns)
   rows = []
   for bench in plan.benchmarks:
     sizes = checkpoint_bytes(bench)

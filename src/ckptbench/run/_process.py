@@ -9,22 +9,25 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Sequence
 
 from ckptbench.config import SuiteConfig, load_yaml_file, without_undeclared_axes
+from ckptbench.config._overrides import apply_overrides, parse_override
 from ckptbench.distributed import initialize
 from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._settings import RunSettings
 
 
-def mesh_sizes(path: str | os.PathLike) -> list[int]:
-  """The device counts of a suite file's usable meshes, read without JAX; [] if unknown.
+def mesh_sizes(path: str | os.PathLike, overrides: Sequence[str] = ()) -> list[int]:
+  """The device counts of a suite file's usable meshes (after `--set`), read without JAX; [] if unknown.
 
   Only the meshes matter here (how many devices to simulate); the full
   validation afterwards reports any problem with its file and line. Meshes
   the suite will skip (axes their mesh_axes lack) are left out.
   """
   try:
-    data, skipped = without_undeclared_axes(load_yaml_file(path).data)
+    doc = apply_overrides(load_yaml_file(path), [parse_override(o) for o in overrides])
+    data, skipped = without_undeclared_axes(doc.data)
     config = SuiteConfig.model_validate(data)
   except Exception:  # noqa: BLE001  (reported properly by load_suite)
     return []
@@ -32,9 +35,9 @@ def mesh_sizes(path: str | os.PathLike) -> list[int]:
   return [m.num_devices for i, m in enumerate(config.all_mesh_configs()) if m is not None and i not in unusable]
 
 
-def devices_needed(path: str | os.PathLike) -> int | None:
-  """The largest usable mesh of a suite file, read without JAX; None if unknown."""
-  return max(mesh_sizes(path), default=None)
+def devices_needed(path: str | os.PathLike, overrides: Sequence[str] = ()) -> int | None:
+  """The largest usable mesh of a suite file (after `--set`), read without JAX; None if unknown."""
+  return max(mesh_sizes(path, overrides), default=None)
 
 
 def prepare_process(settings: RunSettings, mesh_sizes: list[int]) -> None:

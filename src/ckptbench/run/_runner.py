@@ -32,12 +32,13 @@ from ckptbench.run._locations import (
 from ckptbench.storage import StoreRoofline, is_store_url
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.api import collect_created_metrics, merged
-from ckptbench.metrics import StorageProbe, post_run_tags, probe_storage
+from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
 from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
@@ -233,9 +234,11 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
     CkptbenchError: on every process (so none waits for the others) when the
       data would not fit in memory or OUT cannot be used.
   """
-  plan = expand(suite, device_count)
+  plan = select(expand(suite, device_count), settings.select)
   for mesh, reason in plan.all_skipped_meshes():
     _log.warning("skipping mesh %s: %s", mesh, reason)
+  for generator, values, reason in plan.invalid:
+    _log.warning("not run: %s%s: %s", generator, values, reason)
   for note in suite.notes:
     _log.warning("%s", note)
   for generator, values, reason in plan.unsupported:
@@ -257,6 +260,7 @@ def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupte
   return {
       "schema_version": SCHEMA_VERSION,
       "suite": suite.name,
+      "reference": suite.config.reference,  # the variant the verdict compares the others with
       "interrupted": interrupted,
       "skipped_meshes": [{"mesh": m, "reason": r} for m, r in plan.all_skipped_meshes()],
       "notes": list(suite.notes),
@@ -282,8 +286,13 @@ def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StoragePro
   if coordinator.process_index == 0:
     root = settings.checkpoint_root
     try:
-      found = store_roofline(root) if is_store_url(root) else probe_storage(settings.output_dir)
-      mine = dataclasses.asdict(found)
+      if is_store_url(root):
+        found = store_roofline(root)
+      else:  # a steady cached probe, else measure now or (probe_later) after the run
+        found = cached_probe(settings.output_dir)
+        if found is None and not settings.probe_later:
+          found = probe_storage(settings.output_dir)
+      mine = None if found is None else dataclasses.asdict(found)
     except Exception as e:  # noqa: BLE001  (a failed probe only costs the roofline shares)
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]

@@ -27,9 +27,13 @@ class RunSettings:
   overwrite: bool = False
   show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
   probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
+  probe_later: bool = False  # no steady probe cached: leave measuring to the background views process
   write_views: bool = True  # the registered views (TensorBoard, HTML report) at the end
+  views_in_background: bool = False  # write them in a detached process after this one exits (outputs/_background.py)
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
   argv: tuple[str, ...] = ()
+  select: tuple[str, ...] = ()  # `-k`: only the benchmarks matching one of these (see _select.py)
+  overrides: tuple[str, ...] = ()  # `--set KEY=VALUE`, applied to a suite file before validation
   # Process set-up, done by `ckptbench.run` before JAX starts (see _process.py).
   devices: int | None = None  # simulated CPU devices; None: what the suite's meshes need
   enable_hlo_dump: bool = False  # XLA HLO into OUT/hlo_dump/

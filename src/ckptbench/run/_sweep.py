@@ -70,6 +70,17 @@ def stable_key(*parts: Any) -> str:
   return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
+def _label(name: str, value: Any, swept: list[Any]) -> str:
+  """`name=value` for a benchmark's name; a mapping or list is named by its place in the sweep.
+
+  (Orbax's checkpoint_policy sweeps whole policy mappings: their text would be
+  the name; the record keeps the full options.)
+  """
+  if isinstance(value, (dict, list)):
+    return f"{name}[{swept.index(value)}]"
+  return f"{name}={value}"
+
+
 def options_product(entry: GeneratorEntry) -> list[dict[str, Any]]:
   """Every combination of the swept values, each merged with the fixed options."""
   names = list(entry.options.axes)
@@ -81,7 +92,8 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
   """The benchmarks to run; meshes that do not fit `device_count` are skipped.
 
   Raises:
-    ConfigError: when no mesh fits, or an options class rejects a combination.
+    ConfigError: when no mesh fits, an options class rejects a combination,
+      or `is_valid` drops every combination.
   """
 
   meshes: list[tuple[int, MeshConfig | None]] = []
@@ -129,7 +141,7 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       varying = {n: values[n] for n in entry.options.axes}
       for (mesh_index, mesh), (ckpt_index, source) in itertools.product(meshes, enumerate(suite.checkpoints)):
         ckpt, _ = source.on_mesh(mesh)
-        labels = [f"{k}={v}" for k, v in varying.items()]
+        labels = [_label(k, v, entry.options.axes[k]) for k, v in varying.items()]
         if multi_mesh and mesh is not None:
           labels.append(f"mesh={mesh.describe()}")
         if multi_ckpt:
@@ -152,4 +164,11 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
                 dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
             )
         )  # fmt: skip
+  if not planned:
+    raise ConfigError(
+        "every sweep point was dropped, nothing would run: "
+        + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid + unsupported),
+        file=suite.file,
+        key="benchmarks",
+    )
   return Plan(tuple(planned), tuple(skipped), tuple(invalid), unusable, tuple(unsupported))

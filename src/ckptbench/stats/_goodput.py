@@ -41,12 +41,13 @@ class CheckpointCost:
   Attributes:
     blocking_s: time the training loop is stopped per save (plus step slowdown
       during the background write, when the caller adds it).
-    lag_s: from the end of the blocking part until the save is durable.
+    lag_s: from the end of the blocking part until the save is durable; None
+      when not measured.
     recovery_s: restart and restore after a failure; None when not measured.
   """
 
   blocking_s: float
-  lag_s: float = 0.0
+  lag_s: float | None = 0.0
   recovery_s: float | None = None
 
   def __post_init__(self):
@@ -60,7 +61,7 @@ def expected_goodput(interval_s: float, cost: CheckpointCost, mtbf_s: float) -> 
   """Long-run fraction of wall time that becomes kept progress (see the module docstring).
 
   Raises:
-    ValueError: for a non-positive interval or MTBF, or a cost without recovery_s.
+    ValueError: for a non-positive interval or MTBF, or a cost without recovery_s or lag_s.
 
   Example:
     >>> round(expected_goodput(3600, CheckpointCost(60, 0, 300), 6 * 3600), 3)
@@ -70,6 +71,8 @@ def expected_goodput(interval_s: float, cost: CheckpointCost, mtbf_s: float) -> 
     raise ValueError(f"interval ({interval_s}) and MTBF ({mtbf_s}) must be > 0")
   if cost.recovery_s is None:
     raise ValueError("goodput needs the recovery time (restart and restore after a failure)")
+  if cost.lag_s is None:
+    raise ValueError("goodput needs the lag from a save's return until it is durable")
   segment = max(interval_s, cost.lag_s) + cost.blocking_s
   # expm1 keeps precision when the segment is tiny against the MTBF.
   return interval_s / (
@@ -91,7 +94,9 @@ def optimal_interval(cost: CheckpointCost, mtbf_s: float) -> float:
   """The interval of work between saves that maximises `expected_goodput`.
 
   Maximising interval / (exp((max(interval, lag) + cost) / M) - 1) does not involve
-  the recovery time, so it is defined even when recovery_s is None.
+  the recovery time, so it is defined even when recovery_s is None; nor the lag
+  while the lag is shorter than the interval, so an unknown lag (None) is
+  taken as such a lag.
 
   Raises:
     ValueError: for a non-positive MTBF, or a zero blocking cost (then saving
@@ -103,14 +108,14 @@ def optimal_interval(cost: CheckpointCost, mtbf_s: float) -> float:
     raise ValueError("a blocking cost of 0 has no optimal interval (more saves are always better)")
   import scipy.optimize  # noqa: PLC0415  (scipy takes ~1 s to import)
 
-  shape = dataclasses.replace(cost, recovery_s=0.0)
+  shape = dataclasses.replace(cost, recovery_s=0.0, lag_s=cost.lag_s or 0.0)
 
   def loss(log_interval: float) -> float:
     return -expected_goodput(math.exp(log_interval), shape, mtbf_s)
 
   # The optimum lies within a factor of a few of Young's estimate (or at the lag,
   # when saves are write-bound); search a wide bracket around both, in log space.
-  guess = max(young_interval(cost.blocking_s, mtbf_s), cost.lag_s, 1e-9)
+  guess = max(young_interval(cost.blocking_s, mtbf_s), shape.lag_s, 1e-9)
   low, high = math.log(guess) - 5, math.log(guess) + 5
   result = scipy.optimize.minimize_scalar(loss, bounds=(low, high), method="bounded",
                                           options={"xatol": 1e-9})
@@ -132,8 +137,8 @@ def simulate_goodput(
   up to the latest save whose blocking part ended at least `lag_s` before the
   failure.
   """
-  if cost.recovery_s is None:
-    raise ValueError("the simulation needs the recovery time")
+  if cost.recovery_s is None or cost.lag_s is None:
+    raise ValueError("the simulation needs the recovery time and the lag")
   rng = np.random.default_rng(seed)
   segment = max(interval_s, cost.lag_s) + cost.blocking_s
   clock = 0.0
