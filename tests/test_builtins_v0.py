@@ -31,15 +31,15 @@ def test_pytree_checkpoint_saves_restores_and_verifies_each_combination(tmp_path
     assert "verify_0_basics/time_s" in m
 
 
-def test_pytree_checkpoint_lists_colocated_python_as_invalid_without_pathways(tmp_path):
+def test_pytree_checkpoint_lists_colocated_python_as_unsupported_without_pathways(tmp_path):
   outcome = run_text(tmp_path, DATA, """\
       benchmarks:
         - generator: pytree_checkpoint
           options: {use_colocated_python: [false, true]}
       """)
   assert len(ok_metrics(outcome)) == 1
-  (invalid,) = outcome.summary["invalid_combinations"]
-  assert "needs a Pathways backend" in invalid["reason"]
+  (unsupported,) = outcome.summary["unsupported"]
+  assert "needs a Pathways backend" in unsupported["reason"] and not outcome.summary["invalid_combinations"]
 
 
 def test_pytree_checkpoint_fails_when_the_data_on_disk_is_wrong(tmp_path):

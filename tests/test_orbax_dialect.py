@@ -159,11 +159,12 @@ class SharedData(ckptbench.BenchmarksGenerator):
 
 @pytest.mark.parametrize("reuse", [True, False])
 def test_reuse_checkpoint_false_builds_the_data_for_each_run(tmp_path, reuse):
-  from ckptbench.run._runner import RunSettings, run_suite
+  from ckptbench.run._runner import run_suite
+  from ckptbench.run._settings import RunSettings
 
   SharedData.previous = None
   suite = load_suite_text(
-      f"suite_name: s\nnum_repeats: 3\nreuse_checkpoint: {str(reuse).lower()}\n"
+      f"suite_name: s\nnum_repeats: 3\nnum_warmups: 0\nreuse_checkpoint: {str(reuse).lower()}\n"
       "checkpoint_config: {spec: {w: {dtype: float32, shape: [8]}}}\n"
       "benchmarks: [{generator: test_orbax_dialect.SharedData}]\n",
       str(tmp_path / "s.yaml"),

@@ -65,6 +65,9 @@ class PyTreeCheckpointOptions(ckptbench.BenchmarkOptions):
         self.use_replica_parallel and self.use_ocdbt
     ):
       return "enable_replica_parallel_separate_folder needs use_replica_parallel and use_ocdbt"
+    return None
+
+  def unsupported_reason(self) -> str | None:
     if self.use_colocated_python and not ocp.multihost.is_pathways_backend():
       return "use_colocated_python needs a Pathways backend; this JAX has none"
     return None
