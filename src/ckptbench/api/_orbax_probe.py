@@ -52,12 +52,15 @@ class OrbaxCapabilities:
   events: bool
 
   def missing_options(self, requested: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """Why the installed Orbax cannot express `requested` ({section: {field: value}}), or None."""
+    """Why the installed Orbax cannot express `requested` ({section: {field: value}}), or None.
+
+    Nested fields may be dotted ("storage_options.chunk_byte_size"); their top field is checked.
+    """
     if not self.v1_api:
       return f"orbax-checkpoint {self.version} has no v1 API"
     missing = [
-        f"{section}.{name}" for section, fields in requested.items()
-        for name in fields if name not in self.options.get(section, frozenset())
+        f"{section}.{name.split('.')[0]}" for section, fields in requested.items()
+        for name in fields if name.split(".")[0] not in self.options.get(section, frozenset())
     ]  # fmt: skip
     if missing:
       return f"orbax-checkpoint {self.version} lacks the option(s) {', '.join(sorted(missing))}"
@@ -127,7 +130,7 @@ def orbax_v1_context(settings: Mapping[str, Mapping[str, Any]]) -> Any:
     ValueError: when the installed Orbax lacks a field (check `missing_options` first).
   """
   caps = orbax_capabilities()
-  reason = caps.missing_options({s: {k.split(".")[0]: v for k, v in f.items()} for s, f in settings.items()})
+  reason = caps.missing_options(settings)
   if reason:
     raise ValueError(reason)
   from orbax.checkpoint import v1  # noqa: PLC0415

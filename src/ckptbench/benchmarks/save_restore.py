@@ -68,9 +68,7 @@ class SaveRestoreOptions(ckptbench.BenchmarkOptions):
     return None
 
   def unsupported_reason(self) -> str | None:
-    return ckptbench.orbax_capabilities().missing_options(
-        {s: {k.split(".")[0]: v for k, v in f.items()} for s, f in orbax_settings(self).items()}
-    )
+    return ckptbench.orbax_capabilities().missing_options(orbax_settings(self))
 
 
 def orbax_settings(options: SaveRestoreOptions) -> dict[str, dict[str, object]]:

@@ -48,6 +48,12 @@ class BuiltEnv:
     return self.path / "bin" / "python"
 
 
+def last_lines(text: str, count: int = _LAST_LINES) -> str:
+  """The last `count` non-empty lines of a tool's output, on one line."""
+  lines = [line.strip() for line in text.splitlines() if line.strip()]
+  return " | ".join(lines[-count:])
+
+
 def env_cache_dir() -> pathlib.Path:
   return pathlib.Path(os.environ.get("CKPTBENCH_ENV_CACHE") or pathlib.Path.home() / ".cache/ckptbench/envs")
 
@@ -123,12 +129,10 @@ def build_env(spec: EnvSpec, cache_dir: pathlib.Path | None = None) -> BuiltEnv:
 
 
 def _uv(spec: EnvSpec, uv: str, *args: str) -> None:
+  which = f"environment {spec.label} ({spec.text})"
   try:
     done = subprocess.run((uv, *args), capture_output=True, text=True, timeout=_BUILD_TIMEOUT_S)
   except subprocess.TimeoutExpired:
-    raise EnvBuildError(f"environment {spec.label} ({spec.text}): uv {args[0]} took over {_BUILD_TIMEOUT_S} s") from None
+    raise EnvBuildError(f"{which}: uv {args[0]} took over {_BUILD_TIMEOUT_S} s") from None
   if done.returncode != 0:
-    lines = [line.strip() for line in (done.stderr or done.stdout).splitlines() if line.strip()]
-    raise EnvBuildError(
-        f"environment {spec.label} ({spec.text}) failed to build: " + " | ".join(lines[-_LAST_LINES:])
-    )
+    raise EnvBuildError(f"{which} failed to build: {last_lines(done.stderr or done.stdout)}")

@@ -24,7 +24,7 @@ import subprocess
 import time
 from typing import Any, Callable
 
-from ckptbench.envs._build import BuiltEnv, EnvBuildError, build_env, isolated_environ
+from ckptbench.envs._build import BuiltEnv, EnvBuildError, build_env, isolated_environ, last_lines
 from ckptbench.envs._index import check_released
 from ckptbench.envs._spec import EnvSpec
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_OK, EXIT_REGRESSION, CkptbenchError
@@ -34,7 +34,6 @@ _log = logging.getLogger(__name__)
 
 MATRIX_FILE = "comparison.json"
 _RUN_LOG = "ckptbench-run.log"
-_LAST_LINES = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,8 +192,7 @@ def _run_round(env: BuiltEnv, settings: MatrixSettings, round_index: int, say) -
   say(f"round {round_index} {env.spec.label}: {time.perf_counter() - t0:.1f} s")
   if done.returncode in (EXIT_OK, EXIT_BENCHMARK_FAILED):  # a failed benchmark is a result
     return None
-  lines = [line.strip() for line in (out / _RUN_LOG).read_text().splitlines() if line.strip()]
-  return f"ckptbench run exited {done.returncode}: " + " | ".join(lines[-_LAST_LINES:])
+  return f"ckptbench run exited {done.returncode}: {last_lines((out / _RUN_LOG).read_text())}"
 
 
 def _finished_facts(out: pathlib.Path) -> dict[str, Any]:
