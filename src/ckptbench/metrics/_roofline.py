@@ -183,7 +183,9 @@ def probe_storage(
       entries = json.loads(cache_file.read_text())
     except (OSError, ValueError):
       entries = {}
-    if not refresh and key in entries:
+    known = {f.name for f in dataclasses.fields(StorageProbe)}
+    # An entry written by another ckptbench version (other fields) is measured again.
+    if not refresh and key in entries and set(entries[key]) == known:
       return StorageProbe(**entries[key])
   probe = measure_storage(path, size_bytes)
   if cache:
