@@ -22,6 +22,7 @@ EXAMPLES = {
     "checkpointer_cancel": 6,
     "multislice_broadcast": 2,
     "snapshotter": 2,
+    "multihost_dispatchers": 2,
 }
 
 

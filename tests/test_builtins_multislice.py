@@ -304,3 +304,44 @@ def test_p2p_manager_check_fails_when_the_local_step_holds_older_data(tmp_path):
                  timeout=240)  # fmt: skip
   assert done.returncode != 0
   assert [(r["host"], r["error"]["type"]) for r in _records(out)] == [(0, "DataMismatchError"), (1, "DataMismatchError")]
+
+
+DISPATCH = """\
+suite_name: t
+checkpoint_config: {spec: {array: {dtype: float32, shape: [64, 32], sharding: [data, model]}}}
+mesh_config: {mesh_axes: [data, model], ici_parallelism: {data: 2, model: 4}}
+"""
+
+
+def test_dispatchers_run_colocated_python_and_skip_the_missing_dispatcher(tmp_path):
+  pytest.importorskip("cloudpickle", reason="colocated Python needs the pathways extra")
+  outcome = run_text(tmp_path, DISPATCH, f"""\
+      benchmarks:
+        - generator: {ORBAX}multihost_dispatchers_benchmark.MultihostDispatchersBenchmark
+          options: {{use_colocated: [true, false], device_count: [null, 2]}}
+      """)
+  metrics = ok_metrics(outcome)
+  assert [m["dispatch_with_result_specs_9_other/devices"]["value"] for m in metrics] == [8, 2]
+  for m in metrics:
+    for op in ("dispatch_without_result_specs", "dispatch_with_dummy_result_array", "dispatch_with_result_specs"):
+      assert m[f"{op}_0_basics/time_s"]["value"] > 0
+  assert {i["options"]["use_colocated"] for i in outcome.summary["invalid_combinations"]} == {False}
+  assert "no Pathways controller" in outcome.records[0]["notes"][0]
+
+
+def test_dispatchers_check_fails_when_the_returned_array_differs(tmp_path, monkeypatch):
+  pytest.importorskip("cloudpickle", reason="colocated Python needs the pathways extra")
+  from orbax.checkpoint._src.multihost import dispatchers
+
+  dispatch = dispatchers.ColocatedPythonDispatcher.dispatch
+
+  def damaging(self, func, **kwargs):  # the real dispatch, then the returned array changed
+    result = dispatch(self, func, **kwargs)
+    if kwargs.get("result_specs") is None:
+      return result
+    return jax.device_put(result.at[0, 0].add(1), result.sharding)
+
+  monkeypatch.setattr(dispatchers.ColocatedPythonDispatcher, "dispatch", damaging)
+  outcome = run_text(tmp_path, DISPATCH, "benchmarks: [{generator: multihost_dispatchers, options: {use_colocated: true}}]\n")
+  ((kind, message),) = errors(outcome)
+  assert kind == "DataMismatchError" and "restored data differs" in message
