@@ -4,30 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import io
-import logging
 import os
 import pathlib
 
-os.environ["XLA_FLAGS"] = (
-    os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
-).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import jax  # noqa: E402
-
-from ckptbench import (  # noqa: E402
-    Comparison,
-    RunSettings,
-    Suite,
-    capture_baseline,
-    compare_to_baseline,
-    run_suite,
-)
-from ckptbench.config import load_suite_text  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
-for _name in ("absl", "jax", "orbax", "tensorstore"):
-  logging.getLogger(_name).setLevel(logging.ERROR)
+import ckptbench  # noqa: E402
+from ckptbench import Comparison, RunSettings, Suite, capture_baseline, compare_to_baseline  # noqa: E402
 
 
 def run_once(suite: Suite, out: pathlib.Path) -> pathlib.Path:
@@ -35,9 +18,9 @@ def run_once(suite: Suite, out: pathlib.Path) -> pathlib.Path:
   with contextlib.redirect_stdout(io.StringIO()):  # the runner's progress lines
     settings = RunSettings(
         output_dir=out, overwrite=True, show_progress=False, remove_repeated_dir=True,
-        probe_storage=False, write_views=False,
+        probe_storage=False, write_views=False, devices=8,
     )
-    outcome = run_suite(suite, settings)
+    outcome = ckptbench.run(suite, settings)
   if outcome.exit_code:
     raise SystemExit(f"the suite failed in {out} (exit code {outcome.exit_code})")
   return out
@@ -50,4 +33,4 @@ def compare_runs(baseline_out: pathlib.Path, current_out: pathlib.Path, work: pa
 
 
 def load(text: str) -> Suite:
-  return load_suite_text(text, file="<script>")
+  return ckptbench.load_suite_text(text, file="<script>")

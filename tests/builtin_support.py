@@ -14,7 +14,8 @@ from typing import Callable
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.run._runner import RunSettings, SuiteOutcome, run_suite
+from ckptbench.run._runner import SuiteOutcome, run_suite
+from ckptbench.run._settings import RunSettings
 from ckptbench.api import _collector
 
 CORRUPTER = "test_corrupter"

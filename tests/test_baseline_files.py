@@ -145,21 +145,25 @@ def test_unreadable_inputs_are_user_errors(tmp_path):
     capture_baseline(tmp_path / "warmups", tmp_path / "bl")
 
 
-def test_finish_baselines_captures_then_compares(tmp_path, capsys):
-  from ckptbench.outputs import finish_baselines
+def test_run_captures_then_compares_and_the_report_shows_the_comparison(tmp_path):
+  from ckptbench.outputs import write_views
+  from ckptbench.run._baselines import capture_and_compare
+  from ckptbench.stats import DEFAULT_THRESHOLD
 
   base_out = write_run(tmp_path / "a")
-  assert finish_baselines(base_out, capture_path=tmp_path / "bl", label="v1") == 0
-  assert (tmp_path / "bl" / "v1.json").is_file()
-  slow = write_run(tmp_path / "b", slowdown=1.5)
-  (slow / "report.html").write_text("<html>written before the comparison</html>")
-  code = finish_baselines(
-      slow, capture_path=tmp_path / "bl", label="v2", baseline_path=tmp_path / "bl" / "v1.json",
-      fail_on_regression=True,
+  captured, comparison = capture_and_compare(
+      base_out, capture_path=tmp_path / "bl", label="v1", baseline_path=None, threshold=DEFAULT_THRESHOLD
   )
-  assert code == EXIT_REGRESSION
-  assert (tmp_path / "bl" / "v2.json").is_file() and (slow / "comparison.json").is_file()
-  assert "headline regression" in capsys.readouterr().out
+  assert captured == tmp_path / "bl" / "v1.json" and captured.is_file() and comparison is None
+  slow = write_run(tmp_path / "b", slowdown=1.5)
+  captured, comparison = capture_and_compare(
+      slow, capture_path=tmp_path / "bl", label="v2", baseline_path=tmp_path / "bl" / "v1.json",
+      threshold=DEFAULT_THRESHOLD,
+  )
+  assert comparison.exit_code(fail_on_regression=True) == EXIT_REGRESSION
+  assert comparison.exit_code(fail_on_regression=False) == 0
+  assert captured.is_file() and (slow / "comparison.json").is_file()
+  assert write_views(slow, ["report"]) == {}
   report = (slow / "report.html").read_text()
   assert "baseline comparison" in report and "regressed" in report
 

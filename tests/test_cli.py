@@ -14,6 +14,7 @@ from conftest import run_cli
 TINY = """\
 suite_name: tiny
 num_repeats: 2
+num_warmups: 0  # the record counts below are of measured runs
 checkpoint_config:
   spec:
     params: {dtype: bfloat16, shape: [256, 64], sharding: [fsdp]}
@@ -91,7 +92,7 @@ def test_bad_config_exits_2_with_one_line_and_writes_nothing(tmp_path):
   assert done.returncode == 2
   lines = done.stderr.strip().splitlines()
   assert lines == [
-      f"ckptbench: error: {suite}:12: key 'benchmarks[0].options.use_ocdbtt':"
+      f"ckptbench: error: {suite}:13: key 'benchmarks[0].options.use_ocdbtt':"
       " SaveRestoreOptions has no option 'use_ocdbtt'; did you mean 'use_ocdbt'?"
   ]
   assert not out.exists()

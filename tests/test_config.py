@@ -70,6 +70,8 @@ def test_good_suite_parses_into_frozen_objects():
         ("use_compression: false", "use_compression: 'no'", 14, "benchmarks[0].options.use_compression", "expects"),
         ("use_ocdbt: [true, false]", "use_ocdbt: []", 13, "benchmarks[0].options.use_ocdbt", "empty list"),
         ("use_ocdbt: [true, false]", "use_ocdbt: [true, 3]", 13, "benchmarks[0].options.use_ocdbt[1]", "expects bool"),
+        ("num_repeats: 2", "num_repeats: 2\nreference: {use_ocdbt: maybe}", 3, "reference.use_ocdbt", "not among the swept values"),
+        ("num_repeats: 2", "num_repeats: 2\nreference: {use_zarr3: true}", 3, "reference.use_zarr3", "not a swept option"),
     ],
 )
 def test_each_problem_is_located(old, new, line, key, message):
@@ -78,6 +80,13 @@ def test_each_problem_is_located(old, new, line, key, message):
   assert (err.file, err.line, err.key) == ("suite.yaml", line, key), str(err)
   assert message in err.message, str(err)
   assert str(err).startswith(f"suite.yaml:{line}: key '{key}': ")
+
+
+def test_one_warmup_by_default_when_there_are_repeats_to_compare():
+  assert load(GOOD).config.num_warmups == 1
+  assert load(GOOD.replace("num_repeats: 2", "num_repeats: 1")).config.num_warmups == 0
+  assert load(GOOD.replace("num_repeats: 2", "num_repeats: 2\nnum_warmups: 0")).config.num_warmups == 0
+  assert load(GOOD + "reference: {use_ocdbt: false}").config.reference == {"use_ocdbt": False}
 
 
 def test_spec_and_path_together():

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from ckptbench.stats import host_statistics, is_rate_unit
+from ckptbench.api._tags import is_rate_unit
+from ckptbench.stats import host_statistics
 
 
 def test_times_name_the_host_with_the_largest_mean():

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import ckptbench
-from ckptbench.metrics import collect_created_metrics
+from ckptbench.api import collect_created_metrics
 
 
 def test_nested_blocks_both_record_and_repeats_accumulate():

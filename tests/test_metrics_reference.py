@@ -70,8 +70,9 @@ def test_unmapped_events_land_in_9_other_with_a_registered_unit():
     assert _tags.unit_of(tag) == value.unit
 
 
-def test_split_tag_handles_underscores_and_digits_in_the_operation():
-  assert _tags.split_tag("step_1_0_basics/time_s") == ("step_1", "0_basics/time_s")
-  assert _tags.split_tag("save_blocking_4_throughput/save_blocking_gbps") == (
-      "save_blocking", "4_throughput/save_blocking_gbps")
-  assert _tags.split_tag("no_namespace") is None
+def test_tags_split_with_underscores_and_digits_in_the_operation():
+  assert _tags.Tag.parse("step_1_0_basics/time_s") == _tags.Tag("step_1", "0_basics", "time_s")
+  parsed = _tags.Tag.parse("save_blocking_4_throughput/save_blocking_gbps")
+  assert (parsed.op, parsed.key) == ("save_blocking", "4_throughput/save_blocking_gbps")
+  assert parsed.full == "save_blocking_4_throughput/save_blocking_gbps"
+  assert _tags.Tag.parse("no_namespace") == _tags.Tag("", "", "no_namespace")

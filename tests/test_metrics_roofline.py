@@ -27,20 +27,49 @@ def cache_dir(tmp_path, monkeypatch):
   return path
 
 
-def test_probe_measures_and_caches(tmp_path, cache_dir):
+def test_probe_measures_three_times_and_caches_a_steady_result(tmp_path, cache_dir):
   target = tmp_path / "disk"
   target.mkdir()
-  probe = probe_storage(target, size_mib=4)
-  assert probe.size_bytes == 4 << 20
+  probe = probe_storage(target, size_mib=4, max_spread=float("inf"))  # any spread counts as steady here
+  assert probe.size_bytes == 4 << 20 and probe.repeats == 3
   for value in (probe.disk_write_gbps, probe.page_cache_read_gbps, probe.memcpy_gbps):
     assert 0 < value < 10_000
+  assert set(probe.spread) >= {"disk_write", "page_cache_read", "memcpy"}
+  assert all(v >= 0 for v in probe.spread.values())
   assert probe.cold_method in ("drop_caches", "fadvise")
   assert probe.disk_read_gbps > 0
-  assert list(target.iterdir()) == []  # the probe file is gone
+  assert list(target.iterdir()) == []  # the probe files are gone
   cached = json.loads((cache_dir / "roofline.json").read_text())
   assert list(cached.values()) == [dataclasses.asdict(probe)]
-  assert probe_storage(target, size_mib=4) == probe  # served from the cache
-  assert probe_storage(target, size_mib=4, refresh=True).measured_at >= probe.measured_at
+  assert probe_storage(target, size_mib=4, max_spread=float("inf")) == probe  # served from the cache
+  again = probe_storage(target, size_mib=4, refresh=True, max_spread=float("inf"))
+  assert again.measured_at >= probe.measured_at
+
+
+def test_an_unsteady_probe_is_used_but_never_cached(tmp_path, cache_dir, caplog):
+  target = tmp_path / "disk"
+  target.mkdir()
+  # Real measurements always differ a little: with no spread allowed, none is steady.
+  first = probe_storage(target, size_mib=4, max_spread=0.0)
+  assert first.repeats == 3 and not first.steady(0.0)
+  assert not (cache_dir / "roofline.json").exists()
+  assert "unsteady" in caplog.text and "not cached" in caplog.text
+  second = probe_storage(target, size_mib=4, max_spread=0.0)
+  assert second.measured_at >= first.measured_at and second is not first  # measured again
+
+
+def test_a_cached_probe_from_before_repeats_is_measured_again(tmp_path, cache_dir):
+  target = tmp_path / "disk"
+  target.mkdir()
+  probe = probe_storage(target, size_mib=4, max_spread=float("inf"))
+  cache = cache_dir / "roofline.json"
+  entries = json.loads(cache.read_text())
+  for entry in entries.values():  # the old format: one measurement, no spread
+    entry.pop("repeats"), entry.pop("spread")
+    entry["disk_write_gbps"] = 0.001
+  cache.write_text(json.dumps(entries))
+  assert probe_storage(target, size_mib=4, max_spread=float("inf")).disk_write_gbps != 0.001
+  assert probe.repeats == 3
 
 
 def test_probe_of_a_missing_directory_is_a_user_error(tmp_path, cache_dir):

@@ -23,7 +23,9 @@ from orbax.checkpoint import v1 as ocp
 import ckptbench
 from ckptbench.benchmarks.save_restore import SaveRestoreOptions, orbax_context
 from ckptbench.config import MeshConfig, load_suite, load_suite_text
-from ckptbench.run._runner import RunSettings, run_suite
+from ckptbench.run import run
+from ckptbench.run._runner import run_suite
+from ckptbench.run._settings import RunSettings
 from ckptbench.data import build_mesh
 from conftest import REPO
 
@@ -32,6 +34,7 @@ QUICK = dict(show_progress=False, probe_storage=False, write_views=False)
 SLEEPY = """\
 suite_name: sleepy
 num_repeats: 2
+num_warmups: 0
 benchmarks:
   - generator: reliability_benchmarks.StubbornBenchmark
     options: {sleep_s: [0.3, 0.31, 0.32]}
@@ -263,8 +266,8 @@ def test_a_damaged_compressed_chunk_names_the_array(tmp_path):
   with pytest.raises(Exception) as raw:
     ocp.load(path, ckptbench.abstract_pytree(tree))
   error = unreadable_data_error(raw.value)
-  assert error["type"] == "DataMismatchError"
-  assert error["message"].startswith("checkpoint data of array 'weights' cannot be read (corrupted?)")
+  assert error.type == "DataMismatchError"
+  assert error.message.startswith("checkpoint data of array 'weights' cannot be read (corrupted?)")
 
 
 # Orbax leaves the other shards' read coroutines un-awaited when one fails to decode.
@@ -293,7 +296,7 @@ def test_names_that_become_paths_stay_inside_the_output_directory(tmp_path):
       """), str(work / "s.yaml"))
   before = set(tmp_path.rglob("*"))
   out = work / "out"
-  outcome = run_suite(suite, RunSettings(output_dir=out, show_progress=False, probe_storage=False))
+  outcome = run(suite, RunSettings(output_dir=out, show_progress=False, probe_storage=False))
   assert outcome.exit_code == 0
   created = set(tmp_path.rglob("*")) - before
   outside = [p for p in created if out != p and out not in p.parents]

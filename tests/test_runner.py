@@ -11,7 +11,8 @@ import pytest
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.run._runner import RunSettings, run_suite
+from ckptbench.run._runner import run_suite
+from ckptbench.run._settings import RunSettings
 from ckptbench.data import build_mesh, build_pytree
 from ckptbench.config import MeshConfig
 
@@ -34,6 +35,7 @@ def run(tmp_path, body: str, **settings):
 def test_save_restore_sweep_records_every_run(tmp_path):
   outcome = run(tmp_path, """\
       num_repeats: 2
+      num_warmups: 0
       benchmarks:
         - generator: save_restore
           options: {use_ocdbt: [true, false], async_enabled: [true, false]}
@@ -89,6 +91,7 @@ def test_guide_example_class_runs_unchanged_on_arrays(tmp_path):
 def test_a_failing_benchmark_keeps_its_metrics_and_the_others_run(tmp_path):
   outcome = run(tmp_path, """\
       num_repeats: 2
+      num_warmups: 0
       benchmarks:
         - generator: sample_benchmarks.FlakyBenchmark
           options: {fail: [true, false], sleep_s: 0.01}

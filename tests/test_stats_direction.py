@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ckptbench.api._tags import NAMESPACES, TAGS, split_tag
-from ckptbench.stats import Direction, is_headline, metric_direction
+from ckptbench.api._tags import NAMESPACES, TAGS
+from ckptbench.api._tags import Tag
+from ckptbench.stats import Direction, metric_direction
 
 LOWER, HIGHER, NEUTRAL = Direction.LOWER, Direction.HIGHER, Direction.NEUTRAL
 
@@ -51,7 +52,7 @@ def test_direction(tag, unit, direction):
 
 
 def test_every_namespace_has_cases():
-  covered = {split_tag(tag)[1].partition("/")[0] for tag, _, _ in CASES}
+  covered = {Tag.parse(tag).namespace for tag, _, _ in CASES}
   assert covered == set(NAMESPACES)
 
 
@@ -63,7 +64,7 @@ def test_every_registered_tag_gets_the_direction_of_its_kind():
     if namespace == "5_inventory" or spec.unit == "count":
       assert direction == NEUTRAL, tag
     elif spec.unit == "GiB/s":
-      assert direction == HIGHER and is_headline(full, spec.unit), tag
+      assert direction == HIGHER and Tag.parse(full).is_headline(spec.unit), tag
     elif spec.unit == "s" and not any(w in tag for w in ("since_", "between_", "_saved_")):
       assert direction == LOWER, tag
 
@@ -94,4 +95,4 @@ def test_unknown_tag_is_judged_by_its_unit_alone():
     ],
 )
 def test_headline(tag, unit, headline):
-  assert is_headline(tag, unit) is headline
+  assert Tag.parse(tag).is_headline(unit) is headline

@@ -8,12 +8,22 @@ from ckptbench._version import __version__
 from ckptbench.api import (
     BenchmarkOptions,
     BenchmarksGenerator,
+    Collector,
+    MetricValue,
+    Metrics,
+    OrbaxCapabilities,
     TestContext,
     TestResult,
     benchmark_options,
+    default_collectors,
+    known_collectors,
+    orbax_capabilities,
+    orbax_v1_context,
+    orbax_v1_io,
+    register_collector,
 )
-from ckptbench.config import Suite, load_suite
-from ckptbench.run import RunSettings, SuiteOutcome, run_suite
+from ckptbench.config import PRESETS, ModelShape, Suite, load_suite, load_suite_text, preset_shape, preset_spec, preset_summary
+from ckptbench.run import RunOutcome, RunSettings, run
 from ckptbench.data import (
     DataMismatchError,
     abstract_from_checkpoint,
@@ -25,16 +35,10 @@ from ckptbench.data import (
     write_sharding_config,
 )
 from ckptbench.errors import CkptbenchError, ConfigError
-from ckptbench.metrics import (
-    Collector,
-    MetricValue,
-    Metrics,
-    default_collectors,
-    evict_from_page_cache,
-    known_collectors,
-    register_collector,
-    scan_inventory,
-)
+from ckptbench.metrics import evict_from_page_cache, scan_inventory  # also registers the collectors
+from ckptbench.stats import median_ratio, theil_sen_slope
+from ckptbench.storage import kvstore_spec, read_kvstore, write_kvstore
+from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {
@@ -55,9 +59,12 @@ __all__ = [
     "DataMismatchError",
     "MetricValue",
     "Metrics",
+    "ModelShape",
+    "OrbaxCapabilities",
+    "PRESETS",
+    "RunOutcome",
     "RunSettings",
     "Suite",
-    "SuiteOutcome",
     "TestContext",
     "TestResult",
     "__version__",
@@ -69,14 +76,27 @@ __all__ = [
     "default_collectors",
     "evict_from_page_cache",
     "known_collectors",
+    "kvstore_payload",
+    "kvstore_spec",
     "load_results",
     "load_suite",
+    "load_suite_text",
+    "median_ratio",
+    "orbax_capabilities",
+    "orbax_v1_context",
+    "orbax_v1_io",
+    "preset_shape",
+    "preset_spec",
+    "preset_summary",
     "pytree_checksums",
+    "read_kvstore",
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
-    "run_suite",
+    "run",
     "scan_inventory",
+    "theil_sen_slope",
     "verify_pytree",
+    "write_kvstore",
     "write_sharding_config",
 ]

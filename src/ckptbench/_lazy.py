@@ -1,4 +1,4 @@
-"""Lazy re-exports: heavy modules (scipy, matplotlib, pandas, tensorboard) load on first use.
+"""Lazy re-exports: heavy modules (scipy, plotly, pandas, tensorboard) load on first use.
 
 `import ckptbench` and `ckptbench run` then start fast, and a run pays for the
 report's libraries only when it writes the report.

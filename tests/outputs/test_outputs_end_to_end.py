@@ -51,6 +51,7 @@ class JitBenchmark(BenchmarksGenerator):
 SUITE = """
 suite_name: "outputs end to end"
 num_repeats: 2
+num_warmups: 0
 checkpoint_config:
   spec:
     params: {dtype: float32, shape: [64, 64], sharding: [fsdp]}

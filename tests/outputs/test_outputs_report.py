@@ -19,21 +19,61 @@ from outputs_sample import sample_out  # noqa: F401  (fixture)
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
-def test_report_shows_plots_limits_breakdowns_failures_comparison_and_manifest(sample_out):
-  page = write_report(sample_out).read_text()
+def _without_plotly_js(page: str) -> str:
+  """The page with the inlined plotly.js bundle cut out (its code names map-tile servers it never calls here)."""
+  from ckptbench.outputs._plots import plotly_js
 
-  assert page.count("<svg") == 4  # time/throughput grid, two stage breakdowns, memory
-  assert "limit: disk_write_gbps 1.2" in page  # the roofline beside save throughput
-  assert "limit: disk_read_cold_gbps 1.6" in page
-  assert "save: save stage breakdown" in page and "serialize_s" in page
-  assert "load: load stage breakdown" in page and "deserialize_s" in page
-  assert "save_5_inventory/total_gib" in page
-  assert "restored data differs &lt;b&gt;" in page and "<b>" not in page  # errors are escaped
-  assert "baseline comparison" in page and "class='regressed'" in page
-  assert "abc1234" in page and "orbax-checkpoint" in page
-  # Self-contained: nothing is fetched from anywhere.
-  for fetch in ('src="http', "src='http", 'href="http', "href='http", "url(http", "@import", "<link", "<script"):
-    assert fetch not in page
+  bundle = plotly_js()
+  assert page.count(bundle) == 1  # inlined once, from the installed package
+  return page.replace(bundle, "")
+
+
+def test_report_shows_verdict_plots_limits_breakdowns_failures_comparison_and_manifest(sample_out):
+  page = write_report(sample_out).read_text()
+  own = _without_plotly_js(page)
+
+  assert page.index("<h2>verdict</h2>") < page.index("baseline comparison") < page.index("<h2>runs in order</h2>")
+  assert "reference: <b>use_ocdbt=True</b>" in own and "id=verdict" in own
+  assert "1.50x" in own  # the False variant saves 1.5x slower than the reference
+  # Runs in order (save and load time), the time/throughput grid, two stage breakdowns, memory.
+  assert own.count('class="plotly-graph-div"') == 6
+  assert "limit: disk_write_gbps 1.2 (probed date unknown, spread unknown)" in own
+  assert "limit: disk_read_cold_gbps 1.6" in own
+  assert "save: save stage breakdown" in own and "serialize_s" in own
+  assert "load: load stage breakdown" in own and "deserialize_s" in own
+  assert "save_5_inventory/total_gib" in own
+  assert "restored data differs &lt;b&gt;" in own and "<b>restored" not in own  # errors are escaped
+  assert "baseline comparison" in own and "class='regressed'" in own
+  assert "abc1234" in own and "orbax-checkpoint" in own
+  # Self-contained: one inline script (plotly.js), nothing fetched from anywhere.
+  assert own.count("<script") == 1 + 6 and "<script src" not in own
+  for fetch in ('src="http', "src='http", 'href="http', "href='http", "url(http", "@import", "<link"):
+    assert fetch not in own
+
+
+def test_limits_carry_the_probes_date_and_spread(sample_out):
+  manifest = json.loads((sample_out / "manifest.json").read_text())
+  manifest["roofline"].update(measured_at="2026-11-22T08:00:00+00:00", repeats=3, spread={"disk_write": 0.12})
+  (sample_out / "manifest.json").write_text(json.dumps(manifest))
+
+  page = _without_plotly_js(write_report(sample_out).read_text())
+
+  assert "limit: disk_write_gbps 1.2 (probed 2026-11-22 08:00, spread 12% over 3 probes)" in page
+
+
+def test_a_first_repeat_far_above_the_others_is_flagged_in_the_report(sample_out):
+  lines = []
+  for line in (sample_out / "results.jsonl").read_text().splitlines():
+    record = json.loads(line)
+    if record["varying"]["use_ocdbt"] and record["repeat"] == 0:
+      record["metrics"]["save_0_basics/time_s"]["value"] = 5.0
+    lines.append(json.dumps(record))
+  (sample_out / "results.jsonl").write_text("\n".join(lines) + "\n")
+
+  page = _without_plotly_js(write_report(sample_out).read_text())
+
+  assert "outlying repeats:" in page
+  assert "use_ocdbt=True: save time of repeat 0 is 5 s" in page
 
 
 def test_report_degrades_without_summary_manifest_or_comparison(sample_out, tmp_path):
@@ -103,6 +143,7 @@ def test_cli_report_of_a_missing_directory_is_one_line_and_exit_2(tmp_path, caps
 def test_report_renders_in_headless_chromium(sample_out, tmp_path):
   webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
   from selenium.webdriver.chrome.service import Service
+  from selenium.webdriver.support.wait import WebDriverWait
   from PIL import Image
 
   page = write_report(sample_out)
@@ -114,19 +155,28 @@ def test_report_renders_in_headless_chromium(sample_out, tmp_path):
   driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
   try:
     driver.get(page.as_uri())
+    WebDriverWait(driver, 30).until(lambda d: len(d.find_elements("css selector", ".js-plotly-plot .main-svg")) >= 6)
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-    shown = [svg.size for svg in driver.find_elements("css selector", ".figure svg")]
+    shown = [fig.size for fig in driver.find_elements("css selector", ".js-plotly-plot")]
+    verdict = driver.find_element("id", "verdict")
+    verdict_text, verdict_y = verdict.text, verdict.location["y"]
+    first_figure_y = driver.find_elements("css selector", ".js-plotly-plot")[0].location["y"]
+    fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    driver.execute_script("window.scrollTo(0, document.querySelector('.js-plotly-plot').getBoundingClientRect().top)")
     shot = tmp_path / "report.png"
     driver.save_screenshot(str(shot))
   finally:
     driver.quit()
 
   assert errors == []
-  assert len(shown) == 4 and all(s["width"] > 200 and s["height"] > 100 for s in shown)
+  assert fetched == []  # nothing loaded from anywhere, not even from disk
+  assert len(shown) == 6 and all(s["width"] > 200 and s["height"] > 100 for s in shown)
+  assert verdict_y < first_figure_y  # the answer comes first
+  assert "use_ocdbt=False" in verdict_text and "reference" in verdict_text and "1.50x" in verdict_text
   image = Image.open(shot).convert("RGB")
   colors = image.getcolors(maxcolors=1 << 20)
-  # Bars in the plots' palette are on screen: thousands of pixels of the first bar colour.
-  bar_blue = sum(n for n, rgb in colors if rgb == (0x4C, 0x72, 0xB0))
+  # Drawn, not blank: the first series colour of the plots is on screen, and much else besides white.
+  first_color = sum(n for n, rgb in colors if rgb == (0x4C, 0x72, 0xB0))
   non_white = sum(n for n, rgb in colors if rgb != (255, 255, 255))
-  assert bar_blue > 5_000, bar_blue
+  assert first_color > 2_000, first_color
   assert non_white > 0.05 * image.width * image.height

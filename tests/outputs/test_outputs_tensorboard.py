@@ -88,7 +88,8 @@ def test_hparams_describe_options_mesh_checkpoint_and_headline_metrics(sample_ou
   assert sorted(v.bool_value for v in use_ocdbt.domain_discrete.values) == [False, True]
   metric_tags = {m.name.tag for m in experiment.metric_infos}
   assert {"save_0_basics/time_s/mean", "load_4_throughput/load_total_gbps/mean",
-          "save_7_memory/host_rss_peak_mib/mean"} <= metric_tags
+          "save_7_memory/device_peak_diff_mib/mean"} <= metric_tags
+  assert "save_7_memory/host_rss_peak_mib/mean" not in metric_tags  # the process peak is no headline
   # Every headline metric names a scalar that the session run holds.
   bench_tags = set(_load(logdir / tensorboard_run_name(OCDBT)).Tags()["tensors"])
   assert metric_tags <= bench_tags

@@ -16,6 +16,7 @@ from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResul
 from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
 from ckptbench.api._generator import benchmark_options
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._orbax_probe import OrbaxCapabilities, orbax_capabilities, orbax_v1_context, orbax_v1_io
 
 __all__ = [
     "BenchmarkOptions",
@@ -23,6 +24,7 @@ __all__ = [
     "Collector",
     "MetricValue",
     "Metrics",
+    "OrbaxCapabilities",
     "TestContext",
     "TestResult",
     "benchmark_options",
@@ -31,6 +33,9 @@ __all__ = [
     "known_collectors",
     "merged",
     "options_to_dict",
+    "orbax_capabilities",
+    "orbax_v1_context",
+    "orbax_v1_io",
     "register_collector",
     "safe_path_component",
 ]

@@ -31,9 +31,9 @@ def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
   """
   by_op: dict[str, dict[str, float]] = {}
   for tag, entry in tags.items():
-    parts = _tags.split_tag(tag)
-    if parts is not None:
-      by_op.setdefault(parts[0], {})[parts[1]] = float(entry["value"])
+    parts = _tags.Tag.parse(tag)
+    if parts.namespace:
+      by_op.setdefault(parts.op, {})[parts.key] = float(entry["value"])
   out: dict[str, dict[str, float | str]] = {}
   for op, values in by_op.items():
     for key, spec in _tags.DERIVED.items():

@@ -31,7 +31,8 @@ class TestContext:
   Attributes:
     pytree: the checkpoint data (generated from `spec`, built from a preset, or
       loaded from `path`); None when the suite gives no checkpoint.
-    path: a fresh, empty directory for this run.
+    path: a fresh, empty directory for this run (an `etils.epath.Path` on a gs://
+      or s3:// checkpoint root, which Orbax, gcsfs and s3fs accept).
     options: the options of this sweep point.
     mesh: the `jax.sharding.Mesh` of this run, or None when no mesh is set.
     repeat_index: which repeat this is (0-based).
@@ -124,6 +125,10 @@ class BenchmarksGenerator(abc.ABC):
   """
 
   options_class: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
+  # Capabilities of the installed Orbax this benchmark needs: names of boolean fields
+  # of `OrbaxCapabilities` (e.g. "v1_save_load"). Where one is missing, the benchmark
+  # is recorded as unsupported with the reason instead of being run.
+  orbax_requires: ClassVar[tuple[str, ...]] = ()
 
   @abc.abstractmethod
   def test_fn(self, context: TestContext) -> TestResult:

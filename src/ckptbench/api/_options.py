@@ -31,6 +31,13 @@ class BenchmarkOptions:
     """Why `is_valid()` is False, for `ckptbench plan`. Override to explain."""
     return None if self.is_valid() else "is_valid() returned False"
 
+  def unsupported_reason(self) -> str | None:
+    """Why the installed libraries cannot run this combination (e.g. an Orbax
+    release lacks an option), or None. Such a combination is recorded as
+    unsupported with the reason, like a mesh that does not fit, and not run.
+    """
+    return None
+
 
 def option_fields(options_cls: type[BenchmarkOptions]) -> dict[str, dataclasses.Field]:
   """The init fields of an options class, by name."""

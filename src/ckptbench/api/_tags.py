@@ -64,6 +64,7 @@ _add("save_restore", "sum", "count", {
     "0_basics/cold_cache_drop_caches": "1: the page cache was dropped before the block (root)",
     "0_basics/cold_cache_fadvise": "1: the checkpoint's pages were evicted with posix_fadvise(DONTNEED) before the block",
     "0_basics/cold_cache_none": "1: eviction was asked for and no method worked (the block read from memory)",
+    "0_basics/cold_cache_warm": "1: no eviction was asked for (cold_cache: false): the block read what the save left in memory",
 })
 _add("rss", "max", "MiB", {
     "7_memory/host_rss_peak_diff_mib": "peak host RSS during the block minus RSS at entry (sampled every 5 ms)",
@@ -146,6 +147,8 @@ _add("derived", "last", "GiB/s", {
     "4_throughput/load_total_gbps": "load bandwidth: load_total_gb / handler_total_s (block time when Orbax gave no time)",
     "4_throughput/load_per_host_gbps": "array reader, this host: load_requested_gb / worker_io_s",
     "4_throughput/load_per_host_raw_gbps": "array reader, stored bytes: load_raw_gb / worker_io_s",
+    "4_throughput/store_write_gbps": "`storage` built-in: TensorStore kvstore write bandwidth (store_write_gb / block time)",
+    "4_throughput/store_read_gbps": "`storage` built-in: TensorStore kvstore read bandwidth (store_read_gb / block time)",
 })
 
 # --- inventory: bytes Orbax reports -----------------------------------------------
@@ -163,6 +166,22 @@ _add("jax_monitoring", "sum", "GiB", {
 _add("derived", "last", "ratio", {
     "5_inventory/save_compression_ratio": "logical / stored bytes on save (save_requested_gb / save_raw_gb)",
     "5_inventory/load_compression_ratio": "logical / stored bytes on load (load_requested_gb / load_raw_gb)",
+})
+
+_add("storage", "sum", "GiB", {
+    "5_inventory/store_write_gb": "`storage` built-in: bytes written through the TensorStore kvstore",
+    "5_inventory/store_read_gb": "`storage` built-in: bytes read back through the TensorStore kvstore",
+})
+
+_add("store_requests", "sum", "count", {
+    "5_inventory/store_put_count": "object-store writes during the run (by the shaped link, else TensorStore's)",
+    "5_inventory/store_get_count": "object-store reads and metadata reads during the run",
+    "5_inventory/store_list_count": "object-store listings during the run",
+    "5_inventory/store_injected_errors_count": "429/503 answers the shaped link injected during the run",
+})
+_add("store_requests", "last", "USD", {
+    "5_inventory/store_requests_usd": "estimated price of the run's requests (price table: docs/storage.md)",
+    "5_inventory/store_usd_per_month": "estimated price of keeping the checkpoint's bytes for a month",
 })
 
 # --- inventory: the checkpoint directory scan (ckptbench.metrics.scan_inventory) -----
@@ -281,6 +300,8 @@ DERIVED: dict[str, Derived] = {
         "5_inventory/load_requested_gb", ("5_inventory/load_raw_gb",)),
     "6_tensorstore/cache_hit_rate": Derived(
         "6_tensorstore/cache_hits", ("6_tensorstore/cache_hits", "6_tensorstore/cache_misses")),
+    "4_throughput/store_write_gbps": Derived("5_inventory/store_write_gb", (), time_fallback=True),
+    "4_throughput/store_read_gbps": Derived("5_inventory/store_read_gb", (), time_fallback=True),
     "8_jax/cache_hit_rate": Derived(
         "8_jax/cache_hits_count", ("8_jax/cache_hits_count", "8_jax/cache_misses_count")),
 }
@@ -296,7 +317,8 @@ PATTERNS: tuple[tuple[str, str, str, str], ...] = (
     (r"7_memory/tracemalloc_site_[A-Za-z0-9_.]+_kib", "KiB", "tracemalloc",
      "net Python allocation growth at one of the top source lines (file_L<line>)"),
     (r"4_throughput/[a-z0-9_]+_gbps_of_[a-z_]+", "ratio", "roofline",
-     "a bandwidth as a share of the probed limit (disk_write, disk_read, page_cache_read, memcpy)"),
+     "a bandwidth as a share of the probed limit (disk_write, disk_read, page_cache_read, memcpy;"
+     " store_write, store_read on an object store)"),
     (r"9_other/[a-z0-9_]+_s", "s", "jax_monitoring", "an unmapped jax.monitoring duration"),
     (r"9_other/[a-z0-9_]+_count", "count", "jax_monitoring", "occurrences of an unmapped jax.monitoring event"),
     (r"9_other/[a-z0-9_]+", "value", "jax_monitoring", "the last value of an unmapped jax.monitoring scalar"),
@@ -325,24 +347,82 @@ def unit_of(tag: str) -> str | None:
   return None
 
 
+BYTES_PER_UNIT = {
+    "b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "kib": 2**10, "mb": 1e6, "mib": 2**20,
+    "gb": 1e9, "gib": 2**30, "tb": 1e12, "tib": 2**40,
+}  # fmt: skip
+
+
+def is_rate_unit(unit: str) -> bool:
+  """True for rates (units ending in "/s", such as "GiB/s"), where higher is better.
+
+  Example:
+    >>> is_rate_unit("GiB/s"), is_rate_unit("s")
+    (True, False)
+  """
+  return unit.endswith("/s")
+
+
+def is_memory_unit(unit: str) -> bool:
+  """True for byte-based units (`B`, `bytes`, `KiB` ... `TiB`, `MB` ...)."""
+  return unit.strip().lower() in BYTES_PER_UNIT
+
+
 # A namespace is a digit and lowercase words, so an operation may itself end in
 # digits ("step_1_0_basics/time_s" is operation "step_1"). Namespaces a user
 # invents ("1_custom") split the same way.
 _TAG = re.compile(r"^(?P<op>.+?)_(?P<namespace>\d_[a-z]+(?:_[a-z]+)*)/(?P<metric>.+)$")
 
 
-def split_tag(tag: str) -> tuple[str, str] | None:
-  """Splits `<op>_<namespace>/<metric>` into (op, "<namespace>/<metric>"); None if not a tag.
+@dataclasses.dataclass(frozen=True)
+class Tag:
+  """A metric tag `<op>_<namespace>/<metric>` split into its parts; the one place that
+  knows how tags split and which ones are headline metrics."""
 
-  Example:
-    >>> split_tag("step_1_0_basics/time_s")
-    ('step_1', '0_basics/time_s')
-  """
-  match = _TAG.match(tag)
-  if match is None:
-    return None
-  return match["op"], f"{match['namespace']}/{match['metric']}"
-  for ns in NAMESPACES:
-    if head.endswith("_" + ns):
-      return head[: -len(ns) - 1], f"{ns}/{metric}"
-  return None
+  op: str
+  namespace: str
+  metric: str
+
+  @classmethod
+  def parse(cls, tag: str) -> Tag:
+    """`save_0_basics/time_s` -> Tag("save", "0_basics", "time_s").
+
+    A tag that does not follow the convention keeps its whole text as `metric`
+    with an empty operation and namespace.
+    """
+    match = _TAG.match(tag)
+    if match is None:
+      return cls("", "", tag)
+    return cls(match["op"], match["namespace"], match["metric"])
+
+  @property
+  def full(self) -> str:
+    return f"{self.op}_{self.namespace}/{self.metric}" if self.namespace else self.metric
+
+  @property
+  def key(self) -> str:
+    """The tag without its operation: `0_basics/time_s`."""
+    return f"{self.namespace}/{self.metric}" if self.namespace else self.metric
+
+  def is_headline(self, unit: str) -> bool:
+    """True for what a suite is judged on: an operation's time, throughput and own peak memory.
+
+    Baseline gates, console tables and TensorBoard's HParams all use this rule.
+    A `<tag>_mean` (per entry of a block entered several times) is not a
+    headline: its total is.
+
+    Example:
+      >>> Tag.parse("load_0_basics/time_s").is_headline("s")
+      True
+      >>> Tag.parse("load_6_tensorstore/bytes_read").is_headline("bytes")
+      False
+    """
+    if self.metric.endswith("_mean"):
+      return False
+    if self.namespace == "0_basics":
+      return self.metric == "time_s"
+    if self.namespace == "4_throughput":
+      return is_rate_unit(unit)
+    if self.namespace == "7_memory":  # the operation's own peak (over its start), not the process's
+      return "peak" in self.metric and "diff" in self.metric and is_memory_unit(unit)
+    return False

@@ -9,7 +9,10 @@ policy silently skips a save while an async save is still running).
 Measured: `train_step` (compute), `save_blocking` (what a save costs the loop),
 `save_durable` (from the save call until the step is committed on disk),
 `wait` (the final wait for outstanding saves), `restore` (the latest step) and
-`delete` (every step but the latest, explicitly). Verified: the steps left on
+`delete` (every step but the latest, explicitly). With `wait_each_step` (what
+Orbax's checkpoint_manager and checkpoint_manager_perf benchmarks do) every
+save is followed by `wait_until_finished`, and `save_total` records the call
+plus that wait per step. Verified: the steps left on
 disk are exactly the latest `max_to_keep` saved ones, and the restored latest
 step equals the state that was saved at that step.
 """
@@ -46,6 +49,10 @@ APIS = ("checkpoint_manager", "training_checkpointer")
 class CheckpointManagerOptions(BenchmarkOptions):
   """Options of `checkpoint_manager`.
 
+  Orbax's in-tree `checkpoint_manager_benchmark.CheckpointManagerBenchmark`
+  resolves here; its options `save_interval_steps`, `max_to_keep` and
+  `train_steps` mean the same here.
+
   Attributes:
     api: "checkpoint_manager" (orbax.checkpoint.CheckpointManager) or
       "training_checkpointer" (orbax.checkpoint.v1.training.Checkpointer).
@@ -53,6 +60,8 @@ class CheckpointManagerOptions(BenchmarkOptions):
     save_interval_steps: save at steps 0, n, 2n, ...
     max_to_keep: checkpoints kept (the latest ones); None keeps all.
     async_enabled: save asynchronously.
+    train_steps: Orbax's name for `num_steps`; when given, it replaces it.
+    wait_each_step: wait for each save to finish before the next step.
   """
 
   api: str | list[str] = "checkpoint_manager"
@@ -60,12 +69,19 @@ class CheckpointManagerOptions(BenchmarkOptions):
   save_interval_steps: int | list[int] = 2
   max_to_keep: int | None | list[int | None] = 2
   async_enabled: bool | list[bool] = True
+  train_steps: int | None | list[int | None] = None
+  wait_each_step: bool | list[bool] = False
+
+  @property
+  def steps(self) -> int:
+    """The number of training steps (`train_steps` when given, else `num_steps`)."""
+    return self.num_steps if self.train_steps is None else self.train_steps
 
   def invalid_reason(self) -> str | None:
     if self.api not in APIS:
       return f"api must be one of {', '.join(APIS)}"
-    if self.num_steps < 1 or self.save_interval_steps < 1:
-      return "num_steps and save_interval_steps must be at least 1"
+    if self.steps < 1 or self.save_interval_steps < 1:
+      return "num_steps (train_steps) and save_interval_steps must be at least 1"
     if self.max_to_keep is not None and self.max_to_keep < 1:
       return "max_to_keep must be at least 1 (or null to keep all)"
     return None
@@ -74,7 +90,7 @@ class CheckpointManagerOptions(BenchmarkOptions):
     return self.invalid_reason() is None
 
 
-class _Durability:
+class Durability:
   """Times each save from its call until Orbax reports it committed."""
 
   def __init__(self):
@@ -87,11 +103,20 @@ class _Durability:
       self._started[step] = time.perf_counter()
 
   def committed(self, step: int | None = None) -> None:
+    """Marks `step`, or else the oldest save not yet committed, as committed now.
+
+    Without a step, only the oldest pending save is marked: saves commit in
+    order, and the next save is already started (its call is waiting for this
+    commit) when the callback of the previous one runs.
+    """
     now = time.perf_counter()
     with self._lock:
-      steps = [step] if step is not None else [s for s in self._started if s not in self.durable_s]
-      for s in steps:
-        self.durable_s[s] = now - self._started[s]
+      if step is None:
+        pending = [s for s in self._started if s not in self.durable_s]
+        if not pending:
+          return
+        step = min(pending)
+      self.durable_s[step] = now - self._started[step]
 
 
 class Manager:
@@ -99,7 +124,7 @@ class Manager:
 
   def __init__(self, api: str, directory: pathlib.Path, options: CheckpointManagerOptions):
     self.api = api
-    self.durability = durability = _Durability()
+    self.durability = durability = Durability()
     self._async = options.async_enabled
     if api == "checkpoint_manager":
       self._impl = ocp.CheckpointManager(
@@ -216,12 +241,17 @@ class CheckpointManagerBenchmark(BenchmarksGenerator):
     last_saved = None
     manager = Manager(options.api, directory, options)
     try:
-      for step in range(options.num_steps):
+      for step in range(options.steps):
         with metrics.measure("train_step", ["time"]):
           state = jax.block_until_ready(step_fn(state))
         if manager.should_save(step):
+          started = time.perf_counter()
           with metrics.measure("save_blocking"), context.trace("save_blocking"):
             manager.save(step, state)
+          if options.wait_each_step:
+            with metrics.measure("wait_until_finished"):
+              manager.wait()
+            metrics.record("save_total", "0_basics/time_s", time.perf_counter() - started, "s", "sum")
           saved.append(step)
           last_saved = state
       with metrics.measure("wait"):

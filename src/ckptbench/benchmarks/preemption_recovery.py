@@ -91,6 +91,8 @@ def _run_worker(config_path, role: str, timeout: float) -> tuple[int, dict]:
 class PreemptionRecoveryBenchmark(ckptbench.BenchmarksGenerator):
   """Kills training mid-save and measures recovery; see the module docstring."""
 
+  orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint import v1 as ocp
 

@@ -47,6 +47,8 @@ class ReplicaParallelOptions(ReferenceOptions):
 class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `save` (and `save_blocking` when async) of replicated data; see the module docstring."""
 
+  orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint import v1 as ocp
 

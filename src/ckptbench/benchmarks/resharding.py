@@ -109,6 +109,8 @@ def _check_shardings(restored, target) -> None:
 class ReshardingBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `load` into a target sharding; see the module docstring."""
 
+  orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint import v1 as ocp
 

@@ -50,6 +50,8 @@ class RestoreAndBroadcastOptions(ReferenceOptions):
 class RestoreAndBroadcastBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `load` onto every replica of a (replica, model) mesh; see the module docstring."""
 
+  orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint import v1 as ocp
 

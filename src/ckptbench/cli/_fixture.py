@@ -5,6 +5,11 @@ mesh, saves it with Orbax as DIR/checkpoint and writes DIR/sharding.json (the
 sharding-file format of `checkpoint_config.sharding_config_path` and of the
 built-ins' `reference_sharding_path`). A load benchmark can then read a
 checkpoint written before the run, as on a real cluster.
+
+With `--format safetensors` it writes DIR/safetensors/ instead: Hugging
+Face-style sharded `.safetensors` files and their index (the input of
+`safetensors_load`, with no download from the Hub), and a sharding file keyed
+by the safetensors tensor names.
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ import json
 import pathlib
 from typing import Any
 
-from ckptbench.run._devices import devices_needed, set_xla_flags
+from ckptbench.run._devices import set_xla_flags
+from ckptbench.run._process import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
 
@@ -28,11 +34,22 @@ def register(subparsers) -> None:
   add_suite_arguments(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where DIR/checkpoint and DIR/sharding.json go")  # fmt: skip
+  p.add_argument("--format", choices=FORMATS, default="orbax",
+                 help="orbax: DIR/checkpoint; safetensors: sharded DIR/safetensors/*.safetensors")  # fmt: skip
+  p.add_argument("--shard_mb", type=float, default=64.0,
+                 help="safetensors: the size of each file (a larger tensor gets a file of its own)")  # fmt: skip
   p.set_defaults(handler=handle)
 
 
-def write_fixture(config_file: str, output_dir: str | pathlib.Path) -> dict[str, Any]:
-  """Writes OUTPUT_DIR/checkpoint and OUTPUT_DIR/sharding.json; returns what it wrote.
+FORMATS = ("orbax", "safetensors")
+
+
+def write_fixture(
+    config_file: str, output_dir: str | pathlib.Path, fmt: str = "orbax", shard_mb: float = 64.0
+) -> dict[str, Any]:
+  """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors) and OUTPUT_DIR/sharding.json.
+
+  Returns what it wrote.
 
   Raises:
     CkptbenchError: when the suite has no spec or preset, or the checkpoint exists.
@@ -40,25 +57,31 @@ def write_fixture(config_file: str, output_dir: str | pathlib.Path) -> dict[str,
   from orbax.checkpoint import v1 as ocp
 
   from ckptbench.config import load_suite
-  from ckptbench.data import build_mesh, build_pytree, write_sharding_config
+  from ckptbench.data import build_mesh, build_pytree, safetensors_name, write_safetensors, write_sharding_config
 
-  suite = load_suite(config_file)
+  suite = load_suite(config_file, args.overrides)
   source = suite.checkpoints[0] if suite.checkpoints else None
   if source is None or source.spec is None:
     raise CkptbenchError(f"{config_file}: fixture needs a checkpoint_config with a spec or a preset")
   out = pathlib.Path(output_dir)
-  checkpoint = out / "checkpoint"
+  checkpoint = out / ("checkpoint" if fmt == "orbax" else "safetensors")
   if checkpoint.exists():
     raise CkptbenchError(f"{checkpoint} exists; remove it or choose another output directory")
   out.mkdir(parents=True, exist_ok=True)
   mesh_config = suite.meshes[0] if suite.meshes else None
   mesh = None if mesh_config is None else build_mesh(mesh_config)
+  source, _ = source.on_mesh(mesh_config)  # a preset replicates the axes the mesh lacks
   pytree = build_pytree(
       source.spec, mesh, seed=source.config.random_seed, fill=source.config.fill
   )
-  ocp.save(checkpoint, pytree)
-  write_sharding_config(out / "sharding.json", pytree)
+  if fmt == "orbax":
+    ocp.save(checkpoint, pytree)
+    write_sharding_config(out / "sharding.json", pytree)
+  else:
+    write_safetensors(pytree, checkpoint, int(shard_mb * (1 << 20)))
+    write_sharding_config(out / "sharding.json", pytree, name_of=safetensors_name)
   return {
+      "format": fmt,
       "checkpoint": str(checkpoint.resolve()),
       "sharding": str((out / "sharding.json").resolve()),
       "mesh": None if mesh_config is None else mesh_config.describe(),
@@ -71,12 +94,19 @@ def handle(args: argparse.Namespace) -> int:
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o DIR")
   set_xla_flags(
-      devices=args.devices or devices_needed(config_file),
+      devices=args.devices or devices_needed(config_file, args.overrides),
       hlo_dump_dir=None,
       override_devices=bool(args.devices),
   )
-  written = write_fixture(config_file, args.output_directory)
+  written = write_fixture(config_file, args.output_directory, args.format, args.shard_mb)
   print(json.dumps(written, indent=1))
+  if args.format == "safetensors":
+    print(
+        "use it with:\n  options:\n"
+        f"    checkpoint_path: {written['checkpoint']}\n"
+        f"    sharding_config_path: {written['sharding']}"
+    )
+    return 0
   print(
       "use it with:\n  options:\n"
       f"    reference_checkpoint_path: {written['checkpoint']}\n"

@@ -14,7 +14,7 @@ import pathlib
 import shlex
 import sys
 
-from ckptbench.run._devices import devices_needed
+from ckptbench.run._process import devices_needed
 from ckptbench.distributed._launcher import launch_local
 from ckptbench.distributed._manifests import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
 from ckptbench.errors import CkptbenchError

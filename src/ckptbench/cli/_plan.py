@@ -6,8 +6,8 @@ import argparse
 
 from rich.table import Table
 
-from ckptbench.run._devices import devices_needed
-from ckptbench.cli._run import add_suite_arguments, config_path
+from ckptbench.run._process import devices_needed
+from ckptbench.cli._run import add_selection_argument, add_suite_arguments, config_path
 from ckptbench.run._plan_view import describe_plan, format_bytes
 from ckptbench.outputs._console import make_console
 
@@ -17,6 +17,7 @@ def register(subparsers) -> None:
       "plan", help="show the expanded benchmarks", description="Expand a suite without running it."
   )
   add_suite_arguments(p)
+  add_selection_argument(p)
   p.set_defaults(handler=handle)
 
 
@@ -24,9 +25,9 @@ def handle(args: argparse.Namespace) -> int:
   from ckptbench.config import load_suite  # noqa: PLC0415
 
   config_file = config_path(args)
-  suite = load_suite(config_file)
-  device_count = args.devices or devices_needed(config_file)
-  view = describe_plan(suite, device_count)
+  suite = load_suite(config_file, args.overrides, check_paths=False)
+  device_count = args.devices or devices_needed(config_file, args.overrides)
+  view = describe_plan(suite, device_count, args.select)
   console = make_console()
   console.print(f"[bold]{suite.name}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
   table = Table("key", "mesh", "checkpoint", "size", "per device", "benchmark")
@@ -42,8 +43,12 @@ def handle(args: argparse.Namespace) -> int:
         markup=False,
         soft_wrap=True,
     )
+  for note in view["notes"]:
+    console.print(f"note: {note}", markup=False, soft_wrap=True)
   for mesh, reason in view["skipped_meshes"]:
     console.print(f"skipped mesh {mesh}: {reason}", markup=False, soft_wrap=True)
   for generator, options, reason in view["invalid"]:
     console.print(f"invalid combination {generator}{options}: {reason}", markup=False, soft_wrap=True)
+  for generator, options, reason in view["unsupported"]:
+    console.print(f"unsupported here {generator}{options}: {reason}", markup=False, soft_wrap=True)
   return 0

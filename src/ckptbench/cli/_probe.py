@@ -38,12 +38,20 @@ def handle(args: argparse.Namespace) -> int:
   console = make_console()
   console.print(
       f"[bold]{probe.mount}[/] ({probe.fstype or '?'} on {probe.device or '?'}),"
-      f" {probe.size_bytes >> 20} MiB, measured {probe.measured_at} on {probe.host}", highlight=False)
-  table = Table("limit", "GiB/s", "how")
+      f" {probe.size_bytes >> 20} MiB, measured {probe.measured_at} on {probe.host},"
+      f" median of {probe.repeats} probes", highlight=False)
+  table = Table("limit", "GiB/s", "spread", "how")
   cold = "n/a" if probe.disk_read_gbps is None else f"{probe.disk_read_gbps:.2f}"
-  table.add_row("disk write", f"{probe.disk_write_gbps:.2f}", "sequential, fsync included")
-  table.add_row("disk read (cold)", cold, f"after eviction by {probe.cold_method}")
-  table.add_row("page-cache read (warm)", f"{probe.page_cache_read_gbps:.2f}", "same file, cached")
-  table.add_row("memcpy", f"{probe.memcpy_gbps:.2f}", "numpy copy, one thread")
+
+  def spread(name: str) -> str:
+    return f"{probe.spread[name]:.0%}" if name in probe.spread else "-"
+
+  table.add_row("disk write", f"{probe.disk_write_gbps:.2f}", spread("disk_write"), "sequential, fsync included")
+  table.add_row("disk read (cold)", cold, spread("disk_read"), f"after eviction by {probe.cold_method}")
+  table.add_row("page-cache read (warm)", f"{probe.page_cache_read_gbps:.2f}", spread("page_cache_read"),
+                "same file, cached")  # fmt: skip
+  table.add_row("memcpy", f"{probe.memcpy_gbps:.2f}", spread("memcpy"), "numpy copy, one thread")
   console.print(table)
+  if not probe.steady():
+    console.print("[yellow]unsteady:[/yellow] a spread above 30% (a busy machine?); not cached, measure again later")
   return 0

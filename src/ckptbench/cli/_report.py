@@ -17,14 +17,29 @@ def register(subparsers) -> None:
   parser.add_argument(
       "--tensorboard", action="store_true", help="also (re)write OUT/tensorboard/ from the results"
   )
+  # `ckptbench run` starts this command detached and passes the pipe to wait on (see outputs/_background.py).
+  parser.add_argument("--after_parent_fd", type=int, help=argparse.SUPPRESS)
+  parser.add_argument("--probe_missing", action="store_true", help=argparse.SUPPRESS)
   parser.set_defaults(handler=run_report)
 
 
 def run_report(args: argparse.Namespace) -> int:
   from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415  (tensorboard is slow to import)
 
+  if args.after_parent_fd is not None:
+    from ckptbench.outputs._background import wait_for_parent  # noqa: PLC0415
+
+    wait_for_parent(args.after_parent_fd)
+  if args.probe_missing:
+    from ckptbench.outputs._background import add_missing_probe  # noqa: PLC0415
+
+    add_missing_probe(args.out_dir)
   path = write_report(args.out_dir, args.output)
-  print(f"report: {path}")
+  print(f"report: {path}", flush=True)
   if args.tensorboard:
-    print(f"tensorboard: {write_tensorboard(args.out_dir)}")
+    print(f"tensorboard: {write_tensorboard(args.out_dir)}", flush=True)
+  if args.after_parent_fd is not None:
+    from ckptbench.outputs._background import VIEWS_DONE  # noqa: PLC0415
+
+    print(VIEWS_DONE, flush=True)
   return 0

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import logging
-import os
 import pathlib
 import sys
 
 from ckptbench.cli._compare import add_comparison_arguments
-from ckptbench.run._devices import devices_needed, set_xla_flags
-from ckptbench.distributed import DISTRIBUTED_MODES, check_colocated_python_supported, initialize, make_coordinator
+from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
+from ckptbench.run import RunOutcome, RunSettings, run
 
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,6 +17,16 @@ def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("config", nargs="?", help="the suite YAML file")
   parser.add_argument("--config_file", dest="config_file", help="the suite YAML file (guide form)")
   parser.add_argument("--devices", type=int, help="simulated CPU devices (default: what the meshes need)")
+  parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                      help="override a suite key, VALUE in YAML: --set num_repeats=5,"
+                      " --set benchmarks[0].options.use_ocdbt=[true]; repeat for several")  # fmt: skip
+
+
+def add_selection_argument(parser: argparse.ArgumentParser) -> None:
+  """-k PATTERN (run and plan)."""
+  parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
+                      help="only benchmarks whose name contains PATTERN (or matches it as a glob, or whose key"
+                      " starts with it); repeat for several")  # fmt: skip
 
 
 def config_path(args: argparse.Namespace) -> str:
@@ -33,8 +41,15 @@ def config_path(args: argparse.Namespace) -> str:
 def register(subparsers) -> None:
   p = subparsers.add_parser("run", help="run a suite", description="Run every benchmark of a suite.")
   add_suite_arguments(p)
+  add_selection_argument(p)
   p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
                  help="where results go")  # fmt: skip
+  p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
+                 help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
+                 " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
+  p.add_argument("--link", help="shape the way to the store: a local proxy adding latency, capping"
+                 " bandwidth, injecting 429/503, e.g. 'rtt=20ms,bw=1GB/s,errors=1%%' (needs the store's"
+                 " endpoint set, as `ckptbench emulate` prints)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
   p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
@@ -42,8 +57,15 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
+  p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                 help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.add_argument("--repeats_upto", type=int, metavar="N",
+                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+  p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
+                 help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
+                 " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
@@ -52,80 +74,84 @@ def register(subparsers) -> None:
   p.add_argument("--no-probe", dest="probe", action="store_false",
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.add_argument("--no-views", dest="views", action="store_false",
-                 help="skip TensorBoard and the HTML report (write them later with `ckptbench report OUT --tensorboard`)")  # fmt: skip
+                 help="do not write TensorBoard and the HTML report in the background after the run"
+                 " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
-  p.set_defaults(handler=handle)
+  p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 
 
-def handle(args: argparse.Namespace) -> int:
-  config_file = config_path(args)
+def settings_from(args: argparse.Namespace) -> RunSettings:
+  """The `ckptbench run` flags as RunSettings."""
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
-  out = pathlib.Path(args.output_directory).resolve()
-  set_xla_flags(
-      devices=args.devices or devices_needed(config_file),
-      hlo_dump_dir=out / "hlo_dump" if args.enable_hlo_dump else None,
-      processes=1 if args.devices else int(os.environ.get("JAX_NUM_PROCESSES", "1")),
-      override_devices=bool(args.devices),
-  )
-  initialize(args.distributed)  # after XLA_FLAGS, before the JAX backend starts
-  from ckptbench.config import load_suite  # noqa: PLC0415  (after XLA_FLAGS are set)
-  from ckptbench.run._runner import RunSettings, run_suite
-
-  suite = load_suite(config_file)
-  baseline_path = args.baseline_path or suite.config.baseline_path
-  if baseline_path and "://" not in baseline_path and not pathlib.Path(baseline_path).is_file():
-    raise CkptbenchError(f"baseline file {baseline_path} does not exist (checked before running anything)")
-  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
-    check_colocated_python_supported()
-  settings = RunSettings(
-      output_dir=out,
-      local_directory=pathlib.Path(args.local_directory).resolve() if args.local_directory else None,
+  return RunSettings(
+      output_dir=args.output_directory,
+      local_directory=args.local_directory and pathlib.Path(args.local_directory),
       remove_repeated_dir=args.remove_repeated_dir,
       resume=args.resume,
       overwrite=args.overwrite,
       show_progress=args.progress,
       probe_storage=args.probe,
+      probe_later=args.views,  # an uncached probe is measured by the background views process
       write_views=args.views,
+      views_in_background=True,  # the run returns; a detached process writes them (outputs/_background.py)
       check_memory=not args.skip_memory_check,
       argv=tuple(sys.argv),
+      select=tuple(args.select),
+      overrides=tuple(args.overrides),
+      devices=args.devices,
+      enable_hlo_dump=args.enable_hlo_dump,
+      distributed=args.distributed,
+      verbose=args.verbose,
+      baseline_path=args.baseline_path,
+      baseline_capture_path=args.baseline_capture_path,
+      baseline_label=args.baseline_label,
+      regression_threshold=args.regression_threshold,
+      fail_on_regression=args.fail_on_regression,
+      checkpoint_root=args.checkpoint_root,
+      link=args.link,
+      repeats_upto=args.repeats_upto,
   )
-  _quiet_libraries(args.verbose)
-  import jax  # noqa: PLC0415
-
-  jax.config.update("jax_enable_x64", True)
-  coordinator = make_coordinator()
-  outcome = run_suite(suite, settings, coordinator)
-  if coordinator.process_index == 0:  # the others' records are in process 0's tables
-    from ckptbench.outputs import print_suite_tables  # noqa: PLC0415
-
-    print_suite_tables(outcome.summary)
-    print(f"results: {out}  (report: {out / 'report.html'}, tensorboard --logdir {out / 'tensorboard'})")
-  regression = 0
-  capture_path = args.baseline_capture_path or suite.config.baseline_capture_path
-  if coordinator.process_index == 0 and not outcome.interrupted and (capture_path or baseline_path):
-    from ckptbench.outputs import finish_baselines  # noqa: PLC0415
-
-    regression = finish_baselines(
-        out,
-        capture_path=capture_path,
-        label=args.baseline_label,
-        baseline_path=baseline_path,
-        threshold=args.regression_threshold,
-        fail_on_regression=args.fail_on_regression,
-    )
-  return outcome.exit_code or regression  # a failed benchmark (1) wins over a regression (3)
 
 
-def _quiet_libraries(verbose: bool) -> None:
-  if verbose:
-    return
-  for name in ("absl", "jax", "orbax", "tensorstore"):
-    logging.getLogger(name).setLevel(logging.ERROR)
-  try:
-    from absl import logging as absl_logging  # noqa: PLC0415
+def handle(args: argparse.Namespace) -> int:
+  if args.with_:  # the same command, in an isolated environment with those packages
+    from ckptbench.envs import run_with  # noqa: PLC0415
 
-    absl_logging.set_verbosity(absl_logging.ERROR)
-  except ImportError:
-    pass
+    return run_with(args.with_, args.argv)
+  outcome = run(config_path(args), settings_from(args))
+  if outcome.is_writer:  # the others' records are in process 0's tables
+    print_run(outcome, detail=args.verbose, views=args.views)
+  return outcome.exit_code
+
+
+def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True) -> None:
+  """The console's view of a finished run: the verdict first, the baseline verdicts, where the files are.
+
+  Args:
+    outcome: the finished run.
+    detail: also a table per benchmark (`-v`).
+    views: whether the views are being written (in the background, unless uploading).
+  """
+  from ckptbench.outputs import print_comparison, print_suite_tables  # noqa: PLC0415
+
+  out = outcome.output_dir
+  print_suite_tables(outcome.summary, records=outcome.records, detail=detail)
+  files = f"report {out / 'report.html'} and tensorboard --logdir {out / 'tensorboard'}"
+  if not views:
+    print(f"results: {out}  (no views; `ckptbench report {out} --tensorboard` writes {files})")
+  elif outcome.uploaded_to is None:
+    print(f"results: {out}  ({files}: being written in the background, log {out / 'views.log'};"
+          f" `ckptbench report {out} --tensorboard` writes them now)")
+  else:
+    print(f"results: {out}  ({files})")
+  if outcome.captured_baseline is not None:
+    print(f"baseline captured: {outcome.captured_baseline}")
+  if outcome.comparison is not None:
+    print_comparison(outcome.comparison)
+  if outcome.link is not None:
+    stats = outcome.link["stats"]
+    print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
+  if outcome.uploaded_to is not None:
+    print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")

@@ -9,7 +9,10 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
-from ckptbench.config._spec import SpecTree, iter_arrays, spec_nbytes
+from ckptbench.config._mesh_list import without_undeclared_axes
+from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
+from ckptbench.config._spec import SpecTree, iter_arrays
+from ckptbench.config._yaml import load_yaml_file
 
 __all__ = [
     "ArraySpec",
@@ -18,6 +21,8 @@ __all__ = [
     "CheckpointSource",
     "GeneratorEntry",
     "MeshConfig",
+    "ModelShape",
+    "PRESETS",
     "ScalarSpec",
     "SpecTree",
     "Suite",
@@ -25,5 +30,9 @@ __all__ = [
     "iter_arrays",
     "load_suite",
     "load_suite_text",
-    "spec_nbytes",
+    "load_yaml_file",
+    "preset_shape",
+    "preset_spec",
+    "preset_summary",
+    "without_undeclared_axes",
 ]

@@ -13,9 +13,22 @@ BUILTINS: dict[str, str] = {
     "checkpoint_manager": "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
     "preemption_recovery": "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
     "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
+    "mlperf_storage": "ckptbench.benchmarks.mlperf_storage.MlperfStorageBenchmark",
+    "training_interference": (
+        "ckptbench.benchmarks.training_interference.TrainingInterferenceBenchmark"
+    ),
+    "pytree_checkpoint": "ckptbench.benchmarks.pytree_checkpoint.PyTreeCheckpointBenchmark",
+    "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
+    "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
+    "safetensors_load": "ckptbench.benchmarks.safetensors_load.SafetensorsLoadBenchmark",
+    "deleter": "ckptbench.benchmarks.deleter.DeleterBenchmark",
+    "checkpoint_policy": "ckptbench.benchmarks.checkpoint_policy.CheckpointPolicyBenchmark",
+    # `pytorch` with DCP and the defaults of Orbax's PyTorch benchmark.
+    "pytorch_dcp": "ckptbench.benchmarks.pytorch.PyTorchCheckpointBenchmark",
     "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
     "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
+    "storage": "ckptbench.benchmarks.storage.StorageBenchmark",
     "multislice_broadcast": "ckptbench.benchmarks.multislice_broadcast.MultisliceBroadcastBenchmark",
     "replica_parallel_multislice": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
     "snapshotter": "ckptbench.benchmarks.snapshotter.SnapshotterBenchmark",
@@ -36,6 +49,14 @@ ORBAX_ALIASES: dict[str, str] = {
     _ORBAX + "v1.replica_parallel_multislice_benchmark.ReplicaParallelMultislice": BUILTINS[
         "replica_parallel"
     ],
+    _ORBAX + "pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark": BUILTINS["pytree_checkpoint"],
+    _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
+    _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
+    _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
+    _ORBAX + "safetensors.load_benchmark.SafetensorLoadBenchmark": BUILTINS["safetensors_load"],
+    _ORBAX + "deleter_benchmark.DeleterBenchmark": BUILTINS["deleter"],
+    _ORBAX + "checkpoint_policy_benchmark.CheckpointPolicyBenchmark": BUILTINS["checkpoint_policy"],
+    _ORBAX + "pytorch_checkpoint_benchmark.PyTorchCheckpointBenchmark": BUILTINS["pytorch_dcp"],
     _ORBAX + "single_replica_benchmark.SingleReplicaBenchmark": BUILTINS["single_replica"],
     _ORBAX + "v0_checkpointer_cancel_benchmark.V0CheckpointerCancelBenchmark": BUILTINS["checkpointer_cancel"],
     _ORBAX + "v1_checkpointer_cancel_benchmark.V1CheckpointerCancelBenchmark": BUILTINS["v1_checkpointer_cancel"],

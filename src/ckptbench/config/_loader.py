@@ -6,7 +6,7 @@ import dataclasses
 import difflib
 import pathlib
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 import pydantic
 
@@ -17,8 +17,17 @@ from ckptbench.config._models import (
     MeshConfig,
     SuiteConfig,
 )
+from ckptbench.config._mesh_list import SkippedMesh, without_undeclared_axes
 from ckptbench.config._options import OptionAxes, check_options
-from ckptbench.config._spec import SpecTree, check_spec_against_mesh, iter_arrays, parse_spec
+from ckptbench.config._overrides import apply_overrides, parse_override
+from ckptbench.config._presets import PRESETS, preset_spec
+from ckptbench.config._spec import (
+    SpecTree,
+    check_spec_against_mesh,
+    iter_arrays,
+    parse_spec,
+    without_absent_axes,
+)
 from ckptbench.config._yaml import KeyPath, LocatedDocument, load_yaml_file, parse_yaml
 from ckptbench.api import BenchmarksGenerator
 
@@ -34,10 +43,22 @@ _LEVELS: dict[str, type[pydantic.BaseModel]] = {
 
 @dataclasses.dataclass(frozen=True)
 class CheckpointSource:
-  """A checkpoint config and, for synthetic data, its parsed spec tree."""
+  """A checkpoint config and, for synthetic data, its parsed spec tree.
+
+  A preset's spec shards over `fsdp` and `tensor`; on a mesh that lacks one of
+  them (`replicate_absent_axes`), the dimensions sharded over it are replicated.
+  """
 
   config: CheckpointConfig
   spec: SpecTree | None
+  replicate_absent_axes: bool = False
+
+  def on_mesh(self, mesh: MeshConfig | None) -> tuple["CheckpointSource", tuple[str, ...]]:
+    """This source as laid out on `mesh`, and the sharding axes replicated because it lacks them."""
+    if self.spec is None or mesh is None or not self.replicate_absent_axes:
+      return self, ()
+    spec, dropped = without_absent_axes(self.spec, mesh)
+    return dataclasses.replace(self, spec=spec), dropped
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,19 +81,30 @@ class Suite:
   meshes: tuple[MeshConfig | None, ...]
   entries: tuple[GeneratorEntry, ...]
   raw: dict[str, Any]
+  skipped_meshes: tuple[SkippedMesh, ...] = ()  # entries of mesh_configs that cannot be used
+  notes: tuple[str, ...] = ()  # what plan and run say about how the suite is read
 
   @property
   def name(self) -> str:
     return self.config.suite_name
 
 
-def load_suite(path: str | pathlib.Path) -> Suite:
+def load_suite(path: str | pathlib.Path, overrides: Sequence[str] = (), *, check_paths: bool = True) -> Suite:
   """Reads, validates and resolves a suite file.
 
+  Args:
+    path: the suite file.
+    overrides: `KEY=VALUE` texts (`--set`), applied before validation.
+    check_paths: refuse local checkpoint paths that do not exist here. `plan`
+      passes False (a suite may be planned on a machine without its data): such
+      a path becomes a note instead.
+
   Raises:
-    ConfigError: naming the file, line and key of the first problem.
+    ConfigError: naming the file, line and key of the first problem (or the override).
+    CkptbenchError: for an override that cannot be read or applied.
   """
-  return _resolve(load_yaml_file(path), pathlib.Path(path).resolve().parent)
+  doc = apply_overrides(load_yaml_file(path), [parse_override(text) for text in overrides])
+  return _resolve(doc, pathlib.Path(path).resolve().parent, check_paths)
 
 
 def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | None = None) -> Suite:
@@ -80,7 +112,7 @@ def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | 
   return _resolve(parse_yaml(text, file), base_dir or pathlib.Path.cwd())
 
 
-def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
+def _resolve(doc: LocatedDocument, base_dir: pathlib.Path, check_paths: bool = True) -> Suite:
   if not isinstance(doc.data, dict):
     raise doc.error(
         f"a suite is a mapping of keys (suite_name, benchmarks, ...), got {type(doc.data).__name__}"
@@ -89,28 +121,27 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
   for name in ("checkpoint_config", "mesh_config"):
     if name in doc.data and name + "s" in doc.data:
       raise doc.error(f"give {name} or {name}s, not both", (name + "s",))
+  data, skipped = without_undeclared_axes(doc.data)
   try:
-    config = SuiteConfig.model_validate(doc.data)
+    config = SuiteConfig.model_validate(data)
   except pydantic.ValidationError as e:
     raise _located(doc, e) from None
 
   checkpoints = []
+  notes: list[str] = []
   plural = config.checkpoint_configs is not None
   for i, ckpt in enumerate(config.all_checkpoint_configs()):
     at = ("checkpoint_configs", i) if plural else ("checkpoint_config",)
-    checkpoints.append(_resolve_checkpoint(doc, ckpt, at, base_dir))
-  meshes = config.all_mesh_configs()
-  mesh_key = "mesh_configs" if config.mesh_configs is not None else "mesh_config"
+    checkpoints.append(_resolve_checkpoint(doc, ckpt, at, base_dir, check_paths, notes))
+  skipped_at = {s.index for s in skipped}
+  indexed = [(i, m) for i, m in enumerate(config.all_mesh_configs()) if i not in skipped_at]
+  skipped = list(skipped)
   for i, source in enumerate(checkpoints):
     if source.spec is None:
       continue
     at = ("checkpoint_configs", i, "spec") if plural else ("checkpoint_config", "spec")
-    for mesh in meshes:
-      if mesh is None:
-        if any(a.sharding for _, a in iter_arrays(source.spec)):
-          raise doc.error(f"the spec shards arrays but the suite has no {mesh_key}", at)
-        continue
-      check_spec_against_mesh(source.spec, mesh, lambda msg, p: doc.error(msg, at + tuple(p)))
+    indexed = _meshes_for_spec(doc, source, at, indexed, config.mesh_configs is not None, skipped, notes)
+  meshes = [m for _, m in indexed]
 
   if str(base_dir) not in sys.path:
     sys.path.insert(0, str(base_dir))  # a suite may name a class in a module beside it
@@ -126,14 +157,93 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path) -> Suite:
         lambda msg, p, i=i: doc.error(msg, ("benchmarks", i, "options") + tuple(p)),
     )
     entries.append(GeneratorEntry(i, gen_path, gen_cls, options))
-  return Suite(config, doc.file, tuple(checkpoints), tuple(meshes), tuple(entries), doc.data)
+  if config.reference:
+    _check_reference(doc, config.reference, entries)
+  if not config.reuse_checkpoint:
+    notes.append("reuse_checkpoint: false: each run builds its own copy of the checkpoint data")
+  return Suite(
+      config, doc.file, tuple(checkpoints), tuple(meshes), tuple(entries), doc.data,
+      tuple(sorted(skipped, key=lambda s: s.index)), tuple(notes),
+  )  # fmt: skip
+
+
+def _meshes_for_spec(
+    doc: LocatedDocument,
+    source: CheckpointSource,
+    at: KeyPath,
+    indexed: list[tuple[int, MeshConfig | None]],
+    mesh_list: bool,
+    skipped: list[SkippedMesh],
+    notes: list[str],
+) -> list[tuple[int, MeshConfig | None]]:
+  """The meshes the spec can be laid out on.
+
+  With one mesh, a spec that does not fit it is an error at its line; in a
+  list of meshes, a mesh the spec does not fit is skipped with the reason
+  (an error when no mesh is left).
+  """
+  kept = []
+  for index, mesh in indexed:
+    if mesh is None:
+      if any(a.sharding for _, a in iter_arrays(source.spec)):
+        key = "mesh_configs" if mesh_list else "mesh_config"
+        raise doc.error(f"the spec shards arrays but the suite has no {key}", at)
+      kept.append((index, mesh))
+      continue
+    laid_out, replicated = source.on_mesh(mesh)
+    if replicated:
+      notes.append(
+          f"preset {source.config.preset} on mesh {mesh.describe()}: the mesh has no axis"
+          f" {', '.join(replicated)}; dimensions the preset shards over it are replicated"
+      )
+    if not mesh_list:
+      check_spec_against_mesh(laid_out.spec, mesh, lambda msg, p: doc.error(msg, at + tuple(p)))
+      kept.append((index, mesh))
+      continue
+    try:
+      check_spec_against_mesh(laid_out.spec, mesh, lambda msg, p: _Skip(msg))
+      kept.append((index, mesh))
+    except _Skip as e:
+      skipped.append(SkippedMesh(index, f"mesh_configs[{index}] {mesh.describe()}", str(e)))
+  if not kept:
+    reasons = "; ".join(f"{s.description}: {s.reason}" for s in skipped)
+    raise doc.error(f"no mesh can be used: {reasons}", ("mesh_configs",))
+  return kept
+
+
+class _Skip(Exception):
+  """Stops checking a spec against a mesh that is being skipped."""
+
+
+def _check_reference(doc: LocatedDocument, reference: dict[str, Any], entries: list[GeneratorEntry]) -> None:
+  """Every `reference:` key is a swept option and its value one of the swept values."""
+  for name, value in reference.items():
+    swept = [list(e.options.axes[name]) for e in entries if name in e.options.axes]
+    if not swept:
+      axes = sorted({a for e in entries for a in e.options.axes})
+      raise doc.error(
+          f"{name!r} is not a swept option; reference picks a variant by swept options"
+          f" ({', '.join(axes) or 'this suite sweeps none'})",
+          ("reference", name),
+      )
+    values = [v for levels in swept for v in levels]
+    if not any(v == value or str(v) == str(value) for v in values):
+      raise doc.error(f"{value!r} is not among the swept values of {name!r}: {values}", ("reference", name))
 
 
 def _resolve_checkpoint(
-    doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath, base_dir: pathlib.Path
+    doc: LocatedDocument,
+    ckpt: CheckpointConfig,
+    at: KeyPath,
+    base_dir: pathlib.Path,
+    check_paths: bool,
+    notes: list[str],
 ) -> CheckpointSource:
   if ckpt.path is not None:
     path = (base_dir / ckpt.path).resolve() if "://" not in ckpt.path else None
+    if path is not None and not path.exists() and not check_paths:
+      notes.append(f"checkpoint path {ckpt.path} does not exist here; `run` needs it")
+      return CheckpointSource(ckpt, None)
     if path is not None:
       if not path.exists():
         raise doc.error(f"checkpoint path {ckpt.path!r} does not exist", at + ("path",))
@@ -154,7 +264,9 @@ def _resolve_checkpoint(
       ckpt = ckpt.model_copy(update={"sharding_config_path": str(sharding)})
     return CheckpointSource(ckpt, None)
   if ckpt.preset is not None:
-    return CheckpointSource(ckpt, _preset_spec(doc, ckpt, at))
+    return CheckpointSource(ckpt, _preset_spec(doc, ckpt, at), replicate_absent_axes=True)
+  if ckpt.spec == {}:
+    return CheckpointSource(ckpt, None)  # Orbax's "no data": the benchmark makes its own
   if ckpt.spec is not None:
     return CheckpointSource(ckpt, parse_spec(ckpt.spec, lambda m, p: doc.error(m, at + ("spec",) + p)))
   return CheckpointSource(ckpt, None)
@@ -172,14 +284,9 @@ def _looks_like_checkpoint(path: pathlib.Path) -> bool:
 
 
 def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:
-  from ckptbench.config import _presets  # noqa: PLC0415  (presets are optional data)
-
-  try:
-    raw = _presets.preset_spec(ckpt.preset, ckpt.scale, ckpt.include_optimizer_state)
-  except KeyError:
-    raise doc.error(
-        f"unknown preset {ckpt.preset!r}; known: {', '.join(_presets.PRESETS)}", at + ("preset",)
-    ) from None
+  if ckpt.preset not in PRESETS:
+    raise doc.error(f"unknown preset {ckpt.preset!r}; known: {', '.join(PRESETS)}", at + ("preset",))
+  raw = preset_spec(ckpt.preset, ckpt.scale, ckpt.include_optimizer_state)
   return parse_spec(raw, lambda m, p: doc.error(m, at + ("preset",)))
 
 

@@ -1,12 +1,18 @@
-"""Model-size presets: the real per-layer tensor shapes of Llama 3.1 models.
+"""Model-size presets: the real per-layer tensor shapes of published models.
+
+Dense decoders (Llama 3.1, Mistral 7B, MLPerf Storage's 1T model),
+mixtures of experts (Mixtral 8x7B) and DeepSeek-V3 (latent attention, one
+shared and 256 routed experts per MoE layer, three leading dense layers).
 
 `preset_spec` returns a checkpoint spec in the form a suite's
 `checkpoint_config.spec` takes (nested names down to leaves
 `{dtype, shape, sharding}`), so a preset goes through the same synthetic-data
 path as a hand-written spec. `scale` shrinks the model so that it fits a small
 machine while keeping its structure: the same tensor names, the same number of
-attention heads and key/value heads (so the grouped-query ratio holds), and
-dimensions rounded to multiples that typical mesh degrees divide.
+attention heads, key/value heads and experts, and dimensions rounded to
+multiples that typical mesh degrees divide. Tensors shard over `fsdp`,
+`tensor` and (expert weights) `expert`; on a mesh that lacks one of these axes
+the dimensions sharded over it are replicated.
 """
 
 from __future__ import annotations
@@ -29,7 +35,17 @@ _OPTIMIZER_DTYPE = "float32"
 
 @dataclasses.dataclass(frozen=True)
 class ModelShape:
-  """The dimensions that determine every tensor of a Llama-style decoder."""
+  """The dimensions that determine every tensor of a decoder.
+
+  Attention is grouped-query (`num_heads` query heads of `head_dim`,
+  `num_kv_heads` key/value heads) unless `kv_lora_rank` is set: then it is
+  DeepSeek's multi-head latent attention, with `head_dim` the part of each
+  query/key head without rotary embedding, `rope_head_dim` the rotary part and
+  `v_head_dim` the value head size. With `num_experts`, every layer after the
+  first `num_dense_layers` replaces its MLP by a router, `num_experts` routed
+  experts and `num_shared_experts` always-active ones, each an MLP of width
+  `expert_intermediate`.
+  """
 
   num_layers: int
   hidden: int
@@ -38,14 +54,33 @@ class ModelShape:
   num_heads: int
   num_kv_heads: int
   head_dim: int
+  num_experts: int = 0
+  num_shared_experts: int = 0
+  expert_intermediate: int = 0
+  num_dense_layers: int = 0
+  q_lora_rank: int = 0
+  kv_lora_rank: int = 0
+  rope_head_dim: int = 0
+  v_head_dim: int = 0
 
 
-# Published Llama 3.1 configurations (hidden size, MLP size, layers, heads).
+# Published configurations (Hugging Face config.json of each model; MLPerf
+# Storage's DLIO workload llama3_1t.yaml). MLPerf's 1T model has hidden size
+# 25872, which its 192 heads do not divide: its attention here uses 128-wide
+# heads (q 24576, kv 4096 wide), 0.8% fewer parameters than hidden-wide q/o.
 _MODELS: dict[str, ModelShape] = {
     "llama-3.1-8b": ModelShape(32, 4096, 14336, 128256, 32, 8, 128),
     "llama-3.1-70b": ModelShape(80, 8192, 28672, 128256, 64, 8, 128),
     "llama-3.1-405b": ModelShape(126, 16384, 53248, 128256, 128, 8, 128),
-}
+    "mistral-7b": ModelShape(32, 4096, 14336, 32000, 32, 8, 128),
+    "mixtral-8x7b": ModelShape(32, 4096, 14336, 32000, 32, 8, 128, num_experts=8, expert_intermediate=14336),
+    "deepseek-v3": ModelShape(
+        61, 7168, 18432, 129280, 128, 128, 128, num_experts=256, num_shared_experts=1,
+        expert_intermediate=2048, num_dense_layers=3, q_lora_rank=1536, kv_lora_rank=512,
+        rope_head_dim=64, v_head_dim=128,
+    ),
+    "mlperf-storage-1t": ModelShape(128, 25872, 98304, 128256, 192, 32, 128),
+}  # fmt: skip
 
 PRESETS: tuple[str, ...] = tuple(_MODELS)
 
@@ -58,9 +93,9 @@ def preset_shape(name: str, scale: float = 1.0) -> ModelShape:
   """The model dimensions of preset `name` shrunk by `scale`.
 
   `scale` is the approximate fraction of the parameter count to keep: layers,
-  head size, MLP size and vocabulary each shrink by `scale ** (1/3)`. Head
-  counts stay as published; sizes are rounded up to multiples of 8 (head size),
-  64 (MLP) and 128 (vocabulary).
+  head size, MLP and expert widths, latent ranks and vocabulary each shrink by
+  `scale ** (1/3)`. Head and expert counts stay as published; sizes are
+  rounded up to multiples of 8 (head sizes), 64 (widths) and 128 (vocabulary).
 
   Raises:
     CkptbenchError: for an unknown name or a scale outside (0, 1].
@@ -75,14 +110,25 @@ def preset_shape(name: str, scale: float = 1.0) -> ModelShape:
   if scale == 1:
     return full
   factor = scale ** (1 / 3)
-  return ModelShape(
-      num_layers=max(1, round(full.num_layers * factor)),
-      hidden=full.num_heads * _round_up(full.head_dim * factor, _HEAD_DIM_MULTIPLE),
-      intermediate=_round_up(full.intermediate * factor, _DIM_MULTIPLE),
+  head_dim = _round_up(full.head_dim * factor, _HEAD_DIM_MULTIPLE)
+  # Where the hidden size is the heads' total width (Llama, Mistral), it stays so.
+  tied = full.hidden == full.num_heads * full.head_dim
+  width = lambda n: _round_up(n * factor, _DIM_MULTIPLE) if n else 0  # noqa: E731
+  num_layers = max(1, round(full.num_layers * factor))
+  return dataclasses.replace(
+      full,
+      num_layers=num_layers,
+      hidden=full.num_heads * head_dim if tied else width(full.hidden),
+      intermediate=width(full.intermediate),
       vocab=_round_up(full.vocab * factor, _VOCAB_MULTIPLE),
-      num_heads=full.num_heads,
-      num_kv_heads=full.num_kv_heads,
-      head_dim=_round_up(full.head_dim * factor, _HEAD_DIM_MULTIPLE),
+      head_dim=head_dim,
+      expert_intermediate=width(full.expert_intermediate),
+      # Keep at least one MoE layer when the model has two layers or more.
+      num_dense_layers=min(full.num_dense_layers, max(0, num_layers - 1)),
+      q_lora_rank=width(full.q_lora_rank),
+      kv_lora_rank=width(full.kv_lora_rank),
+      rope_head_dim=_round_up(full.rope_head_dim * factor, _HEAD_DIM_MULTIPLE) if full.rope_head_dim else 0,
+      v_head_dim=_round_up(full.v_head_dim * factor, _HEAD_DIM_MULTIPLE) if full.v_head_dim else 0,
   )
 
 
@@ -90,36 +136,74 @@ def _leaf(shape: list[int], sharding: list[str | None], dtype: str) -> dict[str,
   return {"dtype": dtype, "shape": shape, "sharding": sharding}
 
 
+# Megatron-style: column-parallel inputs split their output dimension over
+# `tensor`, row-parallel outputs split their input dimension; the other
+# dimension goes to `fsdp`. Norm scales are small and replicated.
+_COLUMN = ["fsdp", "tensor"]
+_ROW = ["tensor", "fsdp"]
+
+
+def _attention(m: ModelShape, dtype: str) -> dict[str, Any]:
+  if not m.kv_lora_rank:
+    q_dim, kv_dim = m.num_heads * m.head_dim, m.num_kv_heads * m.head_dim
+    return {
+        "wq": _leaf([m.hidden, q_dim], _COLUMN, dtype),
+        "wk": _leaf([m.hidden, kv_dim], _COLUMN, dtype),
+        "wv": _leaf([m.hidden, kv_dim], _COLUMN, dtype),
+        "wo": _leaf([q_dim, m.hidden], _ROW, dtype),
+    }
+  # Latent attention: queries and keys/values go through low-rank projections.
+  qk = m.head_dim + m.rope_head_dim
+  return {
+      "wq_a": _leaf([m.hidden, m.q_lora_rank], _COLUMN, dtype),
+      "q_norm": _leaf([m.q_lora_rank], [None], dtype),
+      "wq_b": _leaf([m.q_lora_rank, m.num_heads * qk], _COLUMN, dtype),
+      "wkv_a": _leaf([m.hidden, m.kv_lora_rank + m.rope_head_dim], ["fsdp", None], dtype),
+      "kv_norm": _leaf([m.kv_lora_rank], [None], dtype),
+      "wkv_b": _leaf([m.kv_lora_rank, m.num_heads * (m.head_dim + m.v_head_dim)], _COLUMN, dtype),
+      "wo": _leaf([m.num_heads * m.v_head_dim, m.hidden], _ROW, dtype),
+  }
+
+
+def _mlp(hidden: int, width: int, dtype: str) -> dict[str, Any]:
+  return {
+      "gate": _leaf([hidden, width], _COLUMN, dtype),
+      "up": _leaf([hidden, width], _COLUMN, dtype),
+      "down": _leaf([width, hidden], _ROW, dtype),
+  }
+
+
+def _moe(m: ModelShape, dtype: str) -> dict[str, Any]:
+  # Routed experts are stacked along a leading expert dimension (expert parallelism).
+  e, w = m.num_experts, m.expert_intermediate
+  moe = {
+      "router": _leaf([m.hidden, e], ["fsdp", None], dtype),
+      "experts": {
+          "gate": _leaf([e, m.hidden, w], ["expert", "fsdp", "tensor"], dtype),
+          "up": _leaf([e, m.hidden, w], ["expert", "fsdp", "tensor"], dtype),
+          "down": _leaf([e, w, m.hidden], ["expert", "tensor", "fsdp"], dtype),
+      },
+  }
+  if m.num_shared_experts:
+    moe["shared_experts"] = _mlp(m.hidden, w * m.num_shared_experts, dtype)
+  return moe
+
+
 def _params(m: ModelShape, dtype: str) -> dict[str, Any]:
-  q_dim = m.num_heads * m.head_dim
-  kv_dim = m.num_kv_heads * m.head_dim
-  # Megatron-style: column-parallel inputs split their output dimension over
-  # `tensor`, row-parallel outputs split their input dimension; the other
-  # dimension goes to `fsdp`. Norm scales are small and replicated.
-  column = ["fsdp", "tensor"]
-  row = ["tensor", "fsdp"]
   layers = {}
   for i in range(m.num_layers):
+    dense = not m.num_experts or i < m.num_dense_layers
     layers[f"layer_{i}"] = {
-        "attention": {
-            "wq": _leaf([m.hidden, q_dim], column, dtype),
-            "wk": _leaf([m.hidden, kv_dim], column, dtype),
-            "wv": _leaf([m.hidden, kv_dim], column, dtype),
-            "wo": _leaf([q_dim, m.hidden], row, dtype),
-        },
+        "attention": _attention(m, dtype),
         "attention_norm": _leaf([m.hidden], [None], dtype),
-        "mlp": {
-            "gate": _leaf([m.hidden, m.intermediate], column, dtype),
-            "up": _leaf([m.hidden, m.intermediate], column, dtype),
-            "down": _leaf([m.intermediate, m.hidden], row, dtype),
-        },
+        "mlp" if dense else "moe": _mlp(m.hidden, m.intermediate, dtype) if dense else _moe(m, dtype),
         "mlp_norm": _leaf([m.hidden], [None], dtype),
     }
   return {
       "embedding": _leaf([m.vocab, m.hidden], ["tensor", "fsdp"], dtype),
       "layers": layers,
       "final_norm": _leaf([m.hidden], [None], dtype),
-      "output": _leaf([m.hidden, m.vocab], column, dtype),
+      "output": _leaf([m.hidden, m.vocab], _COLUMN, dtype),
   }
 
 
@@ -139,7 +223,8 @@ def preset_spec(
   """A checkpoint spec with the tensors of model preset `name`.
 
   Args:
-    name: one of `PRESETS` ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b").
+    name: one of `PRESETS` ("llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b",
+      "mistral-7b", "mixtral-8x7b", "deepseek-v3", "mlperf-storage-1t").
     scale: approximate fraction of the parameter count to keep, in (0, 1].
     include_optimizer_state: add Adam's first and second moments (`mu`, `nu`,
       float32, sharded like the parameters) under `opt_state`.
@@ -148,13 +233,13 @@ def preset_spec(
   Returns:
     `{"params": {...}}` (plus `"opt_state": {"mu": ..., "nu": ...}`), whose
     leaves are `{"dtype": str, "shape": [int, ...], "sharding": [axis|None, ...]}`
-    with axes named `fsdp` and `tensor`.
+    with axes named `fsdp`, `tensor` and `expert`.
 
   Raises:
     CkptbenchError: for an unknown name, scale or dtype.
 
   Example:
-    >>> spec = preset_spec("llama-3.1-8b", 0.001)
+    >>> spec = ckptbench.preset_spec("llama-3.1-8b", 0.001)
     >>> spec["params"]["layers"]["layer_0"]["attention"]["wk"]["sharding"]
     ['fsdp', 'tensor']
   """
@@ -194,7 +279,7 @@ def preset_summary(
     `param_count`, `param_bytes`, `optimizer_bytes` and `total_bytes`.
 
   Example:
-    >>> preset_summary("llama-3.1-8b")["param_count"]
+    >>> ckptbench.preset_summary("llama-3.1-8b")["param_count"]
     8030261248
   """
   spec = preset_spec(name, scale, include_optimizer_state, dtype=dtype)

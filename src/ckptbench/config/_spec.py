@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pydantic
 
-from ckptbench.config._models import ArraySpec, MeshConfig, ScalarSpec
+from ckptbench.config._models import ArraySpec, DimSharding, MeshConfig, ScalarSpec
 
 DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -77,6 +77,35 @@ def iter_arrays(tree: SpecTree, prefix: tuple = ()):
       yield from iter_arrays(node, prefix + (name,))
 
 
+def without_absent_axes(tree: SpecTree, mesh: MeshConfig) -> tuple[SpecTree, tuple[str, ...]]:
+  """`tree` with the sharding axes `mesh` lacks taken out (those dimensions are replicated).
+
+  Returns the new tree and the axes taken out, sorted.
+  """
+  present = set(mesh.mesh_axes)
+  dropped: set[str] = set()
+
+  def entry(e: DimSharding) -> DimSharding:
+    axes = () if e is None else (e,) if isinstance(e, str) else tuple(e)
+    dropped.update(a for a in axes if a not in present)
+    kept = tuple(a for a in axes if a in present)
+    return None if not kept else kept[0] if len(kept) == 1 else kept
+
+  def walk(node: SpecTree) -> SpecTree:
+    out: SpecTree = {}
+    for name, value in node.items():
+      if isinstance(value, ArraySpec):
+        out[name] = value.model_copy(update={"sharding": tuple(entry(e) for e in value.sharding)})
+      elif isinstance(value, dict):
+        out[name] = walk(value)
+      else:
+        out[name] = value
+    return out
+
+  new = walk(tree)
+  return new, tuple(sorted(dropped))
+
+
 def check_spec_against_mesh(tree: SpecTree, mesh: MeshConfig, error_at: ErrorAt) -> None:
   """Every sharding axis exists in the mesh and divides its dimension."""
   sizes = mesh.axis_sizes()
@@ -99,11 +128,3 @@ def check_spec_against_mesh(tree: SpecTree, mesh: MeshConfig, error_at: ErrorAt)
             path + ("shape",),
         )
 
-
-def spec_nbytes(tree: SpecTree) -> int:
-  """Global bytes of all arrays in the tree."""
-  import numpy as np  # noqa: PLC0415  (keeps config import light)
-
-  from ckptbench.config._dtypes import numpy_dtype
-
-  return sum(a.num_elements * np.dtype(numpy_dtype(a.dtype)).itemsize for _, a in iter_arrays(tree))

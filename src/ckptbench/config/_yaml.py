@@ -25,6 +25,7 @@ class LocatedDocument:
   data: Any
   file: str
   lines: dict[KeyPath, int]
+  overrides: dict[KeyPath, str] = dataclasses.field(default_factory=dict)  # `--set` path -> its text
 
   def line_of(self, path: KeyPath) -> int | None:
     """The line of `path`, or of its nearest ancestor that has one."""
@@ -36,9 +37,12 @@ class LocatedDocument:
     return self.lines.get((), None)
 
   def error(self, message: str, path: KeyPath = ()) -> ConfigError:
-    return ConfigError(
-        message, file=self.file, line=self.line_of(path), key=format_key_path(path) or None
-    )
+    key = format_key_path(path) or None
+    path = tuple(path)
+    for at, text in self.overrides.items():
+      if path[: len(at)] == at:  # the value came from the command line, not the file
+        return ConfigError(message, file=f"--set {text}", key=key)
+    return ConfigError(message, file=self.file, line=self.line_of(path), key=key)
 
 
 def format_key_path(path: KeyPath) -> str:

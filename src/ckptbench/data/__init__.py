@@ -11,6 +11,7 @@ from ckptbench.data._existing import (
 from ckptbench.data._mesh import build_mesh, mesh_skip_reason
 from ckptbench.data._synthetic import build_pytree
 from ckptbench.data._read_errors import DataMismatchError, reading_checkpoint
+from ckptbench.data._safetensors import safetensors_name, write_safetensors
 from ckptbench.data._verify import pytree_checksums, verify_pytree
 
 __all__ = [
@@ -25,6 +26,8 @@ __all__ = [
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",
+    "safetensors_name",
     "verify_pytree",
+    "write_safetensors",
     "write_sharding_config",
 ]

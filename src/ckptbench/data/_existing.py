@@ -23,11 +23,13 @@ import jax
 from ckptbench.data._read_errors import reading_checkpoint
 from ckptbench.distributed._pathways import pathways_load_context
 from ckptbench.errors import CkptbenchError
+from ckptbench.storage import is_store_url, read_object, write_object
 
 
 def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.PartitionSpec]:
   try:
-    raw = json.loads(pathlib.Path(path).read_text())
+    text = read_object(str(path)).decode() if is_store_url(path) else pathlib.Path(path).read_text()
+    raw = json.loads(text)
   except (OSError, json.JSONDecodeError) as e:
     raise CkptbenchError(f"{path}: cannot read the sharding config: {e}") from None
   if not isinstance(raw, dict):
@@ -42,14 +44,21 @@ def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.Par
   return out
 
 
-def write_sharding_config(path: str | pathlib.Path, pytree: Any) -> None:
-  """Writes the sharding config of a pytree of NamedSharding arrays."""
+def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any = None) -> None:
+  """Writes the sharding config of a pytree of NamedSharding arrays.
+
+  `name_of(key_path)` names each array (default: its keys joined with "/").
+  """
   out = {}
   for key_path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
     sharding = getattr(leaf, "sharding", None)
     if isinstance(sharding, jax.sharding.NamedSharding):
-      out[leaf_name(key_path)] = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
-  pathlib.Path(path).write_text(json.dumps(out, indent=1, sort_keys=True))
+      out[(name_of or leaf_name)(key_path)] = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
+  text = json.dumps(out, indent=1, sort_keys=True)
+  if is_store_url(path):
+    write_object(str(path), text.encode())
+  else:
+    pathlib.Path(path).write_text(text)
 
 
 def leaf_name(key_path) -> str:

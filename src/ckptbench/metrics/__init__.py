@@ -1,43 +1,26 @@
-"""Metric collection: `Metrics.measure()`, the collectors, inventory and roofline."""
+"""The collectors (registered into `ckptbench.api`'s registry on import), inventory, roofline."""
 
 from ckptbench.metrics import _basic_collectors  # noqa: F401  (registers time, rss)
 from ckptbench.metrics import _jax_monitoring  # noqa: F401  (registers jax_monitoring)
 from ckptbench.metrics import _device_memory  # noqa: F401  (registers device_memory)
 from ckptbench.metrics import _tensorstore  # noqa: F401  (registers tensorstore)
 from ckptbench.metrics import _tracemalloc  # noqa: F401  (registers tracemalloc, opt-in)
-from ckptbench.api._collector import (
-    Collector,
-    MetricValue,
-    default_collectors,
-    known_collectors,
-    register_collector,
-)
-from ckptbench.api._derived import derived_tags
 from ckptbench.metrics._inventory import CheckpointInventory, scan_inventory
-from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
 from ckptbench.api._tags import NAMESPACES, TAGS, TagSpec, unit_of
 from ckptbench.metrics._page_cache import evict_from_page_cache
 from ckptbench.metrics._post_run import post_run_tags
-from ckptbench.metrics._roofline import StorageProbe, probe_storage, roofline_shares
+from ckptbench.metrics._roofline import StorageProbe, cached_probe, probe_storage, roofline_shares
 
 __all__ = [
     "NAMESPACES",
     "TAGS",
     "CheckpointInventory",
-    "Collector",
-    "MetricValue",
-    "Metrics",
     "StorageProbe",
     "TagSpec",
-    "collect_created_metrics",
-    "default_collectors",
-    "derived_tags",
+    "cached_probe",
     "evict_from_page_cache",
-    "known_collectors",
-    "merged",
     "post_run_tags",
     "probe_storage",
-    "register_collector",
     "roofline_shares",
     "scan_inventory",
     "unit_of",

@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from ckptbench.api import _tags
 from ckptbench.api._collector import MetricValue
+from ckptbench.storage import is_store_url, list_objects, parse_store_url
 
 SMALL_FILE_BYTES = 1 << 20
 _GIB = float(1 << 30)
@@ -100,7 +101,10 @@ def _kind(rel_parts: tuple[str, ...], zarr_dirs: set[str]) -> str:
 
 
 def scan_inventory(path: str | os.PathLike) -> CheckpointInventory:
-  """Walks `path` and returns its inventory; a missing directory gives an empty one.
+  """Walks `path` (a directory, or a gs:// or s3:// location) and returns its inventory.
+
+  A missing directory gives an empty inventory. An object-store location is
+  listed through the store's API (objects and their sizes).
 
   Args:
     path: a checkpoint directory (or a run directory holding several).
@@ -110,10 +114,11 @@ def scan_inventory(path: str | os.PathLike) -> CheckpointInventory:
     >>> inv.layout, inv.to_metrics()["5_inventory/total_gb"].value
     ('OCDBT + Orbax metadata', 0.125)
   """
+  if is_store_url(path):
+    objects = list_objects(parse_store_url(str(path)))
+    return inventory_of(str(path), [(tuple(o.key.split("/")), o.size) for o in objects])
   root = pathlib.Path(path)
   files: list[tuple[tuple[str, ...], int]] = []
-  zarr_dirs: set[str] = set()
-  zarr_versions: set[str] = set()
   for dirpath, _, filenames in os.walk(root):
     rel_dir = pathlib.Path(dirpath).relative_to(root).parts
     for name in filenames:
@@ -125,9 +130,17 @@ def scan_inventory(path: str | os.PathLike) -> CheckpointInventory:
       if not os.path.isfile(full) or os.path.islink(full):
         continue
       files.append((rel_dir + (name,), st.st_size))
-      if name in _ZARR_META:
-        zarr_dirs.add("/".join(rel_dir))
-        zarr_versions.add("Zarr v3" if name == "zarr.json" else "Zarr v2")
+  return inventory_of(str(root), files)
+
+
+def inventory_of(path: str, files: list[tuple[tuple[str, ...], int]]) -> CheckpointInventory:
+  """The inventory of `files` ((path parts relative to `path`, size) pairs)."""
+  zarr_dirs: set[str] = set()
+  zarr_versions: set[str] = set()
+  for parts, _ in files:
+    if parts[-1] in _ZARR_META:
+      zarr_dirs.add("/".join(parts[:-1]))
+      zarr_versions.add("Zarr v3" if parts[-1] == "zarr.json" else "Zarr v2")
   counts = {"ocdbt": 0, "zarr": 0, "metadata": 0, "other": 0}
   largest, largest_name, small, total = 0, "", 0, 0
   safetensors = False
@@ -149,7 +162,7 @@ def scan_inventory(path: str | os.PathLike) -> CheckpointInventory:
   if counts["metadata"]:
     layouts.append("Orbax metadata")
   return CheckpointInventory(
-      path=str(root), total_bytes=total, file_count=len(files), small_file_count=small,
+      path=path, total_bytes=total, file_count=len(files), small_file_count=small,
       largest_file_bytes=largest, largest_file=largest_name, ocdbt_files=counts["ocdbt"],
       zarr_files=counts["zarr"], metadata_files=counts["metadata"], other_files=counts["other"],
       layouts=tuple(layouts),

@@ -2,7 +2,11 @@
 
 `probe_storage` measures sequential write (fsync included), cold read (after
 evicting the file from the page cache), warm read (from the page cache) and the
-host memory-copy bandwidth, and caches the result per host and filesystem.
+host memory-copy bandwidth, three times, and keeps the median of each with its
+spread. A steady result is cached per host and filesystem; a result whose
+spread is wide (a busy machine: two probes minutes apart here gave 0.30 and
+1.87 GB/s for disk write) is used for this run only and never cached, so one
+bad moment is not drawn in every later report.
 `roofline_shares` then puts every measured bandwidth beside its limit, e.g.
 `save_4_throughput/save_total_gbps_of_disk_write`.
 """
@@ -14,7 +18,9 @@ import datetime
 import json
 import os
 import pathlib
+import logging
 import socket
+import statistics
 import tempfile
 import time
 from typing import Mapping
@@ -27,6 +33,10 @@ from ckptbench.metrics._page_cache import evict_from_page_cache
 _GIB = float(1 << 30)
 _CHUNK = 8 << 20
 CACHE_ENV = "CKPTBENCH_CACHE_DIR"
+PROBE_REPEATS = 3
+# (max - min) / median of one limit's repeats beyond which the probe is too unsteady to cache.
+WIDE_SPREAD = 0.3
+_log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +55,8 @@ class StorageProbe:
     memcpy_gbps: host memory copy (bytes copied per second, one thread).
     host: the hostname.
     measured_at: ISO-8601 UTC time of the measurement.
+    repeats: how many measurements the figures are the median of.
+    spread: per limit (`disk_write`, ...), (max - min) / median over the repeats.
   """
 
   mount: str
@@ -58,6 +70,12 @@ class StorageProbe:
   memcpy_gbps: float
   host: str
   measured_at: str
+  repeats: int = 1
+  spread: dict[str, float] = dataclasses.field(default_factory=dict)
+
+  def steady(self, max_spread: float = WIDE_SPREAD) -> bool:
+    """Repeated, and no limit's spread is above `max_spread`: worth caching."""
+    return self.repeats >= 2 and all(v <= max_spread for v in self.spread.values())
 
   def limits(self) -> dict[str, float]:
     """`{limit name: GiB/s}` for the limits that were measured."""
@@ -115,8 +133,23 @@ def _memcpy_gbps(size_bytes: int) -> float:
   return n / best / _GIB
 
 
-def measure_storage(directory: pathlib.Path, size_bytes: int) -> StorageProbe:
-  """Runs the measurements (no cache). Writes and removes one temporary file in `directory`."""
+def measure_storage(directory: pathlib.Path, size_bytes: int, repeats: int = PROBE_REPEATS) -> StorageProbe:
+  """Measures `repeats` times (no cache): the median of each limit, and its spread."""
+  probes = [_measure_once(directory, size_bytes) for _ in range(max(1, repeats))]
+  fields = {"disk_write": "disk_write_gbps", "disk_read": "disk_read_gbps",
+            "page_cache_read": "page_cache_read_gbps", "memcpy": "memcpy_gbps"}  # fmt: skip
+  medians: dict[str, float | None] = {}
+  spread: dict[str, float] = {}
+  for name, field in fields.items():
+    values = [getattr(p, field) for p in probes if getattr(p, field)]
+    medians[field] = statistics.median(values) if values else None
+    if len(values) > 1:
+      spread[name] = (max(values) - min(values)) / medians[field]
+  return dataclasses.replace(probes[0], **medians, repeats=len(probes), spread=spread)
+
+
+def _measure_once(directory: pathlib.Path, size_bytes: int) -> StorageProbe:
+  """One measurement of each limit. Writes and removes one temporary file in `directory`."""
   mount, device, fstype = _mount_of(directory)
   block = os.urandom(_CHUNK)  # incompressible, so compressing filesystems cannot cheat
   fd, tmp = tempfile.mkstemp(prefix=".ckptbench-probe-", dir=directory)
@@ -150,7 +183,12 @@ def measure_storage(directory: pathlib.Path, size_bytes: int) -> StorageProbe:
 
 
 def probe_storage(
-    directory: str | os.PathLike, *, size_mib: int = 256, cache: bool = True, refresh: bool = False
+    directory: str | os.PathLike,
+    *,
+    size_mib: int = 256,
+    cache: bool = True,
+    refresh: bool = False,
+    max_spread: float = WIDE_SPREAD,
 ) -> StorageProbe:
   """The limits of the storage behind `directory`, measured once per host and filesystem.
 
@@ -158,8 +196,10 @@ def probe_storage(
     directory: an existing directory on the storage to probe (the output directory).
     size_mib: MiB written and read; larger is steadier, smaller is quicker.
     cache: read and write the cache (`$CKPTBENCH_CACHE_DIR/roofline.json`, else
-      `~/.cache/ckptbench/roofline.json`), keyed by host, mount, device, fstype and size.
+      `~/.cache/ckptbench/roofline.json`), keyed by host, mount, device, fstype and size;
+      only steady probes (see `StorageProbe.steady`) are written.
     refresh: measure even when the cache has an entry (and replace it).
+    max_spread: the widest (max - min) / median of any limit that is still cached.
 
   Raises:
     CkptbenchError: when `directory` does not exist or is not writable.
@@ -176,20 +216,21 @@ def probe_storage(
     raise CkptbenchError(f"cannot probe {directory}: not writable")
   size_bytes = int(size_mib) << 20
   key = _cache_key(*_mount_of(path), size_bytes)
-  cache_file = _cache_file()
-  entries: dict = {}
-  if cache and cache_file.is_file():
-    try:
-      entries = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-      entries = {}
-    known = {f.name for f in dataclasses.fields(StorageProbe)}
-    # An entry written by another ckptbench version (other fields) is measured again.
-    if not refresh and key in entries and set(entries[key]) == known:
-      return StorageProbe(**entries[key])
+  entries = _read_cache() if cache else {}
+  if cache and not refresh:
+    cached = _steady_entry(entries, key, max_spread)
+    if cached is not None:
+      return cached
   probe = measure_storage(path, size_bytes)
-  if cache:
+  steady = probe.steady(max_spread)
+  if not steady:
+    _log.warning(
+        "the storage probe of %s was unsteady (spread %s over %d probes; the machine is busy?):"
+        " used for this run, not cached", path, _spread_text(probe), probe.repeats,
+    )
+  if cache and steady:
     entries[key] = dataclasses.asdict(probe)
+    cache_file = _cache_file()
     cache_file.parent.mkdir(parents=True, exist_ok=True)
     tmp = cache_file.with_suffix(".tmp")
     tmp.write_text(json.dumps(entries, indent=1, sort_keys=True))
@@ -197,13 +238,40 @@ def probe_storage(
   return probe
 
 
+def cached_probe(directory: str | os.PathLike, *, size_mib: int = 256, max_spread: float = WIDE_SPREAD) -> StorageProbe | None:
+  """The steady cached probe of the storage behind `directory`, without measuring; None if there is none."""
+  path = pathlib.Path(directory)
+  return _steady_entry(_read_cache(), _cache_key(*_mount_of(path), int(size_mib) << 20), max_spread)
+
+
+def _read_cache() -> dict:
+  try:
+    return json.loads(_cache_file().read_text())
+  except (OSError, ValueError):
+    return {}
+
+
+def _steady_entry(entries: dict, key: str, max_spread: float) -> StorageProbe | None:
+  if key not in entries:
+    return None
+  try:
+    cached = StorageProbe(**entries[key])
+  except TypeError:  # written by another version
+    return None
+  return cached if cached.steady(max_spread) else None  # entries from before repeated probes have no spread
+
+
+def _spread_text(probe: StorageProbe) -> str:
+  return ", ".join(f"{name} {value:.0%}" for name, value in probe.spread.items())
+
+
 def _limits_for(metric: str) -> tuple[str, ...]:
   if metric.startswith("save_blocking"):
     return ("memcpy",)  # the blocking phase copies device memory to the host
   if metric.startswith("save"):
-    return ("disk_write",)
+    return ("disk_write", "store_write")
   if metric.startswith("load"):
-    return ("disk_read", "page_cache_read")
+    return ("disk_read", "page_cache_read", "store_read")
   return ()
 
 

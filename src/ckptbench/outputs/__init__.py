@@ -5,6 +5,7 @@ manifest.json, comparison.json), so each also works after the fact.
 """
 
 from ckptbench._lazy import lazy_getattr
+from ckptbench.outputs._views import default_views, known_views, register_view, write_views
 
 _EXPORTS = {
     "Comparison": "ckptbench.outputs._comparison",
@@ -16,7 +17,6 @@ _EXPORTS = {
     "compare_documents": "ckptbench.outputs._comparison",
     "compare_to_baseline": "ckptbench.outputs._comparison",
     "export_results": "ckptbench.outputs._export",
-    "finish_baselines": "ckptbench.run._baselines",
     "load_baseline": "ckptbench.outputs._baseline",
     "load_results": "ckptbench.outputs._export",
     "print_comparison": "ckptbench.outputs._comparison",
@@ -25,7 +25,6 @@ _EXPORTS = {
     "read_run": "ckptbench.outputs._baseline",
     "resolve_label": "ckptbench.outputs._baseline",
     "roofline_limits": "ckptbench.outputs._report",
-    "split_tag": "ckptbench.outputs._read",
     "tensorboard_run_name": "ckptbench.outputs._tensorboard",
     "write_report": "ckptbench.outputs._report",
     "write_tensorboard": "ckptbench.outputs._tensorboard",
@@ -33,6 +32,10 @@ _EXPORTS = {
 __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
+    "default_views",
+    "known_views",
+    "register_view",
+    "write_views",
     "FORMATS",
     "Comparison",
     "ComparisonRow",
@@ -42,7 +45,6 @@ __all__ = [
     "compare_documents",
     "compare_to_baseline",
     "export_results",
-    "finish_baselines",
     "load_baseline",
     "load_results",
     "print_comparison",
@@ -51,7 +53,6 @@ __all__ = [
     "read_run",
     "resolve_label",
     "roofline_limits",
-    "split_tag",
     "tensorboard_run_name",
     "write_report",
     "write_tensorboard",

@@ -27,14 +27,15 @@ import pathlib
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import safe_path_component
+from ckptbench.api._tags import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._manifest import git_state, now_iso
 from ckptbench.outputs._read import read_outputs
 from ckptbench.outputs._results import write_json_atomic
+from ckptbench.storage import is_store_url, parse_store_url, read_object, write_object
 from ckptbench.stats import (
     Direction,
     describe,
-    is_headline,
     metric_direction,
     per_repeat_across_hosts,
     summarize_benchmarks,
@@ -112,7 +113,7 @@ def _metric_entry(
   return {
       "unit": unit,
       "direction": direction.value,
-      "headline": is_headline(tag, unit),
+      "headline": Tag.parse(tag).is_headline(unit),
       "stats": {k: v for k, v in summary.items() if k != "unit"},
       "hosts": hosts,
       "across_hosts": {"reduce": _REDUCE_NAME[direction], "values": across, "stats": describe(across)},
@@ -143,8 +144,10 @@ def _manifest_sha(manifest: Mapping[str, Any]) -> str | None:
 
 def capture_baseline(
     out_dir: str | os.PathLike, capture_dir: str | os.PathLike, label: str | None = None
-) -> pathlib.Path:
+) -> pathlib.Path | str:
   """Writes `capture_dir/<label>.json` from the finished run in `out_dir`.
+
+  `capture_dir` may be a gs:// or s3:// location (the URL is returned then).
 
   Args:
     out_dir: the run's output directory (results.jsonl, manifest.json).
@@ -165,6 +168,10 @@ def capture_baseline(
   document = build_baseline(records, manifest, resolve_label(label, manifest))
   if not document["benchmarks"]:
     raise CkptbenchError(f"{out_dir} holds no measured run in results.jsonl; nothing to capture")
+  if is_store_url(capture_dir):  # one PUT: readers see the old baseline or the new one
+    url = parse_store_url(str(capture_dir)).join(f"{document['label']}.json")
+    write_object(url, json.dumps(document, indent=1).encode())
+    return str(url)
   directory = pathlib.Path(capture_dir)
   directory.mkdir(parents=True, exist_ok=True)
   path = directory / f"{document['label']}.json"
@@ -179,11 +186,15 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     CkptbenchError: when the file is missing, not JSON, not a baseline, or of
       another schema version.
   """
-  path = pathlib.Path(path)
-  if not path.is_file():
-    raise CkptbenchError(f"baseline file {path} does not exist; capture one with --baseline_capture_path")
+  if is_store_url(path):
+    text = read_object(str(path)).decode("utf-8")
+  else:
+    path = pathlib.Path(path)
+    if not path.is_file():
+      raise CkptbenchError(f"baseline file {path} does not exist; capture one with --baseline_capture_path")
+    text = path.read_text(encoding="utf-8")
   try:
-    document = json.loads(path.read_text(encoding="utf-8"))
+    document = json.loads(text)
   except json.JSONDecodeError as e:
     raise CkptbenchError(f"{path}: not valid JSON ({e.msg})") from None
   if not isinstance(document, dict) or document.get("format") != _FORMAT:

@@ -16,6 +16,7 @@ from rich.table import Table
 from ckptbench.errors import EXIT_OK, EXIT_REGRESSION
 from ckptbench.outputs._baseline import build_baseline, load_baseline, read_run
 from ckptbench.outputs._results import write_json_atomic
+from ckptbench.outputs._unmatched import unmatched_reasons
 from ckptbench.stats import (
     DEFAULT_ALPHA,
     DEFAULT_THRESHOLD,
@@ -84,6 +85,7 @@ class Comparison:
     only_in_baseline: `{"benchmarks": [...], "metrics": [...]}` missing from the run.
     only_in_current: the same for what the baseline lacks.
     warnings: e.g. the manifests name different machines.
+    unmatched: why each run benchmark without a baseline partner has none.
   """
 
   baseline_label: str
@@ -93,6 +95,12 @@ class Comparison:
   only_in_baseline: Mapping[str, list[str]]
   only_in_current: Mapping[str, list[str]]
   warnings: tuple[str, ...]
+  unmatched: tuple[str, ...] = ()
+
+  @property
+  def matched_nothing(self) -> bool:
+    """No benchmark of the run is in the baseline: nothing was judged, so nothing can pass."""
+    return not self.rows
 
   @property
   def regressions(self) -> list[ComparisonRow]:
@@ -104,8 +112,8 @@ class Comparison:
     return [r for r in self.regressions if r.headline]
 
   def exit_code(self, fail_on_regression: bool) -> int:
-    """`EXIT_REGRESSION` (3) when asked to fail and a headline metric regressed, else 0."""
-    if fail_on_regression and self.headline_regressions:
+    """`EXIT_REGRESSION` (3) when asked to fail and a headline metric regressed or nothing matched, else 0."""
+    if fail_on_regression and (self.headline_regressions or self.matched_nothing):
       return EXIT_REGRESSION
     return EXIT_OK
 
@@ -119,6 +127,7 @@ class Comparison:
         "only_in_baseline": dict(self.only_in_baseline),
         "only_in_current": dict(self.only_in_current),
         "warnings": list(self.warnings),
+        "unmatched": list(self.unmatched),
     }
 
 
@@ -155,6 +164,7 @@ def compare_documents(
       only_in_baseline=only_base,
       only_in_current=only_cur,
       warnings=tuple(_machine_warnings(baseline.get("manifest") or {}, current.get("manifest") or {})),
+      unmatched=tuple(unmatched_reasons(base_benchmarks, cur_benchmarks)),
   )
 
 
@@ -276,7 +286,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
         f"{row.n_baseline}/{row.n_current}",
         style=style,
     )
-  console.print(table)
+  if comparison.rows:
+    console.print(table)
   console.print(
       "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
       " * headline (time, throughput, peak memory)"
@@ -287,6 +298,13 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
         f"too few samples: with these repeat counts no change can reach p < {comparison.alpha:g};"
         " run 5 or more repeats on each side (num_repeats)"
     )
+  if comparison.matched_nothing:
+    console.print(
+        "[bold red]no benchmark of this run is in the baseline: nothing was compared[/bold red]"
+        " (a key hashes generator, options, mesh and checkpoint config; --fail_on_regression exits 3)"
+    )
+  for line in comparison.unmatched:
+    console.print(f"unmatched: {escape(line)}", highlight=False)
   for side, missing in (("baseline only", comparison.only_in_baseline), ("run only", comparison.only_in_current)):
     for kind, names in missing.items():
       if names:

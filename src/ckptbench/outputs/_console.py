@@ -1,18 +1,31 @@
-"""The end-of-run console tables: one compact table per benchmark and a suite summary."""
+"""The end-of-run console tables: the verdict first, then (with -v) one table per benchmark, then the suite."""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ckptbench.outputs._read import error_text, metric_value, split_tag
-
-
+from ckptbench.api._tags import Tag
+from ckptbench.outputs._read import error_text, metric_value
+from ckptbench.outputs._verdict import (
+    BETTER,
+    LARGE,
+    LEGEND,
+    TOO_FEW,
+    WORSE,
+    VerdictTable,
+    build_verdict,
+    interval_note,
+    judgement,
+    median_text,
+    outlier_lines,
+    ratio_text,
+)
 
 # Logs and CI output are read in wide windows; rich would otherwise fold tables at 80 columns.
 _WIDTH_WHEN_NOT_A_TERMINAL = 160
@@ -25,18 +38,18 @@ def make_console() -> Console:
   return Console(width=_WIDTH_WHEN_NOT_A_TERMINAL)
 
 
-def is_headline(namespace: str, metric: str) -> bool:
-  """The metrics a console table shows: time, throughput and peak memory of each operation.
+def is_headline(tag: Tag, unit: str) -> bool:
+  """The metrics a per-benchmark table shows: `Tag.is_headline`, each throughput once.
 
-  Everything else (breakdowns, roofline shares, counters) is in TensorBoard and the report.
+  A throughput row is an operation's own total bandwidth: the `save` block
+  holds copies of its halves' rates, the background half repeats the save's,
+  and `save_blocking_gbps` (bytes over the time the caller was blocked) is no
+  bandwidth. Everything else (breakdowns, roofline shares, counters) is in
+  TensorBoard and the report.
   """
-  if namespace == "0_basics":
-    return metric in ("time_s", "count")
-  if namespace == "4_throughput":
-    return metric.endswith("_gbps") and "_raw_" not in metric
-  if namespace == "7_memory":
-    return "peak" in metric and not metric.endswith("_mib") or metric == "host_rss_peak_diff_mib"
-  return False
+  if tag.namespace == "4_throughput":
+    return tag.metric.endswith("_total_gbps") and not tag.op.endswith(("_blocking", "_background"))
+  return tag.is_headline(unit)
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -60,8 +73,8 @@ def benchmark_table(bench: dict[str, Any], all_metrics: bool = False) -> Table:
   if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
     table.add_column("slowest host", justify="right")
   for tag, stats in metrics.items():
-    parts = split_tag(tag)
-    if not isinstance(stats, dict) or (not all_metrics and not is_headline(parts.namespace, parts.metric)):
+    parts = Tag.parse(tag)
+    if not isinstance(stats, dict) or (not all_metrics and not is_headline(parts, str(stats.get("unit", "")))):
       continue
     mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
     row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]
@@ -85,24 +98,93 @@ def suite_table(summary: dict[str, Any]) -> Table:
   return table
 
 
-def print_suite_tables(summary: dict[str, Any], console: Console | None = None, all_metrics: bool = False) -> None:
-  """Prints a table per benchmark, the failures (one line each) and the suite summary.
+_JUDGEMENT_STYLE = {BETTER: "green", WORSE: "bold red", LARGE: "yellow", TOO_FEW: "yellow"}
+
+
+def verdict_table(table: VerdictTable, title: str) -> Table:
+  """The variants side by side: a row per headline metric, a column per variant."""
+  by_key = {v.key: v for v in table.variants}
+  out = Table(title=f"{escape(title)}  (reference: {escape(by_key[table.reference].label)})",
+              title_justify="left", title_style="bold")
+  out.add_column("metric")
+  out.add_column("unit")
+  for variant in table.variants:
+    out.add_column(escape(variant.label), justify="right", overflow="fold")
+  for metric in table.metrics:
+    row = [escape(metric.label), escape(metric.unit)]
+    for variant in table.variants:
+      cell = table.cell(metric.tag, variant.key)
+      if cell is None:
+        row.append("-")
+        continue
+      ratio = ratio_text(cell)
+      style = _JUDGEMENT_STYLE.get(judgement(cell.comparison))
+      row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
+    out.add_row(*row)
+  return out
+
+
+def effects_table(table: VerdictTable) -> Table | None:
+  """Main effect of each swept option (several axes only): typical ratio to the reference's value."""
+  if not table.effects:
+    return None
+  out = Table(title="main effect of each option (geometric mean ratio over variants differing in it alone)",
+              title_justify="left", title_style="bold")
+  out.add_column("option", overflow="fold")
+  out.add_column("pairs", justify="right")
+  for metric in table.metrics:
+    out.add_column(escape(metric.label), justify="right", overflow="fold")
+  for effect in table.effects:
+    row = [escape(f"{effect.axis}={effect.level} vs {effect.reference_level}"), str(effect.pairs)]
+    row += [f"{effect.ratios[m.tag]:.2f}x" if m.tag in effect.ratios else "-" for m in table.metrics]
+    out.add_row(*row)
+  return out
+
+
+def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
+  """The verdict, the main effects, then the legend and any outlying repeats."""
+  console.print(verdict_table(table, title))
+  effects = effects_table(table)
+  if effects is not None:
+    console.print(effects)
+  console.print(escape(interval_note(table)), highlight=False)
+  console.print(escape(LEGEND), highlight=False)
+  for line in outlier_lines(table):
+    console.print(f"[yellow]! outlier:[/yellow] {escape(line)}", highlight=False)
+
+
+def print_suite_tables(
+    summary: dict[str, Any],
+    console: Console | None = None,
+    all_metrics: bool = False,
+    records: Sequence[Mapping[str, Any]] | None = None,
+    detail: bool = False,
+) -> None:
+  """Prints the verdict, the failures (one line each) and the suite summary.
 
   Args:
     summary: the content of summary.json.
     console: where to print; default `make_console()` (stdout).
-    all_metrics: show every namespace, not only time, throughput and memory.
+    all_metrics: in the per-benchmark tables, show every namespace.
+    records: the results.jsonl records; the verdict table needs their samples.
+      Without them the per-benchmark tables are printed instead.
+    detail: also print a table per benchmark (`ckptbench run -v`).
 
   Example:
-    >>> print_suite_tables(json.loads(pathlib.Path("out/summary.json").read_text()))
+    >>> print_suite_tables(summary, records=read_results("out"))
   """
   console = console or make_console()
   benches = [b for b in summary.get("benchmarks") or [] if isinstance(b, dict)]
+  verdict = build_verdict(records, summary.get("reference")) if records else None
+  if verdict is not None:
+    print_verdict(verdict, f"verdict: {summary.get('suite', '')}", console)
   for bench in benches:
-    console.print(benchmark_table(bench, all_metrics))
+    if detail or all_metrics or verdict is None:
+      console.print(benchmark_table(bench, all_metrics))
     for error in bench.get("errors") or []:
       console.print(
-          f"  [red]repeat {error.get('repeat')}, host {error.get('host', 0)}:[/red] {escape(error_text(error))}",
+          f"  [red]{escape(str(bench.get('name', '')))} repeat {error.get('repeat')}, host {error.get('host', 0)}:[/red]"
+          f" {escape(error_text(error))}",
           markup=True, highlight=False,
       )
   console.print(suite_table(summary))

@@ -7,7 +7,8 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._read import error_text, metric_value, read_outputs, split_tag
+from ckptbench.api._tags import Tag
+from ckptbench.outputs._read import error_text, metric_value, read_outputs
 
 if TYPE_CHECKING:
   import pandas as pd
@@ -67,7 +68,7 @@ def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
     if not metrics:
       rows.append(run)
     for tag, entry in metrics.items():
-      parts = split_tag(tag)
+      parts = Tag.parse(tag)
       unit = entry.get("unit") if isinstance(entry, dict) else None
       rows.append({**run, "tag": tag, "operation": parts.op, "namespace": parts.namespace,
                    "metric": parts.metric, "value": metric_value(entry), "unit": unit})

@@ -14,7 +14,6 @@ import pathlib
 from typing import Any
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.api import _tags
 from ckptbench.outputs._results import RESULTS_FILE, read_results
 
 _log = logging.getLogger(__name__)
@@ -22,33 +21,6 @@ _log = logging.getLogger(__name__)
 SUMMARY_FILE = "summary.json"
 MANIFEST_FILE = "manifest.json"
 COMPARISON_FILE = "comparison.json"
-
-@dataclasses.dataclass(frozen=True)
-class Tag:
-  """A metric tag `<op>_<namespace>/<metric>` split into its parts."""
-
-  op: str
-  namespace: str
-  metric: str
-
-  @property
-  def full(self) -> str:
-    return f"{self.op}_{self.namespace}/{self.metric}"
-
-
-def split_tag(tag: str) -> Tag:
-  """Splits `save_0_basics/time_s` into ("save", "0_basics", "time_s").
-
-  A tag that does not follow the convention keeps its whole text as `metric`
-  with an empty operation and namespace.
-  """
-  parts = _tags.split_tag(tag)
-  if parts is None:
-    return Tag("", "", tag)
-  op, key = parts
-  namespace, _, metric = key.partition("/")
-  return Tag(op, namespace, metric)
-
 
 @dataclasses.dataclass(frozen=True)
 class RunOutputs:

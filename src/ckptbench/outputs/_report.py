@@ -1,9 +1,12 @@
-"""The HTML report: one self-contained file (plots inlined as SVG, no network).
+"""The HTML report: one self-contained file (plotly.js inlined, no network).
 
-Sections: overview, baseline comparison (when OUT/comparison.json exists), per
-generator the time and throughput of every operation across the sweep with the
-storage/memory limits, the save and load stage breakdowns, memory and the
-checkpoint inventory, the failures with their errors, and the manifest.
+Sections: the verdict (the same table as the console: variants side by side,
+ratios to the reference, main effects, outlying repeats), the baseline
+comparison (when OUT/comparison.json exists), every run in order per variant
+(warm-ups and drift), per-host distributions (stragglers), per generator the
+time and throughput of every operation with the storage/memory limits, the
+save and load stage breakdowns, memory and the checkpoint inventory, the
+failures with their errors, and the manifest.
 """
 
 from __future__ import annotations
@@ -17,8 +20,23 @@ import pathlib
 import re
 from typing import Any, Iterable, Mapping
 
-from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs, split_tag
-from ckptbench.stats import is_rate_unit
+from ckptbench.outputs import _plots
+from ckptbench.api._tags import Tag, is_rate_unit
+from ckptbench.outputs._read import RunOutputs, error_text, metric_value, read_outputs
+from ckptbench.outputs._verdict import (
+    BETTER,
+    LARGE,
+    LEGEND,
+    TOO_FEW,
+    WORSE,
+    VerdictTable,
+    build_verdict,
+    interval_note,
+    judgement,
+    median_text,
+    outlier_lines,
+    ratio_text,
+)
 
 REPORT_FILE = "report.html"
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
@@ -51,13 +69,19 @@ def write_report(out_dir: str | pathlib.Path, output: str | pathlib.Path | None 
 
 def render_report(outputs: RunOutputs) -> str:
   """The report page as HTML text."""
-  body = [_overview(outputs), _comparison(outputs.comparison)]
+  figures = _FigureIds()
+  verdict = build_verdict(outputs.results, (outputs.summary or {}).get("reference"))
+  body = [_overview(outputs), _verdict(verdict, outputs.suite), _comparison(outputs.comparison)]
+  if verdict is not None:
+    body.append(_runs_in_order(outputs, verdict, figures))
+    body.append(_hosts(outputs, verdict, figures))
   by_generator: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
   for bench in outputs.benchmarks:
     by_generator[str(bench.get("generator", ""))].append(bench)
   limits = roofline_limits(outputs)
+  notes = _limit_notes(outputs)
   for generator, benches in by_generator.items():
-    body.append(_generator_section(generator, benches, limits))
+    body.append(_generator_section(generator, benches, limits, notes, figures))
   if not outputs.benchmarks:
     body.append("<p class=note>summary.json is missing: no statistics to plot.</p>")
   body.append(_failures(outputs))
@@ -66,7 +90,7 @@ def render_report(outputs: RunOutputs) -> str:
   return (
       "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
       f"<meta name=viewport content='width=device-width'><title>{title}</title>"
-      f"<style>{_CSS}</style></head><body>\n<h1>{title}</h1>\n"
+      f"<style>{_CSS}</style><script>{_plots.plotly_js()}</script></head><body>\n<h1>{title}</h1>\n"
       + "\n".join(part for part in body if part)
       + "\n</body></html>\n"
   )
@@ -79,7 +103,8 @@ h3{margin-bottom:.3em}table{border-collapse:collapse;margin:.5em 0;font-size:.88
 td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em;max-height:30em}
-.figure{margin:.6em 0;overflow-x:auto}.figure svg{max-width:100%;height:auto}
+.figure{margin:.6em 0}#verdict td{white-space:nowrap}.better{color:#1b7f3a}.worse{color:#b00020;font-weight:bold}
+.unsure{color:#a86b00}
 .fail{color:#b00020}.ok{color:#1b7f3a}.note{color:#666}
 tr.regressed td{background:#fde8e8}tr.improved td{background:#e8f7ec}
 """
@@ -128,7 +153,7 @@ def _overview(outputs: RunOutputs) -> str:
     notes.append("<p class=fail>the run was interrupted: some runs are missing.</p>")
   for skipped in summary.get("skipped_meshes") or []:
     notes.append(f"<p class=note>skipped mesh {_esc(skipped.get('mesh'))}: {_esc(skipped.get('reason'))}</p>")
-  for invalid in summary.get("invalid_combinations") or []:
+  for invalid in (summary.get("invalid_combinations") or []) + (summary.get("unsupported") or []):
     notes.append(
         f"<p class=note>not run ({_esc(invalid.get('reason'))}): {_esc(invalid.get('generator'))}"
         f" {_esc(json.dumps(invalid.get('options'), default=str))}</p>"
@@ -237,44 +262,178 @@ def _limits_for(op: str, throughput_tags: Iterable[str], limits: Mapping[str, fl
   return {name: value for name, value in limits.items() if any(w in name.lower() for w in wanted)}
 
 
-def _generator_section(generator: str, benches: list[dict[str, Any]], limits: Mapping[str, float]) -> str:
-  from ckptbench.outputs import _plots  # deferred: matplotlib is only needed here
+class _FigureIds:
+  """Stable ids for the figures' divs (fig1, fig2, ...): the same results give the same page."""
 
+  def __init__(self):
+    self.count = 0
+
+  def next(self) -> str:
+    self.count += 1
+    return f"fig{self.count}"
+
+
+_JUDGEMENT_CLASS = {BETTER: "better", WORSE: "worse", LARGE: "unsure", TOO_FEW: "unsure"}
+
+
+def _verdict(table: VerdictTable | None, suite: str) -> str:
+  """The console's verdict table, as HTML: a row per metric, a column per variant."""
+  if table is None:
+    return ""
+  by_key = {v.key: v for v in table.variants}
+  head = "".join(f"<th>{_esc(v.label)}</th>" for v in table.variants)
+  rows = []
+  for metric in table.metrics:
+    cells = []
+    for variant in table.variants:
+      cell = table.cell(metric.tag, variant.key)
+      if cell is None:
+        cells.append("<td class=num>-</td>")
+        continue
+      css = _JUDGEMENT_CLASS.get(judgement(cell.comparison), "")
+      cells.append(f"<td class=num>{_esc(median_text(cell))}<br><span class='{css}'>{_esc(ratio_text(cell))}</span></td>")
+    rows.append(f"<tr><th>{_esc(metric.label)}</th><td>{_esc(metric.unit)}</td>{''.join(cells)}</tr>")
+  parts = [
+      f"<h2>verdict</h2><p>reference: <b>{_esc(by_key[table.reference].label)}</b></p>",
+      f"<table id=verdict><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
+  ]
+  if table.effects:
+    metrics = table.metrics
+    effect_rows = [
+        [f"{e.axis}={e.level} vs {e.reference_level}", e.pairs]
+        + [f"{e.ratios[m.tag]:.2f}x" if m.tag in e.ratios else "-" for m in metrics]
+        for e in table.effects
+    ]
+    parts.append("<h3>main effect of each option</h3><p class=note>geometric mean of the ratios between"
+                 " variants that differ in this option alone</p>")
+    parts.append(_table(["option", "pairs"] + [m.label for m in metrics], effect_rows))
+  parts.append(f"<p class=note>{_esc(interval_note(table))}<br>{_esc(LEGEND)}</p>")
+  outliers = outlier_lines(table)
+  if outliers:
+    parts.append("<p class=unsure>outlying repeats:</p><ul>" + "".join(f"<li>{_esc(l)}</li>" for l in outliers) + "</ul>")
+  return "\n".join(parts)
+
+
+def _runs_in_order(outputs: RunOutputs, table: VerdictTable, figures: _FigureIds) -> str:
+  """Each headline time, run by run per variant, warm-ups included: warm-up effects and drift."""
+  flagged = {(v.key, m.tag, o.repeat) for v, m, o in table.outliers()}
+  parts = []
+  for metric in table.metrics:
+    if Tag.parse(metric.tag).namespace != "0_basics":
+      continue
+    series = {}
+    for variant in table.variants:
+      points = []
+      runs = [r for r in outputs.results if r.get("key") == variant.key and not r.get("error")]
+      for record in sorted(runs, key=lambda r: (not r.get("warmup"), int(r.get("repeat") or 0))):
+        value = metric_value((record.get("metrics") or {}).get(metric.tag))
+        if value is None or int(record.get("host") or 0) != 0:
+          continue
+        warmup, repeat = bool(record.get("warmup")), int(record.get("repeat") or 0)
+        kind = "warm-up" if warmup else "outlier" if (variant.key, metric.tag, repeat) in flagged else "repeat"
+        points.append(_plots.RunPoint(f"w{repeat}" if warmup else str(repeat), value, kind))
+      if points:
+        series[variant.label] = points
+    if series:
+      parts.append(_plots.repeat_series(f"{metric.label}, run by run (host 0)", metric.unit, series, figures.next()))
+  if not parts:
+    return ""
+  return ("<h2>runs in order</h2><p class=note>open circles: warm-ups (not counted); crosses: outlying repeats."
+          " A first repeat far above the others is a warm-up effect; a trend across repeats is drift.</p>"
+          + "".join(f"<div class=figure>{p}</div>" for p in parts))
+
+
+def _hosts(outputs: RunOutputs, table: VerdictTable, figures: _FigureIds) -> str:
+  """Per host, the headline times over the repeats (several hosts only): stragglers stand out."""
+  runs = [r for r in outputs.measured_runs() if not r.get("error")]
+  if len({int(r.get("host") or 0) for r in runs}) < 2:
+    return ""
+  parts = []
+  for metric in table.metrics:
+    if Tag.parse(metric.tag).namespace != "0_basics":
+      continue
+    by_variant: dict[str, dict[int, list[float]]] = {}
+    for variant in table.variants:
+      for record in runs:
+        value = metric_value((record.get("metrics") or {}).get(metric.tag))
+        if record.get("key") == variant.key and value is not None:
+          by_variant.setdefault(variant.label, {}).setdefault(int(record.get("host") or 0), []).append(value)
+    if by_variant:
+      parts.append(_plots.host_distribution(f"{metric.label} per host", metric.unit, by_variant, figures.next()))
+  return "<h2>hosts</h2>" + "".join(f"<div class=figure>{p}</div>" for p in parts)
+
+
+def _limit_notes(outputs: RunOutputs) -> dict[str, str]:
+  """Per roofline limit, when it was probed and how steady the probe was (shown beside its line)."""
+  probe = (outputs.manifest or {}).get("roofline")
+  if not isinstance(probe, dict):
+    return {}
+  when = str(probe.get("measured_at") or "date unknown").replace("T", " ")[:16]
+  spread = probe.get("spread") if isinstance(probe.get("spread"), dict) else {}
+  repeats = probe.get("repeats")
+  notes = {}
+  for name in roofline_limits(outputs):
+    base = name.removesuffix("_gbps")
+    detail = f"spread {spread[base]:.0%} over {repeats} probes" if base in spread else "spread unknown"
+    notes[name] = f"probed {when}, {detail}"
+  return notes
+
+
+def _band(benches: list[dict[str, Any]], tag: str) -> tuple[list[float], list[float], list[float]]:
+  """Medians and ranges (min, max) of a tag across the variants; NaN where absent."""
+  medians, lows, highs = [], [], []
+  for bench in benches:
+    stats = _stats(bench, tag)
+    median = metric_value(stats.get("median"))
+    if median is None:
+      median = metric_value(stats.get("mean"))
+    median = math.nan if median is None else median
+    low, high = metric_value(stats.get("min")), metric_value(stats.get("max"))
+    medians.append(median)
+    lows.append(median if low is None else low)
+    highs.append(median if high is None else high)
+  return medians, lows, highs
+
+
+def _generator_section(
+    generator: str,
+    benches: list[dict[str, Any]],
+    limits: Mapping[str, float],
+    notes: Mapping[str, str],
+    figures: _FigureIds,
+) -> str:
   labels = _labels(benches)
   tags = _tags(benches)
   ops: dict[str, list[str]] = collections.defaultdict(list)
   for tag in tags:
-    ops[split_tag(tag).op].append(tag)
+    ops[Tag.parse(tag).op].append(tag)
   parts = [f"<h2>{_esc(generator.rsplit('.', 1)[-1] or 'benchmarks')}</h2>",
            f"<p class=note>generator <code>{_esc(generator)}</code>; {len(benches)} sweep points</p>"]
   panels = []
   for op, op_tags in ops.items():
-    times = {t.split("/", 1)[1]: _series(benches, t) for t in op_tags
-             if split_tag(t).namespace == "0_basics" and split_tag(t).metric == "time_s"}
-    if times:
-      panels.append(_plots.Panel(f"{op}: time (mean ± std over repeats)", "time (s)", times))
-    rates = {t: tags[t] for t in op_tags if split_tag(t).namespace == "4_throughput" and is_rate_unit(tags[t])}
-    if rates:
-      unit = next(iter(rates.values()))
-      rates = {t: u for t, u in rates.items() if u == unit}
-      throughputs = {split_tag(t).metric: _series(benches, t) for t in rates}
-      op_limits = _limits_for(op, rates, limits) if unit == "GiB/s" else {}
-      panels.append(_plots.Panel(f"{op}: throughput", f"throughput ({unit})", throughputs, op_limits))
+    time_tag = f"{op}_0_basics/time_s"
+    if time_tag in op_tags:
+      panels.append(_plots.Panel(f"{op}: time", "s", {"median (range)": _band(benches, time_tag)}))
+    # The operation's own bandwidth (as in the verdict): not its halves' copies, not save_blocking_gbps.
+    own = next((t for t in op_tags if Tag.parse(t).namespace == "4_throughput" and t.endswith("_total_gbps")
+                and not op.endswith(("_blocking", "_background")) and is_rate_unit(tags[t])), None)  # fmt: skip
+    if own is not None:
+      op_limits = [_plots.Limit(n, v, notes.get(n, "")) for n, v in _limits_for(op, [own], limits).items()]
+      panels.append(_plots.Panel(f"{op}: throughput", tags[own], {"median (range)": _band(benches, own)},
+                                 op_limits if tags[own] == "GiB/s" else []))  # fmt: skip
   if panels:
     parts.append("<h3>time and throughput per operation</h3>")
-    # Two columns put an operation's time and throughput side by side.
-    ncols = 2 if any(p.limits or "throughput" in p.ylabel for p in panels) else 3
-    parts.append(_figure(_plots.panel_grid(labels, panels, ncols)))
+    parts.append(f"<div class=figure>{_plots.panel_grid(labels, panels, figures.next())}</div>")
   for namespace, title in _BREAKDOWNS.items():
     for op, op_tags in ops.items():
-      stage_tags = [t for t in op_tags if split_tag(t).namespace == namespace and tags[t] == "s"
-                    and not _is_enclosing_stage(split_tag(t).metric)]
+      stage_tags = [t for t in op_tags if Tag.parse(t).namespace == namespace and tags[t] == "s"
+                    and not _is_enclosing_stage(Tag.parse(t).metric)]
       if stage_tags:
-        stages = {split_tag(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
+        stages = {Tag.parse(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
                   for t in stage_tags}
-        parts.append(f"<h3>{_esc(op)}: {_esc(title)}</h3>")
-        parts.append(_figure(_plots.stacked_figure(f"{op}: {title}", labels, stages, "s")))
-  parts.append(_memory(benches, labels, tags))
+        figure = _plots.stacked_figure(f"{op}: {title}", labels, stages, "s", figures.next())
+        parts.append(f"<h3>{_esc(op)}: {_esc(title)}</h3><div class=figure>{figure}</div>")
+  parts.append(_memory(benches, labels, tags, figures))
   parts.append(_inventory(benches, labels, tags))
   parts.append(_all_metrics(benches, tags))
   return "\n".join(p for p in parts if p)
@@ -285,23 +444,17 @@ def _is_enclosing_stage(metric: str) -> bool:
   return "total" in metric or metric.startswith("since_last")
 
 
-def _figure(svg: str) -> str:
-  return f"<div class=figure>{svg}</div>"
-
-
-def _memory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str]) -> str:
-  memory = [t for t in tags if split_tag(t).namespace == "7_memory"]
+def _memory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str], figures: _FigureIds) -> str:
+  memory = [t for t in tags if Tag.parse(t).namespace == "7_memory"]
   if not memory:
     return ""
-  from ckptbench.outputs import _plots  # noqa: PLC0415
-
   # The plot shows peaks (absolute host peak, device peaks); the table shows every memory metric.
   plotted = [t for t in memory if tags[t] in ("MiB", "GiB") and "peak" in t and ("device" in t or "diff" not in t)]
   parts = ["<h3>memory</h3>"]
   if plotted:
     unit = tags[plotted[0]]
-    series = {t: _series(benches, t) for t in plotted if tags[t] == unit}
-    parts.append(_figure(_plots.bars_figure("peak memory (host, device)", labels, series, unit)))
+    panel = _plots.Panel("peak memory (host, device)", unit, {t: _band(benches, t) for t in plotted if tags[t] == unit})
+    parts.append(f"<div class=figure>{_plots.panel_grid(labels, [panel], figures.next(), ncols=1)}</div>")
   parts.append(_metric_rows(benches, labels, tags, memory))
   return "".join(parts)
 
@@ -315,7 +468,7 @@ def _metric_rows(
 
 
 def _inventory(benches: list[dict[str, Any]], labels: list[str], tags: Mapping[str, str]) -> str:
-  inventory = [t for t in tags if split_tag(t).namespace == "5_inventory"]
+  inventory = [t for t in tags if Tag.parse(t).namespace == "5_inventory"]
   if not inventory:
     return ""
   return "<h3>checkpoint inventory</h3>" + _metric_rows(benches, labels, tags, inventory)

@@ -8,10 +8,10 @@ import os
 import pathlib
 from typing import Any, Iterator
 
+from ckptbench.api._records import RunRecord, SchemaError
 from ckptbench.errors import CkptbenchError
 
 RESULTS_FILE = "results.jsonl"
-SCHEMA_VERSION = 1
 _log = logging.getLogger(__name__)
 
 
@@ -63,7 +63,23 @@ def iter_results(out_dir: str | pathlib.Path) -> Iterator[dict[str, Any]]:
 
 
 def read_results(out_dir: str | pathlib.Path) -> list[dict[str, Any]]:
+  """The records of OUT/results.jsonl in their JSON form (for views and exports)."""
   return list(iter_results(out_dir))
+
+
+def read_records(out_dir: str | pathlib.Path) -> list[RunRecord]:
+  """The records of OUT/results.jsonl, typed and checked (for resuming a run).
+
+  Raises:
+    CkptbenchError: a record of another schema version, or not a record at all.
+  """
+  records = []
+  for number, data in enumerate(iter_results(out_dir), 1):
+    try:
+      records.append(RunRecord.from_json(data))
+    except (SchemaError, TypeError, AttributeError) as e:
+      raise CkptbenchError(f"{pathlib.Path(out_dir) / RESULTS_FILE}: record {number} cannot be resumed: {e}") from None
+  return records
 
 
 def write_json_atomic(path: pathlib.Path, data: Any) -> None:

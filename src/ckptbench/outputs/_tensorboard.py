@@ -33,26 +33,13 @@ from tensorboard.plugins.text import summary_v2 as text_summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ckptbench.api import safe_path_component
-from ckptbench.outputs._read import error_text, metric_value, read_outputs, split_tag
+from ckptbench.api._tags import Tag
+from ckptbench.outputs._read import error_text, metric_value, read_outputs
 
 TENSORBOARD_DIR = "tensorboard"
 # Our event files end with this, so a rewrite removes exactly what we wrote.
 _SUFFIX = ".ckptbench"
 _STATS = ("mean", "std", "min", "max", "median", "n")
-# Metrics shown as HParams columns: the time, throughput and peak memory of each operation.
-_HEADLINE_NAMESPACES = ("0_basics", "4_throughput", "7_memory")
-
-
-def is_headline(tag: str, unit: str = "") -> bool:
-  """Whether a tag is a headline metric: an operation's time, throughput or peak memory."""
-  parts = split_tag(tag)
-  if parts.namespace == "0_basics":
-    return parts.metric == "time_s"
-  if parts.namespace == "4_throughput":
-    return "/s" in unit or not unit
-  if parts.namespace == "7_memory":
-    return "peak" in parts.metric
-  return False
 
 
 def tensorboard_run_name(benchmark: str) -> str:
@@ -230,7 +217,7 @@ def _write_experiment(
           tag
           for bench in benchmarks
           for tag, stats in _metric_stats(bench).items()
-          if is_headline(tag, str(stats.get("unit", "")))
+          if Tag.parse(tag).is_headline(str(stats.get("unit", "")))
       }
   )
   metrics = [
@@ -277,7 +264,7 @@ def _stats_table(items: list[tuple[str, dict[str, Any]]]) -> str:
 
 
 def _inventory_card(bench: dict[str, Any]) -> str:
-  items = [(t, s) for t, s in sorted(_metric_stats(bench).items()) if split_tag(t).namespace == "5_inventory"]
+  items = [(t, s) for t, s in sorted(_metric_stats(bench).items()) if Tag.parse(t).namespace == "5_inventory"]
   if not items:
     return "no checkpoint inventory was recorded"
   return "### checkpoint inventory\n\n" + _stats_table(items)
@@ -285,7 +272,7 @@ def _inventory_card(bench: dict[str, Any]) -> str:
 
 def _summary_card(bench: dict[str, Any], records: list[dict[str, Any]]) -> str:
   runs, failed = int(bench.get("runs") or 0), int(bench.get("failed") or 0)
-  items = [(t, s) for t, s in sorted(_metric_stats(bench).items()) if is_headline(t, str(s.get("unit", "")))]
+  items = [(t, s) for t, s in sorted(_metric_stats(bench).items()) if Tag.parse(t).is_headline(str(s.get("unit", "")))]
   parts = [f"### run summary\n\n{runs} runs, {runs - failed} passed, {failed} failed"]
   if items:
     parts.append(_stats_table(items))

@@ -1,6 +1,10 @@
-"""Running a suite: sweep expansion, scheduling, the runner, memory and failure
-handling, plans, baselines, and the process set-up a run needs."""
+"""Running a suite: process set-up, sweep expansion, scheduling, the runner,
+memory and failure handling, plans, and baselines after the run.
 
-from ckptbench.run._runner import RunSettings, SuiteOutcome, run_suite
+`run(suite, settings)` is the one entry point; `ckptbench run` calls it.
+"""
 
-__all__ = ["RunSettings", "SuiteOutcome", "run_suite"]
+from ckptbench.run._entry import RunOutcome, run
+from ckptbench.run._settings import RunSettings
+
+__all__ = ["RunOutcome", "RunSettings", "run"]

@@ -6,23 +6,7 @@ import os
 import pathlib
 import re
 
-from ckptbench.config._models import SuiteConfig
-from ckptbench.config._yaml import load_yaml_file
-
 _DEVICE_FLAG = "--xla_force_host_platform_device_count"
-
-
-def devices_needed(config_file: str) -> int | None:
-  """The largest mesh of a suite, read without importing JAX; None if unknown.
-
-  Full validation happens afterwards; this first look must not fail loudly.
-  """
-  try:
-    config = SuiteConfig.model_validate(load_yaml_file(config_file).data)
-  except Exception:  # noqa: BLE001  (reported properly by the full validation)
-    return None
-  sizes = [m.num_devices for m in config.all_mesh_configs() if m is not None]
-  return max(sizes) if sizes else None
 
 
 def set_xla_flags(

@@ -20,8 +20,10 @@ import errno
 import re
 import signal
 import threading
-import traceback
-from typing import Any, Iterator
+from typing import Iterator
+
+from ckptbench.api._records import ErrorRecord
+from ckptbench.data._read_errors import DataMismatchError, unreadable_array_message
 
 TIMEOUT = "Timeout"
 DISK_FULL = "DiskFull"
@@ -57,13 +59,11 @@ def deadline(seconds: float | None) -> Iterator[None]:
       signal.signal(signal.SIGALRM, previous)
 
 
-def timeout_error(seconds: float, elapsed: float, stack: str | None) -> dict[str, Any]:
+def timeout_error(seconds: float, elapsed: float, stack: str | None) -> ErrorRecord:
   """The `error` of a run stopped (or finished) past its deadline."""
-  return {
-      "type": TIMEOUT,
-      "message": f"the run exceeded timeout_s={seconds:g} (stopped after {elapsed:.1f} s)",
-      "traceback": stack or "",
-  }
+  return ErrorRecord(
+      TIMEOUT, f"the run exceeded timeout_s={seconds:g} (stopped after {elapsed:.1f} s)", stack or ""
+  )
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:
@@ -74,21 +74,15 @@ def _chain(error: BaseException) -> Iterator[BaseException]:
     error = error.__cause__ or error.__context__
 
 
-def unreadable_data_error(error: BaseException) -> dict[str, Any] | None:
+def unreadable_data_error(error: BaseException) -> ErrorRecord | None:
   """A `DataMismatchError` naming the array, when a load failed on damaged checkpoint data."""
-  from ckptbench.data._read_errors import DataMismatchError, unreadable_array_message  # noqa: PLC0415
-
   message = None if isinstance(error, DataMismatchError) else unreadable_array_message(error)
   if message is None:
     return None
-  return {
-      "type": DataMismatchError.__name__,
-      "message": message,
-      "traceback": "".join(traceback.format_exception(error)),
-  }
+  return ErrorRecord.from_exception(error, type=DataMismatchError.__name__, message=message)
 
 
-def disk_full_error(error: BaseException, benchmark: str, run_dir: Any) -> dict[str, Any] | None:
+def disk_full_error(error: BaseException, benchmark: str, run_dir: object) -> ErrorRecord | None:
   """A `DiskFull` error naming the benchmark and the file, when `error` is out of space."""
   for cause in _chain(error):
     full = isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EDQUOT)
@@ -97,12 +91,12 @@ def disk_full_error(error: BaseException, benchmark: str, run_dir: Any) -> dict[
       if path is None:
         quoted = _QUOTED_PATH.findall(str(cause))
         path = quoted[-1] if quoted else run_dir
-      return {
-          "type": DISK_FULL,
-          "message": (
+      return ErrorRecord.from_exception(
+          error,
+          type=DISK_FULL,
+          message=(
               f"out of disk space in benchmark {benchmark} while writing {path}; the partial"
               f" checkpoint in {run_dir} was removed ({type(cause).__name__}: {str(cause)[:300]})"
           ),
-          "traceback": "".join(traceback.format_exception(error)),
-      }
+      )
   return None

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Sequence
 
 from ckptbench.config import Suite, iter_arrays
+from ckptbench.run._select import select
 from ckptbench.run._sweep import PlannedBenchmark, expand
 from ckptbench.config._dtypes import numpy_dtype
+from ckptbench.config._presets import preset_summary
 
 
 
@@ -34,8 +36,8 @@ def checkpoint_bytes(bench: PlannedBenchmark) -> tuple[int, int] | None:
   return total, per_device
 
 
-def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
-  plan = expand(suite, device_count)
+def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str] = ()) -> dict[str, Any]:
+  plan = select(expand(suite, device_count, planning=True), patterns)
   rows = []
   for bench in plan.benchmarks:
     sizes = checkpoint_bytes(bench)
@@ -51,14 +53,14 @@ def describe_plan(suite: Suite, device_count: int | None) -> dict[str, Any]:
   presets = []
   for source in suite.checkpoints:
     if source.config.preset is not None:
-      from ckptbench.config._presets import preset_summary  # noqa: PLC0415
-
       c = source.config
       presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))
   return {
       "benchmarks": rows,
       "presets": presets,
       "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
-      "skipped_meshes": [(m.describe(), r) for m, r in plan.skipped_meshes],
+      "skipped_meshes": plan.all_skipped_meshes(),
+      "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
+      "unsupported": [(g, o, r) for g, o, r in plan.unsupported],
   }

@@ -7,14 +7,14 @@ import dataclasses
 import logging
 import os
 import pathlib
-import shutil
 import signal
 import threading
 import time
 import traceback
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, Mapping
 
 from ckptbench.config import Suite
+from ckptbench.data import build_mesh, build_pytree, load_existing
 from ckptbench.run._failures import (
     DISK_FULL,
     TIMEOUT,
@@ -25,34 +25,27 @@ from ckptbench.run._failures import (
     unreadable_data_error,
 )
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
+from ckptbench.api._records import SCHEMA_VERSION, ErrorRecord, RunRecord
+from ckptbench.run._locations import (
+    placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
+)
+from ckptbench.storage import StoreRoofline, is_store_url
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.run._select import select
+from ckptbench.run._settings import RunSettings
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.metrics import StorageProbe, collect_created_metrics, merged, post_run_tags, probe_storage
+from ckptbench.api import collect_created_metrics, merged
+from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
+from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
-from ckptbench.outputs._results import SCHEMA_VERSION, ResultsWriter, read_results, write_json_atomic
+from ckptbench.outputs._results import ResultsWriter, read_records, write_json_atomic
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
-
-
-@dataclasses.dataclass(frozen=True)
-class RunSettings:
-  """How to run a suite (the `ckptbench run` flags)."""
-
-  output_dir: pathlib.Path
-  local_directory: pathlib.Path | None = None
-  remove_repeated_dir: bool = False
-  resume: bool = False
-  overwrite: bool = False
-  show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
-  probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
-  write_views: bool = True  # TensorBoard and the HTML report at the end
-  check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
-  argv: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +64,7 @@ class SuiteOutcome:
 
   @property
   def exit_code(self) -> int:
+    """130 when interrupted, 1 when any run failed, else 0."""
     if self.interrupted:
       return EXIT_INTERRUPTED
     return EXIT_BENCHMARK_FAILED if self.failed_runs else EXIT_OK
@@ -130,19 +124,21 @@ class _StopRequest:
 
 
 class _PytreeCache:
-  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once."""
+  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once.
 
-  def __init__(self):
+  With `reuse` False (the suite's `reuse_checkpoint: false`) every run builds its own.
+  """
+
+  def __init__(self, reuse: bool = True):
+    self._reuse = reuse
     self._key: tuple[int, int] | None = None
     self._value: Any = None
     self._mesh: Any = None
 
   def get(self, bench: PlannedBenchmark) -> tuple[Any, Any]:
     key = (bench.checkpoint_index, bench.mesh_index)
-    if key != self._key:
+    if key != self._key or not self._reuse:
       self._key, self._value, self._mesh = None, None, None  # free the old data first
-      from ckptbench.data import build_mesh, build_pytree, load_existing  # noqa: PLC0415
-
       mesh = None if bench.mesh is None else build_mesh(bench.mesh)
       ckpt = bench.checkpoint
       t0 = time.perf_counter()
@@ -161,35 +157,30 @@ class _PytreeCache:
 
 
 def run_suite(
-    suite: Suite, settings: RunSettings, coordinator: Coordinator | None = None
+    suite: Suite,
+    settings: RunSettings,
+    coordinator: Coordinator | None = None,
+    link_stats: Callable[[], Mapping[str, int]] | None = None,
 ) -> SuiteOutcome:
-  """Runs every benchmark of `suite`; results land in `settings.output_dir`.
+  """Runs every benchmark of `suite`: results.jsonl, summary.json and manifest.json in OUT.
 
-  A benchmark that raises (or whose data cannot be built) is recorded with its
-  error and the metrics measured before it failed; the others still run.
+  The engine under `ckptbench.run`, which prepares the process first and
+  handles baselines and views afterwards. A benchmark that raises (or whose
+  data cannot be built) is recorded with its error and the metrics measured
+  before it failed; the others still run.
   """
-  import jax  # noqa: PLC0415  (the CLI configures devices before JAX starts)
+  import jax  # noqa: PLC0415  (ckptbench.run sets XLA flags before the backend starts)
 
   coordinator = coordinator or LocalCoordinator()
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
-  plan = expand(suite, jax.device_count())
-  for mesh, reason in plan.skipped_meshes:
-    _log.warning("skipping mesh %s: %s", mesh.describe(), reason)
-  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
-  if is_writer and setup_error is None:  # nothing is written for a suite that cannot run
-    try:
-      prepare_output_dir(settings)
-    except CkptbenchError as e:
-      setup_error = str(e)
-  setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
-  if setup_errors:
-    raise CkptbenchError(setup_errors[0])  # on every process, so none waits for the others
+  plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
   cfg = suite.config
-  runs = schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, cfg.interleave_repeats)
-  previous = read_results(out) if settings.resume else []
-  done = {(r["key"], r["repeat"]) for r in previous if not r.get("warmup")}
+  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
+  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  previous = read_records(out) if settings.resume else []
+  done = {(r.key, r.repeat) for r in previous if not r.warmup}
   keys = [b.key for b in plan.benchmarks]
   todo = pending(runs, keys, done)
 
@@ -201,8 +192,8 @@ def run_suite(
   if is_writer:
     write_json_atomic(out / "manifest.json", manifest)
   generators: dict[int, BenchmarksGenerator] = {}
-  cache = _PytreeCache()
-  records = list(previous)
+  cache = _PytreeCache(suite.config.reuse_checkpoint)
+  records = [r.to_json() for r in previous]
   progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
   stop = _StopRequest()
   interrupted = False
@@ -215,64 +206,97 @@ def run_suite(
         bench = plan.benchmarks[run.benchmark_index]
         label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
         progress.started(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe)
-        host_records = coordinator.allgather_json(record)
+        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats)
+        host_records = coordinator.allgather_json(record.to_json())
         if is_writer:
           writer.append(host_records)
         records.extend(host_records)
-        failures = [r for r in host_records if r["error"]]
-        progress.finished(
-            label, record["duration_s"],
-            None if not failures else f"host {failures[0]['host']}: {failures[0]['error']['type']}: "
-            f"{failures[0]['error']['message'][:200]}",
-        )  # fmt: skip
+        progress.finished(label, record.duration_s, _first_failure(host_records))
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
         if settings.remove_repeated_dir and is_writer:
-          shutil.rmtree(record["path"], ignore_errors=True)
+          remove_location(record.path)
   finally:
     progress.close()
 
-  summary = {
-      "schema_version": SCHEMA_VERSION,
-      "suite": suite.name,
-      "interrupted": interrupted,
-      "skipped_meshes": [{"mesh": m.describe(), "reason": r} for m, r in plan.skipped_meshes],
-      "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
-      "benchmarks": summarize_benchmarks(records),
-  }
+  summary = _summary(suite, plan, records, interrupted)
   if is_writer:
     write_json_atomic(out / "summary.json", summary)
     manifest["ended_at"] = now_iso()
     write_json_atomic(out / "manifest.json", manifest)
-    if settings.write_views:
-      _write_views(out)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, plan, records, summary, interrupted)
 
 
-def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | None:
+def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> Plan:
+  """The suite's plan, once every process agrees it can run; OUT is created only then.
+
+  Raises:
+    CkptbenchError: on every process (so none waits for the others) when the
+      data would not fit in memory or OUT cannot be used.
+  """
+  plan = select(expand(suite, device_count), settings.select)
+  for mesh, reason in plan.all_skipped_meshes():
+    _log.warning("skipping mesh %s: %s", mesh, reason)
+  for generator, values, reason in plan.invalid:
+    _log.warning("not run: %s%s: %s", generator, values, reason)
+  for note in suite.notes:
+    _log.warning("%s", note)
+  for generator, values, reason in plan.unsupported:
+    _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
+  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
+  if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
+    try:
+      prepare_output_dir(settings)
+    except CkptbenchError as e:
+      setup_error = str(e)
+  setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
+  if setup_errors:
+    raise CkptbenchError(setup_errors[0])
+  return plan
+
+
+def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupted: bool) -> dict[str, Any]:
+  """summary.json: statistics per benchmark, and what the plan left out and why."""
+  return {
+      "schema_version": SCHEMA_VERSION,
+      "suite": suite.name,
+      "reference": suite.config.reference,  # the variant the verdict compares the others with
+      "interrupted": interrupted,
+      "skipped_meshes": [{"mesh": m, "reason": r} for m, r in plan.all_skipped_meshes()],
+      "notes": list(suite.notes),
+      "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
+      "unsupported": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.unsupported],
+      "benchmarks": summarize_benchmarks(records),
+  }
+
+
+def _first_failure(host_records: list[dict[str, Any]]) -> str | None:
+  """The progress line's note for a run that failed on some host."""
+  for r in host_records:
+    if r["error"]:
+      return f"host {r['host']}: {r['error']['type']}: {r['error']['message'][:200]}"
+  return None
+
+
+def _shared_probe(settings: RunSettings, coordinator: Coordinator) -> StorageProbe | StoreRoofline | None:
   """Process 0 probes the output directory's storage; every process gets the figures."""
   if not settings.probe_storage:
     return None
   mine = None
   if coordinator.process_index == 0:
+    root = settings.checkpoint_root
     try:
-      mine = dataclasses.asdict(probe_storage(settings.output_dir))
-    except (OSError, CkptbenchError) as e:
+      if is_store_url(root):
+        found = store_roofline(root)
+      else:  # a steady cached probe, else measure now or (probe_later) after the run
+        found = cached_probe(settings.output_dir)
+        if found is None and not settings.probe_later:
+          found = probe_storage(settings.output_dir)
+      mine = None if found is None else dataclasses.asdict(found)
+    except Exception as e:  # noqa: BLE001  (a failed probe only costs the roofline shares)
       _log.warning("storage probe failed (%s); throughputs get no roofline share", e)
   shared = coordinator.allgather_json(mine)[0]
-  return None if shared is None else StorageProbe(**shared)
-
-
-def _write_views(out: pathlib.Path) -> None:
-  """TensorBoard and the HTML report; a failure here never costs the results."""
-  from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415
-
-  for write in (write_tensorboard, write_report):
-    try:
-      write(out)
-    except Exception as e:  # noqa: BLE001  (results.jsonl and summary.json are already safe)
-      _log.warning("could not write %s: %s: %s", write.__name__, type(e).__name__, e)
+  return None if shared is None else roofline_from_dict(shared)
 
 
 def _run_once(
@@ -283,10 +307,12 @@ def _run_once(
     generators: dict[int, BenchmarksGenerator],
     cache: _PytreeCache,
     coordinator: Coordinator,
-    probe: StorageProbe | None,
-) -> dict[str, Any]:
+    probe: StorageProbe | StoreRoofline | None,
+    link_stats: Callable[[], Mapping[str, int]] | None,
+) -> RunRecord:
   out = settings.output_dir
-  run_dir = out / bench.dir_name / (f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}")
+  run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
+  run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
   started_at = now_iso()
   t0 = time.perf_counter()
   error = None
@@ -294,21 +320,17 @@ def _run_once(
   timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
   t_fn = None
   local_path = None
+  requests = StoreRequests(link_stats) if store_url is not None else None
+  request_counts = None
   with collect_created_metrics() as created:
     try:
       try:
         if coordinator.process_index == 0:
-          shutil.rmtree(run_dir, ignore_errors=True)
-          run_dir.mkdir(parents=True)
+          prepare_location(run_dir, store_url)
       finally:  # every process reaches the barrier, even when process 0 failed
         coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       pytree, mesh = cache.get(bench)
-      if settings.local_directory is not None:
-        local_root = settings.local_directory
-        if coordinator.process_count > 1:  # processes may share a machine
-          local_root = local_root / f"host_{coordinator.process_index}"
-        local_path = local_root / bench.dir_name / run_dir.name
-        local_path.mkdir(parents=True, exist_ok=True)
+      local_path = _local_path(settings.local_directory, coordinator, bench, run_name)
       context = TestContext(
           pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
           repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
@@ -317,9 +339,13 @@ def _run_once(
       generator = generators.get(run.benchmark_index)
       if generator is None:
         generator = generators[run.benchmark_index] = bench.entry.generator_cls()
+      if requests is not None:
+        requests.start()
       t_fn = time.perf_counter()
       with deadline(timeout):
         result = generator.test_fn(context)
+      if requests is not None:  # before ckptbench's own listing of the store below
+        request_counts = requests.stop(store_url.scheme)
       if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
         error = timeout_error(timeout, time.perf_counter() - t_fn, None)
       elif not isinstance(result, TestResult):
@@ -327,38 +353,63 @@ def _run_once(
     except RunTimeout:
       error = timeout_error(timeout, time.perf_counter() - (t_fn or t0), traceback.format_exc())
     except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
-      error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or {
-          "type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()
-      }
-  if error is not None and error["type"] in (TIMEOUT, DISK_FULL):
+      error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or ErrorRecord.from_exception(e)
+  if error is not None and error.type in (TIMEOUT, DISK_FULL):
     for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
       if partial is not None:
-        shutil.rmtree(partial, ignore_errors=True)
+        remove_location(partial)
+  tags, inventory = _measured(created, None if error else result, run_dir, probe)
+  if request_counts is not None and inventory is not None:
+    tags.update(store_cost_tags(store_url, inventory["total_bytes"], request_counts))
+  if store_url is not None and coordinator.process_index == 0:
+    # A save that left its bytes on local disk fails the run, whatever the benchmark said.
+    error = placement_error(store_url, tags, local_path is not None, error)
+  return RunRecord(
+      suite=suite.name,
+      **bench.describe(),
+      repeat=run.repeat,
+      warmup=run.warmup,
+      host=coordinator.process_index,
+      num_hosts=coordinator.process_count,
+      path=str(run_dir),
+      started_at=started_at,
+      duration_s=time.perf_counter() - t0,
+      metrics=tags,
+      inventory=inventory,
+      notes=list(result.notes) if result is not None else [],
+      error=error,
+  )
+
+
+def _local_path(
+    local_directory: pathlib.Path | None, coordinator: Coordinator, bench: PlannedBenchmark, run_name: str
+) -> pathlib.Path | None:
+  """The run's host-local scratch directory (--local_directory), created; None without one."""
+  if local_directory is None:
+    return None
+  if coordinator.process_count > 1:  # processes may share a machine
+    local_directory = local_directory / f"host_{coordinator.process_index}"
+  path = local_directory / bench.dir_name / run_name
+  path.mkdir(parents=True, exist_ok=True)
+  return path
+
+
+def _measured(
+    created: list, result: TestResult | None, run_dir: pathlib.Path, probe: StorageProbe | StoreRoofline | None
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+  """(tags, inventory) of a run: every Metrics it created, plus, for a run that succeeded
+  (`result` given), its inventory and the tags derived after the run (roofline shares)."""
   metrics_objects = list(created)
   if result is not None and result.metrics not in metrics_objects:
     metrics_objects.append(result.metrics)
   tags = dict(merged(metrics_objects))
-  inventory = None
-  if error is None:
-    try:
-      new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
-      tags.update(new_tags)
-      result.path, result.inventory = run_dir, inventory
-    except OSError as e:
-      _log.warning("could not take the inventory of %s: %s", run_dir, e)
-  return {
-      "schema_version": SCHEMA_VERSION,
-      "suite": suite.name,
-      **bench.describe(),
-      "repeat": run.repeat,
-      "warmup": run.warmup,
-      "host": coordinator.process_index,
-      "num_hosts": coordinator.process_count,
-      "path": str(run_dir),
-      "started_at": started_at,
-      "duration_s": time.perf_counter() - t0,
-      "metrics": tags,
-      "inventory": inventory,
-      "notes": list(result.notes) if result is not None else [],
-      "error": error,
-  }
+  if result is None:
+    return tags, None
+  try:
+    new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
+  except (OSError, CkptbenchError) as e:
+    _log.warning("could not take the inventory of %s: %s", run_dir, e)
+    return tags, None
+  tags.update(new_tags)
+  result.path, result.inventory = run_dir, inventory
+  return tags, inventory

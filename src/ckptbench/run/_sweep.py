@@ -9,8 +9,10 @@ import json
 from typing import Any
 
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
+from ckptbench.data import mesh_skip_reason
 from ckptbench.api._generator import safe_path_component
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._orbax_probe import orbax_capabilities
 from ckptbench.errors import ConfigError
 
 
@@ -46,8 +48,16 @@ class PlannedBenchmark:
 @dataclasses.dataclass(frozen=True)
 class Plan:
   benchmarks: tuple[PlannedBenchmark, ...]
-  skipped_meshes: tuple[tuple[MeshConfig, str], ...]
+  skipped_meshes: tuple[tuple[MeshConfig, str], ...]  # meshes that do not fit the devices
   invalid: tuple[tuple[str, dict[str, Any], str], ...]  # (generator, options, reason)
+  unusable_meshes: tuple[tuple[str, str], ...] = ()  # (description, reason), found by the loader
+
+  def all_skipped_meshes(self) -> list[tuple[str, str]]:
+    """(description, reason) of every mesh left out: unusable ones, then those that do not fit."""
+    return list(self.unusable_meshes) + [(m.describe(), r) for m, r in self.skipped_meshes]
+  # Combinations the installed libraries cannot run (generator, options, reason), e.g. an
+  # option an older Orbax lacks: recorded, not run, not a failure.
+  unsupported: tuple[tuple[str, dict[str, Any], str], ...] = ()
 
 
 def _jsonable(value: Any) -> Any:
@@ -60,6 +70,17 @@ def stable_key(*parts: Any) -> str:
   return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
+def _label(name: str, value: Any, swept: list[Any]) -> str:
+  """`name=value` for a benchmark's name; a mapping or list is named by its place in the sweep.
+
+  (Orbax's checkpoint_policy sweeps whole policy mappings: their text would be
+  the name; the record keeps the full options.)
+  """
+  if isinstance(value, (dict, list)):
+    return f"{name}[{swept.index(value)}]"
+  return f"{name}={value}"
+
+
 def options_product(entry: GeneratorEntry) -> list[dict[str, Any]]:
   """Every combination of the swept values, each merged with the fixed options."""
   names = list(entry.options.axes)
@@ -67,13 +88,21 @@ def options_product(entry: GeneratorEntry) -> list[dict[str, Any]]:
   return [{**entry.options.fixed, **dict(zip(names, values))} for values in combos]
 
 
-def expand(suite: Suite, device_count: int | None) -> Plan:
+def expand(suite: Suite, device_count: int | None, *, planning: bool = False) -> Plan:
   """The benchmarks to run; meshes that do not fit `device_count` are skipped.
 
+  Args:
+    suite: the loaded suite.
+    device_count: the devices there are (None: any number).
+    planning: for `ckptbench plan`, a sweep that this machine or this Orbax
+      cannot run at all (every point unsupported here) is listed rather than
+      refused: the suite itself is sound, only this place cannot run it.
+
   Raises:
-    ConfigError: when no mesh fits, or an options class rejects a combination.
+    ConfigError: when no mesh fits, an options class rejects a combination,
+      or every combination is dropped (by `is_valid`, or, when running, as
+      unsupported here).
   """
-  from ckptbench.data import mesh_skip_reason  # noqa: PLC0415  (keeps `plan` free of JAX until needed)
 
   meshes: list[tuple[int, MeshConfig | None]] = []
   skipped = []
@@ -83,21 +112,25 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       skipped.append((mesh, reason))
     else:
       meshes.append((i, mesh))
+  unusable = tuple((s.description, s.reason) for s in suite.skipped_meshes)
   if not meshes:
     listed = ", ".join(f"{m.describe()} ({m.num_devices})" for m in suite.meshes if m)
+    left_out = "".join(f"; {d} skipped: {r}" for d, r in unusable)
     raise ConfigError(
         f"no mesh fits the {device_count} available devices; meshes: {listed}."
-        " Use --devices N to simulate more CPU devices",
+        f" Use --devices N to simulate more CPU devices{left_out}",
         file=suite.file,
     )
 
   planned: list[PlannedBenchmark] = []
   invalid = []
+  unsupported = []
   seen_names: set[str] = set()
   multi_mesh = len(suite.meshes) > 1
   multi_ckpt = len(suite.checkpoints) > 1
   for entry in suite.entries:
     cls_name = entry.generator_cls.__name__
+    lacking = orbax_capabilities().missing(entry.generator_cls.orbax_requires)
     for values in options_product(entry):
       try:
         options = entry.generator_cls.options_class(**values)
@@ -110,9 +143,13 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       if not options.is_valid():
         invalid.append((cls_name, values, options.invalid_reason() or "is_valid() returned False"))
         continue
+      if reason := lacking or options.unsupported_reason():
+        unsupported.append((cls_name, values, reason))
+        continue
       varying = {n: values[n] for n in entry.options.axes}
-      for (mesh_index, mesh), (ckpt_index, ckpt) in itertools.product(meshes, enumerate(suite.checkpoints)):
-        labels = [f"{k}={v}" for k, v in varying.items()]
+      for (mesh_index, mesh), (ckpt_index, source) in itertools.product(meshes, enumerate(suite.checkpoints)):
+        ckpt, _ = source.on_mesh(mesh)
+        labels = [_label(k, v, entry.options.axes[k]) for k, v in varying.items()]
         if multi_mesh and mesh is not None:
           labels.append(f"mesh={mesh.describe()}")
         if multi_ckpt:
@@ -135,4 +172,11 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
                 dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
             )
         )  # fmt: skip
-  return Plan(tuple(planned), tuple(skipped), tuple(invalid))
+  if not planned and not (planning and unsupported):
+    raise ConfigError(
+        "every sweep point was dropped, nothing would run: "
+        + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid + unsupported),
+        file=suite.file,
+        key="benchmarks",
+    )
+  return Plan(tuple(planned), tuple(skipped), tuple(invalid), unusable, tuple(unsupported))

@@ -7,36 +7,48 @@ from ckptbench.stats._compare import (
     MetricComparison,
     Verdict,
     compare_samples,
+    median_ratio,
     min_p_value,
     per_repeat_across_hosts,
 )
 from ckptbench.stats._direction import (
     Direction,
     absolute_floor,
-    is_headline,
-    is_memory_unit,
     metric_direction,
 )
-from ckptbench.stats._hosts import host_statistics, is_rate_unit
+from ckptbench.stats._goodput import (
+    CheckpointCost,
+    expected_goodput,
+    optimal_interval,
+    simulate_goodput,
+    young_interval,
+)
+from ckptbench.stats._hosts import host_statistics
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
+from ckptbench.stats._trend import Slope, theil_sen_slope
 
 __all__ = [
     "CONFIDENCE_LEVEL",
+    "CheckpointCost",
     "DEFAULT_ALPHA",
     "DEFAULT_THRESHOLD",
     "Direction",
     "MetricComparison",
+    "Slope",
     "Verdict",
     "absolute_floor",
     "compare_samples",
     "describe",
+    "expected_goodput",
     "host_statistics",
-    "is_headline",
-    "is_memory_unit",
-    "is_rate_unit",
+    "median_ratio",
     "metric_direction",
     "metric_samples",
     "min_p_value",
+    "optimal_interval",
     "per_repeat_across_hosts",
+    "simulate_goodput",
     "summarize_benchmarks",
+    "theil_sen_slope",
+    "young_interval",
 ]

@@ -141,6 +141,27 @@ def _ratio_interval(
   return (low if math.isfinite(low) else None), (high if math.isfinite(high) else None)
 
 
+def median_ratio(
+    baseline: Sequence[float], current: Sequence[float], *, seed: int = 0
+) -> tuple[float | None, float | None, float | None]:
+  """median(current) / median(baseline) with its bootstrap 95% interval.
+
+  Returns:
+    (ratio, low, high); the ratio is None when the baseline median is not
+    positive, the interval None with fewer than two samples a side.
+
+  Example:
+    >>> median_ratio([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
+    (2.0, 2.0, 2.0)
+  """
+  base = np.asarray([float(v) for v in baseline if not math.isnan(float(v))])
+  cur = np.asarray([float(v) for v in current if not math.isnan(float(v))])
+  if len(base) == 0 or len(cur) == 0 or not np.median(base) > 0:
+    return None, None, None
+  low, high = _ratio_interval(base, cur, seed)
+  return float(np.median(cur) / np.median(base)), low, high
+
+
 def _p_value(baseline: np.ndarray, current: np.ndarray) -> float:
   import scipy.stats  # noqa: PLC0415
 

@@ -31,14 +31,9 @@ from __future__ import annotations
 import enum
 import re
 
-from ckptbench.api._tags import split_tag
-from ckptbench.stats._hosts import is_rate_unit
+from ckptbench.api._tags import BYTES_PER_UNIT, Tag, is_memory_unit, is_rate_unit
 
 _TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
-_BYTES_PER_UNIT = {
-    "b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "kib": 2**10, "mb": 1e6, "mib": 2**20,
-    "gb": 1e9, "gib": 2**30, "tb": 1e12, "tib": 2**40,
-}
 # Memory changes smaller than this are below what RSS and allocator
 # statistics resolve in a Python process: allocators keep freed arenas, the
 # garbage collector runs when it likes. A/A runs here swing by up to ~6 MiB.
@@ -57,23 +52,9 @@ class Direction(str, enum.Enum):
   NEUTRAL = "neutral"  # counts, sizes, inventory: shown, never judged
 
 
-def _namespace_and_metric(tag: str) -> tuple[str, str]:
-  """("4_throughput", "save_total_gbps") for `save_4_throughput/save_total_gbps`."""
-  split = split_tag(tag)
-  if split is None:  # not `<op>_<namespace>/<metric>`: judged by its unit alone
-    return "", tag
-  namespace, _, metric = split[1].partition("/")
-  return namespace, metric
-
-
 def _base_metric(metric: str) -> str:
   # `Metrics` adds `<tag>_mean` for blocks entered several times.
   return metric[: -len("_mean")] if metric.endswith("_mean") else metric
-
-
-def is_memory_unit(unit: str) -> bool:
-  """True for byte-based units (`B`, `bytes`, `KiB` ... `TiB`, `MB` ...)."""
-  return unit.strip().lower() in _BYTES_PER_UNIT
 
 
 def absolute_floor(unit: str) -> float:
@@ -83,7 +64,7 @@ def absolute_floor(unit: str) -> float:
     >>> absolute_floor("GiB")
     0.0078125
   """
-  bytes_per_unit = _BYTES_PER_UNIT.get(unit.strip().lower())
+  bytes_per_unit = BYTES_PER_UNIT.get(unit.strip().lower())
   return _MEMORY_FLOOR_BYTES / bytes_per_unit if bytes_per_unit else 0.0
 
 
@@ -96,7 +77,8 @@ def metric_direction(tag: str, unit: str) -> Direction:
     >>> metric_direction("save_4_throughput/save_total_gbps", "GiB/s")
     <Direction.HIGHER: 'higher'>
   """
-  namespace, metric = _namespace_and_metric(tag)
+  parsed = Tag.parse(tag)  # a tag off the convention is judged by its unit alone
+  namespace, metric = parsed.namespace, parsed.metric
   metric = _base_metric(metric)
   unit_key = unit.strip().lower()
   if namespace == "5_inventory" or unit_key in _COUNT_UNITS or metric == "count":
@@ -114,25 +96,3 @@ def metric_direction(tag: str, unit: str) -> Direction:
   if is_memory_unit(unit) and namespace in _MEMORY_NAMESPACES:
     return Direction.LOWER
   return Direction.NEUTRAL
-
-
-def is_headline(tag: str, unit: str) -> bool:
-  """True for the metrics a CI gate watches: time, throughput, peak memory.
-
-  Example:
-    >>> is_headline("load_0_basics/time_s", "s")
-    True
-    >>> is_headline("load_6_tensorstore/bytes_read", "bytes")
-    False
-  """
-  namespace, metric = _namespace_and_metric(tag)
-  if metric.endswith("_mean"):
-    return False  # a per-entry mean of a headline total; the total is judged
-  if namespace == "0_basics":
-    return metric == "time_s"
-  if namespace == "4_throughput":
-    return is_rate_unit(unit)
-  if namespace == "7_memory":
-    # The operation's own peak (over its start), not the whole process's.
-    return "peak" in metric and "diff" in metric and is_memory_unit(unit)
-  return False

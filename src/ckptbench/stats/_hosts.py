@@ -14,16 +14,6 @@ from typing import Mapping, Sequence
 import numpy as np
 
 
-def is_rate_unit(unit: str) -> bool:
-  """True for rates (units ending in "/s", such as "GiB/s"), where higher is better.
-
-  Example:
-    >>> is_rate_unit("GiB/s"), is_rate_unit("s")
-    (True, False)
-  """
-  return unit.endswith("/s")
-
-
 def host_statistics(
     samples_by_host: Mapping[int, Sequence[float]],
     *,

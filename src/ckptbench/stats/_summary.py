@@ -6,7 +6,8 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.stats._hosts import host_statistics, is_rate_unit
+from ckptbench.api._tags import is_rate_unit
+from ckptbench.stats._hosts import host_statistics
 
 
 def describe(samples: Sequence[float]) -> dict[str, float | int]:

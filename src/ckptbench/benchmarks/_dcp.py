@@ -1,0 +1,128 @@
+"""torch.distributed.checkpoint (DCP) for `pytorch`: one rank per process, over gloo.
+
+Under `ckptbench launch -n N` every process is one rank: process 0 picks a
+port on the coordinator's host and hands it to the others through JAX's
+collectives, then all join one gloo group. With several ranks each tensor is a
+DTensor split along its first dimension (replicated when the rank count does
+not divide it, as Orbax's PyTorch benchmark does), so DCP writes the shards of
+every rank; alone, tensors stay plain. The writer takes DCP's knobs
+(`thread_count`, `per_thread_copy_ahead`, `single_file_per_rank`,
+`cache_staged_state_dict`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+import jax
+import numpy as np
+
+_MIB = 1 << 20
+
+
+def ensure_process_group() -> tuple[int, int]:
+  """(rank, world size) of a gloo group spanning the JAX processes; created on first use."""
+  import torch.distributed as dist
+
+  if not dist.is_initialized():
+    rank, world = jax.process_index(), jax.process_count()
+    if world == 1:
+      dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    else:
+      from jax.experimental import multihost_utils  # noqa: PLC0415
+
+      host = os.environ.get("JAX_COORDINATOR_ADDRESS", "127.0.0.1:0").rpartition(":")[0] or "127.0.0.1"
+      port = 0
+      if rank == 0:
+        with socket.socket() as s:
+          s.bind((host, 0))
+          port = s.getsockname()[1]
+      port = int(multihost_utils.broadcast_one_to_all(np.int32(port)))
+      dist.init_process_group("gloo", init_method=f"tcp://{host}:{port}", rank=rank, world_size=world)
+  return dist.get_rank(), dist.get_world_size()
+
+
+def _rows(n: int, rank: int, world: int) -> tuple[int, int] | None:
+  """The first-dimension rows of `rank`, or None when `world` does not divide `n` (replicated)."""
+  if world == 1 or n % world:
+    return None
+  size = n // world
+  return rank * size, (rank + 1) * size
+
+
+def distribute(full: dict[str, Any], rank: int, world: int) -> dict[str, Any]:
+  """Each full tensor as this rank's DTensor (split along dim 0), or as is when alone."""
+  if world == 1:
+    return full
+  from torch.distributed.device_mesh import init_device_mesh  # noqa: PLC0415
+  from torch.distributed.tensor import DTensor, Replicate, Shard  # noqa: PLC0415
+
+  mesh = init_device_mesh("cpu", (world,))
+  out = {}
+  for name, tensor in full.items():
+    rows = _rows(tensor.shape[0], rank, world) if tensor.dim() else None
+    local = tensor if rows is None else tensor[rows[0] : rows[1]].clone()
+    out[name] = DTensor.from_local(local, mesh, [Replicate() if rows is None else Shard(0)], run_check=False)
+  return out
+
+
+def local_part(tensor: Any) -> Any:
+  """What this rank holds of a tensor or DTensor."""
+  return tensor.to_local() if hasattr(tensor, "to_local") else tensor
+
+
+def empty_like(state: dict[str, Any]) -> dict[str, Any]:
+  """Tensors (DTensors) shaped and placed like `state`, to load into."""
+  import torch  # noqa: PLC0415
+
+  out = {}
+  for name, value in state.items():
+    if hasattr(value, "to_local"):
+      from torch.distributed.tensor import DTensor  # noqa: PLC0415
+
+      out[name] = DTensor.from_local(
+          torch.empty_like(value.to_local()), value.device_mesh, value.placements, run_check=False
+      )
+    else:
+      out[name] = torch.empty_like(value)
+  return out
+
+
+def writer(directory: str, options: Any) -> Any:
+  """A FileSystemWriter with the options' DCP knobs (None keeps torch's default)."""
+  import torch.distributed.checkpoint as dcp  # noqa: PLC0415
+
+  knobs: dict[str, Any] = {}
+  if options.save_thread_count is not None:
+    knobs["thread_count"] = options.save_thread_count
+  if options.save_per_thread_copy_ahead_mb is not None:
+    knobs["per_thread_copy_ahead"] = options.save_per_thread_copy_ahead_mb * _MIB
+  if options.single_file_per_rank is not None:
+    knobs["single_file_per_rank"] = options.single_file_per_rank
+  if options.cache_staged_state_dict is not None:
+    knobs["cache_staged_state_dict"] = options.cache_staged_state_dict
+  return dcp.FileSystemWriter(directory, **knobs)
+
+
+def save_and_load(state: dict[str, Any], directory: str, options: Any, asynchronous: bool, metrics, context) -> dict:
+  """Saves `state` with DCP (every rank), loads it back into a copy of its layout."""
+  import torch.distributed as dist  # noqa: PLC0415
+  import torch.distributed.checkpoint as dcp  # noqa: PLC0415
+
+  dist.barrier()
+  with metrics.measure("save"), context.trace("save"):
+    if asynchronous:
+      with metrics.measure("save_blocking"):
+        pending = dcp.async_save(state, storage_writer=writer(directory, options))
+      with metrics.measure("wait_until_finished"):
+        pending.result()
+    else:
+      with metrics.measure("save_blocking"):
+        dcp.save(state, storage_writer=writer(directory, options))
+    dist.barrier()
+  loaded = empty_like(state)
+  with metrics.measure("load"), context.trace("load"):
+    dcp.load(loaded, storage_reader=dcp.FileSystemReader(directory))
+  return loaded

@@ -1,0 +1,177 @@
+"""`mlperf_storage`: the MLPerf Storage checkpointing method, with Orbax doing the I/O.
+
+MLPerf Storage (v2.0 on, DLIO's checkpointing workload) writes N checkpoints
+(10 in a CLOSED submission), clears the page cache when the checkpoints could
+fit in it, then reads N back. Here: the suite's checkpoint data (a preset such
+as `llama-3.1-8b`, scaled down to fit, optimizer state included, is the
+intended input) is saved `num_checkpoints_write` times with `ocp.save`, each
+into its own directory; the checkpoints are evicted from the page cache
+(`cold_cache`); then `num_checkpoints_read` loads read them back in turn
+(checkpoint i % N). With several processes, each reads the shards another
+process wrote: the load's mesh is the run's mesh with its devices rolled by one
+process's worth, so the shard a process wrote goes to the next process.
+
+Every checkpoint's duration is that of the slowest process (all processes
+start together behind a barrier; the per-process times are gathered), and its
+rate is the checkpoint's total size (all processes, binary GiB) over that
+duration. The figures published by MLPerf are the means of the N per-checkpoint
+rates and durations; they are recorded under DLIO's field names:
+`mlperf_9_other/save_checkpoint_io_mean_GB_per_second`,
+`save_checkpoint_duration_mean_seconds`, `load_checkpoint_io_mean_GB_per_second`,
+`load_checkpoint_duration_mean_seconds` (GiB/s and s, as DLIO computes them),
+with `checkpoint_size_GB` (GiB), `num_processes`, `num_checkpoints_write` and
+`num_checkpoints_read`. Each write and read is also a measured block
+(`checkpoint_write_*`, `checkpoint_read_*`: this process's time, Orbax's stages).
+
+Verified: every checkpoint read equals the data that was written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+
+import jax
+import numpy as np
+from jax.experimental import multihost_utils
+from orbax.checkpoint import v1 as ocp
+
+import ckptbench
+
+_GIB = float(1 << 30)
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MlperfStorageOptions(ckptbench.BenchmarkOptions):
+  """Options of `mlperf_storage`.
+
+  Attributes:
+    num_checkpoints_write: checkpoints written (MLPerf CLOSED: 10).
+    num_checkpoints_read: checkpoints read back (MLPerf CLOSED: 10; at most
+      one read per written checkpoint is fresh, later ones read them again).
+    cold_cache: evict the checkpoints from the page cache between the phases
+      (MLPerf requires it unless the checkpoints exceed 3x the client's memory).
+    read_by_other_process: with several processes, each reads shards another
+      process wrote.
+    use_ocdbt: write with Orbax's OCDBT driver (its default).
+    use_compression: zstd-compress array data (Orbax's default; DLIO writes
+      incompressible random bytes, so compare uncompressed runs with it).
+  """
+
+  num_checkpoints_write: int | list[int] = 10
+  num_checkpoints_read: int | list[int] = 10
+  cold_cache: bool | list[bool] = True
+  read_by_other_process: bool | list[bool] = True
+  use_ocdbt: bool | list[bool] = True
+  use_compression: bool | list[bool] = True
+
+  def invalid_reason(self) -> str | None:
+    if self.num_checkpoints_write < 1 or self.num_checkpoints_read < 0:
+      return "num_checkpoints_write must be at least 1 and num_checkpoints_read at least 0"
+    return None
+
+  def is_valid(self) -> bool:
+    return self.invalid_reason() is None
+
+
+def _slowest(seconds: float) -> float:
+  """The longest of every process's `seconds`."""
+  if jax.process_count() == 1:
+    return seconds
+  return float(np.max(multihost_utils.process_allgather(np.float64(seconds))))
+
+
+def _rolled_abstract(pytree, shift: bool):
+  """The abstract tree to load into, on a mesh rolled by one process's devices when `shift`."""
+  abstract = ckptbench.abstract_pytree(pytree)
+  if not shift:
+    return abstract
+
+  def roll(leaf):
+    sharding = getattr(leaf, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None:
+      return leaf
+    devices = np.roll(mesh.devices.reshape(-1), jax.local_device_count()).reshape(mesh.devices.shape)
+    rolled = jax.sharding.NamedSharding(jax.sharding.Mesh(devices, mesh.axis_names), sharding.spec)
+    return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=rolled)
+
+  return jax.tree.map(roll, abstract)
+
+
+def _timed(name: str, action) -> tuple[float, object]:
+  multihost_utils.sync_global_devices(f"mlperf_storage_{name}")
+  start = time.perf_counter()
+  result = action()
+  return _slowest(time.perf_counter() - start), result
+
+
+@ckptbench.benchmark_options(MlperfStorageOptions)
+class MlperfStorageBenchmark(ckptbench.BenchmarksGenerator):
+  """Writes N checkpoints, drops caches, reads N; see the module docstring."""
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    options: MlperfStorageOptions = context.options
+    if context.pytree is None:
+      raise ckptbench.CkptbenchError(
+          "mlperf_storage needs checkpoint data (checkpoint_config preset or spec)"
+      )
+    metrics = ckptbench.Metrics()
+    size_gib = sum(getattr(x, "nbytes", 0) for x in jax.tree.leaves(context.pytree)) / _GIB
+    paths = [context.path / f"checkpoint_{i}" for i in range(options.num_checkpoints_write)]
+
+    orbax_context = ocp.Context()
+    orbax_context.array.saving.use_ocdbt = options.use_ocdbt
+    orbax_context.array.saving.use_compression = options.use_compression
+    with orbax_context:
+      write_s, read_s, shift = _write_then_read(context, options, metrics, paths)
+    _record(metrics, size_gib, write_s, read_s)
+    metrics.record("mlperf", "9_other/reads_by_other_process", float(shift), "count")
+    return ckptbench.TestResult(metrics=metrics)
+
+
+def _write_then_read(
+    context: ckptbench.TestContext,
+    options: MlperfStorageOptions,
+    metrics: ckptbench.Metrics,
+    paths: list,
+) -> tuple[list[float], list[float], bool]:
+  """The two phases; returns the slowest process's seconds per write and per read, and the shift."""
+  write_s = []
+  for i, path in enumerate(paths):
+    with metrics.measure("checkpoint_write"):
+      seconds, _ = _timed(f"write_{i}", lambda: ocp.save(path, context.pytree))
+    write_s.append(seconds)
+
+  if options.cold_cache and options.num_checkpoints_read:
+    multihost_utils.sync_global_devices("mlperf_storage_evict")
+    method = ckptbench.evict_from_page_cache(context.path)
+    metrics.record("checkpoint_read", f"0_basics/cold_cache_{method}", 1.0, "count", "sum")
+
+  shift = options.read_by_other_process and jax.process_count() > 1
+  abstract = _rolled_abstract(context.pytree, shift)
+  read_s = []
+  for i in range(options.num_checkpoints_read):
+    path = paths[i % len(paths)]
+    with metrics.measure("checkpoint_read"), ckptbench.reading_checkpoint(path):
+      seconds, restored = _timed(f"read_{i}", lambda: ocp.load(path, abstract))
+    read_s.append(seconds)
+    with metrics.measure("verify", ["time"]):
+      ckptbench.verify_pytree(context.pytree, restored)
+    del restored
+  return write_s, read_s, shift
+
+
+def _record(metrics: ckptbench.Metrics, size_gib: float, write_s: list[float], read_s: list[float]) -> None:
+  """DLIO's summary fields: means of the per-checkpoint rates and durations."""
+  metrics.record("mlperf", "9_other/checkpoint_size_GB", size_gib, "GiB")
+  metrics.record("mlperf", "9_other/num_processes", jax.process_count(), "count")
+  for phase, times, count in (("save", write_s, "write"), ("load", read_s, "read")):
+    metrics.record("mlperf", f"9_other/num_checkpoints_{count}", len(times), "count")
+    if not times:
+      continue
+    metrics.record("mlperf", f"9_other/{phase}_checkpoint_duration_mean_seconds",
+                   statistics.fmean(times), "s")  # fmt: skip
+    metrics.record("mlperf", f"9_other/{phase}_checkpoint_io_mean_GB_per_second",
+                   statistics.fmean(size_gib / t for t in times), "GiB/s")  # fmt: skip

@@ -1,0 +1,124 @@
+"""`ckptbench.run`: the one entry point behind `ckptbench run`.
+
+The story of a run: the process is prepared (simulated devices, HLO dump,
+jax.distributed, x64) before JAX starts; the suite is loaded and its
+baselines checked; the runner runs every benchmark x repeat, appending each
+record to results.jsonl as it ends, then writes summary.json; on process 0 the
+run is captured as a baseline and/or compared with one (comparison.json); last
+the views (TensorBoard, HTML report) are written once, with the comparison in
+them: here, or (`views_in_background`, as `ckptbench run` does) by a detached
+process that starts once this one has exited, so the run does not wait for them. The CLI maps its flags to `RunSettings` and prints; nothing else.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+from typing import TYPE_CHECKING
+
+from ckptbench.config import Suite, load_suite
+from ckptbench.distributed import check_colocated_python_supported, make_coordinator
+from ckptbench.errors import EXIT_OK
+from ckptbench.outputs import write_views
+from ckptbench.outputs._background import start_views
+from ckptbench.storage import upload_directory
+from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
+from ckptbench.run._process import mesh_sizes, prepare_process
+from ckptbench.run._link import shaped_link, write_link_summary
+from ckptbench.run._locations import check_store_targets
+from ckptbench.run._runner import SuiteOutcome, run_suite
+from ckptbench.run._settings import RunSettings
+
+if TYPE_CHECKING:
+  from ckptbench.outputs import Comparison
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOutcome(SuiteOutcome):
+  """What `ckptbench.run` produced, and the exit code `ckptbench run` returns for it."""
+
+  is_writer: bool = True  # process 0, which wrote OUT and holds every host's records
+  comparison: Comparison | None = None
+  captured_baseline: pathlib.Path | None = None
+  fail_on_regression: bool = False
+  link: dict | None = None  # the shaped link's shape and counters (OUT/link.json)
+  uploaded_to: str | None = None  # the store URL the results were copied to (`-o gs://...`)
+  uploaded_files: int = 0
+
+  @property
+  def exit_code(self) -> int:
+    """130 interrupted, 1 a failed benchmark, 3 a regression (when asked to fail on one), else 0."""
+    suite_code = super().exit_code
+    if suite_code != EXIT_OK or self.comparison is None:
+      return suite_code  # a failed benchmark (1) wins over a regression (3)
+    return self.comparison.exit_code(self.fail_on_regression)
+
+
+def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
+  """Runs a suite as `ckptbench run` does; results land in `settings.output_dir`.
+
+  Args:
+    suite: a suite file's path, or a `Suite` from `load_suite`. A path is read
+      before JAX starts, so its meshes decide how many CPU devices to simulate.
+    settings: the run's settings (the `ckptbench run` flags).
+
+  Returns:
+    The outcome; `outcome.exit_code` is what the CLI exits with.
+
+  Raises:
+    CkptbenchError: bad input (a suite file, a missing baseline, a runtime
+      that cannot start), before any benchmark runs.
+
+  Example:
+    >>> outcome = ckptbench.run("examples/quickstart.yaml", ckptbench.RunSettings(output_dir="out"))
+    >>> outcome.exit_code
+    0
+  """
+  if isinstance(suite, Suite):
+    prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
+  else:
+    prepare_process(settings, mesh_sizes(suite, settings.overrides))
+    suite = load_suite(suite, settings.overrides)
+  baseline_path = settings.baseline_path or suite.config.baseline_path
+  capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
+  checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
+  settings = dataclasses.replace(settings, checkpoint_root=checkpoint_root)
+  check_store_targets(
+      suite, settings.checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path,
+      output=settings.output_url,
+  )  # fmt: skip
+  check_baseline_exists(baseline_path)
+  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
+    check_colocated_python_supported()
+  coordinator = make_coordinator()
+  with shaped_link(settings.link, settings.checkpoint_root) as link:
+    outcome = run_suite(suite, settings, coordinator, link_stats=link.stats if link else None)
+    is_writer = coordinator.process_index == 0
+    link_summary = write_link_summary(link, outcome.output_dir) if link and is_writer else None
+  captured = comparison = None
+  if is_writer and not outcome.interrupted:
+    captured, comparison = capture_and_compare(
+        outcome.output_dir,
+        capture_path=capture_path,
+        label=settings.baseline_label,
+        baseline_path=baseline_path,
+        threshold=settings.regression_threshold,
+    )
+  if is_writer and settings.write_views:
+    if settings.views_in_background and not settings.output_url:  # an upload must carry the views
+      start_views(outcome.output_dir, probe=settings.probe_storage)  # waits for this process to exit
+    else:
+      write_views(outcome.output_dir)
+  uploaded = upload_directory(outcome.output_dir, settings.output_url) if is_writer and settings.output_url else 0
+  return RunOutcome(
+      **{f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)},
+      is_writer=is_writer,
+      comparison=comparison,
+      captured_baseline=captured,
+      fail_on_regression=settings.fail_on_regression,
+      link=link_summary,
+      uploaded_to=settings.output_url,
+      uploaded_files=uploaded,
+  )
+

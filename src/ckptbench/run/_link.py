@@ -1,0 +1,49 @@
+"""The shaped link (`--link`) for a run: a local proxy between this process and its store."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+from typing import Iterator
+
+from ckptbench.errors import CkptbenchError
+from ckptbench.storage import is_store_url, parse_store_url, stop_emulator
+from ckptbench.storage._link import Link, link_env, parse_link, start_link
+from ckptbench.storage._objects import endpoint_of
+
+
+@contextlib.contextmanager
+def shaped_link(spec: str | None, checkpoint_root: str | None) -> Iterator[Link | None]:
+  """Starts the link to the checkpoint root's store and points this process's clients at it.
+
+  Yields None when no link was asked for. The link stops when the block ends.
+
+  Raises:
+    CkptbenchError: a bad spec, no store to shape the way to, or no endpoint for it.
+  """
+  if not spec:
+    yield None
+    return
+  shape = parse_link(spec)
+  if not is_store_url(checkpoint_root):
+    raise CkptbenchError("--link shapes the way to an object store: give a gs:// or s3:// checkpoint root")
+  url = parse_store_url(checkpoint_root)
+  upstream = endpoint_of(url)
+  if not upstream:
+    variable = "STORAGE_EMULATOR_HOST" if url.scheme == "gs" else "AWS_ENDPOINT_URL"
+    raise CkptbenchError(f"--link needs the endpoint of {url} in {variable} (`ckptbench emulate` prints it)")
+  link, proc = start_link(upstream, shape)
+  os.environ.update(link_env(url.scheme, link.endpoint))  # TensorStore, gcsfs, s3fs and boto3 read these
+  try:
+    yield link
+  finally:
+    stop_emulator(proc)
+
+
+def write_link_summary(link: Link, out_dir: pathlib.Path) -> dict:
+  """OUT/link.json: the link's shape and what crossed it (requests, injected errors)."""
+  summary = {"shape": link.shape.describe(), "stats": link.stats()}
+  (out_dir / "link.json").write_text(json.dumps(summary, indent=1))
+  return summary

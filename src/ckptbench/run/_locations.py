@@ -1,0 +1,157 @@
+"""Where each run's checkpoints go: a local directory under OUT, or a gs:// / s3:// prefix.
+
+With `--checkpoint_root URL` (or `-o URL`) a run's checkpoints go to
+URL/<benchmark>/<repeat_k> while results stay local; the run path handed to the
+benchmark is then an `etils.epath.Path`, which Orbax and gcsfs/s3fs understand.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+from typing import Any, Iterator, Mapping
+
+from ckptbench.api._records import ErrorRecord
+from ckptbench.errors import CkptbenchError
+from ckptbench.metrics import StorageProbe
+from ckptbench.storage import (
+    StoreRoofline, StoreURL, check_store, is_store_url, list_objects, measure_store, parse_store_url,
+)
+from ckptbench.storage._placement import clear_location, misplaced_bytes
+
+_FILE_BYTES_WRITTEN = "6_tensorstore/kvstore_file_bytes_written"
+
+
+def run_location(root: str | os.PathLike, bench_dir: str, run_name: str) -> tuple[Any, StoreURL | None]:
+  """The run's path (a pathlib.Path, or an epath.Path on a store) and its store URL (None: local)."""
+  if not is_store_url(root):
+    return pathlib.Path(root) / bench_dir / run_name, None
+  from etils import epath  # noqa: PLC0415  (Orbax's own path type; it ships with Orbax)
+
+  url = parse_store_url(str(root)).join(bench_dir, run_name)
+  return epath.Path(str(url)), url
+
+
+def store_roofline(root: str) -> StoreRoofline:
+  """The store's own kvstore write/read bandwidth below `root`/_roofline (deleted afterwards)."""
+  where = parse_store_url(root).join("_ckptbench_roofline")
+  try:
+    return measure_store(str(where))
+  finally:
+    clear_location(where)
+
+
+def roofline_from_dict(data: Mapping[str, Any]) -> StorageProbe | StoreRoofline:
+  """The inverse of `dataclasses.asdict` for either kind of roofline (disk or store)."""
+  return StoreRoofline(**data) if "store_write_gbps" in data else StorageProbe(**data)
+
+
+def prepare_location(path: Any, url: StoreURL | None) -> None:
+  """An empty place for the run: a fresh directory, or a store prefix with nothing below it."""
+  if url is not None:
+    clear_location(url)
+    return
+  shutil.rmtree(path, ignore_errors=True)
+  path.mkdir(parents=True)
+
+
+def remove_location(path: str | os.PathLike) -> None:
+  """Deletes a run's checkpoints (`--remove_repeated_dir`, or a partial checkpoint)."""
+  if is_store_url(path):
+    clear_location(parse_store_url(str(path)))
+  else:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def placement_error(
+    url: StoreURL,
+    tags: Mapping[str, Mapping[str, Any]],
+    local_scratch: bool,
+    error: ErrorRecord | None,
+) -> ErrorRecord | None:
+  """The run's error once we know where its bytes went (see storage._placement).
+
+  A run that put bytes on local disk fails with `MisplacedBytes`, naming the
+  benchmark's own error when it raised one too; an empty store fails a run
+  that otherwise succeeded.
+  """
+  file_bytes = sum(
+      float(v.get("value", 0.0)) for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
+  )
+  try:
+    objects = len(list_objects(url)) if error is None else 1  # a failed run may rightly leave nothing
+  except Exception as e:  # noqa: BLE001  (the store went away: say so, keep the other runs going)
+    return error or ErrorRecord(type(e).__name__, f"cannot list {url} after the run: {e}", "")
+  reason = misplaced_bytes(url, objects, file_bytes_written=file_bytes, local_scratch=local_scratch)
+  if reason is None:
+    return error
+  if error is not None:
+    reason += f"; the benchmark also failed: {error.type}: {error.message[:300]}"
+  return ErrorRecord("MisplacedBytes", reason, error.traceback if error else "")
+
+
+# Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (see storage.ORBAX_SUPPORT).
+_ORBAX_BUILTINS = frozenset({
+    "ckptbench.benchmarks.save_restore.SaveRestoreBenchmark",
+    "ckptbench.benchmarks.resharding.ReshardingBenchmark",
+    "ckptbench.benchmarks.restore_and_broadcast.RestoreAndBroadcastBenchmark",
+    "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
+    "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
+    "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
+})
+
+
+def check_store_targets(suite: Any, checkpoint_root: str | None, **other_paths: str | None) -> None:
+  """Before anything runs: every store the suite names answers, and Orbax can write the scheme.
+
+  Args:
+    suite: the loaded suite (its checkpoint configs and benchmark options are checked).
+    checkpoint_root: where checkpoints go.
+    **other_paths: more places by name (baseline_path=..., output=...).
+
+  Raises:
+    CkptbenchError: one line naming every URL that cannot be used, where the
+      suite names it, and what to set (exit 2).
+  """
+  if is_store_url(checkpoint_root):
+    url = parse_store_url(checkpoint_root)
+    if url.scheme != "gs":
+      orbax = sorted(e.generator_path for e in suite.entries if e.generator_path in _ORBAX_BUILTINS)
+      if orbax:
+        raise CkptbenchError(
+            f"{url}: orbax-checkpoint cannot write {url.scheme}:// ({orbax[0].rsplit('.', 1)[-1]} saves"
+            " through Orbax, which would put the array data in a local 's3:' directory); use a gs://"
+            " or local --checkpoint_root, or the `storage` and `pytorch` built-ins for s3://"
+        )
+  named = [("checkpoint_root", checkpoint_root), *other_paths.items(), *_suite_urls(suite)]
+  answers: dict[str, str | None] = {}  # one check per URL, however often the suite names it
+  problems = []
+  for where, url in named:
+    if not is_store_url(url):
+      continue
+    if url not in answers:
+      try:
+        check_store(parse_store_url(url))
+        answers[url] = None
+      except CkptbenchError as e:
+        answers[url] = str(e)
+    if answers[url]:
+      problems.append(f"{answers[url]} ({where})")
+  if problems:
+    raise CkptbenchError("object storage cannot be reached from this machine: " + "; ".join(problems))
+
+
+def _suite_urls(suite: Any) -> Iterator[tuple[str, str]]:
+  """(where, url) for every `scheme://` path in checkpoint configs and benchmark options."""
+  for i, source in enumerate(suite.checkpoints):
+    for key in ("path", "sharding_config_path"):
+      value = getattr(source.config, key)
+      if isinstance(value, str) and "://" in value:
+        yield f"checkpoint_configs[{i}].{key}", value
+  for entry in suite.entries:
+    values: list[tuple[str, Any]] = list(entry.options.fixed.items())
+    values += [(name, v) for name, vs in entry.options.axes.items() for v in vs]
+    for name, value in values:
+      if isinstance(value, str) and "://" in value:
+        yield f"benchmarks[{entry.index}].options.{name}", value

@@ -1,0 +1,65 @@
+"""`RunSettings`: everything `ckptbench run` can be told besides the suite."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+
+from ckptbench.stats import DEFAULT_THRESHOLD
+from ckptbench.storage import is_store_url, parse_store_url
+
+# Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
+STAGING_DIR = ".ckptbench-staging"
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+  """How to run a suite; the `ckptbench run` flags, one field each.
+
+  A run from Python with these settings does what the same flags do on the
+  command line (`ckptbench.run(suite, settings)`).
+  """
+
+  output_dir: pathlib.Path  # a directory, or gs://... / s3://... (results staged locally, then copied)
+  local_directory: pathlib.Path | None = None
+  remove_repeated_dir: bool = False
+  resume: bool = False
+  overwrite: bool = False
+  show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
+  probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
+  probe_later: bool = False  # no steady probe cached: leave measuring to the background views process
+  write_views: bool = True  # the registered views (TensorBoard, HTML report) at the end
+  views_in_background: bool = False  # write them in a detached process after this one exits (outputs/_background.py)
+  check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
+  argv: tuple[str, ...] = ()
+  select: tuple[str, ...] = ()  # `-k`: only the benchmarks matching one of these (see _select.py)
+  overrides: tuple[str, ...] = ()  # `--set KEY=VALUE`, applied to a suite file before validation
+  # Process set-up, done by `ckptbench.run` before JAX starts (see _process.py).
+  devices: int | None = None  # simulated CPU devices; None: what the suite's meshes need
+  enable_hlo_dump: bool = False  # XLA HLO into OUT/hlo_dump/
+  distributed: str = "env"  # "env", "auto" or "off" (ckptbench.distributed.initialize)
+  verbose: bool = False  # leave library logs (absl, jax, orbax, tensorstore) at their levels
+  # Baselines after the run; None takes the suite file's key of the same name.
+  baseline_path: str | None = None
+  baseline_capture_path: str | None = None
+  baseline_label: str | None = None
+  regression_threshold: float = DEFAULT_THRESHOLD
+  fail_on_regression: bool = False
+  # Object storage (docs/storage.md).
+  checkpoint_root: str | None = None  # gs://, s3:// or a directory; None: the suite's key, else OUT
+  link: str | None = None  # shape the way to the store, e.g. "rtt=20ms,bw=1GB/s,errors=1%"
+  output_url: str | None = None  # set from an output_dir that is a store URL
+  # Run only repeats below this number (with `resume`, one more round each call): how
+  # `ckptbench matrix` interleaves repeats across environments. None runs them all.
+  repeats_upto: int | None = None
+
+  def __post_init__(self):
+    if is_store_url(str(self.output_dir)):  # results are staged locally, then copied beside the checkpoints
+      url = parse_store_url(str(self.output_dir))
+      object.__setattr__(self, "output_url", str(url))
+      object.__setattr__(self, "output_dir", pathlib.Path(STAGING_DIR, url.scheme, url.bucket, url.prefix))
+    object.__setattr__(self, "output_dir", pathlib.Path(self.output_dir).resolve())
+    if self.checkpoint_root and not is_store_url(self.checkpoint_root):
+      object.__setattr__(self, "checkpoint_root", str(pathlib.Path(self.checkpoint_root).resolve()))
+    if self.local_directory is not None:
+      object.__setattr__(self, "local_directory", pathlib.Path(self.local_directory).resolve())

@@ -1,0 +1,54 @@
+"""Object stores as checkpoint targets: URLs, local emulators, bounded client calls, placement checks."""
+
+from ckptbench.storage._emulator import (
+    Emulator,
+    emulator_env,
+    running_emulator,
+    shell_exports,
+    start_emulator,
+    stop_emulator,
+)
+from ckptbench.storage._kvstore import (
+    StoreRoofline,
+    kvstore_spec,
+    measure_store,
+    payload,
+    read_kvstore,
+    write_kvstore,
+)
+from ckptbench.storage._objects import (
+    StoredObject,
+    check_store,
+    delete_prefix,
+    list_objects,
+    read_object,
+    upload_directory,
+    write_object,
+)
+from ckptbench.storage._url import ORBAX_SUPPORT, StoreURL, is_store_url, parse_store_url
+
+__all__ = [
+    "ORBAX_SUPPORT",
+    "Emulator",
+    "StoreRoofline",
+    "StoreURL",
+    "StoredObject",
+    "check_store",
+    "delete_prefix",
+    "emulator_env",
+    "is_store_url",
+    "kvstore_spec",
+    "list_objects",
+    "measure_store",
+    "parse_store_url",
+    "payload",
+    "read_kvstore",
+    "read_object",
+    "running_emulator",
+    "shell_exports",
+    "start_emulator",
+    "stop_emulator",
+    "upload_directory",
+    "write_kvstore",
+    "write_object",
+]

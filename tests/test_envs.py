@@ -1,0 +1,244 @@
+"""Environments across Orbax releases: specs, the package index, `matrix`, `run --with`, `bisect`.
+
+The slow tests build real uv environments with the oldest and the newest supported
+orbax-checkpoint (cached under $CKPTBENCH_ENV_CACHE when set, else a pytest temporary
+directory) and ask the real package index; nothing stands in for either.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import pathlib
+import sys
+
+import pytest
+from packaging.version import Version
+
+from ckptbench.config import load_suite_text
+from ckptbench.envs import parse_with, unique_labels
+from ckptbench.envs._index import nearest
+from ckptbench.envs._run_with import without_with
+from ckptbench.errors import CkptbenchError
+from ckptbench.run._sweep import expand
+
+OLDEST, NEWEST = "0.11.30", "0.12.8"  # the supported range's ends (pyproject.toml, docs/versions.md)
+
+# save_concurrent_gb needs Orbax's MemoryOptions (0.11.35+): unsupported on the oldest release.
+TINY_SUITE = """\
+suite_name: tiny across releases
+num_repeats: 2
+checkpoint_config:
+  spec:
+    params: {dtype: bfloat16, shape: [256, 256], sharding: [fsdp]}
+mesh_config:
+  mesh_axes: ["fsdp"]
+  ici_parallelism: {"fsdp": 2}
+benchmarks:
+  - generator: save_restore
+    options:
+      save_concurrent_gb: [null, 1]
+  - generator: checkpoint_manager
+    options: {num_steps: 2}
+"""
+
+
+def test_with_values_parse_into_labelled_specs():
+  spec = parse_with("orbax-checkpoint==0.12.7 jax==0.10.2")
+  assert [str(r) for r in spec.requirements] == ["orbax-checkpoint==0.12.7", "jax==0.10.2"]
+  assert spec.label == "orbax-checkpoint-0.12.7_jax-0.10.2"
+  assert parse_with("orbax-checkpoint>=0.12,<0.13").label == "orbax-checkpoint_0.12_0.13"
+  same = unique_labels([parse_with("orbax-checkpoint==0.12.8")] * 2)
+  assert [s.label for s in same] == ["orbax-checkpoint-0.12.8", "orbax-checkpoint-0.12.8_2"]
+  assert same[0].cache_key("p") == same[1].cache_key("p") != same[0].cache_key("other project")
+  with pytest.raises(CkptbenchError, match="not a requirement specifier"):
+    parse_with("orbax-checkpoint==")
+
+
+def test_nearest_versions_are_those_around_the_wanted_one():
+  versions = tuple(Version(v) for v in ("0.11.39", "0.11.40", "0.12.0", "0.12.1", "0.12.2"))
+  assert [str(v) for v in nearest(versions, Version("0.11.99"))] == ["0.11.39", "0.11.40", "0.12.0", "0.12.1"]
+  assert [str(v) for v in nearest(versions, Version("0.13"))] == ["0.12.1", "0.12.2"]
+
+
+def test_run_with_drops_only_its_own_flag():
+  argv = ["run", "s.yaml", "--with", "orbax-checkpoint==0.12.7", "-o", "out", "--with=x"]
+  assert without_with(argv) == ["run", "s.yaml", "-o", "out"]
+
+
+def test_probe_reports_the_installed_orbax():
+  import ckptbench
+
+  caps = ckptbench.orbax_capabilities()  # CI runs this under the oldest and the newest release
+  assert caps.version == importlib.metadata.version("orbax-checkpoint")
+  is_012 = Version(caps.version) >= Version("0.12")
+  assert caps.v1_api and caps.v1_save_load == is_012 and caps.v1_context_sections == is_012
+  assert {"use_ocdbt", "use_compression"} <= caps.options["saving"]
+  assert caps.missing_options({"saving": {"use_ocdbt": False}}) is None
+  assert "saving.no_such_option" in caps.missing_options({"saving": {"no_such_option": 1}})
+  assert (caps.missing(("v1_save_load",)) is None) == is_012
+  settings = {"saving": {"use_ocdbt": False, "storage_options.chunk_byte_size": 1 << 20}}
+  has_memory = "write_concurrent_bytes" in caps.options["memory"]  # 0.11.35+
+  if has_memory:
+    settings["memory"] = {"write_concurrent_bytes": 1 << 30}
+  else:
+    with pytest.raises(ValueError, match="memory.write_concurrent_bytes"):
+      ckptbench.orbax_v1_context({**settings, "memory": {"write_concurrent_bytes": 1}})
+  ctx = ckptbench.orbax_v1_context(settings)
+  array = ctx.array if is_012 else ctx.array_options
+  assert array.saving.use_ocdbt is False
+  assert array.saving.storage_options.chunk_byte_size == 1 << 20
+  if has_memory:
+    assert (ctx.memory if is_012 else ctx.memory_options).write_concurrent_bytes == 1 << 30
+
+
+def test_a_combination_the_release_lacks_is_planned_as_unsupported(monkeypatch):
+  import ckptbench
+
+  caps = ckptbench.orbax_capabilities()
+  older = type(caps)(**{**caps.__dict__, "version": "0.11.30", "options": {**caps.options, "memory": frozenset()}})
+  # (`ckptbench.run` is the function, so the module is named through sys.modules)
+  monkeypatch.setattr(sys.modules["ckptbench.run._sweep"], "orbax_capabilities", lambda: older)
+  monkeypatch.setattr("ckptbench.orbax_capabilities", lambda: older)  # what the built-in asks
+  plan = expand(load_suite_text(TINY_SUITE, "tiny.yaml"), 2)
+  assert [b.varying for b in plan.benchmarks] == [{"save_concurrent_gb": None}, {}]
+  [(generator, options, reason)] = plan.unsupported
+  assert generator == "SaveRestoreBenchmark" and options["save_concurrent_gb"] == 1.0
+  assert reason == "orbax-checkpoint 0.11.30 lacks the option(s) memory.write_concurrent_bytes"
+
+
+@pytest.fixture(scope="module")
+def env_cache(tmp_path_factory) -> dict[str, str]:
+  cache = os.environ.get("CKPTBENCH_ENV_CACHE") or str(tmp_path_factory.mktemp("env-cache"))
+  return {"CKPTBENCH_ENV_CACHE": cache}
+
+
+@pytest.fixture
+def tiny_suite(tmp_path) -> pathlib.Path:
+  path = tmp_path / "tiny.yaml"
+  path.write_text(TINY_SUITE)
+  return path
+
+
+@pytest.fixture
+def one_repeat_suite(tmp_path) -> pathlib.Path:
+  """The tiny suite with one repeat: one round per environment, where rounds are not the point."""
+  path = tmp_path / "once.yaml"
+  path.write_text(TINY_SUITE.replace("num_repeats: 2", "num_repeats: 1"))
+  return path
+
+
+@pytest.mark.slow
+def test_unknown_package_or_version_is_one_line_naming_the_nearest(cli, tiny_suite, tmp_path, env_cache):
+  out = tmp_path / "out"
+  done = cli("matrix", str(tiny_suite), "--with", "orbax-checkpoint==0.12.99", "-o", str(out), env=env_cache)
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.strip() == (
+      "ckptbench: error: orbax-checkpoint 0.12.99 is not a released version; nearest: 0.12.7, 0.12.8"
+  )
+  done = cli("matrix", str(tiny_suite), "--with", "no-such-package-ckptbench==1.0", "-o", str(out), env=env_cache)
+  assert done.returncode == 2
+  assert len(done.stderr.strip().splitlines()) == 1
+  assert "'no-such-package-ckptbench' was not found on the package index" in done.stderr
+  assert not out.exists()  # nothing written
+
+
+@pytest.mark.slow
+def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suite, one_repeat_suite, tmp_path,
+                                                                  env_cache):
+  out = tmp_path / "matrix"
+  done = cli(
+      "matrix", str(tiny_suite), "-o", str(out),
+      "--with", f"orbax-checkpoint=={OLDEST}",
+      "--with", "orbax-checkpoint==0.11.20",  # released, but outside ckptbench's range: uv refuses
+      "--with", f"orbax-checkpoint=={NEWEST}",
+      env=env_cache, timeout=900,
+  )  # fmt: skip
+  assert done.returncode == 1, done.stdout + done.stderr  # one environment failed
+  build_lines = [line for line in done.stdout.splitlines() if "failed to build" in line]
+  assert len(build_lines) == 1 and "orbax-checkpoint-0.11.20" in build_lines[0]
+  assert "orbax-checkpoint>=0.11.30" in build_lines[0]  # the installer's own words
+  assert "Traceback" not in done.stdout + done.stderr
+  old, new = out / f"orbax-checkpoint-{OLDEST}", out / f"orbax-checkpoint-{NEWEST}"
+  assert sorted(p.name for p in out.iterdir()) == ["comparison.json", old.name, new.name]
+
+  for directory, version in ((old, OLDEST), (new, NEWEST)):
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["versions"]["orbax-checkpoint"] == version
+    assert manifest["versions"]["jax"] and manifest["versions"]["tensorstore"]
+  old_summary = json.loads((old / "summary.json").read_text())
+  assert [u["options"]["save_concurrent_gb"] for u in old_summary["unsupported"]] == [1.0]
+  assert "MemoryOptions" not in json.dumps(old_summary)  # a reason, not a traceback
+  new_summary = json.loads((new / "summary.json").read_text())
+  assert new_summary["unsupported"] == [] and len(new_summary["benchmarks"]) == 3
+  assert len(old_summary["benchmarks"]) == 2  # checkpoint_manager runs on the oldest too
+
+  # Interleaved: repeat r of every environment before repeat r+1 of any.
+  def starts(directory):
+    records = [json.loads(line) for line in (directory / "results.jsonl").read_text().splitlines()]
+    assert all(r["error"] is None for r in records)
+    return {r["repeat"]: r["started_at"] for r in records if r["benchmark"].endswith("None)")}
+
+  a, b = starts(old), starts(new)
+  assert a[0] <= b[0] <= a[1] <= b[1]
+
+  document = json.loads((out / "comparison.json").read_text())
+  assert document["reference"] == old.name
+  assert [e["status"] for e in document["environments"]] == ["ok", "build_failed", "ok"]
+  rows = document["comparisons"][new.name]["rows"]
+  assert any(r["metric"] == "save_0_basics/time_s" and r["ratio"] for r in rows)
+  assert (new / "comparison.json").is_file() and "baseline comparison" in (new / "report.html").read_text()
+
+  # The cache: a second matrix builds nothing.
+  again = cli("matrix", str(one_repeat_suite), "-o", str(out), "--overwrite",
+              "--with", f"orbax-checkpoint=={NEWEST}", env=env_cache)  # fmt: skip
+  assert again.returncode == 0, again.stdout + again.stderr
+  assert f"environment orbax-checkpoint-{NEWEST}: cached" in again.stdout
+  assert not old.exists()  # --overwrite replaced the earlier matrix
+
+
+@pytest.mark.slow
+def test_run_with_uses_the_same_environment(cli, one_repeat_suite, tmp_path, env_cache):
+  out = tmp_path / "run"
+  done = cli("run", str(one_repeat_suite), "--with", f"orbax-checkpoint=={OLDEST}", "-o", str(out), "--no-views",
+             env=env_cache, timeout=600)  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert json.loads((out / "manifest.json").read_text())["versions"]["orbax-checkpoint"] == OLDEST
+
+
+@pytest.mark.slow
+def test_bisect_measures_bad_against_good_first(cli, one_repeat_suite, tmp_path, env_cache):
+  out = tmp_path / "bisect"
+  done = cli(
+      "bisect", str(one_repeat_suite), "--package", "orbax-checkpoint", "--good", OLDEST, "--bad", NEWEST,
+      "--metric", "load_0_basics/time_s", "-o", str(out), env=env_cache, timeout=900,
+  )  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert f"step 0: orbax-checkpoint {NEWEST} against {OLDEST}:" in done.stdout
+  document = json.loads((out / "bisect.json").read_text())
+  candidates = document["candidates"]  # the releases the index lists between them
+  assert candidates[0] == OLDEST and candidates[-1] == NEWEST and {"0.11.40", "0.12.0"} <= set(candidates)
+  # One repeat cannot reach significance: the step says so, and no culprit is named.
+  assert document["steps"][0]["verdict"] == "not enough samples" and document["culprit"] is None
+  assert "no regression of load_0_basics/time_s" in done.stdout
+
+
+@pytest.mark.slow
+def test_an_environment_that_fails_to_run_leaves_nothing_in_out(cli, tmp_path, env_cache):
+  # The suite's generator lives in tests/ (on this process's PYTHONPATH only): the environment,
+  # which drops PYTHONPATH so that nothing shadows its own packages, cannot load the suite.
+  suite = tmp_path / "foreign.yaml"
+  suite.write_text(
+      TINY_SUITE.split("benchmarks:")[0].replace("num_repeats: 2", "num_repeats: 1")
+      + "benchmarks:\n  - generator: sample_benchmarks.SaveRestoreBenchmark\n"
+  )
+  out = tmp_path / "out"
+  done = cli("matrix", str(suite), "--with", f"orbax-checkpoint=={NEWEST}", "-o", str(out), env=env_cache)
+  assert done.returncode == 2, done.stdout + done.stderr  # no environment finished
+  failure = [line for line in done.stdout.splitlines() if "failed: ckptbench run exited 2" in line]
+  assert len(failure) == 1 and "sample_benchmarks" in failure[0]
+  assert "no environment finished the suite" in done.stderr
+  assert list(out.iterdir()) == [out / "comparison.json"]  # the record of what happened, no half run
+  document = json.loads((out / "comparison.json").read_text())
+  assert document["environments"][0]["status"] == "run_failed" and document["reference"] is None
