@@ -40,10 +40,10 @@ def test_single_replica_restores_through_the_peer_path_and_skips_colocated_pytho
             use_colocated_python: [true, false]
       """)
   metrics = ok_metrics(outcome)
-  assert len(metrics) == 2  # the colocated-Python points are not run ...
-  invalid = outcome.summary["invalid_combinations"]
-  assert len(invalid) == 2  # ... and say why
-  assert all(i["options"]["use_colocated_python"] is True and "Pathways" in i["reason"] for i in invalid)
+  assert len(metrics) == 2  # the colocated-Python points are not run here ...
+  unsupported = outcome.summary["unsupported"]
+  assert len(unsupported) == 2  # ... and say why
+  assert all(u["options"]["use_colocated_python"] is True and "Pathways" in u["reason"] for u in unsupported)
   for m in metrics:
     assert m["restore_9_other/replicas"]["value"] == 2 and m["restore_9_other/reads_checkpoint"]["value"] == 1
     assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m

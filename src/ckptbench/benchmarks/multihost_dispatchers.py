@@ -24,6 +24,7 @@ Pathways or TPU host is involved; the record's notes say so.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
@@ -57,6 +58,11 @@ class MultihostDispatchersOptions(ckptbench.BenchmarkOptions):
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
 
+  def unsupported_reason(self) -> str | None:
+    if importlib.util.find_spec("cloudpickle") is None:
+      return "colocated Python needs cloudpickle: pip install 'ckptbench[pathways]'"
+    return None
+
 
 def _plus_one(array: jax.Array) -> jax.Array:
   """Runs on the colocated CPU devices: the input plus one, same sharding."""
@@ -73,12 +79,6 @@ class MultihostDispatchersBenchmark(ckptbench.BenchmarksGenerator):
   """Three dispatches through colocated Python; see the module docstring."""
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
-    try:
-      import cloudpickle  # noqa: F401  (colocated Python serializes the function with it)
-    except ImportError:
-      raise ckptbench.CkptbenchError(
-          f"{_NAME} needs cloudpickle for colocated Python: pip install 'ckptbench[pathways]'"
-      ) from None
     from orbax.checkpoint._src.multihost import dispatchers
 
     options: MultihostDispatchersOptions = context.options
