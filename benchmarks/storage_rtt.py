@@ -77,8 +77,11 @@ def main() -> None:
           if kind == "gcs":
             lib, varying = "orbax", {"use_ocdbt": ocdbt}
             gen = "SaveRestoreBenchmark"
-          else:
+          else:  # DCP has no OCDBT: its figures sit on the kvstore-without-OCDBT row only
             lib, varying, gen = "dcp", {}, "PyTorchBenchmark"
+            if ocdbt:
+              print(f"{kind:5} {rtt:>5} {str(ocdbt):>5} {kv_w:9.3f} {kv_r:8.3f}")
+              continue
           if kind == "gcs":
             save = _median(records, gen, varying, "save_4_throughput/save_total_gbps")
             load = _median(records, gen, varying, "load_4_throughput/load_total_gbps")

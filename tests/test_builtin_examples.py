@@ -32,6 +32,7 @@ EXAMPLES = {
     "storage_s3": 10,
     "multislice_broadcast": 2,
     "snapshotter": 2,
+    "multihost_dispatchers": 2,
 }
 
 

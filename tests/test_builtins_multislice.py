@@ -40,10 +40,10 @@ def test_single_replica_restores_through_the_peer_path_and_skips_colocated_pytho
             use_colocated_python: [true, false]
       """)
   metrics = ok_metrics(outcome)
-  assert len(metrics) == 2  # the colocated-Python points are not run ...
-  invalid = outcome.summary["invalid_combinations"]
-  assert len(invalid) == 2  # ... and say why
-  assert all(i["options"]["use_colocated_python"] is True and "Pathways" in i["reason"] for i in invalid)
+  assert len(metrics) == 2  # the colocated-Python points are not run here ...
+  unsupported = outcome.summary["unsupported"]
+  assert len(unsupported) == 2  # ... and say why
+  assert all(u["options"]["use_colocated_python"] is True and "Pathways" in u["reason"] for u in unsupported)
   for m in metrics:
     assert m["restore_9_other/replicas"]["value"] == 2 and m["restore_9_other/reads_checkpoint"]["value"] == 1
     assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m
@@ -252,5 +252,96 @@ def test_snapshotter_check_fails_when_a_load_differs(tmp_path, monkeypatch):
 
   monkeypatch.setattr(snapshotter.Snapshotter, "load", damaging)
   outcome = run_text(tmp_path, SNAPSHOT, "benchmarks: [{generator: snapshotter}]\n")
+  ((kind, message),) = errors(outcome)
+  assert kind == "DataMismatchError" and "restored data differs" in message
+
+
+def test_p2p_manager_refuses_a_single_process(tmp_path):
+  outcome = run_text(tmp_path, ARRAYS, "benchmarks: [{generator: p2p_checkpoint_manager}]\n")
+  ((kind, message),) = errors(outcome)
+  assert kind == "CkptbenchError" and "restores from peer processes: run it with `ckptbench launch -n N`" in message
+
+
+P2P_SUITE = """\
+suite_name: p2p
+checkpoint_config: {spec: {w: {dtype: float32, shape: [64, 32], sharding: [tensor]}}}
+mesh_config: {mesh_axes: [data, tensor], ici_parallelism: {tensor: 2}, dcn_parallelism: {data: 2}}
+benchmarks:
+  - generator: GENERATOR
+    options:
+      persistent_save_interval_steps: [2]
+      persistent_max_to_keep: [5]
+      local_save_interval_steps: [2]
+      local_max_to_keep: 2
+      replica_axis_index: 0
+      train_steps: 5
+      delete_before_restore: DELETE
+"""
+
+
+@pytest.mark.slow
+def test_p2p_manager_restores_a_lost_step_from_the_peer_and_from_the_persistent_tier(tmp_path):
+  suite = tmp_path / "suite.yaml"
+  generator = ORBAX + "p2p_checkpoint_manager_benchmark.P2pCheckpointManagerBenchmark"
+  suite.write_text(P2P_SUITE.replace("GENERATOR", generator).replace("DELETE", "[none, local_p0, local_all]"))
+  out = tmp_path / "out"
+  done = run_cli("launch", "-n", "2", "--devices_per_process", "2", str(suite), "-o", str(out), "--no-progress",
+                 "--local_directory", str(tmp_path / "local"), timeout=240)  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  source = {(r["options"]["delete_before_restore"], r["host"]): r["metrics"]["restore_9_other/source"]["value"]
+            for r in _records(out)}  # fmt: skip
+  # 0: own disk, 1: fetched from the peer over TCP, 2: persistent tier. Only process 0 lost its copy in local_p0.
+  assert source == {("none", 0): 0, ("none", 1): 0, ("local_p0", 0): 1, ("local_p0", 1): 0,
+                    ("local_all", 0): 2, ("local_all", 1): 2}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_p2p_manager_check_fails_when_the_local_step_holds_older_data(tmp_path):
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(P2P_SUITE.replace("GENERATOR", "multiprocess_corruption.RolledBackP2P").replace("DELETE", "none"))
+  out = tmp_path / "out"
+  done = run_cli("launch", "-n", "2", "--devices_per_process", "2", str(suite), "-o", str(out), "--no-progress",
+                 timeout=240)  # fmt: skip
+  assert done.returncode != 0
+  assert [(r["host"], r["error"]["type"]) for r in _records(out)] == [(0, "DataMismatchError"), (1, "DataMismatchError")]
+
+
+DISPATCH = """\
+suite_name: t
+checkpoint_config: {spec: {array: {dtype: float32, shape: [64, 32], sharding: [data, model]}}}
+mesh_config: {mesh_axes: [data, model], ici_parallelism: {data: 2, model: 4}}
+"""
+
+
+def test_dispatchers_run_colocated_python_and_skip_the_missing_dispatcher(tmp_path):
+  pytest.importorskip("cloudpickle", reason="colocated Python needs the pathways extra")
+  outcome = run_text(tmp_path, DISPATCH, f"""\
+      benchmarks:
+        - generator: {ORBAX}multihost_dispatchers_benchmark.MultihostDispatchersBenchmark
+          options: {{use_colocated: [true, false], device_count: [null, 2]}}
+      """)
+  metrics = ok_metrics(outcome)
+  assert [m["dispatch_with_result_specs_9_other/devices"]["value"] for m in metrics] == [8, 2]
+  for m in metrics:
+    for op in ("dispatch_without_result_specs", "dispatch_with_dummy_result_array", "dispatch_with_result_specs"):
+      assert m[f"{op}_0_basics/time_s"]["value"] > 0
+  assert {i["options"]["use_colocated"] for i in outcome.summary["invalid_combinations"]} == {False}
+  assert "no Pathways controller" in outcome.records[0]["notes"][0]
+
+
+def test_dispatchers_check_fails_when_the_returned_array_differs(tmp_path, monkeypatch):
+  pytest.importorskip("cloudpickle", reason="colocated Python needs the pathways extra")
+  from orbax.checkpoint._src.multihost import dispatchers
+
+  dispatch = dispatchers.ColocatedPythonDispatcher.dispatch
+
+  def damaging(self, func, **kwargs):  # the real dispatch, then the returned array changed
+    result = dispatch(self, func, **kwargs)
+    if kwargs.get("result_specs") is None:
+      return result
+    return jax.device_put(result.at[0, 0].add(1), result.sharding)
+
+  monkeypatch.setattr(dispatchers.ColocatedPythonDispatcher, "dispatch", damaging)
+  outcome = run_text(tmp_path, DISPATCH, "benchmarks: [{generator: multihost_dispatchers, options: {use_colocated: true}}]\n")
   ((kind, message),) = errors(outcome)
   assert kind == "DataMismatchError" and "restored data differs" in message

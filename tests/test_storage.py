@@ -64,6 +64,10 @@ def test_gcs_checkpoints_go_to_the_store_and_results_stay_local(gcs_store, tmp_p
     assert r["inventory"]["file_count"] == len(stored) > 0
     assert r["inventory"]["total_bytes"] == sum(o.size for o in stored) > 128 * 64 * 4 * 0.5
     assert r["metrics"]["save_6_tensorstore/kvstore_gcs_bytes_written"]["value"] > 0
+    # Without --link the requests are TensorStore's (array data): writes, then the load's reads.
+    assert r["metrics"]["checkpoint_5_inventory/store_put_count"]["value"] >= 1
+    assert r["metrics"]["checkpoint_5_inventory/store_get_count"]["value"] >= 1
+    assert r["metrics"]["checkpoint_5_inventory/store_usd_per_month"]["value"] > 0
     layouts.add(r["inventory"]["layout"])
   assert layouts == {"OCDBT + Orbax metadata", "Zarr v3 + Orbax metadata"}
   local = {p.name for p in (tmp_path / "out").iterdir()}
@@ -144,11 +148,14 @@ def test_store_checks_name_the_url_and_what_to_set(gcs_store, s3_store, monkeypa
 
 
 @pytest.mark.slow
-def test_emulate_command_serves_and_prints_the_environment(tmp_path):
-  pytest.importorskip("moto", reason="the storage extra is not installed")
+@pytest.mark.parametrize("kind", ["gcs", "s3"])
+def test_emulate_command_serves_and_prints_the_environment(kind, tmp_path, monkeypatch):
+  pytest.importorskip("moto" if kind == "s3" else "gcp_storage_emulator", reason="the storage extra is not installed")
+  from ckptbench.storage import list_objects, write_object
+
   port = _closed_port()
   env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-  proc = subprocess.Popen([sys.executable, "-m", "ckptbench", "emulate", "s3", "--port", str(port),
+  proc = subprocess.Popen([sys.executable, "-m", "ckptbench", "emulate", kind, "--port", str(port),
                            "--bucket", "bkt1"], stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
   try:
     exports = {}
@@ -158,12 +165,13 @@ def test_emulate_command_serves_and_prints_the_environment(tmp_path):
         exports[key] = value
       if line.startswith("#"):
         break
-    assert exports["AWS_ENDPOINT_URL"] == f"http://127.0.0.1:{port}"
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=exports["AWS_ENDPOINT_URL"], region_name="us-east-1",
-                          aws_access_key_id="k", aws_secret_access_key="s")  # fmt: skip
-    assert [b["Name"] for b in client.list_buckets()["Buckets"]] == ["bkt1"]
+    endpoint = exports["STORAGE_EMULATOR_HOST" if kind == "gcs" else "AWS_ENDPOINT_URL"]
+    assert endpoint == f"http://127.0.0.1:{port}"
+    for key, value in exports.items():  # what the printed lines set is all a client needs
+      monkeypatch.setenv(key, value)
+    url = f"{'gs' if kind == 'gcs' else 's3'}://bkt1/probe"
+    write_object(f"{url}/o", b"hello")
+    assert [(o.key, o.size) for o in list_objects(url)] == [("o", 5)]
   finally:
     proc.terminate()
     assert proc.wait(timeout=20) == 0

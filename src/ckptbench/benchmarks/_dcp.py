@@ -91,7 +91,11 @@ def empty_like(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def writer(directory: str, options: Any) -> Any:
-  """A FileSystemWriter with the options' DCP knobs (None keeps torch's default)."""
+  """DCP's writer with the options' knobs (None keeps torch's default).
+
+  A local directory gets the FileSystemWriter; a gs:// or s3:// one DCP's
+  fsspec writer (gcsfs, s3fs), which has every knob but cache_staged_state_dict.
+  """
   import torch.distributed.checkpoint as dcp  # noqa: PLC0415
 
   knobs: dict[str, Any] = {}
@@ -103,7 +107,27 @@ def writer(directory: str, options: Any) -> Any:
     knobs["single_file_per_rank"] = options.single_file_per_rank
   if options.cache_staged_state_dict is not None:
     knobs["cache_staged_state_dict"] = options.cache_staged_state_dict
+  if _on_store(directory):
+    from torch.distributed.checkpoint._fsspec_filesystem import FsspecWriter  # noqa: PLC0415
+
+    knobs.pop("cache_staged_state_dict", None)
+    return FsspecWriter(directory, **knobs)
   return dcp.FileSystemWriter(directory, **knobs)
+
+
+def reader(directory: str) -> Any:
+  """DCP's reader for a local directory, or its fsspec reader for a gs:// or s3:// one."""
+  if _on_store(directory):
+    from torch.distributed.checkpoint._fsspec_filesystem import FsspecReader  # noqa: PLC0415
+
+    return FsspecReader(directory)
+  import torch.distributed.checkpoint as dcp  # noqa: PLC0415
+
+  return dcp.FileSystemReader(directory)
+
+
+def _on_store(directory: str) -> bool:
+  return directory.startswith(("gs://", "s3://"))
 
 
 def save_and_load(state: dict[str, Any], directory: str, options: Any, asynchronous: bool, metrics, context) -> dict:
@@ -124,5 +148,5 @@ def save_and_load(state: dict[str, Any], directory: str, options: Any, asynchron
     dist.barrier()
   loaded = empty_like(state)
   with metrics.measure("load"), context.trace("load"):
-    dcp.load(loaded, storage_reader=dcp.FileSystemReader(directory))
+    dcp.load(loaded, storage_reader=reader(directory))
   return loaded

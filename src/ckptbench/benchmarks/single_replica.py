@@ -9,7 +9,8 @@ the writes of replicated shards across replicas (`use_replica_parallel`).
 
 The Orbax in-tree framework's `single_replica_benchmark.SingleReplicaBenchmark`
 resolves here, with the same option names. `use_colocated_python` needs a
-Pathways backend: a sweep point with it set is not run, with that reason.
+Pathways backend: without one, a sweep point with it set is recorded as
+unsupported here, with that reason, and not run.
 `use_distributed_process_id` is accepted; on CPU jax.distributed the runtime
 and distributed process ids are the same, so it changes nothing here.
 
@@ -73,8 +74,6 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
   verify: bool = True
 
   def invalid_reason(self) -> str | None:
-    if self.use_colocated_python:
-      return "use_colocated_python needs a Pathways backend (colocated Python); CPU JAX has none"
     if self.broadcast_memory_limit_bytes is not None and self.broadcast_memory_limit_bytes < 1:
       return "broadcast_memory_limit_bytes must be positive (or null)"
     if not 0 < self.broadcast_memory_scaling_factor <= 1:
@@ -83,6 +82,13 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
 
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
+
+  def unsupported_reason(self) -> str | None:
+    import orbax.checkpoint as ocp
+
+    if self.use_colocated_python and not ocp.multihost.is_pathways_backend():
+      return "use_colocated_python needs a Pathways backend (colocated Python); this JAX has none"
+    return None
 
 
 @contextlib.contextmanager

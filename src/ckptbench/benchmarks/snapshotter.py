@@ -26,6 +26,7 @@ here, `rows_per_slice` x `cols_per_device` float32 per slice and device).
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,6 +67,11 @@ class SnapshotterOptions(ckptbench.BenchmarkOptions):
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
 
+  def unsupported_reason(self) -> str | None:
+    if importlib.util.find_spec("pathwaysutils") is None:
+      return "Orbax's Snapshotter needs pathwaysutils: pip install 'ckptbench[pathways]'"
+    return None
+
 
 def _layout(devices: np.ndarray, slices: int, shape: tuple[int, int]) -> jax.sharding.NamedSharding:
   mesh = jax.sharding.Mesh(devices[:slices], ("replica", "model"))
@@ -81,15 +87,9 @@ class SnapshotterBenchmark(ckptbench.BenchmarksGenerator):
   """Snapshot, then load onto fewer and onto more emulated slices; see the module docstring."""
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
-    options: SnapshotterOptions = context.options
-    try:
-      from orbax.checkpoint.experimental.v1._src.training.pathways import snapshotter
+    from orbax.checkpoint.experimental.v1._src.training.pathways import snapshotter
 
-      import pathwaysutils  # noqa: F401  (the Snapshotter's dependency, from the pathways extra)
-    except ImportError as e:
-      raise ckptbench.CkptbenchError(
-          f"{_NAME} needs pathwaysutils for Orbax's Snapshotter: pip install 'ckptbench[pathways]' ({e})"
-      ) from None
+    options: SnapshotterOptions = context.options
     if jax.process_count() > 1:
       raise ckptbench.CkptbenchError(
           f"{_NAME} emulates slices with the devices of one process (the Snapshotter is written for"

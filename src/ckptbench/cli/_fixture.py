@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+from collections.abc import Sequence
 from typing import Any
 
 from ckptbench.run._devices import set_xla_flags
@@ -45,11 +46,15 @@ FORMATS = ("orbax", "safetensors")
 
 
 def write_fixture(
-    config_file: str, output_dir: str | pathlib.Path, fmt: str = "orbax", shard_mb: float = 64.0
+    config_file: str,
+    output_dir: str | pathlib.Path,
+    fmt: str = "orbax",
+    shard_mb: float = 64.0,
+    overrides: Sequence[str] = (),
 ) -> dict[str, Any]:
   """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors) and OUTPUT_DIR/sharding.json.
 
-  Returns what it wrote.
+  `overrides` are `--set KEY=VALUE` edits of the suite. Returns what it wrote.
 
   Raises:
     CkptbenchError: when the suite has no spec or preset, or the checkpoint exists.
@@ -59,7 +64,7 @@ def write_fixture(
   from ckptbench.config import load_suite
   from ckptbench.data import build_mesh, build_pytree, safetensors_name, write_safetensors, write_sharding_config
 
-  suite = load_suite(config_file, args.overrides)
+  suite = load_suite(config_file, overrides)
   source = suite.checkpoints[0] if suite.checkpoints else None
   if source is None or source.spec is None:
     raise CkptbenchError(f"{config_file}: fixture needs a checkpoint_config with a spec or a preset")
@@ -98,7 +103,7 @@ def handle(args: argparse.Namespace) -> int:
       hlo_dump_dir=None,
       override_devices=bool(args.devices),
   )
-  written = write_fixture(config_file, args.output_directory, args.format, args.shard_mb)
+  written = write_fixture(config_file, args.output_directory, args.format, args.shard_mb, args.overrides)
   print(json.dumps(written, indent=1))
   if args.format == "safetensors":
     print(

@@ -32,6 +32,8 @@ BUILTINS: dict[str, str] = {
     "multislice_broadcast": "ckptbench.benchmarks.multislice_broadcast.MultisliceBroadcastBenchmark",
     "replica_parallel_multislice": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
     "snapshotter": "ckptbench.benchmarks.snapshotter.SnapshotterBenchmark",
+    "p2p_checkpoint_manager": "ckptbench.benchmarks.p2p_checkpoint_manager.P2PCheckpointManagerBenchmark",
+    "multihost_dispatchers": "ckptbench.benchmarks.multihost_dispatchers.MultihostDispatchersBenchmark",
     "emergency_checkpoint_manager": (
         "ckptbench.benchmarks.emergency_checkpoint_manager.EmergencyCheckpointManagerBenchmark"
     ),
@@ -63,4 +65,6 @@ ORBAX_ALIASES: dict[str, str] = {
     ],
     _ORBAX + "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark": BUILTINS["multislice_broadcast"],
     _ORBAX + "v1.snapshotter_benchmark.SnapshotterBenchmark": BUILTINS["snapshotter"],
+    _ORBAX + "p2p_checkpoint_manager_benchmark.P2pCheckpointManagerBenchmark": BUILTINS["p2p_checkpoint_manager"],
+    _ORBAX + "multihost_dispatchers_benchmark.MultihostDispatchersBenchmark": BUILTINS["multihost_dispatchers"],
 }

@@ -282,7 +282,8 @@ def main_effects(
   effects = []
   for axis in axes:
     base_level = reference.varying[axis]
-    levels = list(dict.fromkeys(str(v.varying.get(axis)) for v in variants))
+    # Only variants that sweep this axis have a level of it (a suite may mix generators).
+    levels = list(dict.fromkeys(str(v.varying[axis]) for v in variants if axis in v.varying))
     for level in levels:
       if level == str(base_level):
         continue
@@ -304,7 +305,7 @@ def main_effects(
             logs.append(math.log(a.interval.median / b.interval.median))
         if logs:
           ratios[metric.tag] = math.exp(statistics.fmean(logs))
-      value = next(v.varying[axis] for v in variants if str(v.varying.get(axis)) == level)
+      value = next(v.varying[axis] for v in variants if axis in v.varying and str(v.varying[axis]) == level)
       effects.append(MainEffect(axis, value, base_level, ratios, len(pairs)))
   return effects
 

@@ -91,7 +91,7 @@ def placement_error(
   return ErrorRecord("MisplacedBytes", reason, error.traceback if error else "")
 
 
-# Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (see storage.ORBAX_SUPPORT).
+# Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (docs/storage.md).
 _ORBAX_BUILTINS = frozenset({
     "ckptbench.benchmarks.save_restore.SaveRestoreBenchmark",
     "ckptbench.benchmarks.resharding.ReshardingBenchmark",

@@ -2,7 +2,6 @@
 
 from ckptbench.storage._emulator import (
     Emulator,
-    emulator_env,
     running_emulator,
     shell_exports,
     start_emulator,
@@ -25,17 +24,15 @@ from ckptbench.storage._objects import (
     upload_directory,
     write_object,
 )
-from ckptbench.storage._url import ORBAX_SUPPORT, StoreURL, is_store_url, parse_store_url
+from ckptbench.storage._url import StoreURL, is_store_url, parse_store_url
 
 __all__ = [
-    "ORBAX_SUPPORT",
     "Emulator",
     "StoreRoofline",
     "StoreURL",
     "StoredObject",
     "check_store",
     "delete_prefix",
-    "emulator_env",
     "is_store_url",
     "kvstore_spec",
     "list_objects",

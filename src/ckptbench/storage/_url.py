@@ -57,12 +57,3 @@ def parse_store_url(text: str | os.PathLike) -> StoreURL:
     raise CkptbenchError(f"{text}: no bucket; use {scheme}://BUCKET/PREFIX")
   return StoreURL(scheme, bucket, prefix.strip("/"))
 
-
-# What orbax-checkpoint 0.12.8 does with each scheme (measured here; docs/storage.md).
-ORBAX_SUPPORT = {
-    "gs": "saves and loads through TensorStore's gcs driver (OCDBT on and off)",
-    "s3": (
-        "not routed to TensorStore's s3 driver: with OCDBT the save fails ('path should be"
-        " absolute'), without OCDBT the array data goes to a local directory 's3:'"
-    ),
-}

@@ -1,0 +1,186 @@
+"""`p2p_checkpoint_manager`: restore a lost host's shards from its peers' local checkpoints.
+
+Orbax's `experimental.emergency.p2p.CheckpointManager`: every process saves
+its own shards to its local directory every `local_save_interval_steps` steps
+(and the state goes to the persistent directory every
+`persistent_save_interval_steps`); each process runs a small TCP service that
+serves its local steps to peers. A restore reads the local disk, else fetches
+the missing shards from a process of another replica holding the same data,
+else (if any host cannot) every host falls back to the persistent tier.
+
+A loop of `train_steps` jitted updates calls `save` at every step. Then
+`delete_before_restore` (the peer's values) removes local data: `none`,
+`local_p0` (process 0's latest step: restored from a peer) or `local_all`
+(every process's: restored from the persistent tier). The step restored is the
+latest local save, or with `local_all` the latest persistent one. Measured:
+`create_checkpoint_manager`, `save` (summed over the steps),
+`wait_until_finished`, `restore`. Recorded: `restore_9_other/step` and
+`restore_9_other/source` (0 this host's disk, 1 a peer, 2 the persistent tier:
+the manager's own rule, evaluated just before the restore). Verified: the
+restored state equals the state saved at that step.
+
+The peer's suite (`p2p_checkpoint_manager_benchmark`) resolves here with its
+option names; it runs the three deletions one after another in each run, a
+sweep `delete_before_restore: [none, local_p0, local_all]` does the same as
+three benchmarks. Needs `ckptbench launch -n N` (2 or more replicas); the
+peers' service listens on this machine's address, so "peer" traffic is
+loopback TCP here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import shutil
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+
+import ckptbench
+from ckptbench.benchmarks import _multislice
+from ckptbench.benchmarks.checkpoint_manager import train_step_fn
+
+_NAME = "p2p_checkpoint_manager"
+DELETIONS = ("none", "local_p0", "local_all")
+LOCAL, PEER, PERSISTENT = 0, 1, 2
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class P2PCheckpointManagerOptions(ckptbench.BenchmarkOptions):
+  """Options of `p2p_checkpoint_manager` (the peer's names).
+
+  Attributes:
+    persistent_save_interval_steps: persistent saves at steps 0, n, 2n, ...
+    persistent_max_to_keep: persistent checkpoints kept.
+    local_save_interval_steps: local saves at steps 0, m, 2m, ...
+    local_max_to_keep: local checkpoints kept per host.
+    replica_axis_index: the index in mesh_axes of the replica axis.
+    train_steps: training steps per run.
+    delete_before_restore: "none", "local_p0" or "local_all".
+  """
+
+  persistent_save_interval_steps: int | Sequence[int] = 5
+  persistent_max_to_keep: int | Sequence[int] = 5
+  local_save_interval_steps: int | Sequence[int] = 2
+  local_max_to_keep: int | Sequence[int] = 2
+  replica_axis_index: int | Sequence[int] = 0
+  train_steps: int | Sequence[int] = 10
+  delete_before_restore: str | Sequence[str] = "local_p0"
+
+  def invalid_reason(self) -> str | None:
+    if min(self.persistent_save_interval_steps, self.local_save_interval_steps, self.train_steps) < 1:
+      return "the save intervals and train_steps must be at least 1"
+    if min(self.persistent_max_to_keep, self.local_max_to_keep) < 1:
+      return "persistent_max_to_keep and local_max_to_keep must be at least 1"
+    if self.delete_before_restore not in DELETIONS:
+      return f"delete_before_restore must be one of {', '.join(DELETIONS)}"
+    return None
+
+  def is_valid(self) -> bool:
+    return self.invalid_reason() is None
+
+
+def _source(manager: Any, step: int) -> int:
+  """Where the manager will restore `step` from, by its own rule (private state of orbax 0.12.8)."""
+  from orbax.checkpoint._src.multihost import multihost
+
+  manager._p2p.sync_registry_if_stale()  # noqa: SLF001  (a collective; the restore would do it first)
+  if step in manager._local_manager.all_steps():  # noqa: SLF001
+    mine = LOCAL
+  elif manager._p2p.has_shard_for_step(step):  # noqa: SLF001
+    mine = PEER
+  else:
+    mine = PERSISTENT
+  # One host that cannot restore from local or peers sends every host to the persistent tier.
+  return PERSISTENT if multihost.global_max([int(mine == PERSISTENT)])[0] else mine
+
+
+@ckptbench.benchmark_options(P2PCheckpointManagerOptions)
+class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
+  """Local saves, a lost local step, a restore through peers; see the module docstring."""
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    options: P2PCheckpointManagerOptions = context.options
+    with _multislice.orbax_flags():  # Orbax reads its absl flags (at their defaults) on this path
+      return self._run(context, options)
+
+  def _run(self, context: ckptbench.TestContext, options: P2PCheckpointManagerOptions) -> ckptbench.TestResult:
+    import orbax.checkpoint as ocp
+    from orbax.checkpoint import checkpoint_utils
+    from orbax.checkpoint._src.multihost import multihost
+    from orbax.checkpoint.experimental.emergency.p2p import args as p2p_args
+    from orbax.checkpoint.experimental.emergency.p2p import checkpoint_manager as p2p
+    from orbax.checkpoint.experimental.emergency.p2p import options as p2p_options
+
+    if context.pytree is None:
+      raise ckptbench.CkptbenchError(f"{_NAME} needs checkpoint data (checkpoint_config spec or preset)")
+    if jax.process_count() == 1:
+      raise ckptbench.CkptbenchError(
+          f"{_NAME} restores from peer processes: run it with `ckptbench launch -n N` (N >= 2), one or more"
+          " processes per replica"
+      )
+    mesh = context.mesh
+    axis = _multislice.replica_axis(mesh, options.replica_axis_index, _NAME)
+    _multislice.require_replicated(context.pytree, axis, _NAME)
+    _multislice.require_arrays(context.pytree, _NAME)
+    process = jax.process_index()
+    persistent = context.path / "persistent"
+    local = (context.local_path or context.path / "local" / f"process_{process}") / "p2p_local"
+    if process == 0:
+      persistent.mkdir(parents=True, exist_ok=True)
+    local.mkdir(parents=True, exist_ok=True)
+    multihost.sync_global_processes(f"{_NAME}:directories")
+    _multislice.init_process_id_maps()
+
+    metrics = ckptbench.Metrics()
+    abstract = ckptbench.abstract_pytree(context.pytree)
+    with metrics.measure("create_checkpoint_manager", ["time"]):
+      manager = p2p.CheckpointManager(
+          mesh, abstract, local, persistent,
+          options=p2p_options.CheckpointManagerOptions(
+              local=p2p_options.LocalCheckpointOptions(
+                  save_interval_steps=options.local_save_interval_steps, max_to_keep=options.local_max_to_keep
+              ),
+              persistent=p2p_options.PersistentCheckpointOptions(
+                  save_interval_steps=options.persistent_save_interval_steps,
+                  max_to_keep=options.persistent_max_to_keep,
+              ),
+              replica_axis_index=options.replica_axis_index,
+          ),
+      )  # fmt: skip
+    try:
+      step_fn = train_step_fn(context.pytree)
+      state = context.pytree
+      saved: dict[int, Any] = {}
+      for step in range(options.train_steps):
+        state = jax.block_until_ready(step_fn(state))
+        with metrics.measure("save"), context.trace("save"):
+          manager.save(step, args=p2p_args.Composite(state=ocp.args.PyTreeSave(state)))
+        with metrics.measure("wait_until_finished", ["time"]):
+          manager.wait_until_finished()
+        if step % options.local_save_interval_steps == 0 or step % options.persistent_save_interval_steps == 0:
+          saved[step] = state  # a step that may be restored
+      interval = options.local_save_interval_steps
+      if options.delete_before_restore == "local_all":
+        interval = options.persistent_save_interval_steps
+      step = max(s for s in saved if s % interval == 0)
+      if options.delete_before_restore == "local_all" or (
+          options.delete_before_restore == "local_p0" and process == 0
+      ):
+        shutil.rmtree(pathlib.Path(local) / str(step), ignore_errors=True)
+      multihost.sync_global_processes(f"{_NAME}:local_data_lost")
+      manager.reload()
+      source = _source(manager, step)
+      metrics.record("restore", "9_other/step", step, "count")
+      metrics.record("restore", "9_other/source", source, "count")
+      restore_args = checkpoint_utils.construct_restore_args(abstract)
+      with metrics.measure("restore"), context.trace("restore"):
+        restored = manager.restore(
+            step, args=p2p_args.Composite(state=ocp.args.PyTreeRestore(item=abstract, restore_args=restore_args))
+        )["state"]
+      with metrics.measure("verify", ["time"]):
+        ckptbench.verify_pytree(saved[step], restored)
+    finally:
+      manager.close()
+    return ckptbench.TestResult(metrics=metrics, notes=_multislice.emulation_notes(mesh, options.replica_axis_index))
