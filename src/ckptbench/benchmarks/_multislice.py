@@ -148,3 +148,26 @@ def init_process_id_maps() -> None:
   if not multihost.is_distributed_to_device_ids_initialized():
     multihost.initialize_distributed_to_device_ids()
 
+
+def prepare_tiers(context: Any, replica_axis_index: int, name: str, local_name: str) -> tuple[Any, Any]:
+  """The two tiers of a multi-tier manager, ready on every process: (persistent, local).
+
+  Checks the data is replicated over the replica axis, makes the shared
+  persistent directory (process 0) and this process's local one (under
+  --local_directory when given), waits for every process, and builds Orbax's
+  process-id maps.
+  """
+  from orbax.checkpoint._src.multihost import multihost
+
+  axis = replica_axis(context.mesh, replica_axis_index, name)
+  require_replicated(context.pytree, axis, name)
+  require_arrays(context.pytree, name)
+  process = jax.process_index()
+  persistent = context.path / "persistent"
+  local = (context.local_path or context.path / "local" / f"process_{process}") / local_name
+  if process == 0:
+    persistent.mkdir(parents=True, exist_ok=True)
+  local.mkdir(parents=True, exist_ok=True)
+  multihost.sync_global_processes(f"{name}:directories")
+  init_process_id_maps()
+  return persistent, local

@@ -139,19 +139,10 @@ class EmergencyCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
     if context.pytree is None:
       raise ckptbench.CkptbenchError(f"{_NAME} needs checkpoint data (checkpoint_config spec or preset)")
     mesh = context.mesh
-    axis = _multislice.replica_axis(mesh, options.replica_axis_index, _NAME)
-    _multislice.require_replicated(context.pytree, axis, _NAME)
-    _multislice.require_arrays(context.pytree, _NAME)
+    persistent, local = _multislice.prepare_tiers(context, options.replica_axis_index, _NAME, "local_tier")
     owners = _multislice.processes_per_replica(mesh, options.replica_axis_index)
     process = jax.process_index()
     in_primary = process in owners[0]
-    persistent = context.path / "persistent"
-    local = (context.local_path or context.path / "local" / f"process_{process}") / "local_tier"
-    if process == 0:
-      persistent.mkdir(parents=True, exist_ok=True)
-    local.mkdir(parents=True, exist_ok=True)
-    multihost.sync_global_processes(f"{_NAME}:directories")
-    _multislice.init_process_id_maps()
 
     metrics = ckptbench.Metrics()
     abstract = ckptbench.abstract_pytree(context.pytree)

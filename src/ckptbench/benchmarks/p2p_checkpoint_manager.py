@@ -121,17 +121,8 @@ class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
           " processes per replica"
       )
     mesh = context.mesh
-    axis = _multislice.replica_axis(mesh, options.replica_axis_index, _NAME)
-    _multislice.require_replicated(context.pytree, axis, _NAME)
-    _multislice.require_arrays(context.pytree, _NAME)
+    persistent, local = _multislice.prepare_tiers(context, options.replica_axis_index, _NAME, "p2p_local")
     process = jax.process_index()
-    persistent = context.path / "persistent"
-    local = (context.local_path or context.path / "local" / f"process_{process}") / "p2p_local"
-    if process == 0:
-      persistent.mkdir(parents=True, exist_ok=True)
-    local.mkdir(parents=True, exist_ok=True)
-    multihost.sync_global_processes(f"{_NAME}:directories")
-    _multislice.init_process_id_maps()
 
     metrics = ckptbench.Metrics()
     abstract = ckptbench.abstract_pytree(context.pytree)
