@@ -22,6 +22,7 @@ import numpy as np
 import orbax.checkpoint as ocp
 
 import ckptbench
+from ckptbench.benchmarks.save_restore import collector_keys
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,13 +86,6 @@ def array_registry(array_handler: Any) -> Any:
       (jax.Array, array_handler),
       (str, th.StringHandler()),
   )
-
-
-def collector_keys(options: Any) -> list[str] | None:
-  """The collectors to measure with: the defaults, plus tracemalloc when asked for."""
-  if options.metric_tracemalloc_enabled:
-    return ckptbench.default_collectors() + ["tracemalloc"]
-  return None
 
 
 @ckptbench.benchmark_options(PyTreeCheckpointOptions)
