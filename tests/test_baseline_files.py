@@ -56,10 +56,10 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   path = capture_baseline(out, tmp_path / "baselines", label="v1")
   assert path == tmp_path / "baselines" / "v1.json"
   doc = load_baseline(path)
-  assert (doc["schema_version"], doc["label"], doc["suite"]) == (1, "v1", "tiny")
-  assert doc["manifest"]["hostname"] == "box-a"
-  assert set(doc["benchmarks"]) == {"aaaa111111", "bbbb222222"}
-  bench = doc["benchmarks"]["bbbb222222"]
+  assert (doc.schema_version, doc.label, doc.suite) == (1, "v1", "tiny")
+  assert doc.manifest["hostname"] == "box-a"
+  assert set(doc.benchmarks) == {"aaaa111111", "bbbb222222"}
+  bench = doc.benchmarks["bbbb222222"]
   assert (bench["name"], bench["runs"], bench["failed"]) == ("SaveRestore use_ocdbt=False", 6, 1)
   time_s = bench["metrics"]["save_0_basics/time_s"]
   assert (time_s["unit"], time_s["direction"], time_s["headline"]) == ("s", "lower", True)
@@ -177,7 +177,7 @@ def test_table_marks_regressions_first_and_large_insignificant_changes(tmp_path)
   base = build_baseline(*read_run(write_run(tmp_path / "a")), label="base")
   cur = build_baseline(*read_run(write_run(tmp_path / "b", slowdown=1.3)), label="cur")
   # A large change whose samples overlap: beyond the threshold, not significant.
-  metric = cur["benchmarks"]["aaaa111111"]["metrics"]["save_7_memory/host_rss_peak_diff_mib"]
+  metric = cur.benchmarks["aaaa111111"]["metrics"]["save_7_memory/host_rss_peak_diff_mib"]
   metric["across_hosts"]["values"] = [20.0, 90.0, 25.0, 95.0, 80.0]
   console = Console(record=True, width=200)
   print_comparison(compare_documents(base, cur), console)

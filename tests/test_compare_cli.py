@@ -41,7 +41,7 @@ def test_capture_of_a_real_run(real_run, monkeypatch):
   path = capture_baseline(real_run / "out", real_run / "baselines")
   assert path.name == "cafe1234.json"
   doc = load_baseline(path)
-  (key, bench), = doc["benchmarks"].items()
+  (key, bench), = doc.benchmarks.items()
   records = [json.loads(line) for line in (real_run / "out" / "results.jsonl").read_text().splitlines()]
   assert sum(r["warmup"] for r in records) == 1
   measured = [r for r in records if not r["warmup"]]
@@ -49,7 +49,7 @@ def test_capture_of_a_real_run(real_run, monkeypatch):
   time_s = bench["metrics"][TIME]
   assert time_s["hosts"]["0"]["values"] == [r["metrics"][TIME]["value"] for r in measured]
   assert time_s["across_hosts"]["stats"]["n"] == 5 and time_s["headline"]
-  assert doc["manifest"]["hostname"] and doc["manifest"]["git"] is not None
+  assert doc.manifest["hostname"] and doc.manifest["git"] is not None
   assert set(bench["metrics"]) == {tag for r in measured for tag in r["metrics"]}
 
 

@@ -42,3 +42,16 @@ def test_another_schema_version_is_refused_by_name(tmp_path):
   ResultsWriter(tmp_path).append([RECORD.to_json() | {"schema_version": 2}])
   with pytest.raises(CkptbenchError, match="record 1 cannot be resumed"):
     read_records(tmp_path)
+
+
+def test_a_summary_entry_is_typed_and_round_trips():
+  from ckptbench.api._records import BenchmarkSummary
+  from ckptbench.stats import summarize_benchmarks
+
+  measured = RunRecord.from_json(RECORD.to_json() | {"error": None}).to_json()
+  (summary,) = summarize_benchmarks([measured, measured | {"repeat": 1}])
+  assert isinstance(summary, BenchmarkSummary) and (summary.runs, summary.failed) == (2, 0)
+  assert summary.metrics["save_0_basics/time_s"]["n"] == 2
+  assert BenchmarkSummary.from_json(summary.to_json()) == summary
+  with pytest.raises(SchemaError, match="lacks metrics"):
+    BenchmarkSummary.from_json({k: v for k, v in summary.to_json().items() if k != "metrics"})

@@ -95,3 +95,35 @@ class RunRecord:
     error = data.get("error")
     fields["error"] = None if not error else ErrorRecord.from_json(error)
     return cls(**fields)
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkSummary:
+  """One benchmark's entry in summary.json: identity, run counts, errors, statistics per metric."""
+
+  name: str
+  key: str
+  generator: str | None
+  options: dict[str, Any] | None
+  varying: dict[str, Any] | None
+  mesh: dict[str, Any] | None
+  checkpoint_config: dict[str, Any] | None
+  runs: int  # distinct measured repeats
+  failed: int  # repeats in which some host's run failed
+  errors: list[dict[str, Any]]  # {"repeat", "host", "type", "message"}
+  metrics: dict[str, dict[str, Any]]  # tag -> {"unit", "n", "mean", "std", "min", "max", "median", ["hosts"]}
+
+  def to_json(self) -> dict[str, Any]:
+    return dataclasses.asdict(self)
+
+  @classmethod
+  def from_json(cls, data: Mapping[str, Any]) -> BenchmarkSummary:
+    """Reads a summary.json entry.
+
+    Raises:
+      SchemaError: a field missing.
+    """
+    missing = sorted(f.name for f in dataclasses.fields(cls) if f.name not in data)
+    if missing:
+      raise SchemaError(f"benchmark summary lacks {', '.join(missing)}")
+    return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})

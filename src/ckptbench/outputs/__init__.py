@@ -8,6 +8,7 @@ from ckptbench._lazy import lazy_getattr
 from ckptbench.outputs._views import default_views, known_views, register_view, write_views
 
 _EXPORTS = {
+    "Baseline": "ckptbench.outputs._baseline",
     "Comparison": "ckptbench.outputs._comparison",
     "ComparisonRow": "ckptbench.outputs._comparison",
     "FORMATS": "ckptbench.outputs._export",
@@ -32,6 +33,7 @@ _EXPORTS = {
 __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
+    "Baseline",
     "default_views",
     "known_views",
     "register_view",

@@ -20,6 +20,7 @@ host, their statistics per host and across hosts, and the run's manifest:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -45,6 +46,46 @@ logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 _FORMAT = "ckptbench-baseline"
+
+
+@dataclasses.dataclass(frozen=True)
+class Baseline:
+  """A baseline document (the module docstring shows its JSON form)."""
+
+  label: str
+  captured_at: str
+  suite: str | None
+  manifest: dict[str, Any]
+  benchmarks: dict[str, dict[str, Any]]  # key -> name, options, ..., runs, failed, errors, metrics
+  schema_version: int = SCHEMA_VERSION
+
+  def to_json(self) -> dict[str, Any]:
+    return {
+        "schema_version": self.schema_version, "format": _FORMAT, "label": self.label,
+        "captured_at": self.captured_at, "suite": self.suite, "manifest": self.manifest,
+        "benchmarks": self.benchmarks,
+    }  # fmt: skip
+
+  @classmethod
+  def from_json(cls, document: Any, where: str) -> Baseline:
+    """Reads a baseline document; `where` names it in errors.
+
+    Raises:
+      CkptbenchError: not a baseline, or of another schema version.
+    """
+    if not isinstance(document, dict) or document.get("format") != _FORMAT:
+      raise CkptbenchError(f"{where} is not a ckptbench baseline (no \"format\": \"{_FORMAT}\")")
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+      raise CkptbenchError(
+          f"{where} has schema_version {version}, this ckptbench reads {SCHEMA_VERSION};"
+          " capture the baseline again with this version"
+      )
+    return cls(
+        label=str(document.get("label", "")), captured_at=str(document.get("captured_at", "")),
+        suite=document.get("suite"), manifest=dict(document.get("manifest") or {}),
+        benchmarks=dict(document.get("benchmarks") or {}),
+    )  # fmt: skip
 _REDUCE_NAME = {Direction.LOWER: "max", Direction.HIGHER: "min", Direction.NEUTRAL: "mean"}
 
 
@@ -60,7 +101,7 @@ def read_run(out_dir: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str
 
 def build_baseline(
     records: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any], label: str
-) -> dict[str, Any]:
+) -> Baseline:
   """The baseline document (see the module docstring) of a run's records.
 
   Warm-up runs are left out; failed runs are counted in `failed` and `errors`
@@ -80,23 +121,15 @@ def build_baseline(
         by_tag.setdefault(tag, {}).setdefault(host, {})[repeat] = float(value)
   benchmarks = {}
   for summary in summarize_benchmarks(measured):
-    key = summary["key"]
-    entry = {k: v for k, v in summary.items() if k not in ("key", "metrics")}
+    key = summary.key
+    entry = {k: v for k, v in summary.to_json().items() if k not in ("key", "metrics")}
     entry["metrics"] = {
-        tag: _metric_entry(tag, summary["metrics"][tag], by_host)
+        tag: _metric_entry(tag, summary.metrics[tag], by_host)
         for tag, by_host in sorted(samples.get(key, {}).items())
     }
     benchmarks[key] = entry
   suite = next((r.get("suite") for r in measured if r.get("suite")), None)
-  return {
-      "schema_version": SCHEMA_VERSION,
-      "format": _FORMAT,
-      "label": label,
-      "captured_at": now_iso(),
-      "suite": suite,
-      "manifest": dict(manifest),
-      "benchmarks": benchmarks,
-  }
+  return Baseline(label=label, captured_at=now_iso(), suite=suite, manifest=dict(manifest), benchmarks=benchmarks)
 
 
 def _metric_entry(
@@ -165,21 +198,21 @@ def capture_baseline(
     PosixPath('baselines/3f9a1c....json')
   """
   records, manifest = read_run(out_dir)
-  document = build_baseline(records, manifest, resolve_label(label, manifest))
-  if not document["benchmarks"]:
+  baseline = build_baseline(records, manifest, resolve_label(label, manifest))
+  if not baseline.benchmarks:
     raise CkptbenchError(f"{out_dir} holds no measured run in results.jsonl; nothing to capture")
   if is_store_url(capture_dir):  # one PUT: readers see the old baseline or the new one
-    url = parse_store_url(str(capture_dir)).join(f"{document['label']}.json")
-    write_object(url, json.dumps(document, indent=1).encode())
+    url = parse_store_url(str(capture_dir)).join(f"{baseline.label}.json")
+    write_object(url, json.dumps(baseline.to_json(), indent=1).encode())
     return str(url)
   directory = pathlib.Path(capture_dir)
   directory.mkdir(parents=True, exist_ok=True)
-  path = directory / f"{document['label']}.json"
-  write_json_atomic(path, document)
+  path = directory / f"{baseline.label}.json"
+  write_json_atomic(path, baseline.to_json())
   return path
 
 
-def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
+def load_baseline(path: str | os.PathLike) -> Baseline:
   """Reads a baseline file, checking its format and schema version.
 
   Raises:
@@ -197,12 +230,4 @@ def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
     document = json.loads(text)
   except json.JSONDecodeError as e:
     raise CkptbenchError(f"{path}: not valid JSON ({e.msg})") from None
-  if not isinstance(document, dict) or document.get("format") != _FORMAT:
-    raise CkptbenchError(f"{path} is not a ckptbench baseline (no \"format\": \"{_FORMAT}\")")
-  version = document.get("schema_version")
-  if version != SCHEMA_VERSION:
-    raise CkptbenchError(
-        f"{path} has schema_version {version}, this ckptbench reads {SCHEMA_VERSION};"
-        " capture the baseline again with this version"
-    )
-  return document
+  return Baseline.from_json(document, str(path))

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ckptbench.errors import EXIT_OK, EXIT_REGRESSION
-from ckptbench.outputs._baseline import build_baseline, load_baseline, read_run
+from ckptbench.outputs._baseline import Baseline, build_baseline, load_baseline, read_run
 from ckptbench.outputs._results import write_json_atomic
 from ckptbench.outputs._unmatched import unmatched_reasons
 from ckptbench.stats import (
@@ -132,13 +132,13 @@ class Comparison:
 
 
 def compare_documents(
-    baseline: Mapping[str, Any],
-    current: Mapping[str, Any],
+    baseline: Baseline,
+    current: Baseline,
     threshold: float = DEFAULT_THRESHOLD,
     alpha: float = DEFAULT_ALPHA,
 ) -> Comparison:
   """Compares two baseline documents (see `build_baseline`), metric by metric."""
-  base_benchmarks, cur_benchmarks = baseline["benchmarks"], current["benchmarks"]
+  base_benchmarks, cur_benchmarks = baseline.benchmarks, current.benchmarks
   rows: list[ComparisonRow] = []
   only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
   only_cur: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
@@ -157,13 +157,13 @@ def compare_documents(
       rows.append(_row(name, key, tag, base_metrics[tag], cur_metrics[tag], threshold, alpha))
   rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.headline, r.benchmark, r.metric))
   return Comparison(
-      baseline_label=str(baseline.get("label", "")),
+      baseline_label=baseline.label,
       threshold=threshold,
       alpha=alpha,
       rows=tuple(rows),
       only_in_baseline=only_base,
       only_in_current=only_cur,
-      warnings=tuple(_machine_warnings(baseline.get("manifest") or {}, current.get("manifest") or {})),
+      warnings=tuple(_machine_warnings(baseline.manifest, current.manifest)),
       unmatched=tuple(unmatched_reasons(base_benchmarks, cur_benchmarks)),
   )
 

@@ -17,7 +17,7 @@ import statistics
 from typing import Any, Mapping
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._baseline import build_baseline, load_baseline, read_run
+from ckptbench.outputs._baseline import Baseline, build_baseline, load_baseline, read_run
 from ckptbench.outputs._results import write_json_atomic
 from ckptbench.stats import CheckpointCost, expected_goodput, optimal_interval, young_interval
 
@@ -73,7 +73,7 @@ def _median(entry: Mapping[str, Any] | None) -> float | None:
   return statistics.median(values) if values else None
 
 
-def _document(source: str | pathlib.Path) -> dict[str, Any]:
+def _document(source: str | pathlib.Path) -> Baseline:
   path = pathlib.Path(source)
   if path.is_file():
     return load_baseline(path)
@@ -145,7 +145,7 @@ def plan_goodput(
   """
   if not mtbf_s > 0 or (interval_s is not None and not interval_s > 0):
     raise CkptbenchError("--mtbf and --interval must be positive durations such as 6h or 30m")
-  benchmarks = _document(source).get("benchmarks", {})
+  benchmarks = _document(source).benchmarks
   recovery: tuple[float, str] | None = None
   if recovery_s is not None:
     recovery = (recovery_s, "given (--recovery)")

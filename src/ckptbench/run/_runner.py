@@ -266,7 +266,7 @@ def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupte
       "notes": list(suite.notes),
       "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
       "unsupported": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.unsupported],
-      "benchmarks": summarize_benchmarks(records),
+      "benchmarks": [b.to_json() for b in summarize_benchmarks(records)],
   }
 
 

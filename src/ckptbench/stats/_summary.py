@@ -6,6 +6,7 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
+from ckptbench.api._records import BenchmarkSummary
 from ckptbench.api._tags import is_rate_unit
 from ckptbench.stats._hosts import host_statistics
 
@@ -39,7 +40,7 @@ def metric_samples(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
   return out
 
 
-def summarize_benchmarks(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def summarize_benchmarks(records: Sequence[Mapping[str, Any]]) -> list[BenchmarkSummary]:
   """One summary per benchmark key, in first-seen order; warm-up runs are left out.
 
   `runs` counts distinct repeats; a repeat failed when any host's run failed.
@@ -64,17 +65,17 @@ def summarize_benchmarks(records: Sequence[Mapping[str, Any]]) -> list[dict[str,
       if first.get("num_hosts", 1) > 1:  # cross-host block: which host was slowest
         rate = is_rate_unit(samples["unit"])
         metrics[tag]["hosts"] = host_statistics(samples["hosts"], higher_is_better=rate)
-    summaries.append({
-        "name": first["benchmark"],
-        "key": key,
-        "generator": first.get("generator"),
-        "options": first.get("options"),
-        "varying": first.get("varying"),
-        "mesh": first.get("mesh"),
-        "checkpoint_config": first.get("checkpoint_config"),
-        "runs": len(repeats),
-        "failed": len(failed_repeats),
-        "errors": errors,
-        "metrics": metrics,
-    })
+    summaries.append(BenchmarkSummary(
+        name=first["benchmark"],
+        key=key,
+        generator=first.get("generator"),
+        options=first.get("options"),
+        varying=first.get("varying"),
+        mesh=first.get("mesh"),
+        checkpoint_config=first.get("checkpoint_config"),
+        runs=len(repeats),
+        failed=len(failed_repeats),
+        errors=errors,
+        metrics=metrics,
+    ))
   return summaries
