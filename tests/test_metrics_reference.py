@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
-from ckptbench.api import _tags
+from ckptbench.api import _tag_table, _tags
 from ckptbench.metrics import _jax_events
 from ckptbench.metrics._reference import README_START, render, with_readme_table
 
@@ -45,11 +45,11 @@ def test_every_event_orbax_emits_is_mapped_or_ignored_with_a_reason():
 def test_every_tag_the_tables_name_is_registered():
   named = {a.tag for a in _jax_events.EVENTS.values() if isinstance(a, (_jax_events.Tag, _jax_events.Pair)) and a.tag}
   named |= {t for pair in _jax_events.PAIRS.values() for t in pair}
-  for tag, d in _tags.DERIVED.items():
+  for tag, d in _tag_table.DERIVED.items():
     named |= {tag, d.numerator, *d.denominators}
-  assert named - set(_tags.TAGS) == set()
-  for tag, spec in _tags.TAGS.items():
-    assert tag.split("/")[0] in _tags.NAMESPACES, tag
+  assert named - set(_tag_table.TAGS) == set()
+  for tag, spec in _tag_table.TAGS.items():
+    assert tag.split("/")[0] in _tag_table.NAMESPACES, tag
     if tag.startswith("4_throughput/"):
       assert spec.unit == "GiB/s", tag
     if tag.endswith("_gb"):
@@ -67,7 +67,7 @@ def test_unmapped_events_land_in_9_other_with_a_registered_unit():
   assert out["9_other/orbax_new_thing_count"].value == 1
   assert out["9_other/orbax_new_gauge"].value == 3.0
   for tag, value in out.items():
-    assert _tags.unit_of(tag) == value.unit
+    assert _tag_table.unit_of(tag) == value.unit
 
 
 def test_tags_split_with_underscores_and_digits_in_the_operation():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ckptbench.api._tags import NAMESPACES, TAGS
+from ckptbench.api._tag_table import NAMESPACES, TAGS
 from ckptbench.api._tags import Tag
 from ckptbench.stats import Direction, metric_direction
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from ckptbench.api import _tags
+from ckptbench.api import _tag_table
+from ckptbench.api._tags import Tag
 
 Tags = Mapping[str, Mapping[str, float | str]]
 
 
 def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
-  """The derived tags (`_tags.DERIVED`) that `tags` allows, skipping ones already present.
+  """The derived tags (`_tag_table.DERIVED`) that `tags` allows, skipping ones already present.
 
   Args:
     tags: `{"<op>_<namespace>/<metric>": {"value": v, "unit": u}}`.
@@ -31,12 +32,12 @@ def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
   """
   by_op: dict[str, dict[str, float]] = {}
   for tag, entry in tags.items():
-    parts = _tags.Tag.parse(tag)
+    parts = Tag.parse(tag)
     if parts.namespace:
       by_op.setdefault(parts.op, {})[parts.key] = float(entry["value"])
   out: dict[str, dict[str, float | str]] = {}
   for op, values in by_op.items():
-    for key, spec in _tags.DERIVED.items():
+    for key, spec in _tag_table.DERIVED.items():
       full = f"{op}_{key}"
       if full in tags or spec.numerator not in values:
         continue
@@ -48,5 +49,5 @@ def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
       else:
         continue
       if divisor > 0:
-        out[full] = {"value": values[spec.numerator] / divisor, "unit": _tags.TAGS[key].unit}
+        out[full] = {"value": values[spec.numerator] / divisor, "unit": _tag_table.TAGS[key].unit}
   return out

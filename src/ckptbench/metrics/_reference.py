@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from ckptbench.api import _collector, _tags
+from ckptbench.api import _collector, _tag_table
 from ckptbench.metrics import _jax_events
 
 
@@ -40,7 +40,7 @@ def _event_target(action: object) -> str:
 def tags_table() -> list[str]:
   """The markdown table of every named tag (also embedded in the README)."""
   lines = ["| Tag | Unit | Reduce | Source | Meaning |", "|---|---|---|---|---|"]
-  for tag, spec in sorted(_tags.TAGS.items()):
+  for tag, spec in sorted(_tag_table.TAGS.items()):
     lines.append(f"| `{tag}` | {spec.unit} | {spec.reduce} | {spec.source} | {_cell(spec.doc)} |")
   return lines
 
@@ -100,7 +100,7 @@ def render() -> str:
       "| Namespace | Holds |",
       "|---|---|",
   ]
-  lines += [f"| `{ns}/` | {_cell(doc)} |" for ns, doc in _tags.NAMESPACES.items()]
+  lines += [f"| `{ns}/` | {_cell(doc)} |" for ns, doc in _tag_table.NAMESPACES.items()]
   lines += [
       "",
       "## Collectors",
@@ -128,7 +128,7 @@ def render() -> str:
       "| Pattern (regular expression) | Unit | Source | Meaning |",
       "|---|---|---|---|",
   ]
-  for pattern, unit, source, doc in _tags.PATTERNS:
+  for pattern, unit, source, doc in _tag_table.PATTERNS:
     lines.append(f"| `{_cell(pattern)}` | {unit} | {source} | {_cell(doc)} |")
   lines += [
       "",
@@ -141,7 +141,7 @@ def render() -> str:
       "| Tag | = numerator | / sum of | Time fallback |",
       "|---|---|---|---|",
   ]
-  for tag, d in _tags.DERIVED.items():
+  for tag, d in _tag_table.DERIVED.items():
     denominators = " + ".join(f"`{x}`" for x in d.denominators)
     lines.append(
         f"| `{tag}` | `{d.numerator}` | {denominators} | {'yes' if d.time_fallback else 'no'} |")
