@@ -18,6 +18,7 @@ from packaging.version import Version
 
 from ckptbench.config import load_suite_text
 from ckptbench.envs import parse_with, unique_labels
+from ckptbench.envs._build import project_fingerprint
 from ckptbench.envs._index import nearest
 from ckptbench.envs._run_with import without_with
 from ckptbench.errors import CkptbenchError
@@ -54,6 +55,18 @@ def test_with_values_parse_into_labelled_specs():
   assert same[0].cache_key("p") == same[1].cache_key("p") != same[0].cache_key("other project")
   with pytest.raises(CkptbenchError, match="not a requirement specifier"):
     parse_with("orbax-checkpoint==")
+
+
+def test_two_checkouts_never_share_an_environment(tmp_path):
+  # An environment installs ckptbench editable from the tree that built it: one cached
+  # for another checkout (perhaps deleted since) would run that checkout's code, or none.
+  pyproject = pathlib.Path(__file__).resolve().parents[1] / "pyproject.toml"
+  first, second = tmp_path / "first", tmp_path / "second"
+  for tree in (first, second):
+    tree.mkdir()
+    (tree / "pyproject.toml").write_bytes(pyproject.read_bytes())
+  assert project_fingerprint(first) == project_fingerprint(first)
+  assert project_fingerprint(first) != project_fingerprint(second)
 
 
 def test_nearest_versions_are_those_around_the_wanted_one():

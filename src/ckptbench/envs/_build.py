@@ -3,8 +3,9 @@
 An environment is a virtual environment under the cache directory
 (`$CKPTBENCH_ENV_CACHE`, else `~/.cache/ckptbench/envs`) named by
 `EnvSpec.cache_key`: the requirements, the Python version and ckptbench's own
-pyproject.toml. ckptbench is installed into it editable from this source tree,
-so code changes need no rebuild while a change of dependencies does. A virtual
+source tree (its path and pyproject.toml). ckptbench is installed into it
+editable from that tree, so code changes need no rebuild while a change of
+dependencies does, and two checkouts never run each other's code. A virtual
 environment cannot be moved once built, so it is built in place and marked
 complete last; an unmarked directory is a broken build and is built again.
 """
@@ -75,7 +76,10 @@ def project_root() -> pathlib.Path:
 
 
 def project_fingerprint(root: pathlib.Path) -> str:
-  return hashlib.sha256((root / "pyproject.toml").read_bytes()).hexdigest()[:16]
+  """The source tree's identity in cache keys: its path (the editable install points
+  there) and its pyproject.toml (ckptbench's own dependencies)."""
+  digest = hashlib.sha256(str(root.resolve()).encode() + b"\0" + (root / "pyproject.toml").read_bytes())
+  return digest.hexdigest()[:16]
 
 
 def isolated_environ() -> dict[str, str]:
