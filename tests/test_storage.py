@@ -218,6 +218,26 @@ def test_saves_under_a_shaped_link_with_injected_errors_complete_and_verify(gcs_
     assert m["store_requests_usd"] > 0 and m["store_usd_per_month"] > 0
 
 
+@pytest.mark.slow
+def test_a_save_the_link_keeps_failing_is_a_failed_run_that_says_why(gcs_store, tmp_path, cli):
+  # At 90% injected errors the clients' retries run out: the run fails with the injected answer
+  # as its message (no hang, no traceback on the console), and the files of the run are complete.
+  out = tmp_path / "out"
+  done = cli("run", _suite(tmp_path, options="{use_ocdbt: false}"), "-o", str(out),
+             "--checkpoint_root", f"{gcs_store.url}/failing", "--link", "errors=90%",
+             "--no-views", "--no-probe", "--no-progress", timeout=300)  # fmt: skip
+  assert done.returncode == 1, done.stderr[-3000:]
+  [record] = _records(out)
+  assert record["error"]["message"].startswith("injected by ckptbench --link, ")
+  assert record["error"]["message"].removeprefix("injected by ckptbench --link, ") in ("429", "503")
+  [bench] = json.loads((out / "summary.json").read_text())["benchmarks"]
+  assert bench["failed"] == 1 and bench["errors"][0]["message"] == record["error"]["message"]
+  link = json.loads((out / "link.json").read_text())
+  assert link["stats"]["injected_errors"] > 0.5 * link["stats"]["requests"]
+  assert "Traceback" not in done.stdout + done.stderr and "injected by ckptbench --link" in done.stdout + done.stderr
+  assert not list(tmp_path.glob("gs:*"))  # nothing landed beside the store
+
+
 def test_link_specs_parse_or_fail_in_one_line():
   from ckptbench.storage._link import parse_link
 

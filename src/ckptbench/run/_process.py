@@ -64,6 +64,10 @@ def prepare_process(settings: RunSettings, mesh_sizes: list[int]) -> None:
 def _quiet_libraries() -> None:
   for name in ("absl", "jax", "orbax", "tensorstore"):
     logging.getLogger(name).setLevel(logging.ERROR)
+  # The fsspec store clients log a traceback when their retries run out, then raise to the
+  # caller: the run's record holds that error already (--verbose shows both).
+  for name in ("gcsfs", "s3fs"):
+    logging.getLogger(name).setLevel(logging.CRITICAL)
   try:
     from absl import logging as absl_logging  # noqa: PLC0415
 
