@@ -288,6 +288,29 @@ def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_stor
   (record,) = _records(tmp_path / "out")
   assert record["error"] is None and record["metrics"]["save_5_inventory/save_total_gb"]["value"] > 0
 
+  # orbax_load: its digests captured to the store, then checked from there.
+  def load_suite(digests_option):
+    (tmp_path / "l.yaml").write_text(
+        "suite_name: load from gcs\n"
+        "mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}\n"
+        f"benchmarks: [{{generator: orbax_load, options: {{checkpoint_path: {gcs_store.url}/existing/ckpt,"
+        f" sharding_config_path: {gcs_store.url}/existing/sharding.json, {digests_option}}}}}]\n"
+    )
+    return str(tmp_path / "l.yaml")
+
+  digests = f"{gcs_store.url}/existing/digests"
+  for name, option in (("captured", "capture_digests_path"), ("checked", "reference_digests_path")):
+    done = cli("run", load_suite(f"{option}: {digests}"), "-o", str(tmp_path / name), "--no-views", "--no-probe")
+    assert done.returncode == 0, done.stderr[-2000:]
+    (record,) = _records(tmp_path / name)
+    assert record["error"] is None and record["metrics"]["digest_9_other/arrays"]["value"] == 1
+  assert [o.key for o in list_objects(digests)] == ["host_00000.json"]
+  done = cli("run", load_suite(f"reference_digests_path: {gcs_store.url}/nowhere"), "-o", str(tmp_path / "missing"),
+             "--no-views", "--no-probe")  # fmt: skip
+  (record,) = _records(tmp_path / "missing")
+  assert f"no reference digests for process 0: {gcs_store.url}/nowhere/host_00000.json does not exist" in (
+      record["error"]["message"])
+
 
 def test_the_link_keeps_object_lengths_on_head_requests(s3_store):
   import boto3

@@ -37,7 +37,7 @@ from ckptbench.data import (
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import evict_from_page_cache, scan_inventory  # also registers the collectors
 from ckptbench.stats import median_ratio, theil_sen_slope
-from ckptbench.storage import kvstore_spec, read_kvstore, write_kvstore
+from ckptbench.storage import kvstore_spec, read_kvstore, read_location, write_kvstore, write_location
 from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
@@ -90,6 +90,7 @@ __all__ = [
     "preset_summary",
     "pytree_checksums",
     "read_kvstore",
+    "read_location",
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
@@ -98,5 +99,6 @@ __all__ = [
     "theil_sen_slope",
     "verify_pytree",
     "write_kvstore",
+    "write_location",
     "write_sharding_config",
 ]

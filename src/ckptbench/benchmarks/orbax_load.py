@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import pathlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,8 +39,8 @@ class OrbaxLoadOptions(ckptbench.BenchmarkOptions):
   Attributes:
     checkpoint_path: the Orbax checkpoint to load (required).
     sharding_config_path: partition spec per array (docs/builtins.md, "Sharding files").
-    capture_digests_path: directory to write each process's digests into.
-    reference_digests_path: directory of digests captured earlier to check against.
+    capture_digests_path: directory (or gs://, s3:// prefix) to write each process's digests into.
+    reference_digests_path: directory (or store prefix) of digests captured earlier to check against.
     use_load_and_broadcast: one replica reads, then broadcasts to the others.
     use_colocated_python: Pathways' colocated-Python load; invalid elsewhere.
     restore_concurrent_gb: limit of bytes in flight while loading (GiB).
@@ -138,15 +137,14 @@ class OrbaxLoadBenchmark(ckptbench.BenchmarksGenerator):
       with metrics.measure("digest", ["time"]):
         digests = host_digests(loaded)
       if options.capture_digests_path:
-        target = pathlib.Path(options.capture_digests_path) / host_file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(digests, indent=1, sort_keys=True))
+        target = f"{str(options.capture_digests_path).rstrip('/')}/{host_file}"
+        ckptbench.write_location(target, json.dumps(digests, indent=1, sort_keys=True).encode())
       else:
-        reference = pathlib.Path(options.reference_digests_path) / host_file
-        if not reference.is_file():
-          raise ckptbench.CkptbenchError(
-              f"no reference digests for process {jax.process_index()}: {reference} does not exist"
-          )
-        compare_digests(json.loads(reference.read_text()), digests, str(reference))
+        reference = f"{str(options.reference_digests_path).rstrip('/')}/{host_file}"
+        try:
+          text = ckptbench.read_location(reference)
+        except ckptbench.CkptbenchError as e:
+          raise ckptbench.CkptbenchError(f"no reference digests for process {jax.process_index()}: {e}") from None
+        compare_digests(json.loads(text), digests, reference)
       metrics.record("digest", "9_other/arrays", len(digests), "count")
     return ckptbench.TestResult(metrics=metrics, inventory=ckptbench.scan_inventory(path).to_dict())

@@ -23,15 +23,16 @@ import jax
 from ckptbench.data._read_errors import reading_checkpoint
 from ckptbench.distributed._pathways import pathways_load_context
 from ckptbench.errors import CkptbenchError
-from ckptbench.storage import is_store_url, read_object, write_object
+from ckptbench.storage import read_location, write_location
 
 
 def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.PartitionSpec]:
   try:
-    text = read_object(str(path)).decode() if is_store_url(path) else pathlib.Path(path).read_text()
-    raw = json.loads(text)
-  except (OSError, json.JSONDecodeError) as e:
-    raise CkptbenchError(f"{path}: cannot read the sharding config: {e}") from None
+    raw = json.loads(read_location(path))
+  except CkptbenchError as e:
+    raise CkptbenchError(f"cannot read the sharding config: {e}") from None
+  except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    raise CkptbenchError(f"{path}: the sharding config is not JSON: {e}") from None
   if not isinstance(raw, dict):
     raise CkptbenchError(f"{path}: the sharding config must map array paths to partition specs")
   out = {}
@@ -54,11 +55,7 @@ def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any
     sharding = getattr(leaf, "sharding", None)
     if isinstance(sharding, jax.sharding.NamedSharding):
       out[(name_of or leaf_name)(key_path)] = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
-  text = json.dumps(out, indent=1, sort_keys=True)
-  if is_store_url(path):
-    write_object(str(path), text.encode())
-  else:
-    pathlib.Path(path).write_text(text)
+  write_location(path, json.dumps(out, indent=1, sort_keys=True).encode())
 
 
 def leaf_name(key_path) -> str:

@@ -15,6 +15,7 @@ from ckptbench.storage._kvstore import (
     read_kvstore,
     write_kvstore,
 )
+from ckptbench.storage._location import read_location, write_location
 from ckptbench.storage._objects import (
     StoredObject,
     check_store,
@@ -40,6 +41,7 @@ __all__ = [
     "parse_store_url",
     "payload",
     "read_kvstore",
+    "read_location",
     "read_object",
     "running_emulator",
     "shell_exports",
@@ -47,5 +49,6 @@ __all__ = [
     "stop_emulator",
     "upload_directory",
     "write_kvstore",
+    "write_location",
     "write_object",
 ]
