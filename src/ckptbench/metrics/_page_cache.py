@@ -68,7 +68,7 @@ def evict_from_page_cache(path: str | os.PathLike, method: str = "auto") -> str:
 
   Returns:
     "drop_caches", "fadvise", or "none" when neither is available (the next
-    read will be served from memory; record it beside the figure).
+    read will be served from memory; `evict_for_load` records it beside the figure).
 
   Raises:
     ValueError: for an unknown method.
