@@ -35,7 +35,7 @@ from ckptbench.data import (
     write_sharding_config,
 )
 from ckptbench.errors import CkptbenchError, ConfigError
-from ckptbench.metrics import evict_from_page_cache, scan_inventory  # also registers the collectors
+from ckptbench.metrics import evict_for_load, evict_from_page_cache, scan_inventory  # also registers the collectors
 from ckptbench.stats import median_ratio, theil_sen_slope
 from ckptbench.storage import kvstore_spec, read_kvstore, read_location, write_kvstore, write_location
 from ckptbench.storage import payload as kvstore_payload
@@ -74,6 +74,7 @@ __all__ = [
     "capture_baseline",
     "compare_to_baseline",
     "default_collectors",
+    "evict_for_load",
     "evict_from_page_cache",
     "known_collectors",
     "kvstore_payload",

@@ -60,10 +60,12 @@ def _add(source: str, reduce: Reduce, unit: str, rows: Mapping[str, str]) -> Non
 
 _add("time", "sum", "s", {"0_basics/time_s": "wall-clock duration of the block"})
 _add("rss", "sum", "MiB", {"0_basics/host_rss_diff_mib": "host RSS at exit minus RSS at entry"})
-_add("save_restore", "sum", "count", {
+_add("evict_for_load", "sum", "count", {
     "0_basics/cold_cache_drop_caches": "1: the page cache was dropped before the block (root)",
     "0_basics/cold_cache_fadvise": "1: the checkpoint's pages were evicted with posix_fadvise(DONTNEED) before the block",
+    "0_basics/cold_cache_memory": "1: the checkpoint lies on tmpfs or ramfs, whose pages are the storage: nothing to evict",
     "0_basics/cold_cache_none": "1: eviction was asked for and no method worked (the block read from memory)",
+    "0_basics/cold_cache_object_store": "1: the checkpoint is in an object store (gs://, s3://): no local page cache holds it",
     "0_basics/cold_cache_warm": "1: no eviction was asked for (cold_cache: false): the block read what the save left in memory",
 })
 _add("rss", "max", "MiB", {

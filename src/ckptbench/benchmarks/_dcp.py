@@ -19,6 +19,8 @@ from typing import Any
 import jax
 import numpy as np
 
+import ckptbench
+
 _MIB = 1 << 20
 
 
@@ -147,6 +149,7 @@ def save_and_load(state: dict[str, Any], directory: str, options: Any, asynchron
         dcp.save(state, storage_writer=writer(directory, options))
     dist.barrier()
   loaded = empty_like(state)
+  ckptbench.evict_for_load(directory, metrics, "load", options.cold_cache)
   with metrics.measure("load"), context.trace("load"):
     dcp.load(loaded, storage_reader=reader(directory))
   return loaded

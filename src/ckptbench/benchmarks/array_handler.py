@@ -39,6 +39,8 @@ class ArrayHandlerOptions(ckptbench.BenchmarkOptions):
     enable_replica_parallel_separate_folder: one folder per replica (needs
       use_replica_parallel and use_ocdbt).
     use_metadata_store: also write Orbax's array metadata store.
+    cold_cache: evict the arrays from the page cache before they are deserialized
+      (`deserialize_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   use_ocdbt: bool | Sequence[bool] = True
@@ -47,6 +49,7 @@ class ArrayHandlerOptions(ckptbench.BenchmarkOptions):
   use_replica_parallel: bool | Sequence[bool] = False
   enable_replica_parallel_separate_folder: bool | Sequence[bool] = False
   use_metadata_store: bool | Sequence[bool] = False
+  cold_cache: bool | Sequence[bool] = True
 
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
@@ -138,6 +141,7 @@ class ArrayHandlerBenchmark(ckptbench.BenchmarksGenerator):
     restore_args = [
         th.ArrayRestoreArgs(sharding=v.sharding, global_shape=v.shape, dtype=v.dtype) for v in values
     ]
+    ckptbench.evict_for_load(context.path, metrics, "deserialize", options.cold_cache)
     with context.trace("deserialize"), metrics.measure("deserialize"), ckptbench.reading_checkpoint(context.path):
       restored = jax.block_until_ready(asyncio.run(handler.deserialize(infos, args=restore_args)))
     with metrics.measure("verify", ["time"]):

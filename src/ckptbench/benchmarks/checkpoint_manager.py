@@ -39,6 +39,7 @@ from ckptbench import (
     TestResult,
     abstract_pytree,
     benchmark_options,
+    evict_for_load,
     verify_pytree,
 )
 
@@ -62,6 +63,8 @@ class CheckpointManagerOptions(BenchmarkOptions):
     async_enabled: save asynchronously.
     train_steps: Orbax's name for `num_steps`; when given, it replaces it.
     wait_each_step: wait for each save to finish before the next step.
+    cold_cache: evict the checkpoints from the page cache before the restore
+      (`restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   api: str | list[str] = "checkpoint_manager"
@@ -71,6 +74,7 @@ class CheckpointManagerOptions(BenchmarkOptions):
   async_enabled: bool | list[bool] = True
   train_steps: int | None | list[int | None] = None
   wait_each_step: bool | list[bool] = False
+  cold_cache: bool | list[bool] = True
 
   @property
   def steps(self) -> int:
@@ -269,6 +273,7 @@ class CheckpointManagerBenchmark(BenchmarksGenerator):
               f" {options.max_to_keep} of the saved steps {saved}: {kept}"
           )
       latest = kept[-1]
+      evict_for_load(directory, metrics, "restore", options.cold_cache)
       with metrics.measure("restore"), context.trace("restore"):
         restored = manager.restore(latest, abstract_pytree(last_saved))
       with metrics.measure("verify", ["time"]):

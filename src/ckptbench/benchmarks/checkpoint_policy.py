@@ -88,12 +88,15 @@ class CheckpointPolicyOptions(ckptbench.BenchmarkOptions):
       EveryNSeconds (interval_secs), EveryNSteps (interval_steps), CustomSteps
       (custom_steps).
     num_checkpoints: steps the manager sees.
+    cold_cache: evict the latest kept step from the page cache before the restore
+      (`restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   checkpoint_policies_options: dict[str, Any] | Sequence[dict[str, Any]] = dataclasses.field(
       default_factory=dict
   )
   num_checkpoints: int | Sequence[int] = 1000
+  cold_cache: bool | Sequence[bool] = True
 
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
@@ -152,6 +155,7 @@ class CheckpointPolicyBenchmark(ckptbench.BenchmarksGenerator):
       if missing:
         raise ckptbench.DataMismatchError(f"steps {missing} were expected to be kept; kept: {kept}")
       abstract = ckptbench.abstract_pytree(context.pytree)
+      ckptbench.evict_for_load(directory / str(kept[-1]), metrics, "restore", options.cold_cache)
       with metrics.measure("restore"), ckptbench.reading_checkpoint(directory / str(kept[-1])):
         restored = manager.restore(kept[-1], args=ocp.args.StandardRestore(abstract))
       ckptbench.verify_pytree(context.pytree, restored)

@@ -51,6 +51,8 @@ class CheckpointerCancelOptions(ckptbench.BenchmarkOptions):
     use_ocdbt: write with the OCDBT driver.
     use_zarr3: write Zarr v3 (else v2).
     use_compression: zstd-compress array data.
+    cold_cache: evict the step from the page cache before the restore
+      (`restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   api: str | Sequence[str] = "v0"
@@ -59,6 +61,7 @@ class CheckpointerCancelOptions(ckptbench.BenchmarkOptions):
   use_ocdbt: bool | Sequence[bool] = True
   use_zarr3: bool | Sequence[bool] = True
   use_compression: bool | Sequence[bool] = True
+  cold_cache: bool | Sequence[bool] = True
 
   def invalid_reason(self) -> str | None:
     if self.api not in APIS:
@@ -205,6 +208,7 @@ class CheckpointerCancelBenchmark(ckptbench.BenchmarksGenerator):
             f"checkpointer_cancel ({options.api}): step {check} was saved to the end but is not on disk"
             f" (found {sorted(p.name for p in directory.iterdir())})"
         )
+      ckptbench.evict_for_load(directory / str(check), metrics, "restore", options.cold_cache)
       with metrics.measure("restore"), context.trace("restore"):
         restored = manager.restore(check, abstract)
       with metrics.measure("verify", ["time"]):

@@ -34,12 +34,15 @@ class DeleterOptions(ckptbench.BenchmarkOptions):
       for the timed deletions (Orbax's default is 1; its suite sets 10).
     train_steps: steps of the loop.
     num_deletion_threads: threads the manager deletes with.
+    cold_cache: evict the latest step from the page cache before the restore
+      (`restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   save_interval_steps: int | Sequence[int] = 1
   max_to_keep: int | Sequence[int] = 2
   train_steps: int | Sequence[int] = 5
   num_deletion_threads: int | Sequence[int] = 1
+  cold_cache: bool | Sequence[bool] = True
 
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
@@ -104,6 +107,7 @@ class DeleterBenchmark(ckptbench.BenchmarksGenerator):
       latest = manager.latest_step()
       if latest != saved[-1]:
         raise ckptbench.DataMismatchError(f"the latest step is {latest}, expected {saved[-1]}")
+      ckptbench.evict_for_load(directory / str(latest), metrics, "restore", options.cold_cache)
       with metrics.measure("restore"), ckptbench.reading_checkpoint(directory / str(latest)):
         restored = manager.restore(latest, args=ocp.args.StandardRestore(ckptbench.abstract_pytree(context.pytree)))
     finally:

@@ -66,6 +66,9 @@ class EmergencyCheckpointManagerOptions(ckptbench.BenchmarkOptions):
       checkpoints are deleted before the restore.
     experimental_use_distributed_id_for_mesh_consistency: Orbax's absl flag.
     experimental_orbax_use_distributed_process_id: Orbax's absl flag.
+    cold_cache: each process evicts both its tiers from the page cache before
+      the restore; `restore_0_basics/cold_cache_<how>` (a local tier on a RAM
+      disk records `memory`), see `ckptbench.evict_for_load`.
   """
 
   persistent_save_interval_steps: int | Sequence[int] = 5
@@ -78,6 +81,7 @@ class EmergencyCheckpointManagerOptions(ckptbench.BenchmarkOptions):
   lose_local_data: str | Sequence[str] = "one_process"
   experimental_use_distributed_id_for_mesh_consistency: bool | Sequence[bool] = True
   experimental_orbax_use_distributed_process_id: bool | Sequence[bool] = True
+  cold_cache: bool | Sequence[bool] = True
 
   def invalid_reason(self) -> str | None:
     if min(self.persistent_save_interval_steps, self.local_save_interval_steps, self.train_steps) < 1:
@@ -200,6 +204,7 @@ class EmergencyCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
       metrics.record("restore", "9_other/step", step, "count")
       metrics.record("restore", "9_other/restoring_replica", replica, "count")
       metrics.record("restore", "9_other/from_local_tier", int(replica >= 0), "count")
+      ckptbench.evict_for_load([persistent, local], metrics, "restore", options.cold_cache)
       with metrics.measure("restore"), context.trace("restore"):
         restored = manager.restore(step)["state"]
       with metrics.measure("verify", ["time"]):

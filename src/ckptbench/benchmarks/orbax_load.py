@@ -45,6 +45,8 @@ class OrbaxLoadOptions(ckptbench.BenchmarkOptions):
     use_colocated_python: Pathways' colocated-Python load; invalid elsewhere.
     restore_concurrent_gb: limit of bytes in flight while loading (GiB).
     metric_tracemalloc_enabled: add the tracemalloc collector.
+    cold_cache: evict the checkpoint from the page cache before the load
+      (`load_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   checkpoint_path: str | None = None
@@ -55,6 +57,7 @@ class OrbaxLoadOptions(ckptbench.BenchmarkOptions):
   use_colocated_python: bool | Sequence[bool] = False
   restore_concurrent_gb: int | None | Sequence[int | None] = None
   metric_tracemalloc_enabled: bool = False
+  cold_cache: bool | Sequence[bool] = True
 
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
@@ -130,6 +133,7 @@ class OrbaxLoadBenchmark(ckptbench.BenchmarksGenerator):
     metrics = ckptbench.Metrics()
     with options.load_context():
       abstract = ckptbench.abstract_from_checkpoint(path, mesh, shardings)
+      ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
       with context.trace("load"), metrics.measure("load", keys), ckptbench.reading_checkpoint(path):
         loaded = jax.block_until_ready(ocp.load(path, abstract))
     host_file = f"host_{jax.process_index():05d}.json"

@@ -58,6 +58,9 @@ class P2PCheckpointManagerOptions(ckptbench.BenchmarkOptions):
     replica_axis_index: the index in mesh_axes of the replica axis.
     train_steps: training steps per run.
     delete_before_restore: "none", "local_p0" or "local_all".
+    cold_cache: each process evicts both its tiers from the page cache before
+      the restore (a peer serves the files it evicted itself);
+      `restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`.
   """
 
   persistent_save_interval_steps: int | Sequence[int] = 5
@@ -67,6 +70,7 @@ class P2PCheckpointManagerOptions(ckptbench.BenchmarkOptions):
   replica_axis_index: int | Sequence[int] = 0
   train_steps: int | Sequence[int] = 10
   delete_before_restore: str | Sequence[str] = "local_p0"
+  cold_cache: bool | Sequence[bool] = True
 
   def invalid_reason(self) -> str | None:
     if min(self.persistent_save_interval_steps, self.local_save_interval_steps, self.train_steps) < 1:
@@ -166,6 +170,7 @@ class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
       metrics.record("restore", "9_other/step", step, "count")
       metrics.record("restore", "9_other/source", source, "count")
       restore_args = checkpoint_utils.construct_restore_args(abstract)
+      ckptbench.evict_for_load([persistent, local], metrics, "restore", options.cold_cache)
       with metrics.measure("restore"), context.trace("restore"):
         restored = manager.restore(
             step, args=p2p_args.Composite(state=ocp.args.PyTreeRestore(item=abstract, restore_args=restore_args))

@@ -44,12 +44,16 @@ class PreemptionRecoveryOptions(ckptbench.BenchmarkOptions):
     kill_step: the step whose async save is interrupted; a multiple of
       save_interval_steps, at least one interval in.
     process_timeout_s: limit for each subprocess.
+    cold_cache: evict the checkpoints from the page cache before the fresh
+      process starts, as after a host's restart
+      (`recover_restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   api: str | list[str] = "checkpoint_manager"
   save_interval_steps: int | list[int] = 2
   kill_step: int | list[int] = 6
   process_timeout_s: float = 300.0
+  cold_cache: bool | list[bool] = True
 
   def invalid_reason(self) -> str | None:
     if self.api not in APIS:
@@ -129,6 +133,7 @@ class PreemptionRecoveryBenchmark(ckptbench.BenchmarksGenerator):
       )
     metrics.record("train", "9_other/half_written_steps", len(trained["half_written"]), "count")
 
+    ckptbench.evict_for_load(directory, metrics, "recover_restore", options.cold_cache)
     with metrics.measure("recover"):
       code, recovered = _run_worker(config_path, "recover", options.process_timeout_s)
     if "error" in recovered:

@@ -78,6 +78,8 @@ class PyTorchOptions(ckptbench.BenchmarkOptions):
     enable_gcs_connector: Google's DCP connector for GCS; not available here, so invalid.
     metric_tracemalloc_enabled: Orbax's switch for the tracemalloc collector;
       only false is accepted (this benchmark measures with the default collectors).
+    cold_cache: evict the saved files from the page cache before the load
+      (`load_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   library: str | list[str] = "torch_save"
@@ -89,6 +91,7 @@ class PyTorchOptions(ckptbench.BenchmarkOptions):
   single_file_per_rank: bool | None | list[bool | None] = None
   enable_gcs_connector: bool | list[bool] = False
   metric_tracemalloc_enabled: bool = False
+  cold_cache: bool | list[bool] = True
 
   @property
   def effective_library(self) -> str:
@@ -179,13 +182,14 @@ def reference_tensors(directory: str) -> dict[str, Any]:
   return out
 
 
-def _save_load_torch(library: str, tensors: dict, path, metrics, context) -> dict:
+def _save_load_torch(library: str, tensors: dict, path, metrics, context, cold: bool) -> dict:
   import torch
 
   if library == "torch_save":
     file = path / "model.pt"
     with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
       torch.save(tensors, file)
+    ckptbench.evict_for_load(file, metrics, "load", cold)
     with metrics.measure("load"), context.trace("load"):
       return torch.load(file, weights_only=True)
   if library.startswith("safetensors"):
@@ -194,6 +198,7 @@ def _save_load_torch(library: str, tensors: dict, path, metrics, context) -> dic
     file = path / "model.safetensors"
     with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
       save_file(tensors, file)
+    ckptbench.evict_for_load(file, metrics, "load", cold)
     with metrics.measure("load"), context.trace("load"):
       if library == "safetensors_mmap":
         return load_file(file)  # maps the file: pages are read when first touched
@@ -211,7 +216,7 @@ def _save_load_dcp(library: str, tensors: dict, path, metrics, context, options)
   return local(state), local(loaded)
 
 
-def _save_load_orbax(library: str, tensors: dict, path, metrics, context) -> dict:
+def _save_load_orbax(library: str, tensors: dict, path, metrics, context, cold: bool) -> dict:
   from orbax.checkpoint import v1 as ocp
 
   directory = path / "orbax"
@@ -223,6 +228,7 @@ def _save_load_orbax(library: str, tensors: dict, path, metrics, context) -> dic
       with torchax.default_env():
         arrays = {k: interop.jax_view(v.to("jax")) for k, v in tensors.items()}
       ocp.save(directory, arrays)
+    ckptbench.evict_for_load(directory, metrics, "load", cold)
     with metrics.measure("load"), context.trace("load"):
       restored = ocp.load(directory, ckptbench.abstract_pytree(arrays))
       with torchax.default_env():
@@ -230,6 +236,7 @@ def _save_load_orbax(library: str, tensors: dict, path, metrics, context) -> dic
   with metrics.measure("save"), metrics.measure("save_blocking"), context.trace("save"):
     arrays = {k: jax.numpy.asarray(_to_numpy(v)) for k, v in tensors.items()}
     ocp.save(directory, arrays)
+  ckptbench.evict_for_load(directory, metrics, "load", cold)
   with metrics.measure("load"), context.trace("load"):
     restored = ocp.load(directory, ckptbench.abstract_pytree(arrays))
     return {k: _to_torch(v) for k, v in restored.items()}
@@ -315,7 +322,7 @@ class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
       path = context.path / f"process_{jax.process_index()}" if jax.process_count() > 1 else context.path
       path.mkdir(parents=True, exist_ok=True)
       run = _save_load_orbax if library in ("orbax", "torchax") else _save_load_torch
-      loaded = run(library, tensors, path, metrics, context)
+      loaded = run(library, tensors, path, metrics, context, options.cold_cache)
     with metrics.measure("verify", ["time"]):
       _verify(tensors, loaded, library)
     return ckptbench.TestResult(metrics=metrics)

@@ -44,6 +44,8 @@ class PyTreeCheckpointOptions(ckptbench.BenchmarkOptions):
       use_replica_parallel and use_ocdbt).
     use_colocated_python: Pathways' colocated-Python handlers; needs a Pathways
       backend, so on CPU/GPU JAX such a combination is listed as invalid.
+    cold_cache: evict the checkpoint from the page cache before the restore
+      (`restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   async_enabled: bool | Sequence[bool] = True
@@ -57,6 +59,7 @@ class PyTreeCheckpointOptions(ckptbench.BenchmarkOptions):
   use_replica_parallel: bool | Sequence[bool] = False
   enable_replica_parallel_separate_folder: bool | Sequence[bool] = False
   use_colocated_python: bool | Sequence[bool] = False
+  cold_cache: bool | Sequence[bool] = True
 
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
@@ -123,6 +126,7 @@ class PyTreeCheckpointBenchmark(ckptbench.BenchmarksGenerator):
         with metrics.measure("wait_until_finished", keys):
           checkpointer.wait_until_finished()
       restore_args = ocp.checkpoint_utils.construct_restore_args(context.pytree)
+      ckptbench.evict_for_load(path, metrics, "restore", options.cold_cache)
       with context.trace("restore"), metrics.measure("restore", keys), ckptbench.reading_checkpoint(path):
         restored = checkpointer.restore(
             path, args=ocp.args.PyTreeRestore(item=context.pytree, restore_args=restore_args)

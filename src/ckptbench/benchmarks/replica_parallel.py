@@ -73,6 +73,7 @@ class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
         else:
           ocp.save(path, data)
       if options.verify:
+        ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
         with orbax_context(options), metrics.measure("load", keys):
           restored = ocp.load(path, abstract)
         with metrics.measure("verify", ["time"]):

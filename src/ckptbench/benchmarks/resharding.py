@@ -143,6 +143,7 @@ class ReshardingBenchmark(ckptbench.BenchmarksGenerator):
           if isinstance(x, jax.Array)
       )
       metrics.record("load", "9_other/resharded_arrays", moved, "count")
+    ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
     with orbax_context(options), metrics.measure("load", keys), context.trace("load"):
       restored = ocp.load(path, target)
     _check_shardings(restored, target)

@@ -69,6 +69,7 @@ class RestoreAndBroadcastBenchmark(ckptbench.BenchmarksGenerator):
       target = ckptbench.abstract_pytree(context.pytree)
       with orbax_context(options), metrics.measure("save", keys):
         ocp.save(path, context.pytree)
+    ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
     with orbax_context(options), metrics.measure("load", keys), context.trace("load"):
       restored = ocp.load(path, target)
     if options.verify:

@@ -38,8 +38,7 @@ class SaveRestoreOptions(ckptbench.BenchmarkOptions):
       requires). Each file's pages are evicted with posix_fadvise, which
       leaves other processes' cache alone; only where that is unavailable is
       the whole page cache dropped (root). Every load records how it read:
-      `load_0_basics/cold_cache_<fadvise|drop_caches|none|warm>` (none: no
-      method worked, so the read was warm after all).
+      `load_0_basics/cold_cache_<how>` (see `ckptbench.evict_for_load`).
     verify: compare what was loaded with what was saved (fails the run if not).
   """
 
@@ -135,12 +134,7 @@ class SaveRestoreBenchmark(ckptbench.BenchmarksGenerator):
             response.result()
         else:
           io.save(path, context.pytree)
-      method = "warm"
-      if options.cold_cache:
-        method = ckptbench.evict_from_page_cache(path, "fadvise")
-        if method == "none":
-          method = ckptbench.evict_from_page_cache(path)
-      metrics.record("load", f"0_basics/cold_cache_{method}", 1.0, "count", "sum")
+      ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
       with context.trace("load"), metrics.measure("load", keys), ckptbench.reading_checkpoint(path):
         restored = io.load(path, abstract)
 

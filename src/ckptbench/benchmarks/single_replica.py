@@ -59,6 +59,8 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
     use_zarr3: write Zarr v3 (else v2).
     use_compression: zstd-compress array data.
     verify: compare what was restored with what was saved.
+    cold_cache: evict the checkpoint from the page cache before the restore
+      (`restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   replica_axis_index: int | Sequence[int] = 0
@@ -72,6 +74,7 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
   use_zarr3: bool | Sequence[bool] = True
   use_compression: bool | Sequence[bool] = True
   verify: bool = True
+  cold_cache: bool | Sequence[bool] = True
 
   def invalid_reason(self) -> str | None:
     if self.broadcast_memory_limit_bytes is not None and self.broadcast_memory_limit_bytes < 1:
@@ -161,6 +164,7 @@ class SingleReplicaBenchmark(ckptbench.BenchmarksGenerator):
       with metrics.measure("wait_until_finished"):
         checkpointer.wait_until_finished()
       abstract = ckptbench.abstract_pytree(context.pytree)
+      ckptbench.evict_for_load(path, metrics, "restore", options.cold_cache)
       with metrics.measure("restore"), context.trace("restore"):
         with metrics.measure("construct_restore_args", ["time"]):
           restore_args = _restore_args(abstract)

@@ -17,6 +17,8 @@ the larger one (`load_scale_up`). Each load is checked against the data saved.
 Orbax's split/concatenate-by-mesh-axis come from `pathwaysutils` (the
 `pathways` extra), run here on jaxlib's CPU implementation, not a Pathways
 backend; `pinned_host` memory is ordinary host RAM. The record's notes say so.
+The loads read that host copy, not files: there is nothing to evict, so no
+`cold_cache` option (docs/builtins.md, "Cold loads").
 
 The Orbax in-tree framework's `v1.snapshotter_benchmark` resolves here, with
 the same option names (its suite has no checkpoint data: the state is built

@@ -27,6 +27,8 @@ class StorageOptions(ckptbench.BenchmarkOptions):
     use_ocdbt: put OCDBT on top of the store's driver (one transaction for all writes).
     concurrency: requests in flight (also TensorStore's per-driver request limit).
     verify: compare every byte read with what was written (fails the run if not).
+    cold_cache: on a local path, evict the objects from the page cache before
+      the read (`read_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   object_count: int | Sequence[int] = 16
@@ -34,6 +36,7 @@ class StorageOptions(ckptbench.BenchmarkOptions):
   use_ocdbt: bool | Sequence[bool] = False
   concurrency: int | Sequence[int] = 16
   verify: bool = True
+  cold_cache: bool | Sequence[bool] = True
 
   def invalid_reason(self) -> str | None:
     if self.object_count < 1 or self.concurrency < 1 or self.object_size_mib <= 0:
@@ -62,7 +65,8 @@ class StorageBenchmark(ckptbench.BenchmarksGenerator):
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: StorageOptions = context.options
     size = max(1, int(options.object_size_mib * _MIB))
-    spec = ckptbench.kvstore_spec(str(context.path / "kvstore"), use_ocdbt=options.use_ocdbt)
+    location = str(context.path / "kvstore")
+    spec = ckptbench.kvstore_spec(location, use_ocdbt=options.use_ocdbt)
     values = [ckptbench.kvstore_payload(context.repeat_index * options.object_count + i, size)
               for i in range(options.object_count)]  # fmt: skip
     total_gb = options.object_count * size / _GIB
@@ -70,6 +74,7 @@ class StorageBenchmark(ckptbench.BenchmarksGenerator):
     with metrics.measure("write"):
       ckptbench.write_kvstore(spec, values, options.concurrency)
     metrics.record("write", "5_inventory/store_write_gb", total_gb, "GiB", "sum")
+    ckptbench.evict_for_load(location, metrics, "read", options.cold_cache)
     with metrics.measure("read"):
       read = ckptbench.read_kvstore(spec, options.object_count, options.concurrency)
     metrics.record("read", "5_inventory/store_read_gb", sum(len(v) for v in read) / _GIB, "GiB", "sum")

@@ -80,6 +80,8 @@ class TrainingInterferenceOptions(ckptbench.BenchmarkOptions):
     step_matmul_size: side of the square matrices multiplied in each step.
     step_matmuls: matrix products per step (sets the step time).
     max_to_keep: checkpoints kept on disk (the Orbax managers; torch_dcp keeps all).
+    cold_cache: evict the latest step from the page cache before the restore
+      (`restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`).
   """
 
   api: str | list[str] = "checkpoint_manager"
@@ -88,6 +90,7 @@ class TrainingInterferenceOptions(ckptbench.BenchmarkOptions):
   step_matmul_size: int | list[int] = 256
   step_matmuls: int | list[int] = 64
   max_to_keep: int | list[int] = 2
+  cold_cache: bool | list[bool] = True
 
   def invalid_reason(self) -> str | None:
     if self.api not in APIS:
@@ -184,7 +187,8 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
       state = jax.block_until_ready(step_fn(state))
       jax.block_until_ready(compute())
 
-    manager = _manager(options, context.path / "checkpoints")
+    directory = context.path / "checkpoints"
+    manager = _manager(options, directory)
     process = psutil.Process()
     phases = _Phases()
     saves: list[_Save] = []
@@ -228,6 +232,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
       _record_memory(metrics, rss_before_save, phases, context.pytree)
 
       latest = saves[-1].step
+      ckptbench.evict_for_load(directory / str(latest), metrics, "restore", options.cold_cache)
       with metrics.measure("restore"):
         restored = manager.restore(latest, ckptbench.abstract_pytree(last_saved))
       with metrics.measure("verify", ["time"]):

@@ -7,7 +7,7 @@ from ckptbench.metrics import _tensorstore  # noqa: F401  (registers tensorstore
 from ckptbench.metrics import _tracemalloc  # noqa: F401  (registers tracemalloc, opt-in)
 from ckptbench.metrics._inventory import CheckpointInventory, scan_inventory
 from ckptbench.api._tag_table import NAMESPACES, TAGS, TagSpec, unit_of
-from ckptbench.metrics._page_cache import evict_from_page_cache
+from ckptbench.metrics._page_cache import evict_for_load, evict_from_page_cache
 from ckptbench.metrics._post_run import post_run_tags
 from ckptbench.metrics._roofline import StorageProbe, cached_probe, probe_storage, roofline_shares
 
@@ -18,6 +18,7 @@ __all__ = [
     "StorageProbe",
     "TagSpec",
     "cached_probe",
+    "evict_for_load",
     "evict_from_page_cache",
     "post_run_tags",
     "probe_storage",

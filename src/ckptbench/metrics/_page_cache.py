@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
+
+from ckptbench.api import _tag_table
+from ckptbench.api._metrics import Metrics
+from ckptbench.storage import is_store_url
 
 _log = logging.getLogger(__name__)
 _DROP_CACHES = "/proc/sys/vm/drop_caches"
+_MOUNTS = "/proc/self/mounts"
+_MEMORY_FILESYSTEMS = ("tmpfs", "ramfs")
 METHODS = ("drop_caches", "fadvise")
+# How a load reads, warmest first: the record names the warmest of its paths.
+_READS = ("none", "memory", "fadvise", "drop_caches")
 
 
 def _files(path: str | os.PathLike) -> list[str]:
@@ -59,7 +68,7 @@ def evict_from_page_cache(path: str | os.PathLike, method: str = "auto") -> str:
 
   Returns:
     "drop_caches", "fadvise", or "none" when neither is available (the next
-    read will be served from memory; record it beside the figure).
+    read will be served from memory; `evict_for_load` records it beside the figure).
 
   Raises:
     ValueError: for an unknown method.
@@ -75,3 +84,81 @@ def evict_from_page_cache(path: str | os.PathLike, method: str = "auto") -> str:
   if method in ("auto", "fadvise") and _fadvise(_files(path)):
     return "fadvise"
   return "none"
+
+
+def _in_memory(path: str | os.PathLike) -> bool:
+  """True when `path` lies on tmpfs or ramfs: its pages are the storage, nothing can evict them."""
+  try:
+    with open(_MOUNTS) as f:
+      mounts = [line.split()[1:3] for line in f]
+  except OSError:
+    return False
+  target = os.path.realpath(path)
+  longest, fstype = "", ""
+  for point, kind in mounts:
+    point = point.replace("\\040", " ")
+    inside = target == point or target.startswith(point.rstrip("/") + "/")
+    if inside and len(point) >= len(longest):  # the last mount over a point hides the earlier ones
+      longest, fstype = point, kind
+  return fstype in _MEMORY_FILESYSTEMS
+
+
+def _evict(path: str | os.PathLike) -> str:
+  if _in_memory(path):
+    return "memory"
+  method = evict_from_page_cache(path, "fadvise")  # leaves other processes' cache alone
+  return evict_from_page_cache(path) if method == "none" else method
+
+
+def evict_for_load(
+    paths: str | os.PathLike | Sequence[str | os.PathLike],
+    metrics: Metrics,
+    op: str,
+    cold: bool = True,
+) -> str:
+  """Evicts a checkpoint from the page cache before the load `op`, and records how `op` reads.
+
+  Call it just before the timed load, on every process: each evicts its own
+  view of the files (shared files too; eviction is idempotent). Each local
+  path is evicted per file with posix_fadvise, or by dropping the whole page
+  cache (root) where that is unavailable. The load records
+  `<op>_0_basics/cold_cache_<how>`, `how` being:
+
+  - `fadvise` or `drop_caches`: evicted, the load reads the storage;
+  - `memory`: a path lies on tmpfs or ramfs, whose pages are the storage;
+  - `none`: no method worked, the load reads memory;
+  - `object_store`: every path is a gs:// or s3:// URL, which no local page
+    cache holds: the load reads over the network;
+  - `warm`: `cold` is false, nothing was evicted.
+
+  With several paths (tiers a load may read from) the warmest of them is recorded.
+
+  Args:
+    paths: the checkpoint's directory or file, or several.
+    metrics: where to record.
+    op: the name of the load's measured block (`"load"`, `"restore"`).
+    cold: evict (the default for built-ins, as MLPerf Storage requires); False
+      records `warm`.
+
+  Returns:
+    `how`, as recorded.
+
+  Example:
+    >>> metrics = ckptbench.Metrics()
+    >>> evict_for_load(ckpt_dir, metrics, "load")
+    'fadvise'
+    >>> with metrics.measure("load"):
+    ...   restored = ocp.load(ckpt_dir, abstract)
+  """
+  if isinstance(paths, (str, os.PathLike)):
+    paths = [paths]
+  local = [p for p in paths if not is_store_url(p)]
+  if not cold:
+    how = "warm"
+  elif not local:
+    how = "object_store"
+  else:
+    found = {_evict(p) for p in local}
+    how = next(r for r in _READS if r in found)
+  metrics.add(f"{op}_0_basics/cold_cache_{how}", _tag_table.value(f"0_basics/cold_cache_{how}", 1.0))
+  return how

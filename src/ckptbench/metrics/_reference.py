@@ -93,7 +93,10 @@ def render() -> str:
       " probe, every `4_throughput/<x>_gbps` also gets `<x>_gbps_of_<limit>`: save bandwidths"
       " against disk_write (the blocking phase against memcpy), load bandwidths against disk_read"
       " and page_cache_read. A load share above 1 of disk_read means the load was served from"
-      " memory; the save_restore option `cold_cache: true` evicts the checkpoint before the load.",
+      " memory. Built-ins that load a checkpoint evict it from the page cache first (option"
+      " `cold_cache`, true by default) with `ckptbench.evict_for_load(paths, metrics, op, cold)`,"
+      " which records how the load read as `<op>_0_basics/cold_cache_<how>` (table below; a"
+      " test_fn of your own can call it too).",
       "",
       "## Namespaces",
       "",
