@@ -42,7 +42,7 @@ from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {
-    "Comparison": "ckptbench.outputs._comparison",
+    "Comparison": "ckptbench.outputs._comparison_record",
     "capture_baseline": "ckptbench.outputs._baseline",
     "compare_to_baseline": "ckptbench.outputs._comparison",
     "load_results": "ckptbench.outputs._export",
