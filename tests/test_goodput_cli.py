@@ -7,6 +7,7 @@ import json
 import pytest
 
 from builtin_support import ok_metrics, run_text
+from ckptbench.api._records import RunRecord
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._goodput import plan_goodput
 from ckptbench.stats import CheckpointCost, expected_goodput, optimal_interval
@@ -90,9 +91,12 @@ def test_goodput_refuses_bad_input_with_one_line(tmp_path, cli):
 
 def test_goodput_needs_a_benchmark_that_saved(tmp_path):
   (tmp_path / "out").mkdir()
-  (tmp_path / "out" / "results.jsonl").write_text(json.dumps(
-      {"key": "k", "benchmark": "b", "repeat": 0, "metrics": {"load_0_basics/time_s": {"value": 1.0, "unit": "s"}}}
-  ) + "\n")
+  record = RunRecord(
+      suite="s", benchmark="b", key="k", generator="m.G", options={}, varying={}, mesh=None, checkpoint_config=None,
+      repeat=0, warmup=False, host=0, num_hosts=1, path="", started_at="", duration_s=1.0,
+      metrics={"load_0_basics/time_s": {"value": 1.0, "unit": "s"}},
+  )  # fmt: skip
+  (tmp_path / "out" / "results.jsonl").write_text(json.dumps(record.to_json()) + "\n")
   with pytest.raises(CkptbenchError, match="no benchmark measured a save"):
     plan_goodput(tmp_path / "out", 3600.0)
 
