@@ -1,6 +1,6 @@
 """The records a run writes, typed: one `RunRecord` per run x host, and the suite's summary.
 
-They are what results.jsonl and summary.json hold (docs/outputs.md): `to_json()`
+They are what results.jsonl and summary.json hold (docs/ARCHITECTURE.md): `to_json()`
 is what is written, `from_json()` reads it back and refuses a schema it does not
 know. The metric entries inside them stay plain dicts: `{"value", "unit"}` per
 run, `{"unit", "n", "mean", ...}` per benchmark.
