@@ -30,14 +30,14 @@ def run_text(tmp_path: pathlib.Path, *parts: str) -> SuiteOutcome:
 
 def ok_metrics(outcome: SuiteOutcome) -> list[dict]:
   """The metrics of every run, after checking that none failed."""
-  errors = [r["error"]["message"] for r in outcome.records if r.get("error")]
+  errors = [r.error.message for r in outcome.records if r.failed]
   assert not errors, errors
   assert outcome.records
-  return [r["metrics"] for r in outcome.records if not r.get("warmup")]
+  return [r.metrics for r in outcome.records if not r.warmup]
 
 
 def errors(outcome: SuiteOutcome) -> list[tuple[str, str]]:
-  return [(r["error"]["type"], r["error"]["message"]) for r in outcome.records if r.get("error")]
+  return [(r.error.type, r.error.message) for r in outcome.records if r.failed]
 
 
 def _committed_dirs(root: pathlib.Path) -> list[pathlib.Path]:

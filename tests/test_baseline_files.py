@@ -60,8 +60,8 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   assert doc.manifest["hostname"] == "box-a"
   assert set(doc.benchmarks) == {"aaaa111111", "bbbb222222"}
   bench = doc.benchmarks["bbbb222222"]
-  assert (bench["name"], bench["runs"], bench["failed"]) == ("SaveRestore use_ocdbt=False", 6, 1)
-  time_s = bench["metrics"]["save_0_basics/time_s"]
+  assert (bench.name, bench.runs, bench.failed) == ("SaveRestore use_ocdbt=False", 6, 1)
+  time_s = bench.metrics["save_0_basics/time_s"]
   assert (time_s["unit"], time_s["direction"], time_s["headline"]) == ("s", "lower", True)
   # Raw samples per host, warmup and the failed run left out.
   assert time_s["hosts"]["0"]["values"] == pytest.approx(TIMES)
@@ -74,9 +74,9 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   assert time_s["across_hosts"]["stats"]["n"] == 5
   # The summary.json statistics, with the cross-host block of multi-host runs.
   assert time_s["stats"]["n"] == 10 and time_s["stats"]["hosts"]["slowest_host"] == 1
-  gbps = bench["metrics"]["save_4_throughput/save_total_gbps"]
+  gbps = bench.metrics["save_4_throughput/save_total_gbps"]
   assert gbps["direction"] == "higher" and gbps["across_hosts"]["reduce"] == "min"
-  assert bench["metrics"]["save_5_inventory/file_count"]["direction"] == "neutral"
+  assert bench.metrics["save_5_inventory/file_count"]["direction"] == "neutral"
 
 
 def test_label_comes_from_env_then_manifest_then_git(tmp_path, monkeypatch, caplog):
@@ -139,9 +139,12 @@ def test_unreadable_inputs_are_user_errors(tmp_path):
     load_baseline(bad)
   with pytest.raises(CkptbenchError, match="output directory"):
     capture_baseline(tmp_path / "missing", tmp_path / "bl")
-  (tmp_path / "warmups").mkdir()
-  (tmp_path / "warmups" / "results.jsonl").write_text(json.dumps({"key": "k", "warmup": True}) + "\n")
+  warmup = json.loads(write_run(tmp_path / "warmups").joinpath("results.jsonl").read_text().splitlines()[0])
+  (tmp_path / "warmups" / "results.jsonl").write_text(json.dumps(warmup | {"warmup": True}) + "\n")
   with pytest.raises(CkptbenchError, match="no measured run"):
+    capture_baseline(tmp_path / "warmups", tmp_path / "bl")
+  (tmp_path / "warmups" / "results.jsonl").write_text(json.dumps({"key": "k", "warmup": True}) + "\n")
+  with pytest.raises(CkptbenchError, match=r"results\.jsonl:1: .*schema_version None"):
     capture_baseline(tmp_path / "warmups", tmp_path / "bl")
 
 
@@ -177,7 +180,7 @@ def test_table_marks_regressions_first_and_large_insignificant_changes(tmp_path)
   base = build_baseline(*read_run(write_run(tmp_path / "a")), label="base")
   cur = build_baseline(*read_run(write_run(tmp_path / "b", slowdown=1.3)), label="cur")
   # A large change whose samples overlap: beyond the threshold, not significant.
-  metric = cur.benchmarks["aaaa111111"]["metrics"]["save_7_memory/host_rss_peak_diff_mib"]
+  metric = cur.benchmarks["aaaa111111"].metrics["save_7_memory/host_rss_peak_diff_mib"]
   metric["across_hosts"]["values"] = [20.0, 90.0, 25.0, 95.0, 80.0]
   console = Console(record=True, width=200)
   print_comparison(compare_documents(base, cur), console)

@@ -23,7 +23,7 @@ def test_the_peer_paths_cancel_with_v0_and_v1_and_save_again(tmp_path):
           options: {{cancel_delay_secs: [0.0], perform_cancellation: [true, false]}}
       """)
   metrics = ok_metrics(outcome)
-  by = {(r["options"]["api"], r["options"]["perform_cancellation"]): m for r, m in zip(outcome.records, metrics)}
+  by = {(r.options["api"], r.options["perform_cancellation"]): m for r, m in zip(outcome.records, metrics)}
   assert set(by) == {("v0", True), ("v0", False), ("v1", True), ("v1", False)}
   for (api, cancelled), m in by.items():
     assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m

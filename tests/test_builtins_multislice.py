@@ -41,14 +41,14 @@ def test_single_replica_restores_through_the_peer_path_and_skips_colocated_pytho
       """)
   metrics = ok_metrics(outcome)
   assert len(metrics) == 2  # the colocated-Python points are not run here ...
-  unsupported = outcome.summary["unsupported"]
+  unsupported = outcome.summary.unsupported
   assert len(unsupported) == 2  # ... and say why
-  assert all(u["options"]["use_colocated_python"] is True and "Pathways" in u["reason"] for u in unsupported)
+  assert all(u.options["use_colocated_python"] is True and "Pathways" in u.reason for u in unsupported)
   for m in metrics:
     assert m["restore_9_other/replicas"]["value"] == 2 and m["restore_9_other/reads_checkpoint"]["value"] == 1
     assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m
     assert m["construct_restore_args_0_basics/time_s"]["value"] < m["restore_0_basics/time_s"]["value"]
-  notes = outcome.records[0]["notes"]
+  notes = outcome.records[0].notes
   assert "emulated slices" in notes[0] and "in-process copy" in notes[0]
 
 
@@ -113,7 +113,7 @@ def test_emergency_manager_in_one_process_saves_only_the_persistent_tier_and_res
   assert m["save_9_other/saved_steps"]["value"] == 3 and m["save_0_basics/count"]["value"] == 5
   assert (m["restore_9_other/step"]["value"], m["restore_9_other/restoring_replica"]["value"]) == (4, -1)
   assert sorted(p.name for p in tmp_path.glob("out/*/repeat_0/persistent/*")) == ["0", "2", "4"]
-  notes = outcome.records[0]["notes"]
+  notes = outcome.records[0].notes
   assert "in-process copy" in notes[0] and "distributed-id flags were left off" in notes[-1]
 
 
@@ -170,12 +170,12 @@ def test_multislice_broadcast_copies_replica_0_in_rounds_through_the_peer_path(t
         - generator: {ORBAX}multislice_broadcast_benchmark.MultisliceBroadcastBenchmark
           options: {{replica_axis_index: 0, memory_limit_bytes: [1073741824, 1024]}}
       """)
-  by = {r["options"]["memory_limit_bytes"]: m for r, m in zip(outcome.records, ok_metrics(outcome))}
+  by = {r.options["memory_limit_bytes"]: m for r, m in zip(outcome.records, ok_metrics(outcome))}
   assert by[1073741824]["broadcast_array_9_other/broadcasts"]["value"] == 1
   assert by[1024]["broadcast_array_9_other/broadcasts"]["value"] == 2  # one round per array: each exceeds 1 KiB
   for m in by.values():
     assert m["broadcast_array_9_other/is_source"]["value"] == 1 and "verify_0_basics/time_s" in m
-  assert "in-process copy" in outcome.records[0]["notes"][0]
+  assert "in-process copy" in outcome.records[0].notes[0]
 
 
 def test_multislice_broadcast_check_fails_when_a_copy_differs(tmp_path, monkeypatch):
@@ -226,17 +226,17 @@ def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
           options: {{num_scale_down_slices: [1, 2], num_scale_up_slices: [2, 4], num_savings: 2}}
       """)
   metrics = ok_metrics(outcome)
-  assert [(r["options"]["num_scale_down_slices"], r["options"]["num_scale_up_slices"]) for r in outcome.records] == [
+  assert [(r.options["num_scale_down_slices"], r.options["num_scale_up_slices"]) for r in outcome.records] == [
       (1, 2), (1, 4), (2, 4)
   ]  # fmt: skip
-  assert [i["reason"] for i in outcome.summary["invalid_combinations"]] == [
+  assert [i.reason for i in outcome.summary.invalid_combinations] == [
       "need 1 <= num_scale_down_slices < num_scale_up_slices"
   ]
   for m in metrics:
     for op in ("save", "load_scale_down", "save_scale_down_state", "load_scale_up"):
       assert m[f"{op}_0_basics/count"]["value"] == 2  # two savings
     assert m["verify_0_basics/count"]["value"] == 4
-  assert "split into 4 groups of 2" in outcome.records[1]["notes"][0]
+  assert "split into 4 groups of 2" in outcome.records[1].notes[0]
 
 
 def test_snapshotter_check_fails_when_a_load_differs(tmp_path, monkeypatch):
@@ -325,8 +325,8 @@ def test_dispatchers_run_colocated_python_and_skip_the_missing_dispatcher(tmp_pa
   for m in metrics:
     for op in ("dispatch_without_result_specs", "dispatch_with_dummy_result_array", "dispatch_with_result_specs"):
       assert m[f"{op}_0_basics/time_s"]["value"] > 0
-  assert {i["options"]["use_colocated"] for i in outcome.summary["invalid_combinations"]} == {False}
-  assert "no Pathways controller" in outcome.records[0]["notes"][0]
+  assert {i.options["use_colocated"] for i in outcome.summary.invalid_combinations} == {False}
+  assert "no Pathways controller" in outcome.records[0].notes[0]
 
 
 def test_dispatchers_check_fails_when_the_returned_array_differs(tmp_path, monkeypatch):

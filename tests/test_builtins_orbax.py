@@ -39,7 +39,7 @@ def test_resharding_loads_into_each_target_and_counts_moved_arrays(tmp_path):
         - generator: resharding
           options: {target_mesh: [null, "fsdp=2,tensor=4"], target_sharding: [source, swap, replicated]}
       """)
-  by_target = {(r["options"]["target_mesh"], r["options"]["target_sharding"]): r["metrics"] for r in outcome.records}
+  by_target = {(r.options["target_mesh"], r.options["target_sharding"]): r.metrics for r in outcome.records}
   ok_metrics(outcome)
   assert by_target[(None, "source")]["load_9_other/resharded_arrays"]["value"] == 0
   assert by_target[(None, "replicated")]["load_9_other/resharded_arrays"]["value"] == 2
@@ -77,7 +77,7 @@ def test_fixture_then_orbax_aliases_load_the_reference_checkpoint(tmp_path):
           options: {{{ref}, num_savings: 2}}
       """)
   metrics = ok_metrics(outcome)
-  assert [r["generator"].rsplit(".", 1)[1] for r in outcome.records] == [
+  assert [r.generator.rsplit(".", 1)[1] for r in outcome.records] == [
       "ReshardingBenchmark", "RestoreAndBroadcastBenchmark", "RestoreAndBroadcastBenchmark",
       "ReplicaParallelBenchmark",
   ]  # fmt: skip

@@ -29,7 +29,7 @@ def test_every_library_saves_and_loads_the_same_tensors(tmp_path):
         - generator: pytorch
           options: {library: [torch_save, safetensors, safetensors_mmap, dcp, dcp_async, orbax, torchax]}
       """)
-  metrics = {r["options"]["library"]: r["metrics"] for r in outcome.records}
+  metrics = {r.options["library"]: r.metrics for r in outcome.records}
   ok_metrics(outcome)
   assert "torchax" not in metrics or PyTorchOptions(library="torchax").is_valid()
   assert {"torch_save", "safetensors", "safetensors_mmap", "dcp", "dcp_async", "orbax"} <= set(metrics)
@@ -83,10 +83,10 @@ def test_orbax_pytorch_path_runs_dcp_with_its_writer_options(tmp_path):
   metrics = ok_metrics(outcome)
   assert len(metrics) == 8
   for record, m in zip(outcome.records, metrics):
-    assert record["generator"] == "ckptbench.benchmarks.pytorch.PyTorchCheckpointBenchmark"
+    assert record.generator == "ckptbench.benchmarks.pytorch.PyTorchCheckpointBenchmark"
     assert m["save_9_other/ranks"]["value"] == 1 and m["load_0_basics/time_s"]["value"] > 0
-    assert ("wait_until_finished_0_basics/time_s" in m) == record["options"]["enable_async_save"]
-  reasons = sorted(i["reason"] for i in outcome.summary["invalid_combinations"])
+    assert ("wait_until_finished_0_basics/time_s" in m) == record.options["enable_async_save"]
+  reasons = sorted(i.reason for i in outcome.summary.invalid_combinations)
   assert len(reasons) == 9
   assert reasons[-1] == "save_thread_count apply to library dcp or dcp_async, not torch_save"
   assert "Google's DCP connector" in reasons[0]

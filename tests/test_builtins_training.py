@@ -51,7 +51,7 @@ def test_checkpoint_manager_takes_orbax_suite_path_and_options(tmp_path):
           options: {{save_interval_steps: [1], max_to_keep: [2], train_steps: [3], wait_each_step: true}}
       """)
   (m,) = ok_metrics(outcome)
-  assert outcome.records[0]["generator"] == "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark"
+  assert outcome.records[0].generator == "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark"
   assert m["train_step_0_basics/count"]["value"] == 3 and m["save_9_other/saved_steps"]["value"] == 3
   assert m["wait_until_finished_0_basics/count"]["value"] == 3
   assert m["save_total_0_basics/time_s"]["value"] >= m["save_blocking_0_basics/time_s"]["value"]

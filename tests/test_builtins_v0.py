@@ -27,7 +27,7 @@ def test_pytree_checkpoint_saves_restores_and_verifies_each_combination(tmp_path
   assert len(metrics) == 8
   for record, m in zip(outcome.records, metrics):
     assert m["save_0_basics/time_s"]["value"] > 0 and m["restore_0_basics/time_s"]["value"] > 0
-    assert ("wait_until_finished_0_basics/time_s" in m) == record["options"]["async_enabled"]
+    assert ("wait_until_finished_0_basics/time_s" in m) == record.options["async_enabled"]
     assert "verify_0_basics/time_s" in m
 
 
@@ -38,8 +38,8 @@ def test_pytree_checkpoint_lists_colocated_python_as_unsupported_without_pathway
           options: {use_colocated_python: [false, true]}
       """)
   assert len(ok_metrics(outcome)) == 1
-  (unsupported,) = outcome.summary["unsupported"]
-  assert "needs a Pathways backend" in unsupported["reason"] and not outcome.summary["invalid_combinations"]
+  (unsupported,) = outcome.summary.unsupported
+  assert "needs a Pathways backend" in unsupported.reason and not outcome.summary.invalid_combinations
 
 
 def test_pytree_checkpoint_fails_when_the_data_on_disk_is_wrong(tmp_path):
@@ -62,7 +62,7 @@ def test_array_handler_serializes_merges_checks_metadata_and_deserializes(tmp_pa
   assert len(metrics) == 8
   for record, m in zip(outcome.records, metrics):
     assert m["serialize_9_other/arrays"]["value"] == 2  # `array` and `layer.b`; the int is no array
-    assert ("merge_ocdbt_0_basics/time_s" in m) == record["options"]["use_ocdbt"]
+    assert ("merge_ocdbt_0_basics/time_s" in m) == record.options["use_ocdbt"]
     for block in ("serialize", "metadata", "deserialize", "verify"):
       assert m[f"{block}_0_basics/time_s"]["value"] > 0
 
@@ -143,8 +143,8 @@ def test_checkpoint_policy_times_decisions_saves_listing_and_cleanup(tmp_path):
   assert m["save_9_other/saved_steps"]["value"] == 8 and m["list_9_other/kept_steps"]["value"] == 3
   for block in ("list", "restore", "cleanup"):
     assert m[f"{block}_0_basics/time_s"]["value"] > 0
-  (invalid,) = outcome.summary["invalid_combinations"]
-  assert "unknown save_decision_policies policy_type 'EveryOtherTuesday'" in invalid["reason"]
+  (invalid,) = outcome.summary.invalid_combinations
+  assert "unknown save_decision_policies policy_type 'EveryOtherTuesday'" in invalid.reason
 
 
 def test_checkpoint_policy_fails_when_an_expected_step_is_not_kept(tmp_path):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from builtin_support import ok_metrics, run_text
+from ckptbench.api._records import RunRecord
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._goodput import plan_goodput
 from ckptbench.stats import CheckpointCost, expected_goodput, optimal_interval
@@ -88,21 +89,24 @@ def test_goodput_refuses_bad_input_with_one_line(tmp_path, cli):
   assert done.returncode == 2 and "--mtbf" in done.stderr and "Traceback" not in done.stderr
 
 
+def _write_one_run(out, metrics):
+  """OUT/results.jsonl with one run of benchmark `b` that measured `metrics`."""
+  record = RunRecord(
+      suite="s", benchmark="b", key="k", generator="m.G", options={}, varying={}, mesh=None, checkpoint_config=None,
+      repeat=0, warmup=False, host=0, num_hosts=1, path="", started_at="", duration_s=1.0, metrics=metrics,
+  )  # fmt: skip
+  out.mkdir()
+  (out / "results.jsonl").write_text(json.dumps(record.to_json()) + "\n")
+
+
 def test_goodput_needs_a_benchmark_that_saved(tmp_path):
-  (tmp_path / "out").mkdir()
-  (tmp_path / "out" / "results.jsonl").write_text(json.dumps(
-      {"key": "k", "benchmark": "b", "repeat": 0, "metrics": {"load_0_basics/time_s": {"value": 1.0, "unit": "s"}}}
-  ) + "\n")
+  _write_one_run(tmp_path / "out", {"load_0_basics/time_s": {"value": 1.0, "unit": "s"}})
   with pytest.raises(CkptbenchError, match="no benchmark measured a save"):
     plan_goodput(tmp_path / "out", 3600.0)
 
 
 def test_goodput_names_a_missing_lag_instead_of_assuming_one(tmp_path):
-  (tmp_path / "out").mkdir()
-  blocking_only = {"save_blocking_0_basics/time_s": {"value": 2.0, "unit": "s"}}
-  (tmp_path / "out" / "results.jsonl").write_text(
-      json.dumps({"key": "k", "benchmark": "b", "repeat": 0, "metrics": blocking_only}) + "\n"
-  )
+  _write_one_run(tmp_path / "out", {"save_blocking_0_basics/time_s": {"value": 2.0, "unit": "s"}})
   [plan] = plan_goodput(tmp_path / "out", 3600.0, interval_s=600.0, recovery_s=60.0)
   assert plan.cost.lag_s is None and plan.best_goodput is None and plan.current_goodput is None
   assert [m.split(":")[0] for m in plan.missing] == ["lag_s"]

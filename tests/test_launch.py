@@ -15,6 +15,7 @@ from conftest import REPO, run_cli
 from rich.console import Console
 
 from ckptbench.distributed._launcher import free_port
+from ckptbench.api._records import BenchmarkSummary
 from ckptbench.outputs._console import benchmark_table
 
 pytestmark = pytest.mark.slow
@@ -57,7 +58,7 @@ def test_two_processes_of_four_devices_run_the_quickstart_suite(tmp_path):
   assert not summary["skipped_meshes"] and len(summary["benchmarks"]) == 2  # the 8-device mesh ran
   assert all("hosts" in m for b in summary["benchmarks"] for m in b["metrics"].values())
   console = Console(record=True, width=200)
-  console.print(benchmark_table(summary["benchmarks"][0]))
+  console.print(benchmark_table(BenchmarkSummary.from_json(summary["benchmarks"][0])))
   lines = console.export_text().splitlines()
   assert "slowest host" in lines[2]
   assert any(" time_s " in line and re.search(r"\(host [01]\) │$", line) for line in lines)

@@ -1,4 +1,4 @@
-"""Typed records: what results.jsonl holds round-trips, and a foreign schema is refused."""
+"""Typed records: what results.jsonl and summary.json hold round-trips, and a foreign schema is refused."""
 
 from __future__ import annotations
 
@@ -6,9 +6,20 @@ import json
 
 import pytest
 
-from ckptbench.api._records import ErrorRecord, RunRecord, SchemaError
+from ckptbench.api._records import (
+    BenchmarkSummary,
+    ErrorRecord,
+    NotRun,
+    RunRecord,
+    SchemaError,
+    SkippedMesh,
+    SuiteSummary,
+)
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._results import ResultsWriter, read_records
+from ckptbench.outputs import read_outputs
+from ckptbench.outputs._results import read_records
+from ckptbench.outputs._writers import ResultsFile, SummaryFile
+from ckptbench.stats import summarize_benchmarks
 
 RECORD = RunRecord(
     suite="s", benchmark="b", key="0123456789", generator="m.C", options={"x": 1}, varying={"x": 1},
@@ -17,14 +28,23 @@ RECORD = RunRecord(
     metrics={"save_0_basics/time_s": {"value": 1.0, "unit": "s"}},
     error=ErrorRecord("ValueError", "bad", "Traceback ..."),
 )  # fmt: skip
+PASSED = RunRecord.from_json(RECORD.to_json() | {"error": None})
+
+
+def _summary() -> SuiteSummary:
+  return SuiteSummary(
+      suite="s", reference={"x": 1}, interrupted=True, skipped_meshes=[SkippedMesh("fsdp=16", "needs 16 devices")],
+      notes=["emulated"], invalid_combinations=[NotRun("m.C", {"x": 2}, "x=2 needs y")],
+      benchmarks=summarize_benchmarks([RECORD, RunRecord.from_json(PASSED.to_json() | {"repeat": 1})]),
+  )  # fmt: skip
 
 
 def test_a_record_round_trips_through_results_jsonl(tmp_path):
-  ResultsWriter(tmp_path).append([RECORD.to_json()])
+  ResultsFile(tmp_path).add([RECORD])
   line = json.loads((tmp_path / "results.jsonl").read_text())
   assert list(line)[0] == "schema_version" and line["error"]["type"] == "ValueError"
   assert read_records(tmp_path) == [RECORD]
-  assert RECORD.failed and not RunRecord.from_json(RECORD.to_json() | {"error": None}).failed
+  assert RECORD.failed and not PASSED.failed and PASSED.value("save_0_basics/time_s") == 1.0
 
 
 def test_an_exception_becomes_an_error_record_with_its_traceback():
@@ -32,26 +52,45 @@ def test_an_exception_becomes_an_error_record_with_its_traceback():
     raise KeyError("missing")
   except KeyError as e:
     error = ErrorRecord.from_exception(e)
-  assert (error.type, error.message) == ("KeyError", "'missing'")
+  assert (error.type, error.message, error.text) == ("KeyError", "'missing'", "KeyError: 'missing'")
   assert "raise KeyError" in error.traceback
 
 
-def test_another_schema_version_is_refused_by_name(tmp_path):
+def test_another_schema_version_in_results_jsonl_is_refused_with_its_file_and_line(tmp_path):
   with pytest.raises(SchemaError, match="schema_version 2"):
     RunRecord.from_json(RECORD.to_json() | {"schema_version": 2})
-  ResultsWriter(tmp_path).append([RECORD.to_json() | {"schema_version": 2}])
-  with pytest.raises(CkptbenchError, match="record 1 cannot be resumed"):
-    read_records(tmp_path)
+  ResultsFile(tmp_path).add([RECORD, PASSED])
+  with open(tmp_path / "results.jsonl", "a") as f:
+    f.write(json.dumps(RECORD.to_json() | {"schema_version": 2}) + "\n")
+  with pytest.raises(CkptbenchError, match=r"results\.jsonl:3: .*schema_version 2; this ckptbench reads 1"):
+    read_outputs(tmp_path)
 
 
 def test_a_summary_entry_is_typed_and_round_trips():
-  from ckptbench.api._records import BenchmarkSummary
-  from ckptbench.stats import summarize_benchmarks
-
-  measured = RunRecord.from_json(RECORD.to_json() | {"error": None}).to_json()
-  (summary,) = summarize_benchmarks([measured, measured | {"repeat": 1}])
+  (summary,) = summarize_benchmarks([PASSED, RunRecord.from_json(PASSED.to_json() | {"repeat": 1})])
   assert isinstance(summary, BenchmarkSummary) and (summary.runs, summary.failed) == (2, 0)
   assert summary.metrics["save_0_basics/time_s"]["n"] == 2
   assert BenchmarkSummary.from_json(summary.to_json()) == summary
   with pytest.raises(SchemaError, match="lacks metrics"):
     BenchmarkSummary.from_json({k: v for k, v in summary.to_json().items() if k != "metrics"})
+
+
+def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
+  summary = _summary()
+  SummaryFile(tmp_path).finish(summary, {})
+  data = json.loads((tmp_path / "summary.json").read_text())
+  assert list(data) == [
+      "schema_version", "suite", "reference", "interrupted", "skipped_meshes", "notes",
+      "invalid_combinations", "unsupported", "benchmarks",
+  ]
+  assert data["skipped_meshes"] == [{"mesh": "fsdp=16", "reason": "needs 16 devices"}]
+  assert data["benchmarks"][0]["errors"] == [{"repeat": 0, "host": 0, "type": "ValueError", "message": "bad"}]
+  assert SuiteSummary.from_json(data) == summary
+  assert read_outputs(tmp_path).summary == summary
+  assert (summary.runs, summary.failed) == (2, 1)
+
+
+def test_another_schema_version_in_summary_json_is_one_error_naming_the_file(tmp_path):
+  (tmp_path / "summary.json").write_text(json.dumps(_summary().to_json() | {"schema_version": 2}))
+  with pytest.raises(CkptbenchError, match=r"summary\.json: .*summary schema_version 2; this ckptbench reads 1"):
+    read_outputs(tmp_path)

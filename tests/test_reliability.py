@@ -98,7 +98,7 @@ def test_sigkill_mid_suite_then_resume_gives_the_uninterrupted_summary(tmp_path)
   resumed = json.loads((out / "summary.json").read_text())
 
   reference = run_suite(load_suite(suite), RunSettings(output_dir=tmp_path / "ref", **QUICK))
-  assert summary_shape(resumed) == summary_shape(reference.summary)
+  assert summary_shape(resumed) == summary_shape(reference.summary.to_json())
 
 
 @pytest.mark.slow
@@ -132,13 +132,13 @@ def test_a_run_past_its_timeout_is_a_failure_and_the_suite_goes_on(tmp_path):
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", **QUICK))
   assert time.perf_counter() - t0 < 10
   slow, quick = outcome.records
-  assert slow["error"]["type"] == "Timeout"
-  assert slow["error"]["message"].startswith("the run exceeded timeout_s=0.3 (stopped after 0.")
-  assert "time.sleep" in slow["error"]["traceback"]  # where it was stopped
-  assert 0.3 <= slow["metrics"]["work_0_basics/time_s"]["value"] < 5  # measured until stopped
-  assert not pathlib.Path(slow["path"]).exists()  # the partial output is removed
-  assert quick["error"] is None and outcome.exit_code == 1
-  assert [(b["runs"], b["failed"]) for b in outcome.summary["benchmarks"]] == [(1, 1), (1, 0)]
+  assert slow.error.type == "Timeout"
+  assert slow.error.message.startswith("the run exceeded timeout_s=0.3 (stopped after 0.")
+  assert "time.sleep" in slow.error.traceback  # where it was stopped
+  assert 0.3 <= slow.value("work_0_basics/time_s") < 5  # measured until stopped
+  assert not pathlib.Path(slow.path).exists()  # the partial output is removed
+  assert quick.error is None and outcome.exit_code == 1
+  assert [(b.runs, b.failed) for b in outcome.summary.benchmarks] == [(1, 1), (1, 0)]
 
 
 def test_suite_wide_timeout_applies_when_options_give_none(tmp_path):
@@ -148,8 +148,8 @@ def test_suite_wide_timeout_applies_when_options_give_none(tmp_path):
       benchmarks: [{generator: reliability_benchmarks.StubbornBenchmark, options: {sleep_s: 20.0}}]
       """), str(tmp_path / "s.yaml"))
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", **QUICK))
-  assert outcome.records[0]["error"]["type"] == "Timeout"
-  assert outcome.records[0]["duration_s"] < 5
+  assert outcome.records[0].error.type == "Timeout"
+  assert outcome.records[0].duration_s < 5
 
 
 def run_on_a_small_disk(
@@ -281,8 +281,8 @@ def test_a_damaged_existing_checkpoint_fails_its_run_naming_the_array(tmp_path):
       """), str(tmp_path / "s.yaml"))
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", **QUICK))
   (record,) = outcome.records
-  assert record["error"]["type"] == "DataMismatchError"
-  assert record["error"]["message"].startswith("checkpoint data of array 'weights' cannot be read")
+  assert record.error.type == "DataMismatchError"
+  assert record.error.message.startswith("checkpoint data of array 'weights' cannot be read")
 
 
 def test_names_that_become_paths_stay_inside_the_output_directory(tmp_path):
@@ -302,7 +302,7 @@ def test_names_that_become_paths_stay_inside_the_output_directory(tmp_path):
   outside = [p for p in created if out != p and out not in p.parents]
   assert outside == []
   assert not pathlib.Path("/tmp/abs/path").exists()
-  run_dirs = {pathlib.Path(r["path"]) for r in outcome.records}
+  run_dirs = {pathlib.Path(r.path) for r in outcome.records}
   assert len(run_dirs) == 4 and all(p.parent.parent == out for p in run_dirs)
   assert (out / "report.html").exists()
   # The trace directories named after the options were made inside OUT:

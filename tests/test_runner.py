@@ -70,7 +70,7 @@ def test_guide_example_with_string_leaves_fails_cleanly(tmp_path):
   # The guide's abstract tree maps every leaf through to_shape_dtype_struct, which
   # Orbax rejects for string leaves: that failure is recorded, not a crash.
   assert outcome.exit_code == 1
-  assert {r["error"]["type"] for r in outcome.records} == {"ValueError"}
+  assert {r.error.type for r in outcome.records} == {"ValueError"}
 
 
 def test_guide_example_class_runs_unchanged_on_arrays(tmp_path):
@@ -85,7 +85,7 @@ def test_guide_example_class_runs_unchanged_on_arrays(tmp_path):
       """), str(tmp_path / "s.yaml"))
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
   assert outcome.exit_code == 0
-  assert all("load_0_basics/time_s" in r["metrics"] for r in outcome.records)
+  assert all("load_0_basics/time_s" in r.metrics for r in outcome.records)
 
 
 def test_a_failing_benchmark_keeps_its_metrics_and_the_others_run(tmp_path):
@@ -97,15 +97,15 @@ def test_a_failing_benchmark_keeps_its_metrics_and_the_others_run(tmp_path):
           options: {fail: [true, false], sleep_s: 0.01}
       """)
   assert outcome.exit_code == 1
-  failed = [r for r in outcome.records if r["error"]]
-  passed = [r for r in outcome.records if not r["error"]]
+  failed = [r for r in outcome.records if r.failed]
+  passed = [r for r in outcome.records if not r.failed]
   assert len(failed) == 2 and len(passed) == 2
-  assert failed[0]["error"]["type"] == "RuntimeError"
-  assert "planted failure" in failed[0]["error"]["message"]
-  assert "Traceback" in failed[0]["error"]["traceback"]
-  assert failed[0]["metrics"]["work_0_basics/time_s"]["value"] >= 0.01
-  summary = outcome.summary["benchmarks"]
-  assert [(b["runs"], b["failed"]) for b in summary] == [(2, 2), (2, 0)]
+  assert failed[0].error.type == "RuntimeError"
+  assert "planted failure" in failed[0].error.message
+  assert "Traceback" in failed[0].error.traceback
+  assert failed[0].value("work_0_basics/time_s") >= 0.01
+  summary = outcome.summary.benchmarks
+  assert [(b.runs, b.failed) for b in summary] == [(2, 2), (2, 0)]
 
 
 def test_failing_data_generation_is_recorded_not_a_crash(tmp_path):
@@ -119,7 +119,7 @@ def test_failing_data_generation_is_recorded_not_a_crash(tmp_path):
       """), str(tmp_path / "s.yaml"))
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
   assert outcome.exit_code == 1
-  assert outcome.records[0]["error"]["message"]
+  assert outcome.records[0].error.message
 
 
 def test_remove_repeated_dir_and_existing_checkpoint_path(tmp_path):

@@ -22,6 +22,7 @@ from ckptbench.api import (
     orbax_v1_io,
     register_collector,
 )
+from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
 from ckptbench.config import PRESETS, ModelShape, Suite, load_suite, load_suite_text, preset_shape, preset_spec, preset_summary
 from ckptbench.run import RunOutcome, RunSettings, run
 from ckptbench.data import (
@@ -42,7 +43,7 @@ from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {
-    "Comparison": "ckptbench.outputs._comparison",
+    "Comparison": "ckptbench.outputs._comparison_record",
     "capture_baseline": "ckptbench.outputs._baseline",
     "compare_to_baseline": "ckptbench.outputs._comparison",
     "load_results": "ckptbench.outputs._export",
@@ -51,20 +52,24 @@ __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "BenchmarkOptions",
+    "BenchmarkSummary",
     "BenchmarksGenerator",
     "CkptbenchError",
     "Collector",
     "Comparison",
     "ConfigError",
     "DataMismatchError",
+    "ErrorRecord",
     "MetricValue",
     "Metrics",
     "ModelShape",
     "OrbaxCapabilities",
     "PRESETS",
     "RunOutcome",
+    "RunRecord",
     "RunSettings",
     "Suite",
+    "SuiteSummary",
     "TestContext",
     "TestResult",
     "__version__",

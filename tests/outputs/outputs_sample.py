@@ -114,12 +114,19 @@ def write_sample_out(out: pathlib.Path) -> pathlib.Path:
       "roofline": {"disk_write_gbps": 1.2, "disk_read_cold_gbps": 1.6, "memcpy_gbps": 12.0},
   }
   (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
-  comparison = [
-      {"benchmark": "SaveRestore use_ocdbt=True", "metric": "save_0_basics/time_s", "baseline": 0.35,
-       "current": 0.42, "ratio": 1.2, "ci_low": 1.1, "ci_high": 1.3, "p_value": 0.001, "verdict": "regressed"},
-      {"benchmark": "SaveRestore use_ocdbt=True", "metric": "load_0_basics/time_s", "baseline": 0.21,
-       "current": 0.21, "ratio": 1.0, "ci_low": 0.9, "ci_high": 1.1, "p_value": 0.8, "verdict": "unchanged"},
-  ]
+  row = {"benchmark": "SaveRestore use_ocdbt=True", "key": "3f9a1c0d2e", "unit": "s", "direction": "lower",
+         "headline": True, "n_baseline": 5, "n_current": 3}
+  comparison = {
+      "schema_version": 1, "baseline_label": "abc1234", "threshold": 0.1, "alpha": 0.01,
+      "rows": [
+          row | {"metric": "save_0_basics/time_s", "baseline": 0.35, "current": 0.42, "ratio": 1.2,
+                 "ci_low": 1.1, "ci_high": 1.3, "p_value": 0.001, "verdict": "regressed"},
+          row | {"metric": "load_0_basics/time_s", "baseline": 0.21, "current": 0.21, "ratio": 1.0,
+                 "ci_low": 0.9, "ci_high": 1.1, "p_value": 0.8, "verdict": "unchanged"},
+      ],
+      "only_in_baseline": {"benchmarks": [], "metrics": []}, "only_in_current": {"benchmarks": [], "metrics": []},
+      "warnings": [], "unmatched": [],
+  }  # fmt: skip
   (out / "comparison.json").write_text(json.dumps(comparison))
   return out
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 from rich.console import Console
 
-from ckptbench.outputs import print_suite_tables
+from ckptbench.api._records import BenchmarkSummary, RunFailure, SuiteSummary
+from ckptbench.outputs import print_suite_tables, read_outputs
 from outputs_sample import sample_out  # noqa: F401  (fixture)
 
 
@@ -17,7 +16,8 @@ def _printed(summary, **kwargs) -> str:
 
 
 def test_tables_per_benchmark_and_suite_summary(sample_out):
-  text = _printed(json.loads((sample_out / "summary.json").read_text()))
+  summary = read_outputs(sample_out).summary
+  text = _printed(summary)
 
   assert "SaveRestore use_ocdbt=True  (3 runs)" in text
   assert "SaveRestore use_ocdbt=False  (1/3 failed)" in text
@@ -29,11 +29,11 @@ def test_tables_per_benchmark_and_suite_summary(sample_out):
   assert [c.strip() for c in suite.split("│")[1:5]] == ["2", "6", "5", "1"]
   # Compact: stage breakdowns and inventory stay out unless asked for.
   assert "serialize_s" not in text
-  assert "serialize_s" in _printed(json.loads((sample_out / "summary.json").read_text()), all_metrics=True)
+  assert "serialize_s" in _printed(summary, all_metrics=True)
 
 
 def test_markup_in_names_and_errors_is_printed_literally():
-  summary = {"suite": "s[x]", "benchmarks": [{"name": "B [red]", "runs": 1, "failed": 1, "metrics": {},
-                                              "errors": [{"repeat": 0, "type": "KeyError", "message": "[bold]k"}]}]}
-  text = _printed(summary)
+  bench = BenchmarkSummary("B [red]", "k", "m.G", {}, {}, None, None, runs=1, failed=1, metrics={},
+                           errors=[RunFailure(repeat=0, host=0, type="KeyError", message="[bold]k")])
+  text = _printed(SuiteSummary(suite="s[x]", benchmarks=[bench]))
   assert "B [red]" in text and "KeyError: [bold]k" in text and "suite s[x]" in text

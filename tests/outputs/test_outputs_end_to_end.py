@@ -97,7 +97,7 @@ def test_hlo_dump_files_appear(run_out):
 
 def test_tensorboard_reads_back_scalars_hparams_cards_and_traces(run_out):
   logdir = write_tensorboard(run_out)
-  benches = {b["name"]: b for b in read_outputs(run_out).benchmarks}
+  benches = {b.name: b for b in read_outputs(run_out).benchmarks}
   assert len(benches) == 4
   save_restore = next(n for n in benches if "use_ocdbt=True" in n)
   jit_failing = next(n for n in benches if "scale=2.0" in n)

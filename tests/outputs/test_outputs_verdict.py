@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import re
 
 import pytest
 from rich.console import Console
 
 from conftest import run_cli
-from ckptbench.outputs import print_suite_tables
-from ckptbench.outputs._results import read_results
+from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
+from ckptbench.outputs import print_suite_tables, read_outputs
 from ckptbench.outputs._verdict import build_verdict, headline_metrics
 
 
 def _record(key, varying, repeat, save_s, load_s=0.1, warmup=False):
-  return {
-      "key": key, "benchmark": f"B({', '.join(f'{k}={v}' for k, v in varying.items())})",
-      "varying": varying, "repeat": repeat, "warmup": warmup, "host": 0, "error": None,
-      "metrics": {
+  return RunRecord(
+      suite="s", benchmark=f"B({', '.join(f'{k}={v}' for k, v in varying.items())})", key=key, generator="m.G",
+      options=varying, varying=varying, mesh=None, checkpoint_config=None, repeat=repeat, warmup=warmup,
+      host=0, num_hosts=1, path="", started_at="", duration_s=1.0,
+      metrics={
           "save_blocking_0_basics/time_s": {"value": 0.01, "unit": "s"},
           "save_0_basics/time_s": {"value": save_s, "unit": "s"},
           "load_0_basics/time_s": {"value": load_s, "unit": "s"},
@@ -28,7 +29,7 @@ def _record(key, varying, repeat, save_s, load_s=0.1, warmup=False):
           "save_background_4_throughput/save_total_gbps": {"value": 1 / save_s, "unit": "GiB/s"},
           "save_7_memory/host_rss_peak_diff_mib": {"value": 100.0, "unit": "MiB"},
       },
-  }  # fmt: skip
+  )  # fmt: skip
 
 
 def _sweep(effects, repeats=6, jitter=(1.0, 1.01, 0.99, 1.02, 0.98, 1.0)):
@@ -42,7 +43,7 @@ def _sweep(effects, repeats=6, jitter=(1.0, 1.01, 0.99, 1.02, 0.98, 1.0)):
 
 
 def test_headline_rows_are_times_own_bandwidths_and_peaks_not_blocking_rates():
-  units = {t: m["unit"] for t, m in _record("k", {}, 0, 1.0)["metrics"].items()}
+  units = {t: m["unit"] for t, m in _record("k", {}, 0, 1.0).metrics.items()}
   tags = [m.tag for m in headline_metrics(units)]
   assert tags == [
       "save_blocking_0_basics/time_s", "save_0_basics/time_s", "load_0_basics/time_s",
@@ -67,7 +68,7 @@ def test_ratios_verdicts_and_main_effects_of_a_two_axis_sweep():
 def test_the_suites_reference_is_used_and_warmups_and_failures_are_left_out():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
   records.append(_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 0, 50.0, warmup=True))
-  records.append({**_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 9, 50.0), "error": {"type": "E"}})
+  records.append(dataclasses.replace(_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 9, 50.0), error=ErrorRecord("E", "")))
   table = build_verdict(records, reference={"use_ocdbt": "false", "use_zarr3": False})
   assert table.reference == "k3"
   assert table.cell("save_0_basics/time_s", "k0").interval.n == 6
@@ -91,8 +92,9 @@ def _text(summary, records, **kwargs):
 
 def test_console_prints_the_verdict_first_and_details_only_when_asked():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
-  summary = {"suite": "s", "benchmarks": [{"name": "B(x)", "runs": 6, "failed": 0, "metrics": {
-      "save_0_basics/time_s": {"unit": "s", "mean": 1.0, "std": 0.1, "min": 0.9, "max": 1.1}}}]}
+  bench = BenchmarkSummary("B(x)", "k0", "m.G", {}, {}, None, None, runs=6, failed=0, errors=[], metrics={
+      "save_0_basics/time_s": {"unit": "s", "mean": 1.0, "std": 0.1, "min": 0.9, "max": 1.1}})
+  summary = SuiteSummary(suite="s", benchmarks=[bench])
   text = _text(summary, records)
   assert text.index("verdict: s") < text.index("suite s")
   assert "reference: use_ocdbt=True, use_zarr3=True" in text
@@ -120,8 +122,7 @@ def test_a_real_sweep_prints_its_verdict_first(tmp_path):
     assert label in text
   assert "save_blocking_gbps" not in text and "mean ± std" not in text
   assert re.search(r"\d\.\d\dx [?=~]", text)  # 3 vs 3 repeats: a ratio, never a verdict
-  records = read_results(tmp_path / "out")
-  assert sum(r["warmup"] for r in records) == 2  # the default warm-up with repeats
-  summary = json.loads((tmp_path / "out" / "summary.json").read_text())
-  assert summary["reference"] == {"use_ocdbt": False}
-  assert build_verdict(records, summary["reference"]).variants[1].label == "use_ocdbt=False"
+  out = read_outputs(tmp_path / "out")
+  assert sum(r.warmup for r in out.results) == 2  # the default warm-up with repeats
+  assert out.reference == {"use_ocdbt": False}
+  assert build_verdict(out.results, out.reference).variants[1].label == "use_ocdbt=False"

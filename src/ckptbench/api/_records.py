@@ -1,7 +1,9 @@
-"""The records a run writes, typed: one `RunRecord` per run x host, its `ErrorRecord`.
+"""The records a run writes, typed: one `RunRecord` per run x host, and the suite's summary.
 
-They are what results.jsonl holds (docs/outputs.md): `to_json()` is the line
-written, `from_json()` reads one back and refuses a schema it does not know.
+They are what results.jsonl and summary.json hold (docs/ARCHITECTURE.md): `to_json()`
+is what is written, `from_json()` reads it back and refuses a schema it does not
+know. The metric entries inside them stay plain dicts: `{"value", "unit"}` per
+run, `{"unit", "n", "mean", ...}` per benchmark.
 """
 
 from __future__ import annotations
@@ -14,7 +16,39 @@ SCHEMA_VERSION = 1
 
 
 class SchemaError(ValueError):
-  """A record written by an incompatible ckptbench (another schema_version)."""
+  """A record written by an incompatible ckptbench (another schema_version), or not a record."""
+
+
+def json_fields(cls: type, data: Any, what: str) -> dict[str, Any]:
+  """The values of `cls`'s fields found in `data`, once every required one is there."""
+  if not isinstance(data, Mapping):
+    raise SchemaError(f"{what} is not a JSON object")
+  fields = dataclasses.fields(cls)
+  required = (f for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+  missing = sorted(f.name for f in required if f.name not in data)
+  if missing:
+    raise SchemaError(f"{what} lacks {', '.join(missing)}")
+  return {f.name: data[f.name] for f in fields if f.name in data}
+
+
+def check_version(data: Any, what: str, known: int = SCHEMA_VERSION) -> None:
+  """Raises SchemaError unless `data` is of schema version `known`."""
+  version = data.get("schema_version") if isinstance(data, Mapping) else None
+  if version != known:
+    raise SchemaError(f"{what} schema_version {version!r}; this ckptbench reads {known}")
+
+
+def metric_value(entry: Any) -> float | None:
+  """The number of a metric entry (`{"value": v, "unit": u}`, a statistic, or a bare number)."""
+  if isinstance(entry, dict):
+    entry = entry.get("value")
+  if isinstance(entry, bool) or not isinstance(entry, (int, float)):
+    return None
+  return float(entry)
+
+
+def _error_text(kind: str, message: str) -> str:
+  return f"{kind}: {message}" if message else kind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,12 +68,18 @@ class ErrorRecord:
         traceback="".join(traceback.format_exception(error)),
     )
 
+  @property
+  def text(self) -> str:
+    """`Type: message`, as the tables show it."""
+    return _error_text(self.type, self.message)
+
   def to_json(self) -> dict[str, str]:
     return dataclasses.asdict(self)
 
   @classmethod
   def from_json(cls, data: Mapping[str, Any]) -> ErrorRecord:
-    return cls(str(data["type"]), str(data.get("message", "")), str(data.get("traceback", "")))
+    fields = json_fields(cls, data, "error")
+    return cls(str(fields["type"]), str(fields.get("message", "")), str(fields.get("traceback", "")))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +111,10 @@ class RunRecord:
   def failed(self) -> bool:
     return self.error is not None
 
+  def value(self, tag: str) -> float | None:
+    """The number measured for `tag`; None when absent or not a number."""
+    return metric_value(self.metrics.get(tag))
+
   def to_json(self) -> dict[str, Any]:
     """The results.jsonl form (schema_version first, as the docs show it)."""
     data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "schema_version"}
@@ -84,17 +128,24 @@ class RunRecord:
     Raises:
       SchemaError: another schema_version, or a field missing.
     """
-    version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
-      raise SchemaError(f"record schema_version {version!r}; this ckptbench reads {SCHEMA_VERSION}")
-    names = {f.name for f in dataclasses.fields(cls)}
-    missing = sorted(f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING and f.name not in data)
-    if missing:
-      raise SchemaError(f"record lacks {', '.join(missing)}")
-    fields = {k: v for k, v in data.items() if k in names}
-    error = data.get("error")
-    fields["error"] = None if not error else ErrorRecord.from_json(error)
+    check_version(data, "record")
+    fields = json_fields(cls, data, "record")
+    fields["error"] = None if not fields.get("error") else ErrorRecord.from_json(fields["error"])
     return cls(**fields)
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFailure:
+  """A failed run in summary.json: which repeat on which host, and its error."""
+
+  repeat: int
+  host: int
+  type: str
+  message: str
+
+  @property
+  def text(self) -> str:
+    return _error_text(self.type, self.message)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +161,7 @@ class BenchmarkSummary:
   checkpoint_config: dict[str, Any] | None
   runs: int  # distinct measured repeats
   failed: int  # repeats in which some host's run failed
-  errors: list[dict[str, Any]]  # {"repeat", "host", "type", "message"}
+  errors: list[RunFailure]
   metrics: dict[str, dict[str, Any]]  # tag -> {"unit", "n", "mean", "std", "min", "max", "median", ["hosts"]}
 
   def to_json(self) -> dict[str, Any]:
@@ -123,7 +174,76 @@ class BenchmarkSummary:
     Raises:
       SchemaError: a field missing.
     """
-    missing = sorted(f.name for f in dataclasses.fields(cls) if f.name not in data)
-    if missing:
-      raise SchemaError(f"benchmark summary lacks {', '.join(missing)}")
-    return cls(**{f.name: data[f.name] for f in dataclasses.fields(cls)})
+    fields = json_fields(cls, data, "benchmark summary")
+    fields["errors"] = [RunFailure(**json_fields(RunFailure, e, "benchmark error")) for e in fields["errors"]]
+    return cls(**fields)
+
+
+@dataclasses.dataclass(frozen=True)
+class SkippedMesh:
+  """A mesh of the suite that this machine cannot build, and why."""
+
+  mesh: str
+  reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class NotRun:
+  """A sweep point left out (an invalid combination, or unsupported here), and why."""
+
+  generator: str
+  options: dict[str, Any]
+  reason: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteSummary:
+  """summary.json: statistics per benchmark, and what the plan left out and why."""
+
+  suite: str
+  benchmarks: list[BenchmarkSummary]
+  reference: dict[str, Any] | None = None  # the variant the verdict compares the others with
+  interrupted: bool = False
+  skipped_meshes: list[SkippedMesh] = dataclasses.field(default_factory=list)
+  notes: list[str] = dataclasses.field(default_factory=list)
+  invalid_combinations: list[NotRun] = dataclasses.field(default_factory=list)
+  unsupported: list[NotRun] = dataclasses.field(default_factory=list)
+  schema_version: int = SCHEMA_VERSION
+
+  def to_json(self) -> dict[str, Any]:
+    """The summary.json form, in the order docs/outputs.md shows."""
+    return {
+        "schema_version": self.schema_version,
+        "suite": self.suite,
+        "reference": self.reference,
+        "interrupted": self.interrupted,
+        "skipped_meshes": [dataclasses.asdict(s) for s in self.skipped_meshes],
+        "notes": list(self.notes),
+        "invalid_combinations": [dataclasses.asdict(n) for n in self.invalid_combinations],
+        "unsupported": [dataclasses.asdict(n) for n in self.unsupported],
+        "benchmarks": [b.to_json() for b in self.benchmarks],
+    }
+
+  @classmethod
+  def from_json(cls, data: Mapping[str, Any]) -> SuiteSummary:
+    """Reads summary.json.
+
+    Raises:
+      SchemaError: another schema_version, or a field missing.
+    """
+    check_version(data, "summary")
+    fields = json_fields(cls, data, "summary")
+    fields["benchmarks"] = [BenchmarkSummary.from_json(b) for b in fields["benchmarks"]]
+    fields["skipped_meshes"] = [SkippedMesh(**json_fields(SkippedMesh, s, "skipped mesh"))
+                                for s in fields.get("skipped_meshes", [])]  # fmt: skip
+    for name in ("invalid_combinations", "unsupported"):
+      fields[name] = [NotRun(**json_fields(NotRun, n, name)) for n in fields.get(name, [])]
+    return cls(**fields)
+
+  @property
+  def runs(self) -> int:
+    return sum(b.runs for b in self.benchmarks)
+
+  @property
+  def failed(self) -> int:
+    return sum(b.failed for b in self.benchmarks)

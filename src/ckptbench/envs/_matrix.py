@@ -199,7 +199,7 @@ def _finished_facts(out: pathlib.Path) -> dict[str, Any]:
   from ckptbench.outputs import read_run  # noqa: PLC0415
 
   records, manifest = read_run(out)
-  return {"versions": manifest.get("versions"), "failed_runs": sum(1 for r in records if r.get("error"))}
+  return {"versions": manifest.get("versions"), "failed_runs": sum(1 for r in records if r.failed)}
 
 
 def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) -> dict[str, Any]:
@@ -216,7 +216,7 @@ def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) 
   for label in labels[1:]:
     current = build_baseline(*read_run(out / label), label=label)
     comparison = compare_documents(reference, current, threshold=threshold)
-    write_json_atomic(out / label / "comparison.json", comparison.to_dict())
+    write_json_atomic(out / label / "comparison.json", comparison.to_json())
     comparisons[label] = comparison
   for label in labels:
     try:
@@ -236,6 +236,6 @@ def _write_matrix_file(outcome: MatrixOutcome, settings: MatrixSettings) -> None
       "reference": outcome.reference,
       "threshold": settings.threshold,
       "environments": [dataclasses.asdict(e) for e in outcome.environments],
-      "comparisons": {label: c.to_dict() for label, c in outcome.comparisons.items()},
+      "comparisons": {label: c.to_json() for label, c in outcome.comparisons.items()},
   }
   write_json_atomic(settings.output_dir / MATRIX_FILE, json.loads(json.dumps(document, default=str)))

@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._read import MANIFEST_FILE
+from ckptbench.outputs._writers import MANIFEST_FILE
 from ckptbench.outputs._results import write_json_atomic
 
 VIEWS_LOG = "views.log"

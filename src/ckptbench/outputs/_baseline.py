@@ -28,6 +28,7 @@ import pathlib
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import safe_path_component
+from ckptbench.api._records import BenchmarkSummary, RunRecord, SchemaError
 from ckptbench.api._tags import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._manifest import git_state, now_iso
@@ -56,14 +57,14 @@ class Baseline:
   captured_at: str
   suite: str | None
   manifest: dict[str, Any]
-  benchmarks: dict[str, dict[str, Any]]  # key -> name, options, ..., runs, failed, errors, metrics
+  benchmarks: dict[str, BenchmarkSummary]  # by key; metrics: tag -> the samples and statistics shown above
   schema_version: int = SCHEMA_VERSION
 
   def to_json(self) -> dict[str, Any]:
     return {
         "schema_version": self.schema_version, "format": _FORMAT, "label": self.label,
         "captured_at": self.captured_at, "suite": self.suite, "manifest": self.manifest,
-        "benchmarks": self.benchmarks,
+        "benchmarks": {key: _without_key(b.to_json()) for key, b in self.benchmarks.items()},
     }  # fmt: skip
 
   @classmethod
@@ -81,15 +82,24 @@ class Baseline:
           f"{where} has schema_version {version}, this ckptbench reads {SCHEMA_VERSION};"
           " capture the baseline again with this version"
       )
+    try:
+      benchmarks = {key: BenchmarkSummary.from_json({**entry, "key": key})
+                    for key, entry in (document.get("benchmarks") or {}).items()}  # fmt: skip
+    except (SchemaError, TypeError) as e:
+      raise CkptbenchError(f"{where}: not a baseline this ckptbench can read: {e}") from None
     return cls(
         label=str(document.get("label", "")), captured_at=str(document.get("captured_at", "")),
-        suite=document.get("suite"), manifest=dict(document.get("manifest") or {}),
-        benchmarks=dict(document.get("benchmarks") or {}),
+        suite=document.get("suite"), manifest=dict(document.get("manifest") or {}), benchmarks=benchmarks,
     )  # fmt: skip
+
+
+def _without_key(entry: dict[str, Any]) -> dict[str, Any]:
+  """A benchmark's entry in the file: its key is the entry's name."""
+  return {k: v for k, v in entry.items() if k != "key"}
 _REDUCE_NAME = {Direction.LOWER: "max", Direction.HIGHER: "min", Direction.NEUTRAL: "mean"}
 
 
-def read_run(out_dir: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def read_run(out_dir: str | os.PathLike) -> tuple[list[RunRecord], dict[str, Any]]:
   """The measured records (warm-ups left out) and the manifest of a finished run.
 
   Raises:
@@ -100,35 +110,32 @@ def read_run(out_dir: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str
 
 
 def build_baseline(
-    records: Sequence[Mapping[str, Any]], manifest: Mapping[str, Any], label: str
+    records: Sequence[RunRecord], manifest: Mapping[str, Any], label: str
 ) -> Baseline:
   """The baseline document (see the module docstring) of a run's records.
 
   Warm-up runs are left out; failed runs are counted in `failed` and `errors`
   (as in summary.json) and give no samples.
   """
-  measured = [r for r in records if not r.get("warmup", False)]
+  measured = [r for r in records if not r.warmup]
   # {key: {tag: {host: {repeat: value}}}}, from the runs that succeeded.
   samples: dict[str, dict[str, dict[int, dict[int, float]]]] = {}
   for record in measured:
-    if record.get("error"):
+    if record.failed:
       continue
-    host, repeat = int(record.get("host", 0)), int(record["repeat"])
-    by_tag = samples.setdefault(record["key"], {})
-    for tag, metric in (record.get("metrics") or {}).items():
-      value = metric.get("value")
-      if isinstance(value, (int, float)) and not isinstance(value, bool):
-        by_tag.setdefault(tag, {}).setdefault(host, {})[repeat] = float(value)
+    by_tag = samples.setdefault(record.key, {})
+    for tag in record.metrics:
+      value = record.value(tag)
+      if value is not None:
+        by_tag.setdefault(tag, {}).setdefault(record.host, {})[record.repeat] = value
   benchmarks = {}
   for summary in summarize_benchmarks(measured):
-    key = summary.key
-    entry = {k: v for k, v in summary.to_json().items() if k not in ("key", "metrics")}
-    entry["metrics"] = {
+    metrics = {
         tag: _metric_entry(tag, summary.metrics[tag], by_host)
-        for tag, by_host in sorted(samples.get(key, {}).items())
+        for tag, by_host in sorted(samples.get(summary.key, {}).items())
     }
-    benchmarks[key] = entry
-  suite = next((r.get("suite") for r in measured if r.get("suite")), None)
+    benchmarks[summary.key] = dataclasses.replace(summary, metrics=metrics)
+  suite = next((r.suite for r in measured if r.suite), None)
   return Baseline(label=label, captured_at=now_iso(), suite=suite, manifest=dict(manifest), benchmarks=benchmarks)
 
 

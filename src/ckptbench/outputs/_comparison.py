@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ckptbench.errors import EXIT_OK, EXIT_REGRESSION
 from ckptbench.outputs._baseline import Baseline, build_baseline, load_baseline, read_run
+from ckptbench.outputs._comparison_record import Comparison, ComparisonRow
 from ckptbench.outputs._results import write_json_atomic
 from ckptbench.outputs._unmatched import unmatched_reasons
 from ckptbench.stats import (
@@ -26,7 +26,6 @@ from ckptbench.stats import (
     compare_samples,
 )
 
-COMPARISON_SCHEMA_VERSION = 1
 _LOG_WIDTH = 160
 # Manifest fields that identify the machine; a difference makes timings incomparable.
 _MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "backend", "device_kind", "device_count", "process_count")
@@ -47,90 +46,6 @@ _VERDICT_STYLE = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class ComparisonRow:
-  """One metric of one benchmark, baseline against current (see `MetricComparison`)."""
-
-  benchmark: str
-  key: str
-  metric: str
-  unit: str
-  direction: Direction
-  baseline: float
-  current: float
-  ratio: float | None
-  ci_low: float | None
-  ci_high: float | None
-  p_value: float | None
-  verdict: Verdict
-  headline: bool
-  n_baseline: int
-  n_current: int
-
-  def to_dict(self) -> dict[str, Any]:
-    row = dataclasses.asdict(self)
-    row["direction"], row["verdict"] = self.direction.value, self.verdict.value
-    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-
-
-@dataclasses.dataclass(frozen=True)
-class Comparison:
-  """The comparison of a run with a baseline.
-
-  Attributes:
-    baseline_label: the label of the baseline file.
-    threshold: the relative change that counts (0.1 = 10%).
-    alpha: significance level of the Mann-Whitney U test.
-    rows: one per benchmark and metric present on both sides, regressions first.
-    only_in_baseline: `{"benchmarks": [...], "metrics": [...]}` missing from the run.
-    only_in_current: the same for what the baseline lacks.
-    warnings: e.g. the manifests name different machines.
-    unmatched: why each run benchmark without a baseline partner has none.
-  """
-
-  baseline_label: str
-  threshold: float
-  alpha: float
-  rows: tuple[ComparisonRow, ...]
-  only_in_baseline: Mapping[str, list[str]]
-  only_in_current: Mapping[str, list[str]]
-  warnings: tuple[str, ...]
-  unmatched: tuple[str, ...] = ()
-
-  @property
-  def matched_nothing(self) -> bool:
-    """No benchmark of the run is in the baseline: nothing was judged, so nothing can pass."""
-    return not self.rows
-
-  @property
-  def regressions(self) -> list[ComparisonRow]:
-    return [r for r in self.rows if r.verdict == Verdict.REGRESSED]
-
-  @property
-  def headline_regressions(self) -> list[ComparisonRow]:
-    """Regressions of time, throughput or peak memory: what fails CI."""
-    return [r for r in self.regressions if r.headline]
-
-  def exit_code(self, fail_on_regression: bool) -> int:
-    """`EXIT_REGRESSION` (3) when asked to fail and a headline metric regressed or nothing matched, else 0."""
-    if fail_on_regression and (self.headline_regressions or self.matched_nothing):
-      return EXIT_REGRESSION
-    return EXIT_OK
-
-  def to_dict(self) -> dict[str, Any]:
-    return {
-        "schema_version": COMPARISON_SCHEMA_VERSION,
-        "baseline_label": self.baseline_label,
-        "threshold": self.threshold,
-        "alpha": self.alpha,
-        "rows": [r.to_dict() for r in self.rows],
-        "only_in_baseline": dict(self.only_in_baseline),
-        "only_in_current": dict(self.only_in_current),
-        "warnings": list(self.warnings),
-        "unmatched": list(self.unmatched),
-    }
-
-
 def compare_documents(
     baseline: Baseline,
     current: Baseline,
@@ -144,13 +59,13 @@ def compare_documents(
   only_cur: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
   for key in sorted(set(base_benchmarks) | set(cur_benchmarks)):
     if key not in cur_benchmarks:
-      only_base["benchmarks"].append(f"{base_benchmarks[key]['name']} [{key}]")
+      only_base["benchmarks"].append(f"{base_benchmarks[key].name} [{key}]")
       continue
     if key not in base_benchmarks:
-      only_cur["benchmarks"].append(f"{cur_benchmarks[key]['name']} [{key}]")
+      only_cur["benchmarks"].append(f"{cur_benchmarks[key].name} [{key}]")
       continue
-    name = cur_benchmarks[key]["name"]
-    base_metrics, cur_metrics = base_benchmarks[key]["metrics"], cur_benchmarks[key]["metrics"]
+    name = cur_benchmarks[key].name
+    base_metrics, cur_metrics = base_benchmarks[key].metrics, cur_benchmarks[key].metrics
     only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
     only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
     for tag in sorted(set(base_metrics) & set(cur_metrics)):
@@ -222,7 +137,7 @@ def compare_to_baseline(
   baseline = load_baseline(baseline_file)
   current = build_baseline(*read_run(out_dir), label="current")
   comparison = compare_documents(baseline, current, threshold=threshold, alpha=alpha)
-  write_json_atomic(pathlib.Path(out_dir) / "comparison.json", comparison.to_dict())
+  write_json_atomic(pathlib.Path(out_dir) / "comparison.json", comparison.to_json())
   return comparison
 
 

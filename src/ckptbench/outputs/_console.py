@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ckptbench.api._records import BenchmarkSummary, RunRecord, SuiteSummary, metric_value
 from ckptbench.api._tags import Tag
-from ckptbench.outputs._read import error_text, metric_value
 from ckptbench.outputs._verdict import (
     BETTER,
     LARGE,
@@ -57,24 +57,23 @@ def _fmt(value: Any, digits: int = 4) -> str:
   return "" if number is None else f"{number:.{digits}g}"
 
 
-def benchmark_table(bench: dict[str, Any], all_metrics: bool = False) -> Table:
+def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table:
   """The table of one summary.json benchmark entry: operation, metric, mean ± std, min, max, unit."""
-  runs, failed = int(bench.get("runs") or 0), int(bench.get("failed") or 0)
-  status = f"[red]{failed}/{runs} failed[/red]" if failed else f"{runs} runs"
-  table = Table(title=f"{escape(str(bench.get('name', '')))}  ({status})", title_justify="left", title_style="bold")
+  status = f"[red]{bench.failed}/{bench.runs} failed[/red]" if bench.failed else f"{bench.runs} runs"
+  table = Table(title=f"{escape(bench.name)}  ({status})", title_justify="left", title_style="bold")
   table.add_column("operation")
   table.add_column("metric", overflow="fold")
   table.add_column("mean ± std", justify="right")
   table.add_column("min", justify="right")
   table.add_column("max", justify="right")
   table.add_column("unit")
-  metrics = bench.get("metrics") or {}
-  multi_host = any(isinstance(s, dict) and s.get("hosts") for s in metrics.values())
+  metrics = bench.metrics
+  multi_host = any(s.get("hosts") for s in metrics.values())
   if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
     table.add_column("slowest host", justify="right")
   for tag, stats in metrics.items():
     parts = Tag.parse(tag)
-    if not isinstance(stats, dict) or (not all_metrics and not is_headline(parts, str(stats.get("unit", "")))):
+    if not all_metrics and not is_headline(parts, str(stats.get("unit", ""))):
       continue
     mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
     row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]
@@ -86,15 +85,13 @@ def benchmark_table(bench: dict[str, Any], all_metrics: bool = False) -> Table:
   return table
 
 
-def suite_table(summary: dict[str, Any]) -> Table:
+def suite_table(summary: SuiteSummary) -> Table:
   """Benchmarks, runs, passed and failed of the whole suite."""
-  benches = [b for b in summary.get("benchmarks") or [] if isinstance(b, dict)]
-  runs = sum(int(b.get("runs") or 0) for b in benches)
-  failed = sum(int(b.get("failed") or 0) for b in benches)
-  table = Table(title=f"suite {escape(str(summary.get('suite', '')))}", title_justify="left", title_style="bold")
+  runs, failed = summary.runs, summary.failed
+  table = Table(title=f"suite {escape(summary.suite)}", title_justify="left", title_style="bold")
   for column in ("benchmarks", "runs", "passed", "failed"):
     table.add_column(column, justify="right")
-  table.add_row(str(len(benches)), str(runs), str(runs - failed), f"[red]{failed}[/red]" if failed else "0")
+  table.add_row(str(len(summary.benchmarks)), str(runs), str(runs - failed), f"[red]{failed}[/red]" if failed else "0")
   return table
 
 
@@ -154,16 +151,16 @@ def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
 
 
 def print_suite_tables(
-    summary: dict[str, Any],
+    summary: SuiteSummary,
     console: Console | None = None,
     all_metrics: bool = False,
-    records: Sequence[Mapping[str, Any]] | None = None,
+    records: Sequence[RunRecord] | None = None,
     detail: bool = False,
 ) -> None:
   """Prints the verdict, the failures (one line each) and the suite summary.
 
   Args:
-    summary: the content of summary.json.
+    summary: summary.json, typed.
     console: where to print; default `make_console()` (stdout).
     all_metrics: in the per-benchmark tables, show every namespace.
     records: the results.jsonl records; the verdict table needs their samples.
@@ -171,20 +168,20 @@ def print_suite_tables(
     detail: also print a table per benchmark (`ckptbench run -v`).
 
   Example:
-    >>> print_suite_tables(summary, records=read_results("out"))
+    >>> out = read_outputs("out")
+    >>> print_suite_tables(out.summary, records=out.results)
   """
   console = console or make_console()
-  benches = [b for b in summary.get("benchmarks") or [] if isinstance(b, dict)]
-  verdict = build_verdict(records, summary.get("reference")) if records else None
+  verdict = build_verdict(records, summary.reference) if records else None
   if verdict is not None:
-    print_verdict(verdict, f"verdict: {summary.get('suite', '')}", console)
-  for bench in benches:
+    print_verdict(verdict, f"verdict: {summary.suite}", console)
+  for bench in summary.benchmarks:
     if detail or all_metrics or verdict is None:
       console.print(benchmark_table(bench, all_metrics))
-    for error in bench.get("errors") or []:
+    for error in bench.errors:
       console.print(
-          f"  [red]{escape(str(bench.get('name', '')))} repeat {error.get('repeat')}, host {error.get('host', 0)}:[/red]"
-          f" {escape(error_text(error))}",
+          f"  [red]{escape(bench.name)} repeat {error.repeat}, host {error.host}:[/red]"
+          f" {escape(error.text)}",
           markup=True, highlight=False,
       )
   console.print(suite_table(summary))

@@ -7,8 +7,9 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
+from ckptbench.api._records import metric_value
 from ckptbench.api._tags import Tag
-from ckptbench.outputs._read import error_text, metric_value, read_outputs
+from ckptbench.outputs._read import read_outputs
 
 if TYPE_CHECKING:
   import pandas as pd
@@ -57,19 +58,18 @@ def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
   rows: list[dict[str, Any]] = []
   option_columns: list[str] = []
   for record in outputs.results:
-    run = {column: _cell(record.get(column)) for column in RUN_COLUMNS}
-    run["error"] = error_text(record.get("error")) or None
-    for name, value in (record.get("options") or {}).items():
+    run = {column: _cell(getattr(record, column)) for column in RUN_COLUMNS if column != "error"}
+    run["error"] = None if record.error is None else record.error.text
+    for name, value in record.options.items():
       column = f"option_{name}" if name in fixed else name
       if column not in option_columns:
         option_columns.append(column)
       run[column] = _cell(value)
-    metrics = record.get("metrics") or {}
-    if not metrics:
+    if not record.metrics:
       rows.append(run)
-    for tag, entry in metrics.items():
+    for tag, entry in record.metrics.items():
       parts = Tag.parse(tag)
-      unit = entry.get("unit") if isinstance(entry, dict) else None
+      unit = entry.get("unit")
       rows.append({**run, "tag": tag, "operation": parts.op, "namespace": parts.namespace,
                    "metric": parts.metric, "value": metric_value(entry), "unit": unit})
   columns = list(RUN_COLUMNS) + list(METRIC_COLUMNS) + option_columns

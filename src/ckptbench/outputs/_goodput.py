@@ -150,14 +150,14 @@ def plan_goodput(
   if recovery_s is not None:
     recovery = (recovery_s, "given (--recovery)")
   else:
-    for key, entry in benchmarks.items():
-      measured = _median(entry.get("metrics", {}).get(_RECOVERY))
+    for entry in benchmarks.values():
+      measured = _median(entry.metrics.get(_RECOVERY))
       if measured is not None:
-        recovery = (measured, f"{_RECOVERY} of {entry.get('name', key)}")
+        recovery = (measured, f"{_RECOVERY} of {entry.name}")
         break
   plans = []
   for key, entry in benchmarks.items():
-    found = _cost(entry.get("metrics", {}), recovery)
+    found = _cost(entry.metrics, recovery)
     if found is None:
       continue
     cost, sources, missing = found
@@ -169,7 +169,7 @@ def plan_goodput(
     best = optimal_interval(cost, mtbf_s)
     known = cost.recovery_s is not None and cost.lag_s is not None
     plans.append(GoodputPlan(
-        benchmark=str(entry.get("name", key)), key=key, cost=cost, sources=sources, mtbf_s=mtbf_s,
+        benchmark=entry.name, key=key, cost=cost, sources=sources, mtbf_s=mtbf_s,
         best_interval_s=best, young_interval_s=young_interval(cost.blocking_s, mtbf_s),
         best_goodput=expected_goodput(best, cost, mtbf_s) if known else None,
         current_interval_s=interval_s,

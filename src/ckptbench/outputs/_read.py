@@ -1,4 +1,4 @@
-"""Reading a finished (or half-finished) output directory back.
+"""Reading a finished (or half-finished) output directory back, typed.
 
 Every output writer (TensorBoard, HTML report, exports) works from the files a
 run leaves in OUT (see docs/ARCHITECTURE.md), so each also works after the
@@ -9,46 +9,49 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import logging
 import pathlib
-from typing import Any
+from typing import Any, Callable, TypeVar
 
+from ckptbench.api._records import BenchmarkSummary, RunRecord, SuiteSummary
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._results import RESULTS_FILE, read_results
+from ckptbench.outputs._comparison_record import Comparison
+from ckptbench.outputs._results import RESULTS_FILE, read_records
+from ckptbench.outputs._writers import MANIFEST_FILE, SUMMARY_FILE
 
-_log = logging.getLogger(__name__)
-
-SUMMARY_FILE = "summary.json"
-MANIFEST_FILE = "manifest.json"
 COMPARISON_FILE = "comparison.json"
+_T = TypeVar("_T")
+
 
 @dataclasses.dataclass(frozen=True)
 class RunOutputs:
   """What an output directory holds; absent files are None (or empty)."""
 
   out_dir: pathlib.Path
-  results: list[dict[str, Any]]
-  summary: dict[str, Any] | None
+  results: list[RunRecord]
+  summary: SuiteSummary | None
   manifest: dict[str, Any] | None
-  comparison: list[dict[str, Any]] | None
+  comparison: Comparison | None
 
   @property
   def suite(self) -> str:
     for source in (self.summary, *self.results[:1]):
-      if source and source.get("suite"):
-        return str(source["suite"])
+      if source is not None and source.suite:
+        return source.suite
     return self.out_dir.name
 
   @property
-  def benchmarks(self) -> list[dict[str, Any]]:
+  def benchmarks(self) -> list[BenchmarkSummary]:
     """The benchmark entries of summary.json (empty without one)."""
-    if not self.summary:
-      return []
-    return [b for b in self.summary.get("benchmarks") or [] if isinstance(b, dict)]
+    return [] if self.summary is None else self.summary.benchmarks
 
-  def measured_runs(self) -> list[dict[str, Any]]:
+  @property
+  def reference(self) -> dict[str, Any] | None:
+    """The suite's `reference:` variant, as summary.json records it."""
+    return None if self.summary is None else self.summary.reference
+
+  def measured_runs(self) -> list[RunRecord]:
     """The results records that count (warmup runs left out)."""
-    return [r for r in self.results if not r.get("warmup")]
+    return [r for r in self.results if not r.warmup]
 
 
 def read_outputs(out_dir: str | pathlib.Path) -> RunOutputs:
@@ -56,35 +59,37 @@ def read_outputs(out_dir: str | pathlib.Path) -> RunOutputs:
 
   Raises:
     CkptbenchError: when `out_dir` is not a directory or holds neither
-      results.jsonl nor summary.json, or a file is not valid JSON.
+      results.jsonl nor summary.json, or a file is not valid JSON or is of
+      another schema version.
   """
   out = pathlib.Path(out_dir)
   if not out.is_dir():
     raise CkptbenchError(f"{out} is not a directory; pass the output directory of `ckptbench run`")
-  results = [r for r in read_results(out) if isinstance(r, dict)]
-  summary = _read_json(out / SUMMARY_FILE)
+  results = read_records(out)
+  summary = _read_typed(out / SUMMARY_FILE, SuiteSummary.from_json)
   if not results and summary is None:
     raise CkptbenchError(
         f"{out} holds no {RESULTS_FILE} or {SUMMARY_FILE}; is it the output directory"
         " of `ckptbench run`?"
     )
-  comparison = _read_json(out / COMPARISON_FILE)
-  if isinstance(comparison, dict):  # tolerate {"rows": [...]} as well as a bare list
-    comparison = comparison.get("rows") or comparison.get("comparisons")
-  if comparison is not None and not isinstance(comparison, list):
-    _log.warning("%s: expected a list of rows; ignoring it", out / COMPARISON_FILE)
-    comparison = None
+  manifest = _read_json(out / MANIFEST_FILE)
   return RunOutputs(
       out_dir=out,
       results=results,
-      summary=summary if isinstance(summary, dict) else None,
-      manifest=_as_dict(_read_json(out / MANIFEST_FILE)),
-      comparison=[row for row in comparison if isinstance(row, dict)] if comparison else None,
+      summary=summary,
+      manifest=manifest if isinstance(manifest, dict) else None,
+      comparison=_read_typed(out / COMPARISON_FILE, Comparison.from_json),
   )
 
 
-def _as_dict(value: Any) -> dict[str, Any] | None:
-  return value if isinstance(value, dict) else None
+def _read_typed(path: pathlib.Path, from_json: Callable[[Any], _T]) -> _T | None:
+  data = _read_json(path)
+  if data is None:
+    return None
+  try:
+    return from_json(data)
+  except (ValueError, TypeError) as e:  # SchemaError, an unknown verdict, a value of the wrong kind
+    raise CkptbenchError(f"{path}: not a file this ckptbench can read: {e}") from None
 
 
 def _read_json(path: pathlib.Path) -> Any:
@@ -94,22 +99,3 @@ def _read_json(path: pathlib.Path) -> Any:
     return json.loads(path.read_text())
   except json.JSONDecodeError as e:
     raise CkptbenchError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
-
-
-def metric_value(entry: Any) -> float | None:
-  """The number of a results metric entry (`{"value": v, "unit": u}` or a bare number)."""
-  if isinstance(entry, dict):
-    entry = entry.get("value")
-  if isinstance(entry, bool) or not isinstance(entry, (int, float)):
-    return None
-  return float(entry)
-
-
-def error_text(error: Any) -> str:
-  """`Type: message` of a recorded error (a dict, a string or None)."""
-  if not error:
-    return ""
-  if isinstance(error, dict):
-    kind, message = error.get("type") or "Error", error.get("message") or ""
-    return f"{kind}: {message}" if message else str(kind)
-  return str(error)

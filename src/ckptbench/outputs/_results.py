@@ -1,4 +1,4 @@
-"""results.jsonl: appended and fsynced run by run, read back tolerating a torn last line."""
+"""results.jsonl: appended and fsynced run by run, read back typed, tolerating a torn last line."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import pathlib
-from typing import Any, Iterator
+from typing import Any, Sequence
 
 from ckptbench.api._records import RunRecord, SchemaError
 from ckptbench.errors import CkptbenchError
@@ -15,23 +15,18 @@ RESULTS_FILE = "results.jsonl"
 _log = logging.getLogger(__name__)
 
 
-class ResultsWriter:
-  """Appends one JSON line per record and makes it durable before returning."""
-
-  def __init__(self, out_dir: pathlib.Path):
-    self.path = pathlib.Path(out_dir) / RESULTS_FILE
-
-  def append(self, records: list[dict[str, Any]]) -> None:
-    lines = "".join(json.dumps(r, default=_json_default, allow_nan=True) + "\n" for r in records)
-    try:
-      with open(self.path, "a+b") as f:
-        if f.tell() and not _ends_with_newline(f):  # a torn last line (killed mid-write)
-          lines = "\n" + lines  # keeps the next record on a line of its own
-        f.write(lines.encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
-    except OSError as e:
-      raise CkptbenchError(f"cannot append to {self.path}: {e.strerror or e}") from None
+def append_records(path: pathlib.Path, records: Sequence[RunRecord]) -> None:
+  """Appends one JSON line per record to `path` and makes them durable before returning."""
+  lines = "".join(json.dumps(r.to_json(), default=_json_default, allow_nan=True) + "\n" for r in records)
+  try:
+    with open(path, "a+b") as f:
+      if f.tell() and not _ends_with_newline(f):  # a torn last line (killed mid-write)
+        lines = "\n" + lines  # keeps the next record on a line of its own
+      f.write(lines.encode("utf-8"))
+      f.flush()
+      os.fsync(f.fileno())
+  except OSError as e:
+    raise CkptbenchError(f"cannot append to {path}: {e.strerror or e}") from None
 
 
 def _ends_with_newline(f) -> bool:
@@ -47,38 +42,30 @@ def _json_default(value: Any) -> Any:
   return str(value)
 
 
-def iter_results(out_dir: str | pathlib.Path) -> Iterator[dict[str, Any]]:
-  """Yields the records of OUT/results.jsonl; a torn last line (a killed run) is skipped."""
+def read_records(out_dir: str | pathlib.Path) -> list[RunRecord]:
+  """The records of OUT/results.jsonl, typed and checked; a torn last line (a killed run) is skipped.
+
+  Raises:
+    CkptbenchError: naming the file and line of a record of another schema
+      version, or of a line that is not a record.
+  """
   path = pathlib.Path(out_dir) / RESULTS_FILE
   if not path.exists():
-    return
+    return []
+  records = []
   with open(path, encoding="utf-8") as f:
     for number, line in enumerate(f, 1):
       if not line.strip():
         continue
       try:
-        yield json.loads(line)
+        data = json.loads(line)
       except json.JSONDecodeError:
         _log.warning("%s:%d: skipping an incomplete record (interrupted write)", path, number)
-
-
-def read_results(out_dir: str | pathlib.Path) -> list[dict[str, Any]]:
-  """The records of OUT/results.jsonl in their JSON form (for views and exports)."""
-  return list(iter_results(out_dir))
-
-
-def read_records(out_dir: str | pathlib.Path) -> list[RunRecord]:
-  """The records of OUT/results.jsonl, typed and checked (for resuming a run).
-
-  Raises:
-    CkptbenchError: a record of another schema version, or not a record at all.
-  """
-  records = []
-  for number, data in enumerate(iter_results(out_dir), 1):
-    try:
-      records.append(RunRecord.from_json(data))
-    except (SchemaError, TypeError, AttributeError) as e:
-      raise CkptbenchError(f"{pathlib.Path(out_dir) / RESULTS_FILE}: record {number} cannot be resumed: {e}") from None
+        continue
+      try:
+        records.append(RunRecord.from_json(data))
+      except (SchemaError, TypeError) as e:
+        raise CkptbenchError(f"{path}:{number}: not a record this ckptbench can read: {e}") from None
   return records
 
 

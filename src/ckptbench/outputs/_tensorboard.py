@@ -33,8 +33,9 @@ from tensorboard.plugins.text import summary_v2 as text_summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ckptbench.api import safe_path_component
+from ckptbench.api._records import BenchmarkSummary, RunRecord, metric_value
 from ckptbench.api._tags import Tag
-from ckptbench.outputs._read import error_text, metric_value, read_outputs
+from ckptbench.outputs._read import read_outputs
 
 TENSORBOARD_DIR = "tensorboard"
 # Our event files end with this, so a rewrite removes exactly what we wrote.
@@ -68,19 +69,17 @@ def write_tensorboard(out_dir: str | pathlib.Path) -> pathlib.Path:
   for old in logdir.rglob(f"events.out.tfevents.*{_SUFFIX}"):
     old.unlink()
 
-  runs_by_bench: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+  runs_by_bench: dict[str, list[RunRecord]] = collections.defaultdict(list)
   for record in outputs.measured_runs():
-    runs_by_bench[str(record.get("benchmark", ""))].append(record)
+    runs_by_bench[record.benchmark].append(record)
   for name, records in runs_by_bench.items():
     _write_host_scalars(logdir / tensorboard_run_name(name), records)
 
   benchmarks = outputs.benchmarks
-  hparams_by_bench = {b.get("name", ""): _hparams(b) for b in benchmarks}
+  hparams_by_bench = {b.name: _hparams(b) for b in benchmarks}
   for bench in benchmarks:
-    name = str(bench.get("name", ""))
-    _write_benchmark_run(
-        logdir / tensorboard_run_name(name), bench, hparams_by_bench[name], runs_by_bench.get(name, [])
-    )
+    runs = runs_by_bench.get(bench.name, [])
+    _write_benchmark_run(logdir / tensorboard_run_name(bench.name), bench, hparams_by_bench[bench.name], runs)
   if benchmarks:
     _write_experiment(logdir, hparams_by_bench.values(), benchmarks)
   return logdir
@@ -110,37 +109,36 @@ class _Writer:
     self.add(text_summary.text_pb(tag, markdown), step)
 
 
-def _wall_time(record: dict[str, Any]) -> float | None:
+def _wall_time(record: RunRecord) -> float | None:
   try:
-    return datetime.datetime.fromisoformat(str(record.get("started_at"))).timestamp()
+    return datetime.datetime.fromisoformat(record.started_at).timestamp()
   except ValueError:
     return None
 
 
-def _write_host_scalars(bench_dir: pathlib.Path, records: list[dict[str, Any]]) -> None:
-  by_host: dict[int, list[dict[str, Any]]] = collections.defaultdict(list)
+def _write_host_scalars(bench_dir: pathlib.Path, records: list[RunRecord]) -> None:
+  by_host: dict[int, list[RunRecord]] = collections.defaultdict(list)
   for record in records:
-    by_host[int(record.get("host") or 0)].append(record)
+    by_host[record.host].append(record)
   for host, host_records in sorted(by_host.items()):
     with _Writer(bench_dir / f"host_{host}") as writer:
-      for record in sorted(host_records, key=lambda r: int(r.get("repeat") or 0)):
-        step, wall = int(record.get("repeat") or 0), _wall_time(record)
-        for tag, entry in sorted((record.get("metrics") or {}).items()):
-          value = metric_value(entry)
+      for record in sorted(host_records, key=lambda r: r.repeat):
+        step, wall = record.repeat, _wall_time(record)
+        for tag in sorted(record.metrics):
+          value = record.value(tag)
           if value is not None:
             writer.scalar(tag, value, step, wall)
-        if isinstance(record.get("duration_s"), (int, float)):
-          writer.scalar("run/duration_s", float(record["duration_s"]), step, wall)
-        if record.get("error"):
+        writer.scalar("run/duration_s", float(record.duration_s), step, wall)
+        if record.failed:
           writer.text("error", _error_card(record), step)
 
 
 def _write_benchmark_run(
-    bench_dir: pathlib.Path, bench: dict[str, Any], hparams: dict[str, Any], records: list[dict[str, Any]]
+    bench_dir: pathlib.Path, bench: BenchmarkSummary, hparams: dict[str, Any], records: list[RunRecord]
 ) -> None:
   with _Writer(bench_dir) as writer:
-    writer.add(hparams_summary.hparams_pb(hparams, trial_id=str(bench.get("key") or bench.get("name"))))
-    for tag, stats in sorted(_metric_stats(bench).items()):
+    writer.add(hparams_summary.hparams_pb(hparams, trial_id=bench.key or bench.name))
+    for tag, stats in sorted(bench.metrics.items()):
       for stat in _STATS:
         value = metric_value(stats.get(stat))
         if value is not None:
@@ -150,11 +148,6 @@ def _write_benchmark_run(
     writer.text("configuration", _configuration_card(bench))
     writer.text("inventory", _inventory_card(bench))
     writer.text("run_summary", _summary_card(bench, records))
-
-
-def _metric_stats(bench: dict[str, Any]) -> dict[str, dict[str, Any]]:
-  metrics = bench.get("metrics") or {}
-  return {tag: stats for tag, stats in metrics.items() if isinstance(stats, dict)}
 
 
 def _numeric_leaves(value: Any, prefix: str = "") -> Iterable[tuple[str, float]]:
@@ -186,21 +179,21 @@ def _flatten(prefix: str, value: Any, depth: int) -> dict[str, Any]:
   return {prefix: _hparam_value(value)}
 
 
-def _hparams(bench: dict[str, Any]) -> dict[str, bool | float | str]:
+def _hparams(bench: BenchmarkSummary) -> dict[str, bool | float | str]:
   """HParams of a benchmark: its options, mesh and checkpoint description."""
   hparams: dict[str, Any] = {}
-  for name, value in (bench.get("options") or {}).items():
+  for name, value in (bench.options or {}).items():
     hparams[name] = _hparam_value(value)
-  hparams.update(_flatten("mesh", bench.get("mesh"), depth=2))
+  hparams.update(_flatten("mesh", bench.mesh, depth=2))
   # One level only: a spec of many arrays would otherwise make hundreds of columns.
-  hparams.update(_flatten("checkpoint", bench.get("checkpoint_config"), depth=1))
-  hparams["benchmark"] = str(bench.get("name", ""))
-  hparams["generator"] = str(bench.get("generator", ""))
+  hparams.update(_flatten("checkpoint", bench.checkpoint_config, depth=1))
+  hparams["benchmark"] = bench.name
+  hparams["generator"] = str(bench.generator or "")
   return hparams
 
 
 def _write_experiment(
-    logdir: pathlib.Path, all_hparams: Iterable[dict[str, Any]], benchmarks: list[dict[str, Any]]
+    logdir: pathlib.Path, all_hparams: Iterable[dict[str, Any]], benchmarks: list[BenchmarkSummary]
 ) -> None:
   values: dict[str, list[Any]] = collections.defaultdict(list)
   for hparams in all_hparams:
@@ -216,7 +209,7 @@ def _write_experiment(
       {
           tag
           for bench in benchmarks
-          for tag, stats in _metric_stats(bench).items()
+          for tag, stats in bench.metrics.items()
           if Tag.parse(tag).is_headline(str(stats.get("unit", "")))
       }
   )
@@ -239,16 +232,15 @@ def _json_block(value: Any) -> str:
   return "```\n" + json.dumps(value, indent=2, sort_keys=True, default=str) + "\n```"
 
 
-def _configuration_card(bench: dict[str, Any]) -> str:
-  rows = [f"| {name} | {json.dumps(value, default=str)} |" for name, value in (bench.get("options") or {}).items()]
-  varying = ", ".join(f"{k}={v}" for k, v in (bench.get("varying") or {}).items()) or "(none)"
+def _configuration_card(bench: BenchmarkSummary) -> str:
+  rows = [f"| {name} | {json.dumps(value, default=str)} |" for name, value in (bench.options or {}).items()]
+  varying = ", ".join(f"{k}={v}" for k, v in (bench.varying or {}).items()) or "(none)"
   parts = [
-      f"### {bench.get('name', '')}",
-      f"generator `{bench.get('generator', '')}`, key `{bench.get('key', '')}`, swept: {varying}",
+      f"### {bench.name}",
+      f"generator `{bench.generator or ''}`, key `{bench.key}`, swept: {varying}",
       "| option | value |\n|---|---|\n" + "\n".join(rows) if rows else "no options",
-      "**mesh**\n\n" + (_json_block(bench["mesh"]) if bench.get("mesh") else "none"),
-      "**checkpoint**\n\n"
-      + (_json_block(bench["checkpoint_config"]) if bench.get("checkpoint_config") else "none"),
+      "**mesh**\n\n" + (_json_block(bench.mesh) if bench.mesh else "none"),
+      "**checkpoint**\n\n" + (_json_block(bench.checkpoint_config) if bench.checkpoint_config else "none"),
   ]
   return "\n\n".join(parts)
 
@@ -263,33 +255,31 @@ def _stats_table(items: list[tuple[str, dict[str, Any]]]) -> str:
   return "\n".join(lines)
 
 
-def _inventory_card(bench: dict[str, Any]) -> str:
-  items = [(t, s) for t, s in sorted(_metric_stats(bench).items()) if Tag.parse(t).namespace == "5_inventory"]
+def _inventory_card(bench: BenchmarkSummary) -> str:
+  items = [(t, s) for t, s in sorted(bench.metrics.items()) if Tag.parse(t).namespace == "5_inventory"]
   if not items:
     return "no checkpoint inventory was recorded"
   return "### checkpoint inventory\n\n" + _stats_table(items)
 
 
-def _summary_card(bench: dict[str, Any], records: list[dict[str, Any]]) -> str:
-  runs, failed = int(bench.get("runs") or 0), int(bench.get("failed") or 0)
-  items = [(t, s) for t, s in sorted(_metric_stats(bench).items()) if Tag.parse(t).is_headline(str(s.get("unit", "")))]
+def _summary_card(bench: BenchmarkSummary, records: list[RunRecord]) -> str:
+  runs, failed = bench.runs, bench.failed
+  items = [(t, s) for t, s in sorted(bench.metrics.items()) if Tag.parse(t).is_headline(str(s.get("unit", "")))]
   parts = [f"### run summary\n\n{runs} runs, {runs - failed} passed, {failed} failed"]
   if items:
     parts.append(_stats_table(items))
-  failures = [r for r in records if r.get("error")]
+  failures = [r for r in records if r.failed]
   if failures:
     parts.append("### failures")
     parts.extend(_error_card(r) for r in failures)
-  elif bench.get("errors"):
+  elif bench.errors:
     parts.append("### failures")
-    parts.extend(
-        f"repeat {e.get('repeat')}, host {e.get('host')}: `{error_text(e)}`" for e in bench["errors"]
-    )
+    parts.extend(f"repeat {e.repeat}, host {e.host}: `{e.text}`" for e in bench.errors)
   return "\n\n".join(parts)
 
 
-def _error_card(record: dict[str, Any]) -> str:
-  error = record.get("error")
-  trace = error.get("traceback", "") if isinstance(error, dict) else ""
-  head = f"**repeat {record.get('repeat')}, host {record.get('host', 0)}**: `{error_text(error)}`"
+def _error_card(record: RunRecord) -> str:
+  error = record.error
+  trace = error.traceback if error is not None else ""
+  head = f"**repeat {record.repeat}, host {record.host}**: `{'' if error is None else error.text}`"
   return head + ("\n\n```\n" + trace.strip() + "\n```" if trace else "")

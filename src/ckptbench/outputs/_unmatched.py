@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from ckptbench.api._records import BenchmarkSummary
+
 _IDENTITY = ("generator", "options", "mesh", "checkpoint_config")
 
 
@@ -20,10 +22,10 @@ def _text(value: Any) -> str:
   return json.dumps(value, sort_keys=True, default=str)
 
 
-def _differences(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:
+def _differences(base: BenchmarkSummary, cur: BenchmarkSummary) -> list[str]:
   out = []
   for field in _IDENTITY:
-    a, b = base.get(field), cur.get(field)
+    a, b = getattr(base, field), getattr(cur, field)
     if _text(a) == _text(b):
       continue
     if isinstance(a, dict) and isinstance(b, dict):
@@ -36,7 +38,7 @@ def _differences(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:
 
 
 def unmatched_reasons(
-    baseline: Mapping[str, Mapping[str, Any]], current: Mapping[str, Mapping[str, Any]]
+    baseline: Mapping[str, BenchmarkSummary], current: Mapping[str, BenchmarkSummary]
 ) -> list[str]:
   """One line per unmatched run benchmark: its key and what differs from its likeliest partner.
 
@@ -45,7 +47,9 @@ def unmatched_reasons(
     current: the same for the run.
 
   Example:
-    >>> unmatched_reasons({"a1": {"name": "B", "options": {"x": 1}}}, {"b2": {"name": "B", "options": {"x": 2}}})
+    >>> a1 = BenchmarkSummary("B", "a1", "m.G", {"x": 1}, {}, None, None, 1, 0, [], {})
+    >>> b2 = BenchmarkSummary("B", "b2", "m.G", {"x": 2}, {}, None, None, 1, 0, [], {})
+    >>> unmatched_reasons({"a1": a1}, {"b2": b2})
     ['B [b2]: no baseline benchmark has this key; baseline B [a1] differs in options.x: 1 -> 2']
   """
   base_only = {k: v for k, v in baseline.items() if k not in current}
@@ -53,16 +57,16 @@ def unmatched_reasons(
   for key, entry in current.items():
     if key in baseline:
       continue
-    name = entry.get("name", "?")
-    partner = next(((k, b) for k, b in base_only.items() if b.get("name") == name), None) or next(
-        ((k, b) for k, b in base_only.items() if b.get("generator") == entry.get("generator")), None
+    name = entry.name
+    partner = next(((k, b) for k, b in base_only.items() if b.name == name), None) or next(
+        ((k, b) for k, b in base_only.items() if b.generator == entry.generator), None
     )
     if partner is None:
       lines.append(f"{name} [{key}]: no baseline benchmark has this key, name or generator")
       continue
     diffs = _differences(partner[1], entry) or ["nothing recorded (the key was computed differently)"]
     lines.append(
-        f"{name} [{key}]: no baseline benchmark has this key; baseline {partner[1].get('name', '?')}"
+        f"{name} [{key}]: no baseline benchmark has this key; baseline {partner[1].name}"
         f" [{partner[0]}] differs in {'; '.join(diffs)}"
     )
   return lines

@@ -19,8 +19,8 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
+from ckptbench.api._records import RunRecord
 from ckptbench.api._tags import Tag
-from ckptbench.outputs._read import metric_value
 from ckptbench.stats import (
     DEFAULT_ALPHA,
     DEFAULT_THRESHOLD,
@@ -154,15 +154,15 @@ def _words(op: str) -> str:
   return op.replace("_", " ")
 
 
-def _variants(records: Sequence[Mapping[str, Any]]) -> list[Variant]:
-  first: dict[str, Mapping[str, Any]] = {}
+def _variants(records: Sequence[RunRecord]) -> list[Variant]:
+  first: dict[str, RunRecord] = {}
   for record in records:
-    first.setdefault(str(record["key"]), record)
-  one_generator = len({r.get("generator") for r in first.values()}) == 1
+    first.setdefault(record.key, record)
+  one_generator = len({r.generator for r in first.values()}) == 1
   variants = []
   for key, record in first.items():
-    name = str(record.get("benchmark") or key)
-    varying = dict(record.get("varying") or {})
+    name = record.benchmark or key
+    varying = dict(record.varying)
     # One generator: "use_ocdbt=True" says all; several: the name keeps the class.
     label = ", ".join(f"{k}={v}" for k, v in varying.items()) if one_generator and varying else name
     variants.append(Variant(key, name, label, varying))
@@ -186,12 +186,12 @@ def _same(a: Any, b: Any) -> bool:
   return a == b or str(a).lower() == str(b).lower()  # a recorded True and "true", 1 and "1"
 
 
-def _samples(records: Iterable[Mapping[str, Any]], tag: str, direction: Direction) -> tuple[list[int], list[float]]:
+def _samples(records: Iterable[RunRecord], tag: str, direction: Direction) -> tuple[list[int], list[float]]:
   by_host: dict[int, dict[int, float]] = {}
   for record in records:
-    value = metric_value((record.get("metrics") or {}).get(tag))
+    value = record.value(tag)
     if value is not None and math.isfinite(value):
-      by_host.setdefault(int(record.get("host") or 0), {})[int(record["repeat"])] = value
+      by_host.setdefault(record.host, {})[record.repeat] = value
   repeats = sorted({r for values in by_host.values() for r in values})
   return repeats, per_repeat_across_hosts(by_host, direction)
 
@@ -229,7 +229,7 @@ def _compare(reference: Sequence[float], samples: Sequence[float], direction: Di
 
 
 def build_verdict(
-    records: Sequence[Mapping[str, Any]], reference: Mapping[str, Any] | None = None
+    records: Sequence[RunRecord], reference: Mapping[str, Any] | None = None
 ) -> VerdictTable | None:
   """The verdict table of a run's records; None when no run succeeded.
 
@@ -238,20 +238,19 @@ def build_verdict(
     reference: swept option values that pick the reference variant (the
       suite's `reference:`); default the first variant.
   """
-  measured = [r for r in records if not r.get("warmup") and not r.get("error")]
+  measured = [r for r in records if not r.warmup and not r.failed]
   if not measured:
     return None
   variants = _variants(measured)
   ref = _reference(variants, reference)
   units: dict[str, str] = {}
   for record in measured:
-    for tag, entry in (record.get("metrics") or {}).items():
-      if isinstance(entry, dict):
-        units.setdefault(tag, str(entry.get("unit") or ""))
+    for tag, entry in record.metrics.items():
+      units.setdefault(tag, str(entry.get("unit") or ""))
   metrics = headline_metrics(units)
-  by_key: dict[str, list[Mapping[str, Any]]] = {}
+  by_key: dict[str, list[RunRecord]] = {}
   for record in measured:
-    by_key.setdefault(str(record["key"]), []).append(record)
+    by_key.setdefault(record.key, []).append(record)
   cells: dict[tuple[str, str], Cell] = {}
   for metric in metrics:
     ref_samples = _samples(by_key[ref.key], metric.tag, metric.direction)[1]

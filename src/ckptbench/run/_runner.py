@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import os
 import pathlib
-import signal
-import threading
 import time
 import traceback
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 from ckptbench.config import Suite
-from ckptbench.data import build_mesh, build_pytree, load_existing
 from ckptbench.run._failures import (
     DISK_FULL,
     TIMEOUT,
@@ -25,15 +21,18 @@ from ckptbench.run._failures import (
     unreadable_data_error,
 )
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
-from ckptbench.api._records import SCHEMA_VERSION, ErrorRecord, RunRecord
+from ckptbench.api._records import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary
 from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, is_store_url
 from ckptbench.run._memory import memory_problem
+from ckptbench.run._output_dir import prepare_output_dir
+from ckptbench.run._pytree_cache import PytreeCache
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
+from ckptbench.run._stop import StopRequest
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
@@ -42,7 +41,8 @@ from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_s
 from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
-from ckptbench.outputs._results import ResultsWriter, read_records, write_json_atomic
+from ckptbench.outputs._results import read_records
+from ckptbench.outputs._writers import run_writers
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -54,13 +54,13 @@ class SuiteOutcome:
 
   output_dir: pathlib.Path
   plan: Plan
-  records: list[dict[str, Any]]
-  summary: dict[str, Any]
+  records: list[RunRecord]  # every host's, in the order they ran (resumed ones first)
+  summary: SuiteSummary
   interrupted: bool
 
   @property
   def failed_runs(self) -> int:
-    return sum(1 for r in self.records if r.get("error"))
+    return sum(1 for r in self.records if r.failed)
 
   @property
   def exit_code(self) -> int:
@@ -68,92 +68,6 @@ class SuiteOutcome:
     if self.interrupted:
       return EXIT_INTERRUPTED
     return EXIT_BENCHMARK_FAILED if self.failed_runs else EXIT_OK
-
-
-_OUTPUT_FILES = ("results.jsonl", "summary.json", "manifest.json")
-
-
-def prepare_output_dir(settings: RunSettings) -> None:
-  """Creates OUT, refusing to mix with earlier results unless resuming or overwriting."""
-  out = settings.output_dir
-  if out.exists() and not out.is_dir():
-    raise CkptbenchError(f"output directory {out} exists and is not a directory")
-  existing = [name for name in _OUTPUT_FILES if (out / name).exists()]
-  if existing and not (settings.resume or settings.overwrite):
-    raise CkptbenchError(
-        f"output directory {out} already holds results ({', '.join(existing)}); pass --resume to"
-        " complete them, --overwrite to replace them, or choose another directory"
-    )
-  try:
-    out.mkdir(parents=True, exist_ok=True)
-    probe = out / ".ckptbench-write-test"
-    probe.write_bytes(b"")
-    probe.unlink()
-  except OSError as e:
-    raise CkptbenchError(f"output directory {out} cannot be written: {e.strerror or e}") from None
-  if settings.overwrite and not settings.resume:
-    for name in _OUTPUT_FILES:
-      (out / name).unlink(missing_ok=True)
-
-
-class _StopRequest:
-  """First Ctrl-C: finish the current run, then stop. Second Ctrl-C: stop now."""
-
-  def __init__(self):
-    self.requested = False
-
-  @contextlib.contextmanager
-  def installed(self) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-      yield
-      return
-    previous = signal.getsignal(signal.SIGINT)
-
-    def handle(signum, frame):
-      if self.requested:
-        signal.signal(signal.SIGINT, previous)
-        raise KeyboardInterrupt
-      self.requested = True
-      print("\nckptbench: stopping after the current run (Ctrl-C again to abort)", flush=True)
-
-    signal.signal(signal.SIGINT, handle)
-    try:
-      yield
-    finally:
-      signal.signal(signal.SIGINT, previous)
-
-
-class _PytreeCache:
-  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once.
-
-  With `reuse` False (the suite's `reuse_checkpoint: false`) every run builds its own.
-  """
-
-  def __init__(self, reuse: bool = True):
-    self._reuse = reuse
-    self._key: tuple[int, int] | None = None
-    self._value: Any = None
-    self._mesh: Any = None
-
-  def get(self, bench: PlannedBenchmark) -> tuple[Any, Any]:
-    key = (bench.checkpoint_index, bench.mesh_index)
-    if key != self._key or not self._reuse:
-      self._key, self._value, self._mesh = None, None, None  # free the old data first
-      mesh = None if bench.mesh is None else build_mesh(bench.mesh)
-      ckpt = bench.checkpoint
-      t0 = time.perf_counter()
-      if ckpt.spec is not None:
-        value = build_pytree(ckpt.spec, mesh, seed=ckpt.config.random_seed, fill=ckpt.config.fill)
-      elif ckpt.config.path is not None:
-        value = load_existing(
-            ckpt.config.path, mesh, ckpt.config.sharding_config_path,
-            ckpt.config.load_with_colocated_python,
-        )  # fmt: skip
-      else:
-        value = None
-      _log.info("checkpoint data for %s ready in %.2f s", bench.name, time.perf_counter() - t0)
-      self._key, self._value, self._mesh = key, value, mesh
-    return self._value, self._mesh
 
 
 def run_suite(
@@ -188,14 +102,14 @@ def run_suite(
   manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
   probe = _shared_probe(settings, coordinator)
   manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
-  writer = ResultsWriter(out)
-  if is_writer:
-    write_json_atomic(out / "manifest.json", manifest)
+  writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
+  for writer in writers:
+    writer.start(manifest)
   generators: dict[int, BenchmarksGenerator] = {}
-  cache = _PytreeCache(suite.config.reuse_checkpoint)
-  records = [r.to_json() for r in previous]
+  cache = PytreeCache(suite.config.reuse_checkpoint)
+  records = list(previous)
   progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
-  stop = _StopRequest()
+  stop = StopRequest()
   interrupted = False
   try:
     with stop.installed():
@@ -207,9 +121,9 @@ def run_suite(
         label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
         progress.started(label)
         record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats)
-        host_records = coordinator.allgather_json(record.to_json())
-        if is_writer:
-          writer.append(host_records)
+        host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
+        for writer in writers:
+          writer.add(host_records)
         records.extend(host_records)
         progress.finished(label, record.duration_s, _first_failure(host_records))
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
@@ -219,10 +133,9 @@ def run_suite(
     progress.close()
 
   summary = _summary(suite, plan, records, interrupted)
-  if is_writer:
-    write_json_atomic(out / "summary.json", summary)
-    manifest["ended_at"] = now_iso()
-    write_json_atomic(out / "manifest.json", manifest)
+  manifest["ended_at"] = now_iso()
+  for writer in writers:
+    writer.finish(summary, manifest)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, plan, records, summary, interrupted)
 
@@ -255,26 +168,25 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   return plan
 
 
-def _summary(suite: Suite, plan: Plan, records: list[dict[str, Any]], interrupted: bool) -> dict[str, Any]:
+def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool) -> SuiteSummary:
   """summary.json: statistics per benchmark, and what the plan left out and why."""
-  return {
-      "schema_version": SCHEMA_VERSION,
-      "suite": suite.name,
-      "reference": suite.config.reference,  # the variant the verdict compares the others with
-      "interrupted": interrupted,
-      "skipped_meshes": [{"mesh": m, "reason": r} for m, r in plan.all_skipped_meshes()],
-      "notes": list(suite.notes),
-      "invalid_combinations": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.invalid],
-      "unsupported": [{"generator": g, "options": o, "reason": r} for g, o, r in plan.unsupported],
-      "benchmarks": [b.to_json() for b in summarize_benchmarks(records)],
-  }
+  return SuiteSummary(
+      suite=suite.name,
+      reference=suite.config.reference,
+      interrupted=interrupted,
+      skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
+      notes=list(suite.notes),
+      invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],
+      unsupported=[NotRun(g, o, r) for g, o, r in plan.unsupported],
+      benchmarks=summarize_benchmarks(records),
+  )
 
 
-def _first_failure(host_records: list[dict[str, Any]]) -> str | None:
+def _first_failure(host_records: list[RunRecord]) -> str | None:
   """The progress line's note for a run that failed on some host."""
   for r in host_records:
-    if r["error"]:
-      return f"host {r['host']}: {r['error']['type']}: {r['error']['message'][:200]}"
+    if r.error is not None:
+      return f"host {r.host}: {r.error.type}: {r.error.message[:200]}"
   return None
 
 
@@ -305,7 +217,7 @@ def _run_once(
     suite: Suite,
     settings: RunSettings,
     generators: dict[int, BenchmarksGenerator],
-    cache: _PytreeCache,
+    cache: PytreeCache,
     coordinator: Coordinator,
     probe: StorageProbe | StoreRoofline | None,
     link_stats: Callable[[], Mapping[str, int]] | None,

@@ -1,12 +1,12 @@
-"""Summary statistics of repeated samples, and per-benchmark aggregation. Pure: no I/O."""
+"""Summary statistics of repeated samples, and per-benchmark aggregation of run records. Pure: no I/O."""
 
 from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
-from ckptbench.api._records import BenchmarkSummary
+from ckptbench.api._records import BenchmarkSummary, RunFailure, RunRecord
 from ckptbench.api._tags import is_rate_unit
 from ckptbench.stats._hosts import host_statistics
 
@@ -27,54 +27,49 @@ def describe(samples: Sequence[float]) -> dict[str, float | int]:
   }
 
 
-def metric_samples(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def metric_samples(records: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
   """`{tag: {"unit": u, "values": [...], "hosts": {host: [...]}}}` over successful records."""
   out: dict[str, dict[str, Any]] = {}
   for record in records:
-    if record.get("error"):
+    if record.failed:
       continue
-    for tag, metric in record.get("metrics", {}).items():
+    for tag, metric in record.metrics.items():
       entry = out.setdefault(tag, {"unit": metric.get("unit", ""), "values": [], "hosts": {}})
       entry["values"].append(metric["value"])
-      entry["hosts"].setdefault(record.get("host", 0), []).append(metric["value"])
+      entry["hosts"].setdefault(record.host, []).append(metric["value"])
   return out
 
 
-def summarize_benchmarks(records: Sequence[Mapping[str, Any]]) -> list[BenchmarkSummary]:
+def summarize_benchmarks(records: Sequence[RunRecord]) -> list[BenchmarkSummary]:
   """One summary per benchmark key, in first-seen order; warm-up runs are left out.
 
   `runs` counts distinct repeats; a repeat failed when any host's run failed.
   """
-  by_key: dict[str, list[Mapping[str, Any]]] = {}
+  by_key: dict[str, list[RunRecord]] = {}
   for record in records:
-    if not record.get("warmup"):
-      by_key.setdefault(record["key"], []).append(record)
+    if not record.warmup:
+      by_key.setdefault(record.key, []).append(record)
   summaries = []
   for key, group in by_key.items():
     first = group[0]
-    repeats = {r["repeat"] for r in group}
-    failed_repeats = {r["repeat"] for r in group if r.get("error")}
-    errors = [
-        {"repeat": r["repeat"], "host": r.get("host", 0), "type": r["error"].get("type"),
-         "message": r["error"].get("message")}
-        for r in group if r.get("error")
-    ]  # fmt: skip
+    failures = [r for r in group if r.error is not None]
+    errors = [RunFailure(r.repeat, r.host, r.error.type, r.error.message) for r in failures]
     metrics = {}
     for tag, samples in metric_samples(group).items():
       metrics[tag] = {"unit": samples["unit"], **describe(samples["values"])}
-      if first.get("num_hosts", 1) > 1:  # cross-host block: which host was slowest
+      if first.num_hosts > 1:  # cross-host block: which host was slowest
         rate = is_rate_unit(samples["unit"])
         metrics[tag]["hosts"] = host_statistics(samples["hosts"], higher_is_better=rate)
     summaries.append(BenchmarkSummary(
-        name=first["benchmark"],
+        name=first.benchmark,
         key=key,
-        generator=first.get("generator"),
-        options=first.get("options"),
-        varying=first.get("varying"),
-        mesh=first.get("mesh"),
-        checkpoint_config=first.get("checkpoint_config"),
-        runs=len(repeats),
-        failed=len(failed_repeats),
+        generator=first.generator,
+        options=first.options,
+        varying=first.varying,
+        mesh=first.mesh,
+        checkpoint_config=first.checkpoint_config,
+        runs=len({r.repeat for r in group}),
+        failed=len({r.repeat for r in failures}),
         errors=errors,
         metrics=metrics,
     ))

@@ -1,0 +1,45 @@
+"""The checkpoint data of a run, built once for the benchmarks that share it."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from ckptbench.data import build_mesh, build_pytree, load_existing
+from ckptbench.run._sweep import PlannedBenchmark
+
+_log = logging.getLogger(__name__)
+
+
+class PytreeCache:
+  """Keeps the most recent checkpoint data, so benchmarks sharing it build it once.
+
+  With `reuse` False (the suite's `reuse_checkpoint: false`) every run builds its own.
+  """
+
+  def __init__(self, reuse: bool = True):
+    self._reuse = reuse
+    self._key: tuple[int, int] | None = None
+    self._value: Any = None
+    self._mesh: Any = None
+
+  def get(self, bench: PlannedBenchmark) -> tuple[Any, Any]:
+    key = (bench.checkpoint_index, bench.mesh_index)
+    if key != self._key or not self._reuse:
+      self._key, self._value, self._mesh = None, None, None  # free the old data first
+      mesh = None if bench.mesh is None else build_mesh(bench.mesh)
+      ckpt = bench.checkpoint
+      t0 = time.perf_counter()
+      if ckpt.spec is not None:
+        value = build_pytree(ckpt.spec, mesh, seed=ckpt.config.random_seed, fill=ckpt.config.fill)
+      elif ckpt.config.path is not None:
+        value = load_existing(
+            ckpt.config.path, mesh, ckpt.config.sharding_config_path,
+            ckpt.config.load_with_colocated_python,
+        )  # fmt: skip
+      else:
+        value = None
+      _log.info("checkpoint data for %s ready in %.2f s", bench.name, time.perf_counter() - t0)
+      self._key, self._value, self._mesh = key, value, mesh
+    return self._value, self._mesh
