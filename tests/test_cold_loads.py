@@ -97,9 +97,9 @@ def test_builtins_evict_before_the_load_by_default_and_say_when_warm(tmp_path):
   ok_metrics(outcome)
   seen = {}
   for record in outcome.records:
-    op = "restore" if record["generator"].endswith("CheckpointManagerBenchmark") else "load"
-    name = record["generator"].rsplit(".", 1)[1]
-    seen[(name, record["options"]["cold_cache"])] = _how(record["metrics"], op)
+    op = "restore" if record.generator.endswith("CheckpointManagerBenchmark") else "load"
+    name = record.generator.rsplit(".", 1)[1]
+    seen[(name, record.options["cold_cache"])] = _how(record.metrics, op)
   assert len(seen) == 6
   for (name, cold), how in seen.items():
     assert len(how) == 1 and (how[0] in EVICTED if cold else how[0] == "warm"), (name, cold, how)

@@ -37,3 +37,4 @@ def test_markup_in_names_and_errors_is_printed_literally():
                            errors=[RunFailure(repeat=0, host=0, type="KeyError", message="[bold]k")])
   text = _printed(SuiteSummary(suite="s[x]", benchmarks=[bench]))
   assert "B [red]" in text and "KeyError: [bold]k" in text and "suite s[x]" in text
+  assert "mean ± std" not in text  # nothing measured: the error line, no empty table

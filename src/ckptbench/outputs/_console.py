@@ -176,7 +176,8 @@ def print_suite_tables(
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console)
   for bench in summary.benchmarks:
-    if detail or all_metrics or verdict is None:
+    # A benchmark that measured nothing (every run failed early) gets its error lines, not an empty table.
+    if (detail or all_metrics or verdict is None) and bench.metrics:
       console.print(benchmark_table(bench, all_metrics))
     for error in bench.errors:
       console.print(

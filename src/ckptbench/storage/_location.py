@@ -31,7 +31,7 @@ def write_location(location: str | os.PathLike, data: bytes) -> None:
   """Writes a local file (creating its directory) or one store object.
 
   Readers see the old bytes or the new ones, never half: a store object is one
-  PUT, a local file is written beside its target and renamed over it.
+  PUT, a local file is written beside its target, synced and renamed over it.
 
   Raises:
     CkptbenchError: naming the location when it cannot be written.
@@ -43,7 +43,10 @@ def write_location(location: str | os.PathLike, data: bytes) -> None:
   tmp = path.with_name(f".{path.name}.tmp")
   try:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp.write_bytes(data)
+    with open(tmp, "wb") as f:
+      f.write(data)
+      f.flush()
+      os.fsync(f.fileno())
     os.replace(tmp, path)
   except OSError as e:
     tmp.unlink(missing_ok=True)
