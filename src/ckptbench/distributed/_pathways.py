@@ -13,6 +13,12 @@ from ckptbench.errors import CkptbenchError
 
 def is_pathways_backend() -> bool:
   """True when `pathwaysutils` is installed and says the Pathways backend is in use."""
+  import jax  # noqa: PLC0415  (reading the config does not start a backend)
+
+  # pathwaysutils answers from JAX's platforms setting (the "proxy" platform) but takes most of
+  # a second to import: off Pathways, that setting answers alone.
+  if "proxy" not in (jax.config.jax_platforms or ""):
+    return False
   try:
     import pathwaysutils  # noqa: PLC0415  (optional: the pathways extra)
   except ImportError:
