@@ -174,7 +174,7 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   assert "orbax-checkpoint>=0.11.30" in build_lines[0]  # the installer's own words
   assert "Traceback" not in done.stdout + done.stderr
   old, new = out / f"orbax-checkpoint-{OLDEST}", out / f"orbax-checkpoint-{NEWEST}"
-  assert sorted(p.name for p in out.iterdir()) == ["comparison.json", old.name, new.name]
+  assert sorted(p.name for p in out.iterdir()) == ["comparison.json", old.name, new.name, "report.html"]
 
   for directory, version in ((old, OLDEST), (new, NEWEST)):
     manifest = json.loads((directory / "manifest.json").read_text())
@@ -203,6 +203,10 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   rows = document["comparisons"][new.name]["rows"]
   assert any(r["metric"] == "save_0_basics/time_s" and r["ratio"] for r in rows)
   assert (new / "comparison.json").is_file() and "baseline comparison" in (new / "report.html").read_text()
+  page = (out / "report.html").read_text()  # every environment on one page, headline metrics side by side
+  assert f"<a href='{old.name}/report.html'>{old.name}</a> (reference)" in page
+  assert "orbax-checkpoint-0.11.20" in page and "build_failed" in page
+  assert f"{new.name}: median, ratio [95% CI]" in page and "save_0_basics/time_s" in page
 
   # The cache: a second matrix builds nothing.
   again = cli("matrix", str(one_repeat_suite), "-o", str(out), "--overwrite",

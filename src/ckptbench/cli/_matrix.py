@@ -61,5 +61,6 @@ def _handle(args: argparse.Namespace) -> int:
     print_comparison(comparison, show_all=args.all)
   if outcome.reference is None:
     raise CkptbenchError("no environment finished the suite; see the lines above")
-  print(f"results: {outcome.output_dir} (comparison.json; each environment's report.html)")
+  print(f"results: {outcome.output_dir} (report.html: every environment side by side; comparison.json;"
+        " each environment's own report.html)")
   return outcome.exit_code(args.fail_on_regression)

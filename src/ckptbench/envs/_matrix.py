@@ -7,7 +7,8 @@ repeats the suite's warm-ups before its measured repeat.
 
 OUT/<label>/ is each environment's usual output directory (its manifest lists
 the exact versions) plus its comparison.json with the first environment;
-OUT/comparison.json gathers them all and is written last. An environment that
+OUT/comparison.json gathers them all, and OUT/report.html puts every environment's
+headline metrics side by side (written last). An environment that
 fails to build or to run is reported in one line and left out; the others still
 run. Nothing half-written stays in OUT: the directory of an environment that
 did not finish is removed.
@@ -168,6 +169,7 @@ def run_matrix(settings: MatrixSettings, num_repeats: int, say: Callable[[str], 
       out, tuple(outcomes[s.label] for s in settings.specs), finished[0] if finished else None, comparisons
   )
   _write_matrix_file(outcome, settings)
+  _write_matrix_page(outcome)
   return outcome
 
 
@@ -224,6 +226,18 @@ def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) 
     except Exception as e:  # noqa: BLE001  (results and comparisons are already written)
       _log.warning("could not write the report of %s: %s", label, e)
   return comparisons
+
+
+def _write_matrix_page(outcome: MatrixOutcome) -> None:
+  """OUT/report.html: every environment against the first, on one page."""
+  from ckptbench.outputs import read_outputs, write_matrix_report  # noqa: PLC0415
+
+  out = outcome.output_dir
+  suite = read_outputs(out / outcome.reference).suite if outcome.reference else out.name
+  try:
+    write_matrix_report(out, suite, outcome.environments, outcome.reference, outcome.comparisons)
+  except Exception as e:  # noqa: BLE001  (the results and comparisons are already written)
+    _log.warning("could not write %s: %s", out / "report.html", e)
 
 
 def _write_matrix_file(outcome: MatrixOutcome, settings: MatrixSettings) -> None:

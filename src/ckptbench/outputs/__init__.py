@@ -27,6 +27,7 @@ _EXPORTS = {
     "resolve_label": "ckptbench.outputs._baseline",
     "roofline_limits": "ckptbench.outputs._report_roofline",
     "tensorboard_run_name": "ckptbench.outputs._tensorboard",
+    "write_matrix_report": "ckptbench.outputs._matrix_report",
     "write_report": "ckptbench.outputs._report",
     "write_tensorboard": "ckptbench.outputs._tensorboard",
 }
@@ -56,6 +57,7 @@ __all__ = [
     "resolve_label",
     "roofline_limits",
     "tensorboard_run_name",
+    "write_matrix_report",
     "write_report",
     "write_tensorboard",
 ]

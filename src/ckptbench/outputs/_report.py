@@ -24,7 +24,7 @@ from ckptbench.outputs import _plots
 from ckptbench.outputs._comparison_record import Comparison
 from ckptbench.outputs._read import RunOutputs, read_outputs
 from ckptbench.outputs._report_generators import generator_section
-from ckptbench.outputs._report_html import FigureIds, esc, table
+from ckptbench.outputs._report_html import CSS, FigureIds, esc, table
 from ckptbench.outputs._report_roofline import limit_notes, roofline_limits
 from ckptbench.outputs._report_verdict import hosts_section, runs_in_order, verdict_section
 from ckptbench.outputs._verdict import build_verdict
@@ -79,24 +79,10 @@ def render_report(outputs: RunOutputs) -> str:
   return (
       "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
       f"<meta name=viewport content='width=device-width'><title>{title}</title>"
-      f"<style>{_CSS}</style><script>{_plots.plotly_js()}</script></head><body>\n<h1>{title}</h1>\n"
+      f"<style>{CSS}</style><script>{_plots.plotly_js()}</script></head><body>\n<h1>{title}</h1>\n"
       + "\n".join(part for part in body if part)
       + "\n</body></html>\n"
   )
-
-
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1400px;padding:0 1em;color:#222}
-h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
-h3{margin-bottom:.3em}table{border-collapse:collapse;margin:.5em 0;font-size:.88em}
-td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
-th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
-pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em;max-height:30em}
-.figure{margin:.6em 0}#verdict td{white-space:nowrap}.better{color:#1b7f3a}.worse{color:#b00020;font-weight:bold}
-.unsure{color:#a86b00}
-.fail{color:#b00020}.ok{color:#1b7f3a}.note{color:#666}
-tr.regressed td{background:#fde8e8}tr.improved td{background:#e8f7ec}
-"""
 
 
 def _overview(outputs: RunOutputs) -> str:

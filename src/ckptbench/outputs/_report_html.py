@@ -42,3 +42,18 @@ class FigureIds:
   def next(self) -> str:
     self.count += 1
     return f"fig{self.count}"
+
+
+# The style of every report page (a run's report.html, a matrix's).
+CSS = """
+body{font-family:system-ui,sans-serif;margin:1.5em auto;max-width:1400px;padding:0 1em;color:#222}
+h1{font-size:1.5em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+h3{margin-bottom:.3em}table{border-collapse:collapse;margin:.5em 0;font-size:.88em}
+td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em;max-height:30em}
+.figure{margin:.6em 0}#verdict td{white-space:nowrap}.better{color:#1b7f3a}.worse{color:#b00020;font-weight:bold}
+.unsure{color:#a86b00}
+.fail{color:#b00020}.ok{color:#1b7f3a}.note{color:#666}
+tr.regressed td,td.regressed{background:#fde8e8}tr.improved td,td.improved{background:#e8f7ec}
+"""
