@@ -298,9 +298,13 @@ def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_stor
     )
     return str(tmp_path / "l.yaml")
 
+  # The second run's own run directories are on the store too: a load-only run writes nothing
+  # there, and that is no misplaced save.
   digests = f"{gcs_store.url}/existing/digests"
-  for name, option in (("captured", "capture_digests_path"), ("checked", "reference_digests_path")):
-    done = cli("run", load_suite(f"{option}: {digests}"), "-o", str(tmp_path / name), "--no-views", "--no-probe")
+  for name, option, root in (("captured", "capture_digests_path", []),
+                             ("checked", "reference_digests_path", ["--checkpoint_root", f"{gcs_store.url}/runs"])):
+    done = cli("run", load_suite(f"{option}: {digests}"), "-o", str(tmp_path / name), "--no-views", "--no-probe",
+               *root)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     (record,) = _records(tmp_path / name)
     assert record["error"] is None and record["metrics"]["digest_9_other/arrays"]["value"] == 1

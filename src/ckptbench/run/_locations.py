@@ -13,6 +13,7 @@ import shutil
 from typing import Any, Iterator, Mapping
 
 from ckptbench.api._records import ErrorRecord
+from ckptbench.api._tags import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import StorageProbe
 from ckptbench.storage import (
@@ -21,6 +22,7 @@ from ckptbench.storage import (
 from ckptbench.storage._placement import clear_location, misplaced_bytes
 
 _FILE_BYTES_WRITTEN = "6_tensorstore/kvstore_file_bytes_written"
+_BYTES_WRITTEN = "6_tensorstore/kvstore_bytes_written"
 
 
 def run_location(root: str | os.PathLike, bench_dir: str, run_name: str) -> tuple[Any, StoreURL | None]:
@@ -74,13 +76,13 @@ def placement_error(
 
   A run that put bytes on local disk fails with `MisplacedBytes`, naming the
   benchmark's own error when it raised one too; an empty store fails a run
-  that otherwise succeeded.
+  that otherwise succeeded and saved (a load-only run rightly writes nothing).
   """
   file_bytes = sum(
       float(v.get("value", 0.0)) for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
   )
   try:
-    objects = len(list_objects(url)) if error is None else 1  # a failed run may rightly leave nothing
+    objects = len(list_objects(url)) if error is None and saved_something(tags) else None
   except Exception as e:  # noqa: BLE001  (the store went away: say so, keep the other runs going)
     return error or ErrorRecord(type(e).__name__, f"cannot list {url} after the run: {e}", "")
   reason = misplaced_bytes(url, objects, file_bytes_written=file_bytes, local_scratch=local_scratch)
@@ -89,6 +91,18 @@ def placement_error(
   if error is not None:
     reason += f"; the benchmark also failed: {error.type}: {error.message[:300]}"
   return ErrorRecord("MisplacedBytes", reason, error.traceback if error else "")
+
+
+def saved_something(tags: Mapping[str, Mapping[str, Any]]) -> bool:
+  """Whether a run wrote a checkpoint: TensorStore wrote bytes, or it timed an operation named as a
+  write (`save...`, `...write...`: the built-ins' names and the Orbax guide's)."""
+  for name, entry in tags.items():
+    tag = Tag.parse(name)
+    if tag.key == _BYTES_WRITTEN and float(entry.get("value", 0.0)) > 0:
+      return True
+    if tag.key == "0_basics/time_s" and (tag.op.startswith("save") or "write" in tag.op):
+      return True
+  return False
 
 
 # Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (docs/storage.md).

@@ -55,13 +55,14 @@ def _remove_empty_parents(path: pathlib.Path) -> None:
 
 
 def misplaced_bytes(
-    url: StoreURL, object_count: int, *, file_bytes_written: float = 0.0, local_scratch: bool = False
+    url: StoreURL, object_count: int | None, *, file_bytes_written: float = 0.0, local_scratch: bool = False
 ) -> str | None:
   """Why the bytes of a save to `url` are not (all) in the store, or None when they are.
 
   Args:
     url: where the run saved.
-    object_count: objects found below `url` in the store after the run.
+    object_count: objects found below `url` in the store after the run (None: not
+      counted, for a run that saved nothing or failed, which may rightly leave none).
     file_bytes_written: bytes TensorStore's local `file` driver wrote during the run.
     local_scratch: the run had a local scratch directory (`--local_directory`),
       so local file writes are expected.
