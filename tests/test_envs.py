@@ -257,6 +257,8 @@ def test_an_environment_that_fails_to_run_leaves_nothing_in_out(cli, tmp_path, e
   failure = [line for line in done.stdout.splitlines() if "failed: ckptbench run exited 2" in line]
   assert len(failure) == 1 and "sample_benchmarks" in failure[0]
   assert "no environment finished the suite" in done.stderr
-  assert list(out.iterdir()) == [out / "comparison.json"]  # the record of what happened, no half run
+  # The record of what happened, no half run.
+  assert sorted(p.name for p in out.iterdir()) == ["comparison.json", "report.html"]
+  assert "no environment finished" in (out / "report.html").read_text()
   document = json.loads((out / "comparison.json").read_text())
   assert document["environments"][0]["status"] == "run_failed" and document["reference"] is None
