@@ -171,3 +171,54 @@ def test_a_mesh_that_the_processes_cannot_share_evenly_is_refused(tmp_path):
   done = run_cli("launch", "-n", "3", str(_suite(tmp_path)), "-o", str(tmp_path / "out"))
   assert done.returncode == 2
   assert "needs 8 devices, which 3 processes cannot share evenly" in done.stderr
+
+
+DIVERGING = """\
+suite_name: diverging
+num_repeats: 1
+benchmarks:
+  - generator: multiprocess_benchmarks.DivergingBenchmark
+    options: {raise_on_process: [-1, 1], collective: service}
+"""
+
+
+def _diverge(tmp_path, env):
+  """Launches DIVERGING: its second benchmark leaves process 0 in a barrier that process 1 skipped."""
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(DIVERGING)
+  out = tmp_path / "out"
+  t0 = time.monotonic()
+  done = run_cli("launch", "-n", "2", "--devices_per_process", "1", str(suite), "-o", str(out), "--no-progress",
+                 env=env, timeout=90)  # fmt: skip
+  took = time.monotonic() - t0
+  # The first benchmark's records stay, and OUT reads back.
+  assert [(r["options"]["raise_on_process"], r["host"], r["error"]) for r in _records(out)] == [(-1, 0, None), (-1, 1, None)]
+  assert run_cli("report", str(out)).returncode == 0
+  return done, took
+
+
+def test_a_process_that_raises_before_a_collective_ends_the_launch_after_the_grace_period(tmp_path):
+  done, took = _diverge(tmp_path, {"CKPTBENCH_RUN_GRACE_S": "5"})
+  assert done.returncode == 4, done.stdout + done.stderr
+  assert (
+      "[p1] ckptbench: error: process 1: run 'DivergingBenchmark(raise_on_process=1) repeat 0' was still at the"
+      " gather after its run failed (RuntimeError: process 1 fails before the collective) past its limit of 5 s"
+      " (CKPTBENCH_RUN_GRACE_S); the processes are likely waiting in different collectives"
+  ) in done.stdout
+  assert re.fullmatch(
+      r"ckptbench: error: process 1 \(pid \d+\) exited with code 4 \(a run passed its limit, likely stuck in a"
+      r" collective; see its line above\); stopped process 0\n",
+      done.stderr,
+  ), done.stderr
+  assert took < 40  # 5 s grace, 3 s for process 0 to end by itself, 5 s from SIGTERM to SIGKILL, start-up
+
+
+def test_a_process_stuck_in_test_fn_past_the_run_limit_ends_the_launch(tmp_path):
+  done, took = _diverge(tmp_path, {"CKPTBENCH_RUN_LIMIT_S": "5"})  # process 1 waits the default 60 s grace
+  assert done.returncode == 4, done.stdout + done.stderr
+  assert (
+      "[p0] ckptbench: error: process 0: run 'DivergingBenchmark(raise_on_process=1) repeat 0' was still in"
+      " test_fn past its limit of 5 s (no timeout_s: CKPTBENCH_RUN_LIMIT_S)"
+  ) in done.stdout
+  assert done.stderr.startswith("ckptbench: error: process 0 (pid ")
+  assert took < 40

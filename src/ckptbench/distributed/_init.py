@@ -10,7 +10,8 @@ up. It reads the standard variables
   JAX_PROCESS_ID           this process's index, 0 .. JAX_NUM_PROCESSES - 1
 
 and the timeouts `CKPTBENCH_INIT_TIMEOUT_S`, `CKPTBENCH_HEARTBEAT_TIMEOUT_S`,
-`CKPTBENCH_SHUTDOWN_TIMEOUT_S` (seconds). A run that asked for several
+`CKPTBENCH_SHUTDOWN_TIMEOUT_S`, `CKPTBENCH_RUN_LIMIT_S`, `CKPTBENCH_RUN_GRACE_S`
+(seconds). A run that asked for several
 processes and cannot start them fails with `CkptbenchError`; it never falls
 back to one process silently. A process other than 0 first waits (up to the
 init timeout) for the coordinator's port to accept connections, so that an
@@ -43,18 +44,26 @@ DEFAULT_COORDINATOR_PORT = 8476
 
 @dataclasses.dataclass(frozen=True)
 class DistributedTimeouts:
-  """Timeouts handed to `jax.distributed.initialize`, in seconds.
+  """Timeouts of a multi-process run, in seconds.
+
+  The first three are handed to `jax.distributed.initialize`; the last two
+  bound each benchmark run (the runner's watchdog, `run/_watchdog.py`).
 
   Attributes:
     init_s: how long a process waits for all the others to connect.
     heartbeat_s: after how long without heartbeats a process counts as dead
       (the others then fail instead of waiting forever).
     shutdown_s: how long a finishing process waits for the others at exit.
+    run_limit_s: the limit of a run whose benchmark sets no `timeout_s`.
+    run_grace_s: added to a `timeout_s`; also how long a process whose run
+      failed waits for the others at the gather after it.
   """
 
   init_s: int = 300
   heartbeat_s: int = 60
   shutdown_s: int = 60
+  run_limit_s: int = 3600
+  run_grace_s: int = 60
 
   @classmethod
   def from_env(cls, env: Mapping[str, str] | None = None) -> DistributedTimeouts:
@@ -65,6 +74,8 @@ class DistributedTimeouts:
         ("init_s", "CKPTBENCH_INIT_TIMEOUT_S"),
         ("heartbeat_s", "CKPTBENCH_HEARTBEAT_TIMEOUT_S"),
         ("shutdown_s", "CKPTBENCH_SHUTDOWN_TIMEOUT_S"),
+        ("run_limit_s", "CKPTBENCH_RUN_LIMIT_S"),
+        ("run_grace_s", "CKPTBENCH_RUN_GRACE_S"),
     ):
       if var in env:
         values[field] = _positive_int(env, var)

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import IO, Iterator, Mapping, Sequence
 
-from ckptbench.errors import EXIT_BENCHMARK_FAILED, CkptbenchError
+from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_RUN_STUCK, CkptbenchError
 
 _DEVICE_COUNT_FLAG = re.compile(r"--xla_force_host_platform_device_count=\S*")
 _PR_SET_PDEATHSIG = 1
@@ -101,6 +101,8 @@ def _describe(code: int) -> str:
     with contextlib.suppress(ValueError):
       return f"was killed by {signal.Signals(-code).name}"
     return f"was killed by signal {-code}"
+  if code == EXIT_RUN_STUCK:
+    return f"exited with code {code} (a run passed its limit, likely stuck in a collective; see its line above)"
   return f"exited with code {code}"
 
 

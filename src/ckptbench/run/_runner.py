@@ -34,6 +34,7 @@ from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._stop import StopRequest
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
+from ckptbench.run._watchdog import RunWatchdog
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.api import collect_created_metrics, merged
@@ -110,6 +111,7 @@ def run_suite(
   records = list(previous)
   progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
+  watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
   interrupted = False
   try:
     with stop.installed():
@@ -120,13 +122,15 @@ def run_suite(
         bench = plan.benchmarks[run.benchmark_index]
         label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
         progress.started(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats)
+        watchdog.start_run(label)
+        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
         host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
         for writer in writers:
           writer.add(host_records)
         records.extend(host_records)
         progress.finished(label, record.duration_s, _first_failure(host_records))
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
+        watchdog.end_run()
         if settings.remove_repeated_dir and is_writer:
           remove_location(record.path)
   finally:
@@ -221,6 +225,7 @@ def _run_once(
     coordinator: Coordinator,
     probe: StorageProbe | StoreRoofline | None,
     link_stats: Callable[[], Mapping[str, int]] | None,
+    watchdog: RunWatchdog,
 ) -> RunRecord:
   out = settings.output_dir
   run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
@@ -254,6 +259,7 @@ def _run_once(
       if requests is not None:
         requests.start()
       t_fn = time.perf_counter()
+      watchdog.in_test_fn(timeout)
       with deadline(timeout):
         result = generator.test_fn(context)
       if requests is not None:  # before ckptbench's own listing of the store below
@@ -266,6 +272,7 @@ def _run_once(
       error = timeout_error(timeout, time.perf_counter() - (t_fn or t0), traceback.format_exc())
     except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
       error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or ErrorRecord.from_exception(e)
+  watchdog.after_test_fn(error)
   if error is not None and error.type in (TIMEOUT, DISK_FULL):
     for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
       if partial is not None:
