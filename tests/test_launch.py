@@ -222,3 +222,34 @@ def test_a_process_stuck_in_test_fn_past_the_run_limit_ends_the_launch(tmp_path)
   ) in done.stdout
   assert done.stderr.startswith("ckptbench: error: process 0 (pid ")
   assert took < 40
+
+
+MANAGERS_SUITE = """\
+suite_name: managers in two processes
+checkpoint_config: {preset: llama-3.1-8b, scale: 0.0001}
+mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 4}}
+benchmarks:
+  - generator: checkpoint_manager
+    options: {num_steps: 3, save_interval_steps: 1, max_to_keep: 2, api: [checkpoint_manager, training_checkpointer]}
+  - generator: training_interference
+    options: {api: [checkpoint_manager, training_checkpointer, torch_dcp], num_saves: 3, save_interval_steps: 4,
+              step_matmul_size: 64, step_matmuls: 4}
+"""
+
+
+def test_async_managers_report_every_processs_commits(tmp_path):
+  # Orbax calls post_finalization_callback on its primary process only: the others take the
+  # commit from the end of their save thread, which waits for the primary's commit.
+  (tmp_path / "s.yaml").write_text(MANAGERS_SUITE)
+  out = tmp_path / "out"
+  done = run_cli("launch", "-n", "2", str(tmp_path / "s.yaml"), "-o", str(out), "--no-progress", "--no-views",
+                 "--no-probe", timeout=240)  # fmt: skip
+  assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+  records = _records(out)
+  assert len(records) == 8 and all(r["error"] is None for r in records)  # 4 variants x 2 hosts
+  for r in records:
+    m = r["metrics"]
+    durable = [v["value"] for k, v in m.items() if "durable_0_basics/time_s" in k and not k.endswith("_mean")]
+    assert durable and all(d > 0 for d in durable), (r["benchmark"], r["host"])
+  [unsupported] = json.loads((out / "summary.json").read_text())["unsupported"]
+  assert unsupported["options"]["api"] == "torch_dcp" and "one process only" in unsupported["reason"]

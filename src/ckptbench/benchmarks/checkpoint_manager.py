@@ -94,13 +94,43 @@ class CheckpointManagerOptions(BenchmarkOptions):
     return self.invalid_reason() is None
 
 
-class Durability:
-  """Times each save from its call until Orbax reports it committed."""
+# Orbax calls post_finalization_callback on its primary process only; the others learn of the
+# commit when their background save thread passes the barrier that waits for it, and then Orbax
+# records this event on every process.
+_SAVE_THREAD_DONE = "/jax/checkpoint/write/async/thread_duration_sec"
+_waiting_for_thread_event: list[Durability] = []
 
-  def __init__(self):
+
+def _on_event(event: str, _duration_s: float, **_kwargs: Any) -> None:
+  if event == _SAVE_THREAD_DONE:
+    for durability in list(_waiting_for_thread_event):
+      durability.committed()
+
+
+jax.monitoring.register_event_duration_secs_listener(_on_event)
+
+
+class Durability:
+  """Times each save from its call until Orbax reports it committed.
+
+  On Orbax's primary process the report is its post_finalization_callback. On the
+  other processes, with `follow_save_threads`, it is the end of Orbax's background
+  save thread, which waits at a barrier for the primary's commit; `close()` stops
+  following.
+  """
+
+  def __init__(self, follow_save_threads: bool = False):
     self._lock = threading.Lock()
     self._started: dict[int, float] = {}
     self.durable_s: dict[int, float] = {}
+    self._following = follow_save_threads and jax.process_index() != 0
+    if self._following:
+      _waiting_for_thread_event.append(self)
+
+  def close(self) -> None:
+    if self._following:
+      _waiting_for_thread_event.remove(self)
+      self._following = False
 
   def started(self, step: int) -> None:
     with self._lock:
@@ -128,7 +158,7 @@ class Manager:
 
   def __init__(self, api: str, directory: pathlib.Path, options: CheckpointManagerOptions):
     self.api = api
-    self.durability = durability = Durability()
+    self.durability = durability = Durability(follow_save_threads=options.async_enabled)
     self._async = options.async_enabled
     if api == "checkpoint_manager":
       self._impl = ocp.CheckpointManager(
@@ -200,6 +230,7 @@ class Manager:
 
   def close(self) -> None:
     self._impl.close()
+    self.durability.close()
 
 
 def train_step_fn(tree: Any):
