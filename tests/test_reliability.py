@@ -135,7 +135,8 @@ def test_a_run_past_its_timeout_is_a_failure_and_the_suite_goes_on(tmp_path):
   assert slow.error.type == "Timeout"
   assert slow.error.message.startswith("the run exceeded timeout_s=0.3 (stopped after 0.")
   assert "time.sleep" in slow.error.traceback  # where it was stopped
-  assert 0.3 <= slow.value("work_0_basics/time_s") < 5  # measured until stopped
+  # Measured until stopped; the timer and perf_counter differ by up to a millisecond.
+  assert 0.29 <= slow.value("work_0_basics/time_s") < 5
   assert not pathlib.Path(slow.path).exists()  # the partial output is removed
   assert quick.error is None and outcome.exit_code == 1
   assert [(b.runs, b.failed) for b in outcome.summary.benchmarks] == [(1, 1), (1, 0)]
