@@ -25,7 +25,7 @@ from ckptbench.api._records import ErrorRecord, NotRun, RunRecord, SkippedMesh, 
 from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
-from ckptbench.storage import StoreRoofline, is_store_url
+from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
@@ -246,13 +246,8 @@ def _run_once(
           prepare_location(run_dir, store_url)
       finally:  # every process reaches the barrier, even when process 0 failed
         coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
-      pytree, mesh = cache.get(bench)
       local_path = _local_path(settings.local_directory, coordinator, bench, run_name)
-      context = TestContext(
-          pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
-          repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
-          checkpoint_config=bench.checkpoint.config, trace_root=out / "tensorboard",
-      )  # fmt: skip
+      context = _context(bench, run, cache, run_dir, local_path, out)
       generator = generators.get(run.benchmark_index)
       if generator is None:
         generator = generators[run.benchmark_index] = bench.entry.generator_cls()
@@ -278,11 +273,8 @@ def _run_once(
       if partial is not None:
         remove_location(partial)
   tags, inventory = _measured(created, None if error else result, run_dir, probe)
-  if request_counts is not None and inventory is not None:
-    tags.update(store_cost_tags(store_url, inventory["total_bytes"], request_counts))
-  if store_url is not None and coordinator.process_index == 0:
-    # A save that left its bytes on local disk fails the run, whatever the benchmark said.
-    error = placement_error(store_url, tags, local_path is not None, error)
+  if store_url is not None:
+    error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
   return RunRecord(
       suite=suite.name,
       **bench.describe(),
@@ -298,6 +290,36 @@ def _run_once(
       notes=list(result.notes) if result is not None else [],
       error=error,
   )
+
+
+def _context(
+    bench: PlannedBenchmark, run: ScheduledRun, cache: PytreeCache, run_dir: Any, local_path: Any, out: pathlib.Path
+) -> TestContext:
+  """What test_fn gets: the (possibly shared) data, the run's paths and the benchmark's identity."""
+  pytree, mesh = cache.get(bench)
+  return TestContext(
+      pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
+      repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
+      checkpoint_config=bench.checkpoint.config, trace_root=out / "tensorboard",
+  )  # fmt: skip
+
+
+def _store_checks(
+    store_url: StoreURL,
+    tags: dict[str, Any],
+    inventory: dict[str, Any] | None,
+    request_counts: Mapping[str, float] | None,
+    local_scratch: bool,
+    coordinator: Coordinator,
+    error: ErrorRecord | None,
+) -> ErrorRecord | None:
+  """A store run's cost tags (added to `tags`) and, on process 0, where its bytes went."""
+  if request_counts is not None and inventory is not None:
+    tags.update(store_cost_tags(store_url, inventory["total_bytes"], request_counts))
+  if coordinator.process_index != 0:
+    return error
+  # A save that left its bytes on local disk fails the run, whatever the benchmark said.
+  return placement_error(store_url, tags, local_scratch, error)
 
 
 def _local_path(
