@@ -9,13 +9,44 @@ this module says, for the record, how the replicas were laid out instead.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import dataclasses
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
 import numpy as np
 
+import ckptbench
 from ckptbench import CkptbenchError
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TwoTierOptions(ckptbench.BenchmarkOptions):
+  """The options Orbax's two-tier managers (emergency, p2p) share, by the peer's names.
+
+  Attributes:
+    persistent_save_interval_steps: persistent saves at steps 0, n, 2n, ...
+    persistent_max_to_keep: persistent checkpoints kept.
+    local_save_interval_steps: local saves at steps 0, m, 2m, ...
+    local_max_to_keep: local checkpoints kept per host.
+    replica_axis_index: the index in mesh_axes of the replica axis.
+    train_steps: training steps per run.
+  """
+
+  persistent_save_interval_steps: int | Sequence[int] = 5
+  persistent_max_to_keep: int | Sequence[int] = 5
+  local_save_interval_steps: int | Sequence[int] = 2
+  local_max_to_keep: int | Sequence[int] = 2
+  replica_axis_index: int | Sequence[int] = 0
+  train_steps: int | Sequence[int] = 10
+
+  def tiers_invalid_reason(self) -> str | None:
+    """What is wrong with the shared options, or None."""
+    if min(self.persistent_save_interval_steps, self.local_save_interval_steps, self.train_steps) < 1:
+      return "the save intervals and train_steps must be at least 1"
+    if min(self.persistent_max_to_keep, self.local_max_to_keep) < 1:
+      return "persistent_max_to_keep and local_max_to_keep must be at least 1"
+    return None
 
 
 def replica_axis(mesh: jax.sharding.Mesh | None, replica_axis_index: int, benchmark: str) -> str:

@@ -256,8 +256,9 @@ def train_step_fn(tree: Any):
   return step
 
 
-def _steps_on_disk(directory: pathlib.Path) -> list[int]:
-  return sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit())
+def steps_on_disk(directory: pathlib.Path) -> list[int]:
+  """The step directories (named by their step) under `directory`; none when it does not exist."""
+  return sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit()) if directory.is_dir() else []
 
 
 @benchmark_options(CheckpointManagerOptions)
@@ -297,7 +298,7 @@ class CheckpointManagerBenchmark(BenchmarksGenerator):
         metrics.record("save_durable", "0_basics/time_s", manager.durability.durable_s[step], "s", "sum")
       metrics.record("save", "9_other/saved_steps", len(saved), "count")
       kept = saved[-options.max_to_keep :] if options.max_to_keep else saved
-      for name, found in (("manager", manager.steps()), ("disk", _steps_on_disk(directory))):
+      for name, found in (("manager", manager.steps()), ("disk", steps_on_disk(directory))):
         if found != kept:
           raise DataMismatchError(
               f"{options.api}: steps kept ({name}) are {found}, expected the latest"
@@ -312,10 +313,10 @@ class CheckpointManagerBenchmark(BenchmarksGenerator):
       with metrics.measure("delete"):
         for step in kept[:-1]:
           manager.delete(step)
-      if _steps_on_disk(directory) != [latest]:
+      if steps_on_disk(directory) != [latest]:
         raise DataMismatchError(
             f"{options.api}: after deleting {kept[:-1]}, steps on disk are"
-            f" {_steps_on_disk(directory)}, expected [{latest}]"
+            f" {steps_on_disk(directory)}, expected [{latest}]"
         )
       metrics.record("delete", "9_other/deleted_steps", len(kept) - 1, "count")
     finally:

@@ -20,13 +20,13 @@ the latest kept step restores to the saved data; nothing is left after cleanup.
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 from collections.abc import Sequence
 from typing import Any
 
 import orbax.checkpoint as ocp
 
 import ckptbench
+from ckptbench.benchmarks.checkpoint_manager import steps_on_disk
 
 cm = ocp.checkpoint_managers
 
@@ -111,10 +111,6 @@ class CheckpointPolicyOptions(ckptbench.BenchmarkOptions):
     return None
 
 
-def _steps_on_disk(directory: pathlib.Path) -> list[int]:
-  return sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit()) if directory.exists() else []
-
-
 @ckptbench.benchmark_options(CheckpointPolicyOptions)
 class CheckpointPolicyBenchmark(ckptbench.BenchmarksGenerator):
   """Runs the policies over `num_checkpoints` steps; see the module docstring."""
@@ -147,9 +143,9 @@ class CheckpointPolicyBenchmark(ckptbench.BenchmarksGenerator):
     try:
       metrics.record("save", "9_other/saved_steps", len(saved), "count")
       metrics.record("list", "9_other/kept_steps", len(kept), "count")
-      if kept != _steps_on_disk(directory) or not kept:
+      if kept != steps_on_disk(directory) or not kept:
         raise ckptbench.DataMismatchError(
-            f"the manager lists steps {kept} but the directory holds {_steps_on_disk(directory)}"
+            f"the manager lists steps {kept} but the directory holds {steps_on_disk(directory)}"
         )
       missing = sorted(set(expected or []) - set(kept))
       if missing:
@@ -162,8 +158,8 @@ class CheckpointPolicyBenchmark(ckptbench.BenchmarksGenerator):
       with metrics.measure("cleanup", ["time"]):
         for step in kept:
           manager.delete(step)
-      if _steps_on_disk(directory):
-        raise ckptbench.DataMismatchError(f"steps {_steps_on_disk(directory)} are left after deleting all")
+      if steps_on_disk(directory):
+        raise ckptbench.DataMismatchError(f"steps {steps_on_disk(directory)} are left after deleting all")
     finally:
       manager.close()
     return ckptbench.TestResult(metrics=metrics)

@@ -34,7 +34,6 @@ failed check on one process cannot leave the others waiting.
 from __future__ import annotations
 
 import dataclasses
-import pathlib
 import shutil
 from collections.abc import Sequence
 from typing import Any
@@ -43,23 +42,20 @@ import jax
 
 import ckptbench
 from ckptbench.benchmarks import _multislice
-from ckptbench.benchmarks.checkpoint_manager import train_step_fn
+from ckptbench.benchmarks.checkpoint_manager import steps_on_disk, train_step_fn
 
 _NAME = "emergency_checkpoint_manager"
 LOSSES = ("none", "one_process", "all_processes")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class EmergencyCheckpointManagerOptions(ckptbench.BenchmarkOptions):
+class EmergencyCheckpointManagerOptions(_multislice.TwoTierOptions):
   """Options of `emergency_checkpoint_manager` (the peer's names, plus `lose_local_data`).
 
+  The tiers' intervals and retention, replica_axis_index and train_steps are
+  `_multislice.TwoTierOptions`'s.
+
   Attributes:
-    persistent_save_interval_steps: persistent saves at steps 0, n, 2n, ...
-    persistent_max_to_keep: persistent checkpoints kept.
-    local_save_interval_steps: local saves at steps 0, m, 2m, ...
-    local_max_to_keep: local checkpoints kept per host.
-    replica_axis_index: the index in mesh_axes of the replica axis.
-    train_steps: training steps per run.
     single_host_load_and_broadcast: one host finds the persistent steps and
       broadcasts them (Orbax's option of the same name).
     lose_local_data: "none", "one_process" or "all_processes": whose local
@@ -71,12 +67,6 @@ class EmergencyCheckpointManagerOptions(ckptbench.BenchmarkOptions):
       disk records `memory`), see `ckptbench.evict_for_load`.
   """
 
-  persistent_save_interval_steps: int | Sequence[int] = 5
-  persistent_max_to_keep: int | Sequence[int] = 5
-  local_save_interval_steps: int | Sequence[int] = 2
-  local_max_to_keep: int | Sequence[int] = 2
-  replica_axis_index: int | Sequence[int] = 0
-  train_steps: int | Sequence[int] = 10
   single_host_load_and_broadcast: bool | Sequence[bool] = True
   lose_local_data: str | Sequence[str] = "one_process"
   experimental_use_distributed_id_for_mesh_consistency: bool | Sequence[bool] = True
@@ -84,20 +74,15 @@ class EmergencyCheckpointManagerOptions(ckptbench.BenchmarkOptions):
   cold_cache: bool | Sequence[bool] = True
 
   def invalid_reason(self) -> str | None:
-    if min(self.persistent_save_interval_steps, self.local_save_interval_steps, self.train_steps) < 1:
-      return "the save intervals and train_steps must be at least 1"
-    if min(self.persistent_max_to_keep, self.local_max_to_keep) < 1:
-      return "persistent_max_to_keep and local_max_to_keep must be at least 1"
+    reason = self.tiers_invalid_reason()
+    if reason:
+      return reason
     if self.lose_local_data not in LOSSES:
       return f"lose_local_data must be one of {', '.join(LOSSES)}"
     return None
 
   def is_valid(self) -> bool:
     return self.invalid_reason() is None
-
-
-def _steps_on_disk(directory: pathlib.Path) -> list[int]:
-  return sorted(int(p.name) for p in directory.iterdir() if p.name.isdigit()) if directory.is_dir() else []
 
 
 def _expected(interval: int, keep: int, train_steps: int) -> list[int]:
@@ -182,10 +167,10 @@ class EmergencyCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
           saved[step] = state
       metrics.record("save", "9_other/saved_steps", len(saved), "count")
       if in_primary:
-        mismatch = _kept_mismatch("persistent", _steps_on_disk(persistent), _expected(
+        mismatch = _kept_mismatch("persistent", steps_on_disk(persistent), _expected(
             options.persistent_save_interval_steps, options.persistent_max_to_keep, options.train_steps))
       else:
-        mismatch = _kept_mismatch(f"local (process {process})", _steps_on_disk(local), _expected(
+        mismatch = _kept_mismatch(f"local (process {process})", steps_on_disk(local), _expected(
             options.local_save_interval_steps, options.local_max_to_keep, options.train_steps))
 
       lose = options.lose_local_data == "all_processes" or (

@@ -47,36 +47,26 @@ LOCAL, PEER, PERSISTENT = 0, 1, 2
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class P2PCheckpointManagerOptions(ckptbench.BenchmarkOptions):
+class P2PCheckpointManagerOptions(_multislice.TwoTierOptions):
   """Options of `p2p_checkpoint_manager` (the peer's names).
 
+  The tiers' intervals and retention, replica_axis_index and train_steps are
+  `_multislice.TwoTierOptions`'s.
+
   Attributes:
-    persistent_save_interval_steps: persistent saves at steps 0, n, 2n, ...
-    persistent_max_to_keep: persistent checkpoints kept.
-    local_save_interval_steps: local saves at steps 0, m, 2m, ...
-    local_max_to_keep: local checkpoints kept per host.
-    replica_axis_index: the index in mesh_axes of the replica axis.
-    train_steps: training steps per run.
     delete_before_restore: "none", "local_p0" or "local_all".
     cold_cache: each process evicts both its tiers from the page cache before
       the restore (a peer serves the files it evicted itself);
       `restore_0_basics/cold_cache_<how>`, see `ckptbench.evict_for_load`.
   """
 
-  persistent_save_interval_steps: int | Sequence[int] = 5
-  persistent_max_to_keep: int | Sequence[int] = 5
-  local_save_interval_steps: int | Sequence[int] = 2
-  local_max_to_keep: int | Sequence[int] = 2
-  replica_axis_index: int | Sequence[int] = 0
-  train_steps: int | Sequence[int] = 10
   delete_before_restore: str | Sequence[str] = "local_p0"
   cold_cache: bool | Sequence[bool] = True
 
   def invalid_reason(self) -> str | None:
-    if min(self.persistent_save_interval_steps, self.local_save_interval_steps, self.train_steps) < 1:
-      return "the save intervals and train_steps must be at least 1"
-    if min(self.persistent_max_to_keep, self.local_max_to_keep) < 1:
-      return "persistent_max_to_keep and local_max_to_keep must be at least 1"
+    reason = self.tiers_invalid_reason()
+    if reason:
+      return reason
     if self.delete_before_restore not in DELETIONS:
       return f"delete_before_restore must be one of {', '.join(DELETIONS)}"
     return None
