@@ -33,7 +33,7 @@ def register(subparsers) -> None:
       description="Save a suite's synthetic checkpoint data (spec or preset) as a reference checkpoint.",
   )
   add_suite_arguments(p)
-  p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
+  p.add_argument("-o", "--output_directory", dest="output_directory",
                  help="where DIR/checkpoint and DIR/sharding.json go")  # fmt: skip
   p.add_argument("--format", choices=FORMATS, default="orbax",
                  help="orbax: DIR/checkpoint; safetensors: sharded DIR/safetensors/*.safetensors")  # fmt: skip

@@ -17,6 +17,7 @@ import sys
 from ckptbench.run._process import devices_needed
 from ckptbench.distributed._launcher import launch_local
 from ckptbench.distributed._manifests import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
+from ckptbench.cli._parser import Parser
 from ckptbench.errors import CkptbenchError
 
 
@@ -71,7 +72,7 @@ def register(subparsers) -> None:
 
 def split_run_args(args: argparse.Namespace) -> argparse.Namespace:
   """Moves launch options given after the suite file out of `args.run_args`."""
-  late = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+  late = Parser(add_help=False, strict=False)
   _add_launch_options(late, defaults=False)
   mine = args.run_args
   theirs: list[str] = []

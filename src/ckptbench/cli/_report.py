@@ -24,12 +24,22 @@ def register(subparsers) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-  from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415  (tensorboard is slow to import)
+  from ckptbench.outputs._lock import output_lock  # noqa: PLC0415
 
   if args.after_parent_fd is not None:
     from ckptbench.outputs._background import wait_for_parent  # noqa: PLC0415
 
     wait_for_parent(args.after_parent_fd)
+  if args.output and not (args.tensorboard or args.probe_missing):  # nothing written into OUT
+    return _write(args)
+  # The views process of a run waits for whoever took OUT after the run; a user is refused.
+  with output_lock(args.out_dir, "report", wait=args.after_parent_fd is not None, create=False):
+    return _write(args)
+
+
+def _write(args: argparse.Namespace) -> int:
+  from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415  (tensorboard is slow to import)
+
   if args.probe_missing:
     from ckptbench.outputs._background import add_missing_probe  # noqa: PLC0415
 

@@ -42,9 +42,9 @@ def register(subparsers) -> None:
   p = subparsers.add_parser("run", help="run a suite", description="Run every benchmark of a suite.")
   add_suite_arguments(p)
   add_selection_argument(p)
-  p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
+  p.add_argument("-o", "--output_directory", dest="output_directory",
                  help="where results go")  # fmt: skip
-  p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
+  p.add_argument("--checkpoint_root", dest="checkpoint_root",
                  help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
                  " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
   p.add_argument("--link", help="shape the way to the store: a local proxy adding latency, capping"
@@ -69,14 +69,14 @@ def register(subparsers) -> None:
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
-  p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+  p.add_argument("--no_progress", dest="progress", action="store_false", default=None,
                  help="plain log lines instead of a progress bar")  # fmt: skip
-  p.add_argument("--no-probe", dest="probe", action="store_false",
+  p.add_argument("--no_probe", dest="probe", action="store_false",
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
-  p.add_argument("--no-views", dest="views", action="store_false",
+  p.add_argument("--no_views", dest="views", action="store_false",
                  help="do not write TensorBoard and the HTML report in the background after the run"
                  " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
-  p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
+  p.add_argument("--skip_memory_check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 

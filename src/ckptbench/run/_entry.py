@@ -18,10 +18,11 @@ import pathlib
 from typing import TYPE_CHECKING
 
 from ckptbench.config import Suite, load_suite
-from ckptbench.distributed import check_colocated_python_supported, make_coordinator
+from ckptbench.distributed import Coordinator, check_colocated_python_supported, make_coordinator
 from ckptbench.errors import EXIT_OK
 from ckptbench.outputs import write_views
 from ckptbench.outputs._background import start_views
+from ckptbench.outputs._lock import output_lock
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.run._process import mesh_sizes, prepare_process
@@ -92,6 +93,20 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   if any(c.config.load_with_colocated_python for c in suite.checkpoints):
     check_colocated_python_supported()
   coordinator = make_coordinator()
+  if coordinator.process_index != 0:  # process 0 alone writes OUT, and holds its lock
+    return _run_and_write(suite, settings, coordinator, baseline_path, capture_path)
+  with output_lock(settings.output_dir, "run"):
+    return _run_and_write(suite, settings, coordinator, baseline_path, capture_path)
+
+
+def _run_and_write(
+    suite: Suite,
+    settings: RunSettings,
+    coordinator: Coordinator,
+    baseline_path: str | None,
+    capture_path: str | None,
+) -> RunOutcome:
+  """The runner, then (process 0) the baseline, the views and the upload."""
   with shaped_link(settings.link, settings.checkpoint_root) as link:
     outcome = run_suite(suite, settings, coordinator, link_stats=link.stats if link else None)
     is_writer = coordinator.process_index == 0
