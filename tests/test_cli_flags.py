@@ -30,7 +30,7 @@ def test_a_prefix_of_a_run_flag_is_refused_naming_the_flag(capsys, given, meant)
 
 def test_every_subcommand_refuses_prefixes(capsys):
   assert "did you mean --config_file?" in _refused(capsys, "plan", "--config", "s.yaml")
-  assert "did you mean --tensorboard?" in _refused(capsys, "report", "out", "--tensor")
+  assert "did you mean --views_from?" in _refused(capsys, "report", "out", "--views")
   assert "did you mean --num_processes?" in _refused(capsys, "launch", "--num", "2", "s.yaml")
   assert "did you mean --verbose?" in _refused(capsys, "--verb", "run")
 

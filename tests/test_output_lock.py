@@ -13,13 +13,13 @@ import time
 import pytest
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._lock import LOCK_FILE, output_lock
+from ckptbench.results import LOCK_FILE, output_lock
 from conftest import REPO, run_cli
 
 # Holds OUT's lock in another process until its standard input closes.
 _HOLDER = """\
 import sys
-from ckptbench.outputs._lock import output_lock
+from ckptbench.results import output_lock
 with output_lock(sys.argv[1], "run"):
   print("locked", flush=True)
   sys.stdin.read()
