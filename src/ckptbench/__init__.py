@@ -1,53 +1,151 @@
 """ckptbench: measure how fast and how costly ML checkpointing is.
 
 The public API is what `__all__` lists; every other module is private.
+
+Names load on first use: `import ckptbench` (and `ckptbench --version`, `--help`,
+`plan`) does not start JAX, Orbax, pandas or scipy until a name that needs them is
+used. `Metrics` and `default_collectors` come through `ckptbench.metrics`, whose
+import registers the built-in collectors they read.
 """
+
+from typing import TYPE_CHECKING
 
 from ckptbench._lazy import lazy_getattr
 from ckptbench._version import __version__
-from ckptbench.api import (
-    BenchmarkOptions,
-    BenchmarksGenerator,
-    Collector,
-    MetricValue,
-    Metrics,
-    OrbaxCapabilities,
-    TestContext,
-    TestResult,
-    benchmark_options,
-    default_collectors,
-    orbax_capabilities,
-    orbax_v1_context,
-    orbax_v1_io,
-    register_collector,
-)
-from ckptbench.api import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
-from ckptbench.config import PRESETS, ModelShape, Suite, load_suite, load_suite_text, preset_shape, preset_spec, preset_summary
-from ckptbench.run import RunOutcome, RunSettings, run
-from ckptbench.data import (
-    DataMismatchError,
-    abstract_from_checkpoint,
-    abstract_pytree,
-    pytree_checksums,
-    read_sharding_config,
-    reading_checkpoint,
-    verify_pytree,
-    write_sharding_config,
-)
 from ckptbench.errors import CkptbenchError, ConfigError
-from ckptbench.metrics import evict_for_load, evict_from_page_cache, scan_inventory  # also registers the collectors
-from ckptbench.stats import median_ratio, theil_sen_slope
-from ckptbench.storage import kvstore_spec, read_kvstore, read_location, write_kvstore, write_location
-from ckptbench.storage import payload as kvstore_payload
 
-# Results and baselines need pandas and scipy: loaded on first use.
+if TYPE_CHECKING:  # what the names are, for type checkers and the import-linter contracts
+  from ckptbench.api import (
+      BenchmarkOptions,
+      BenchmarksGenerator,
+      Collector,
+      MetricValue,
+      OrbaxCapabilities,
+      TestContext,
+      TestResult,
+      benchmark_options,
+      orbax_capabilities,
+      orbax_v1_context,
+      orbax_v1_io,
+      register_collector,
+      BenchmarkSummary,
+      ErrorRecord,
+      RunRecord,
+      SuiteSummary,
+  )
+  from ckptbench.metrics import (
+      Metrics,
+      default_collectors,
+      evict_for_load,
+      evict_from_page_cache,
+      scan_inventory,
+  )
+  from ckptbench.config import (
+      PRESETS,
+      ModelShape,
+      Suite,
+      load_suite,
+      load_suite_text,
+      preset_shape,
+      preset_spec,
+      preset_summary,
+  )
+  from ckptbench.run import (
+      RunOutcome,
+      RunSettings,
+      run,
+  )
+  from ckptbench.data import (
+      DataMismatchError,
+      abstract_from_checkpoint,
+      abstract_pytree,
+      pytree_checksums,
+      read_sharding_config,
+      reading_checkpoint,
+      verify_pytree,
+      write_sharding_config,
+  )
+  from ckptbench.stats import (
+      median_ratio,
+      theil_sen_slope,
+  )
+  from ckptbench.storage import (
+      kvstore_spec,
+      read_kvstore,
+      read_location,
+      write_kvstore,
+      write_location,
+  )
+  from ckptbench.results import (
+      Comparison,
+      load_results,
+  )
+  from ckptbench.analysis import (
+      capture_baseline,
+      compare_to_baseline,
+  )
+  from ckptbench.storage import payload as kvstore_payload
+
 _EXPORTS = {
+    "BenchmarkOptions": "ckptbench.api",
+    "BenchmarkSummary": "ckptbench.api",
+    "BenchmarksGenerator": "ckptbench.api",
+    "Collector": "ckptbench.api",
+    "ErrorRecord": "ckptbench.api",
+    "MetricValue": "ckptbench.api",
+    "OrbaxCapabilities": "ckptbench.api",
+    "RunRecord": "ckptbench.api",
+    "SuiteSummary": "ckptbench.api",
+    "TestContext": "ckptbench.api",
+    "TestResult": "ckptbench.api",
+    "benchmark_options": "ckptbench.api",
+    "orbax_capabilities": "ckptbench.api",
+    "orbax_v1_context": "ckptbench.api",
+    "orbax_v1_io": "ckptbench.api",
+    "register_collector": "ckptbench.api",
+    "Metrics": "ckptbench.metrics",
+    "default_collectors": "ckptbench.metrics",
+    "evict_for_load": "ckptbench.metrics",
+    "evict_from_page_cache": "ckptbench.metrics",
+    "scan_inventory": "ckptbench.metrics",
+    "ModelShape": "ckptbench.config",
+    "PRESETS": "ckptbench.config",
+    "Suite": "ckptbench.config",
+    "load_suite": "ckptbench.config",
+    "load_suite_text": "ckptbench.config",
+    "preset_shape": "ckptbench.config",
+    "preset_spec": "ckptbench.config",
+    "preset_summary": "ckptbench.config",
+    "RunOutcome": "ckptbench.run",
+    "RunSettings": "ckptbench.run",
+    "run": "ckptbench.run",
+    "DataMismatchError": "ckptbench.data",
+    "abstract_from_checkpoint": "ckptbench.data",
+    "abstract_pytree": "ckptbench.data",
+    "pytree_checksums": "ckptbench.data",
+    "read_sharding_config": "ckptbench.data",
+    "reading_checkpoint": "ckptbench.data",
+    "verify_pytree": "ckptbench.data",
+    "write_sharding_config": "ckptbench.data",
+    "median_ratio": "ckptbench.stats",
+    "theil_sen_slope": "ckptbench.stats",
+    "kvstore_spec": "ckptbench.storage",
+    "read_kvstore": "ckptbench.storage",
+    "read_location": "ckptbench.storage",
+    "write_kvstore": "ckptbench.storage",
+    "write_location": "ckptbench.storage",
     "Comparison": "ckptbench.results",
+    "load_results": "ckptbench.results",
     "capture_baseline": "ckptbench.analysis",
     "compare_to_baseline": "ckptbench.analysis",
-    "load_results": "ckptbench.results",
+    "kvstore_payload": "ckptbench.storage:payload",
 }
 __getattr__ = lazy_getattr(globals(), _EXPORTS)
+
+
+def __dir__() -> list[str]:
+  return __all__
+
 
 __all__ = [
     "BenchmarkOptions",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ckptbench.results import FORMATS, export_results
+from ckptbench.results import FORMATS
 
 
 def register(subparsers) -> None:
@@ -21,5 +21,7 @@ def register(subparsers) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+  from ckptbench.results import export_results  # noqa: PLC0415
+
   print(export_results(args.out_dir, args.format, args.output))
   return 0

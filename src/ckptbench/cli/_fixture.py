@@ -20,8 +20,6 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from ckptbench.run import set_xla_flags
-from ckptbench.run import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
 
@@ -95,6 +93,8 @@ def write_fixture(
 
 
 def handle(args: argparse.Namespace) -> int:
+  from ckptbench.run import devices_needed, set_xla_flags  # noqa: PLC0415
+
   config_file = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o DIR")

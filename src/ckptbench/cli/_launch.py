@@ -14,9 +14,7 @@ import pathlib
 import shlex
 import sys
 
-from ckptbench.run import devices_needed
-from ckptbench.distributed import launch_local
-from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
+from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS
 from ckptbench.cli._parser import Parser
 from ckptbench.errors import CkptbenchError
 
@@ -91,25 +89,41 @@ def _handle(args: argparse.Namespace) -> int:
     raise CkptbenchError("launch needs -n N, the number of processes")
   if args.out is None:
     raise CkptbenchError("launch needs -o OUT, the output directory")
-  run_args = [args.config, "-o", args.out, *args.run_args]
   if args.emit:
-    job = ClusterJob(
-        num_hosts=args.num_processes,
-        run_args=tuple(run_args),
-        image=args.image,
-        command=tuple(shlex.split(args.command)),
-        devices_per_host=args.devices_per_process,
-        accelerator=args.accelerator,
-        name=args.name,
-        **({"port": args.port} if args.port else {}),
-    )
-    text = render_manifest(args.emit, job)
-    if args.emit_to == "-":
-      sys.stdout.write(text)
-    else:
-      pathlib.Path(args.emit_to).write_text(text)
-      print(f"wrote {args.emit} for {args.num_processes} hosts to {args.emit_to}")
-    return 0
+    return _emit(args)
+  return _launch_here(args, [args.config, "-o", args.out, *args.run_args])
+
+
+def _emit(args: argparse.Namespace) -> int:
+  """Writes the cluster launch file; its paths are absolute, as its hosts start elsewhere."""
+  from ckptbench.distributed import ClusterJob, render_manifest  # noqa: PLC0415
+  from ckptbench.storage import is_store_url  # noqa: PLC0415
+
+  out = args.out if is_store_url(args.out) else str(pathlib.Path(args.out).resolve())
+  job = ClusterJob(
+      num_hosts=args.num_processes,
+      run_args=(str(pathlib.Path(args.config).resolve()), "-o", out, *args.run_args),
+      image=args.image,
+      command=tuple(shlex.split(args.command)),
+      devices_per_host=args.devices_per_process,
+      accelerator=args.accelerator,
+      name=args.name,
+      **({"port": args.port} if args.port else {}),
+  )
+  text = render_manifest(args.emit, job)
+  if args.emit_to == "-":
+    sys.stdout.write(text)
+  else:
+    pathlib.Path(args.emit_to).write_text(text)
+    print(f"wrote {args.emit} for {args.num_processes} hosts to {args.emit_to}")
+  return 0
+
+
+def _launch_here(args: argparse.Namespace, run_args: list[str]) -> int:
+  """N processes of one job on this machine."""
+  from ckptbench.distributed import launch_local  # noqa: PLC0415
+  from ckptbench.run import devices_needed  # noqa: PLC0415
+
   per_process = args.devices_per_process
   if per_process is None:
     needed = devices_needed(args.config) or 1  # no mesh (or a bad suite, which each run reports)

@@ -6,8 +6,6 @@ import argparse
 import dataclasses
 import json
 
-from rich.table import Table
-
 
 def register(subparsers) -> None:
   p = subparsers.add_parser(
@@ -25,6 +23,8 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+  from rich.table import Table  # noqa: PLC0415
+
   from ckptbench.errors import CkptbenchError  # noqa: PLC0415
   from ckptbench.metrics import probe_storage  # noqa: PLC0415
   from ckptbench.views import make_console  # noqa: PLC0415

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
+from typing import TYPE_CHECKING
 
 from ckptbench.cli._compare import add_comparison_arguments
 from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
-from ckptbench.run import RunOutcome, RunSettings, run
+
+if TYPE_CHECKING:
+  from ckptbench.run import RunOutcome, RunSettings
 
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,8 +87,8 @@ def register(subparsers) -> None:
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
   """The `ckptbench run` flags as RunSettings."""
-  if not args.output_directory:
-    raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  from ckptbench.run import RunSettings  # noqa: PLC0415  (JAX starts once the process is set up)
+
   return RunSettings(
       output_dir=args.output_directory,
       local_directory=args.local_directory and pathlib.Path(args.local_directory),
@@ -120,7 +124,15 @@ def handle(args: argparse.Namespace) -> int:
     from ckptbench.envs import run_with  # noqa: PLC0415
 
     return run_with(args.with_, args.argv)
-  outcome = run(config_path(args), settings_from(args))
+  config = config_path(args)
+  if not args.output_directory:
+    raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  if os.environ.get("JAX_PROCESS_ID", "0") == "0":  # one process of a job speaks
+    # Starting JAX and loading the suite take seconds on a busy machine: say something first.
+    print(f"ckptbench run {config}: starting (results in {args.output_directory})", flush=True)
+  from ckptbench.run import run  # noqa: PLC0415
+
+  outcome = run(config, settings_from(args))
   if outcome.is_writer:  # the others' records are in process 0's tables
     print_run(outcome, detail=args.verbose, views=args.views)
   return outcome.exit_code

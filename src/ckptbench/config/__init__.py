@@ -9,7 +9,7 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
-from ckptbench.config._mesh_list import without_undeclared_axes
+from ckptbench.config._mesh_list import mesh_skip_reason, without_undeclared_axes
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
 from ckptbench.config._spec import SpecTree, iter_arrays
 from ckptbench.config._yaml import load_yaml_file
@@ -40,5 +40,6 @@ __all__ = [
     "preset_shape",
     "preset_spec",
     "preset_summary",
+    "mesh_skip_reason",
     "without_undeclared_axes",
 ]

@@ -24,11 +24,9 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ckptbench.stats._defaults import CONFIDENCE_LEVEL, DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-DEFAULT_THRESHOLD = 0.10
-DEFAULT_ALPHA = 0.01
-CONFIDENCE_LEVEL = 0.95
 _BOOTSTRAP_RESAMPLES = 2000
 _EXACT_SPLITS_MAX = 5_000
 
