@@ -15,6 +15,7 @@ import shlex
 import sys
 
 from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS
+from ckptbench.cli._examples import suite_file
 from ckptbench.cli._parser import Parser
 from ckptbench.errors import CkptbenchError
 
@@ -85,6 +86,7 @@ def split_run_args(args: argparse.Namespace) -> argparse.Namespace:
 
 def _handle(args: argparse.Namespace) -> int:
   args = split_run_args(args)
+  args.config = suite_file(args.config)
   if args.num_processes is None:
     raise CkptbenchError("launch needs -n N, the number of processes")
   if args.out is None:

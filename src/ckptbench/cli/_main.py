@@ -32,6 +32,7 @@ _COMMANDS = (
     "emulate",
     "matrix",
     "bisect",
+    "examples",
 )
 
 

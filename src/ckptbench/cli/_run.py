@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ckptbench.cli._compare import add_comparison_arguments
+from ckptbench.cli._examples import suite_file
 from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
   """The config file, both as a positional and the guide's --config_file."""
-  parser.add_argument("config", nargs="?", help="the suite YAML file")
+  parser.add_argument("config", nargs="?", help="the suite YAML file, or the name of an example (`ckptbench examples`)")
   parser.add_argument("--config_file", dest="config_file", help="the suite YAML file (guide form)")
   parser.add_argument("--devices", type=int, help="simulated CPU devices (default: what the meshes need)")
   parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -39,7 +40,7 @@ def config_path(args: argparse.Namespace) -> str:
     raise CkptbenchError("give the suite file: ckptbench run CONFIG -o OUT")
   if args.config and args.config_file and args.config != args.config_file:
     raise CkptbenchError("give the suite file once (positional or --config_file)")
-  return path
+  return suite_file(path)
 
 
 def register(subparsers) -> None:
