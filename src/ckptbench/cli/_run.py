@@ -109,6 +109,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       enable_hlo_dump=args.enable_hlo_dump,
       distributed=args.distributed,
       verbose=args.verbose,
+      capture_library_output=True,  # into OUT/logs/ (unless -v)
       baseline_path=args.baseline_path,
       baseline_capture_path=args.baseline_capture_path,
       baseline_label=args.baseline_label,
@@ -166,5 +167,7 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True) -> 
   if outcome.link is not None:
     stats = outcome.link["stats"]
     print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
+  if outcome.library_log_lines:
+    print(f"library messages: {outcome.library_log_lines} lines in {outcome.library_log} (-v shows them here)")
   if outcome.uploaded_to is not None:
     print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")

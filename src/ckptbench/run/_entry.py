@@ -12,6 +12,7 @@ process that starts once this one has exited, so the run does not wait for them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pathlib
@@ -26,6 +27,7 @@ from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.run._process import mesh_sizes, prepare_process
+from ckptbench.run._library_output import LibraryOutput, library_output_captured
 from ckptbench.run._link import shaped_link, write_link_summary
 from ckptbench.run._locations import check_store_targets
 from ckptbench.run._runner import SuiteOutcome, run_suite
@@ -46,6 +48,8 @@ class RunOutcome(SuiteOutcome):
   link: dict | None = None  # the shaped link's shape and counters (OUT/link.json)
   uploaded_to: str | None = None  # the store URL the results were copied to (`-o gs://...`)
   uploaded_files: int = 0
+  library_log: pathlib.Path | None = None  # OUT/logs/process_<i>.log, when the libraries' output was captured
+  library_log_lines: int = 0
 
   @property
   def exit_code(self) -> int:
@@ -76,6 +80,12 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     >>> outcome.exit_code
     0
   """
+  with library_output_captured(settings.capture_library_output and not settings.verbose) as captured:
+    return _run(suite, settings, captured)
+
+
+def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: LibraryOutput | None) -> RunOutcome:
+  """`run`, with the libraries' standard error captured (or not)."""
   if isinstance(suite, Suite):
     prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
   else:
@@ -93,10 +103,13 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   if any(c.config.load_with_colocated_python for c in suite.checkpoints):
     check_colocated_python_supported()
   coordinator = make_coordinator()
-  if coordinator.process_index != 0:  # process 0 alone writes OUT, and holds its lock
-    return _run_and_write(suite, settings, coordinator, baseline_path, capture_path)
-  with output_lock(settings.output_dir, "run"):
-    return _run_and_write(suite, settings, coordinator, baseline_path, capture_path)
+  with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
+    if captured is not None:  # OUT is this run's now (process 0 holds its lock)
+      captured.keep_in(settings.output_dir, coordinator.process_index)
+    outcome = _run_and_write(suite, settings, coordinator, baseline_path, capture_path)
+  if captured is None:
+    return outcome
+  return dataclasses.replace(outcome, library_log=captured.path, library_log_lines=captured.lines())
 
 
 def _run_and_write(
