@@ -36,6 +36,7 @@ def _holder(out) -> subprocess.Popen:
 
 
 def test_a_locked_directory_is_refused_naming_the_holder(tmp_path):
+  (tmp_path / "out").mkdir()
   holder = _holder(tmp_path / "out")
   try:
     with pytest.raises(CkptbenchError) as refused, output_lock(tmp_path / "out", "report"):
@@ -59,6 +60,16 @@ def test_a_killed_holders_lock_is_taken_over_with_a_warning(tmp_path, caplog):
   with caplog.at_level(logging.WARNING), output_lock(tmp_path / "out", "run"):
     pass
   assert f"taking over the stale lock of `ckptbench run` (pid {holder.pid} on " in caplog.text
+
+
+def test_a_directory_the_lock_created_and_nothing_was_written_to_is_removed(tmp_path):
+  with output_lock(tmp_path / "new", "run"):
+    (tmp_path / "new" / "logs").mkdir()
+    (tmp_path / "new" / "logs" / "process_0.log").touch()
+  assert not (tmp_path / "new").exists()
+  with output_lock(tmp_path / "kept", "run"):
+    (tmp_path / "kept" / "results.jsonl").write_text("{}\n")
+  assert (tmp_path / "kept" / LOCK_FILE).read_text() == ""
 
 
 def test_report_into_a_missing_directory_creates_nothing(tmp_path):

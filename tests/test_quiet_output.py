@@ -31,3 +31,15 @@ def test_verbose_shows_library_output(tmp_path):
   assert done.returncode == 0, done.stderr
   assert done.stderr.count("native library noise") == 6
   assert not (out / "logs").exists()
+
+
+def test_an_unknown_generator_is_one_short_line_naming_the_closest():
+  import pytest
+
+  from ckptbench import ConfigError, load_suite_text
+
+  with pytest.raises(ConfigError) as refused:
+    load_suite_text("suite_name: s\nbenchmarks:\n  - generator: save_restor\n", file="s.yaml")
+  message = str(refused.value)
+  assert "\n" not in message and len(message) < 200, message
+  assert "did you mean 'save_restore'" in message

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import pathlib
+import shutil
 import socket
 from typing import Iterator
 
@@ -74,6 +75,7 @@ def output_lock(out: str | os.PathLike, command: str, wait: bool = False, create
       start time), or cannot be written.
   """
   out = pathlib.Path(out)
+  created = not out.exists()
   fd = _open_lock_file(out, create)
   try:
     try:
@@ -103,5 +105,12 @@ def output_lock(out: str | os.PathLike, command: str, wait: bool = False, create
       # Emptied, never unlinked: a process blocked on this file would otherwise
       # get a lock on a file nobody else opens any more.
       os.ftruncate(fd, 0)
+      if created and _holds_nothing(out):  # refused before its first result: leave no directory behind
+        shutil.rmtree(out, ignore_errors=True)
   finally:
     os.close(fd)  # releases the flock
+
+
+def _holds_nothing(out: pathlib.Path) -> bool:
+  """Whether every file under `out` is empty (the lock file, a log nothing was written to)."""
+  return all(p.is_dir() or p.stat().st_size == 0 for p in out.rglob("*"))
