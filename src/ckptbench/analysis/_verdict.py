@@ -111,10 +111,13 @@ class VerdictTable:
   """The variants of a sweep side by side (see the module docstring)."""
 
   variants: tuple[Variant, ...]
-  reference: str  # the key of the reference variant
+  reference: str  # the key of the reference variant (of the first generator)
   metrics: tuple[HeadlineMetric, ...]
   cells: Mapping[tuple[str, str], Cell]  # (metric tag, variant key) -> cell
   effects: tuple[MainEffect, ...]
+  # Each generator's variants are compared with a reference of their own (a `storage`
+  # roofline has no save time to divide an Orbax save by): every reference's key.
+  references: tuple[str, ...]
 
   def cell(self, tag: str, key: str) -> Cell | None:
     return self.cells.get((tag, key))
@@ -177,6 +180,17 @@ def _reference(variants: Sequence[Variant], reference: Mapping[str, Any] | None)
     if all(_same(variant.varying.get(k, _ABSENT), v) for k, v in reference.items()):
       return variant
   return variants[0]
+
+
+def _references(
+    variants: Sequence[Variant], generator_of: Mapping[str, str], reference: Mapping[str, Any] | None
+) -> dict[str, Variant]:
+  """Each variant's reference: the one of its own generator that `reference` picks (else its first)."""
+  by_generator: dict[str, list[Variant]] = {}
+  for variant in variants:
+    by_generator.setdefault(generator_of[variant.key], []).append(variant)
+  chosen = {generator: _reference(group, reference) for generator, group in by_generator.items()}
+  return {v.key: chosen[generator_of[v.key]] for v in variants}
 
 
 _ABSENT = object()
@@ -242,7 +256,8 @@ def build_verdict(
   if not measured:
     return None
   variants = _variants(measured)
-  ref = _reference(variants, reference)
+  own_reference = _references(variants, {r.key: r.generator for r in measured}, reference)
+  ref = own_reference[variants[0].key]
   units: dict[str, str] = {}
   for record in measured:
     for tag, entry in record.metrics.items():
@@ -253,19 +268,21 @@ def build_verdict(
     by_key.setdefault(record.key, []).append(record)
   cells: dict[tuple[str, str], Cell] = {}
   for metric in metrics:
-    ref_samples = _samples(by_key[ref.key], metric.tag, metric.direction)[1]
     for variant in variants:
+      own = own_reference[variant.key]
+      ref_samples = _samples(by_key[own.key], metric.tag, metric.direction)[1]
       repeats, samples = _samples(by_key[variant.key], metric.tag, metric.direction)
       interval = median_interval(samples)
       if interval is None:
         continue
       comparison = None
-      if variant.key != ref.key and ref_samples:
+      if variant.key != own.key and ref_samples:
         comparison = _compare(ref_samples, samples, metric.direction)
       outliers = _outliers(metric, repeats, samples, interval.median)
       cells[(metric.tag, variant.key)] = Cell(tuple(samples), tuple(repeats), interval, comparison, outliers)
   effects = main_effects(variants, ref, metrics, cells)
-  return VerdictTable(tuple(variants), ref.key, tuple(metrics), cells, tuple(effects))
+  references = tuple(dict.fromkeys(v.key for v in own_reference.values()))
+  return VerdictTable(tuple(variants), ref.key, tuple(metrics), cells, tuple(effects), references)
 
 
 def main_effects(

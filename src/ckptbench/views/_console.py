@@ -103,8 +103,8 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
   """The variants side by side: a row per headline metric, a column per variant (all, or `variants`)."""
   by_key = {v.key: v for v in table.variants}
   variants = table.variants if variants is None else variants
-  out = Table(title=f"{escape(title)}  (reference: {escape(by_key[table.reference].label)})",
-              title_justify="left", title_style="bold")
+  references = ", ".join(by_key[k].label for k in table.references)
+  out = Table(title=f"{escape(title)}  (reference: {escape(references)})", title_justify="left", title_style="bold")
   out.add_column("metric")
   out.add_column("unit")
   for variant in variants:
@@ -124,14 +124,15 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
 
 
 def verdict_tables(table: VerdictTable, title: str, width: int) -> list[Table]:
-  """The verdict in as few tables as fit in `width` columns: each the reference and some of the others.
+  """The verdict in as few tables as fit in `width` columns: each the references and some of the others.
 
   One table with a column per variant is clearest; with many variants (or long
   labels) it would be folded past reading, so the other variants are split into
   groups, each table repeating the reference's column.
   """
-  reference = [v for v in table.variants if v.key == table.reference]
-  others = [v for v in table.variants if v.key != table.reference]
+  keys = set(table.references)
+  reference = [v for v in table.variants if v.key in keys]
+  others = [v for v in table.variants if v.key not in keys]
   for per_table in range(len(others), 0, -1):
     groups = [others[i : i + per_table] for i in range(0, len(others), per_table)] or [[]]
     titles = [title] if len(groups) == 1 else [f"{title} ({i}/{len(groups)})" for i in range(1, len(groups) + 1)]

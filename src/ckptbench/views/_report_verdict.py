@@ -41,7 +41,7 @@ def verdict_section(verdict: VerdictTable | None) -> str:
       cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio_text(cell))}</span></td>")
     rows.append(f"<tr><th>{esc(metric.label)}</th><td>{esc(metric.unit)}</td>{''.join(cells)}</tr>")
   parts = [
-      f"<h2>verdict</h2><p>reference: <b>{esc(by_key[verdict.reference].label)}</b></p>",
+      f"<h2>verdict</h2><p>reference: <b>{esc(', '.join(by_key[k].label for k in verdict.references))}</b></p>",
       f"<table id=verdict><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
   ]
   if verdict.effects:
