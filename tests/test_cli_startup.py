@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -27,3 +28,18 @@ def test_version_help_and_examples_import_no_jax_nor_numpy(argv):
   imported = _imported(*argv)
   assert "ckptbench" in imported
   assert not imported & {"jax", "jaxlib", "orbax", "tensorstore", "numpy", "pandas", "pydantic"}, sorted(imported)
+
+
+def test_plan_reads_the_kept_orbax_probe_and_imports_no_jax(tmp_path, monkeypatch):
+  monkeypatch.setenv("CKPTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+  first = _imported("plan", "quickstart")  # probes Orbax (and so imports JAX) once, and keeps the answer
+  assert "orbax" in first and list((tmp_path / "cache" / "orbax-capabilities").glob("*.json"))
+  imported = _imported("plan", "quickstart")
+  assert not imported & {"jax", "jaxlib", "orbax", "tensorstore", "pandas", "scipy"}, sorted(imported)
+
+
+def test_the_kept_probe_is_the_probe(tmp_path, monkeypatch):
+  from ckptbench.api._orbax_probe import OrbaxCapabilities, _probe
+
+  live = _probe()
+  assert OrbaxCapabilities.from_json(json.loads(json.dumps(live.to_json()))) == live
