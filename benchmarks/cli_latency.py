@@ -27,21 +27,25 @@ import time
 REPO = pathlib.Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "examples" / "quickstart.yaml"
 CKPTBENCH = [sys.executable, "-m", "ckptbench"]
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
 # The run is stopped after its first line; a tiny array keeps it short if it gets further.
-TINY = ["--set", "checkpoint_config.spec.params.shape=[64,64]", "--set", "num_repeats=1", "--no_views",
-        "--no_probe"]  # fmt: skip
+# (Flags in kebab-case: older trees accept only that spelling of these.)
+TINY = ["--set", "checkpoint_config.spec.params.shape=[64,64]", "--set", "num_repeats=1", "--no-views",
+        "--no-probe"]  # fmt: skip
 
 
-def wall(argv: list[str]) -> float:
+def env_for(src: pathlib.Path) -> dict[str, str]:
+  return {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
+
+
+def wall(argv: list[str], env: dict[str, str]) -> float:
   start = time.perf_counter()
-  subprocess.run(argv, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+  subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
   return time.perf_counter() - start
 
 
-def first_line_piped(argv: list[str]) -> float:
+def first_line_piped(argv: list[str], env: dict[str, str]) -> float:
   start = time.perf_counter()
-  proc = subprocess.Popen(argv, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+  proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
   proc.stdout.readline()
   elapsed = time.perf_counter() - start
   proc.kill()
@@ -49,10 +53,10 @@ def first_line_piped(argv: list[str]) -> float:
   return elapsed
 
 
-def first_line_terminal(argv: list[str]) -> float:
+def first_line_terminal(argv: list[str], env: dict[str, str]) -> float:
   parent, child = pty.openpty()
   start = time.perf_counter()
-  proc = subprocess.Popen(argv, env=ENV, stdout=child, stderr=child, stdin=subprocess.DEVNULL)
+  proc = subprocess.Popen(argv, env=env, stdout=child, stderr=child, stdin=subprocess.DEVNULL)
   os.close(child)
   seen = b""
   while b"\n" not in seen and select.select([parent], [], [], 60)[0]:
@@ -73,23 +77,30 @@ def show(name: str, goal: float | None, times: list[float]) -> None:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=7)
+  parser.add_argument("--src", action="append", default=[], type=pathlib.Path, help="another source tree to time")
   args = parser.parse_args()
+  trees = [REPO / "src", *(p.resolve() for p in args.src)]
   work = pathlib.Path(tempfile.mkdtemp(prefix="cli-latency-"))
   try:
-    out = lambda i: ["-o", str(work / f"run{i}")]  # noqa: E731  (a fresh OUT each trial)
+    out = lambda tag: ["-o", str(work / tag)]  # noqa: E731  (a fresh OUT each trial)
     run = [*CKPTBENCH, "run", str(QUICKSTART), *TINY]
     cases = [
-        ("python -c pass", None, lambda i: wall([sys.executable, "-c", "pass"])),
-        ("ckptbench --version", 0.2, lambda i: wall([*CKPTBENCH, "--version"])),
-        ("ckptbench --help", 0.3, lambda i: wall([*CKPTBENCH, "--help"])),
-        ("ckptbench plan quickstart", 0.5, lambda i: wall([*CKPTBENCH, "plan", str(QUICKSTART)])),
-        ("run: first line, piped", 0.5, lambda i: first_line_piped([*run, *out(f"p{i}")])),
-        ("run: first line, terminal", 0.5, lambda i: first_line_terminal([*run, *out(f"t{i}")])),
+        ("python -c pass", None, lambda env, tag: wall([sys.executable, "-c", "pass"], env)),
+        ("ckptbench --version", 0.2, lambda env, tag: wall([*CKPTBENCH, "--version"], env)),
+        ("ckptbench --help", 0.3, lambda env, tag: wall([*CKPTBENCH, "--help"], env)),
+        ("ckptbench plan quickstart", 0.5, lambda env, tag: wall([*CKPTBENCH, "plan", str(QUICKSTART)], env)),
+        ("run: first line, piped", 0.5, lambda env, tag: first_line_piped([*run, *out(tag)], env)),
+        ("run: first line, terminal", 0.5, lambda env, tag: first_line_terminal([*run, *out(tag)], env)),
     ]
-    for name, _, measure in cases:
-      measure(-1)  # warm-up: file caches, .pyc files
     for name, goal, measure in cases:
-      show(name, goal, [measure(i) for i in range(args.trials)])
+      times: dict[pathlib.Path, list[float]] = {tree: [] for tree in trees}
+      for tree in trees:
+        measure(env_for(tree), f"w{len(times[tree])}")  # warm-up: file caches, .pyc files, a kept probe
+      for i in range(args.trials):
+        for j, tree in enumerate(trees):
+          times[tree].append(measure(env_for(tree), f"{i}-{j}"))
+      for tree in trees:
+        show(name if len(trees) == 1 else f"{name} [{tree}]", goal, times[tree])
   finally:
     shutil.rmtree(work, ignore_errors=True)
 

@@ -8,6 +8,8 @@ used. `Metrics` and `default_collectors` come through `ckptbench.metrics`, whose
 import registers the built-in collectors they read.
 """
 
+import sys
+import types
 from typing import TYPE_CHECKING
 
 from ckptbench._lazy import lazy_getattr
@@ -145,6 +147,22 @@ __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 def __dir__() -> list[str]:
   return __all__
+
+
+class _Package(types.ModuleType):
+  """`ckptbench.run` is the function, also after the subpackage `ckptbench.run` is imported.
+
+  Importing a subpackage binds its name on the parent package; loaded lazily, the
+  function `run` would then be shadowed by the package `ckptbench.run`.
+  """
+
+  def __setattr__(self, name: str, value: object) -> None:
+    if name == "run" and isinstance(value, types.ModuleType):
+      return  # the function is bound on first use (__getattr__)
+    super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -1,12 +1,13 @@
-"""What native libraries write to standard error goes to OUT/logs/, not between the results.
+"""What native libraries print goes to OUT/logs/, not between the results.
 
 TensorStore's AWS SDK (one `Failed to open file path:'/root/.aws/config'` per
-request), Gloo and glog under `launch`, and absl's C++ logging write straight to
-file descriptor 2, below Python. While a run lasts (without --verbose) that
-descriptor points at a file: first a temporary one (the run's directory is not
-known to be ours until its lock is held), then OUT/logs/process_<i>.log, which
-receives what was captured so far. Python's `sys.stderr`, and so ckptbench's
-own messages and errors, keep the terminal. A run that fails before OUT is
+request), glog and absl's C++ logging write straight to file descriptor 2, and
+Gloo under `launch` to descriptor 1, below Python. While a run lasts (without
+--verbose) both descriptors point at a file: first a temporary one (the run's
+directory is not known to be ours until its lock is held), then
+OUT/logs/process_<i>.log, which receives what was captured so far (and is
+removed again when nothing was). Python's `sys.stdout` and `sys.stderr`, and so
+ckptbench's own tables, messages and errors, keep the terminal. A run that fails before OUT is
 ready with an unexpected error shows what was captured, since it may explain it.
 """
 
@@ -27,17 +28,14 @@ LOGS_DIR = "logs"
 
 
 class LibraryOutput:
-  """Standard error's descriptor, redirected; `keep_in(out, process)` moves it into OUT/logs/."""
+  """Descriptors 1 and 2, redirected to a file; `keep_in(out, process)` moves that into OUT/logs/."""
 
   def __init__(self) -> None:
-    sys.stderr.flush()
-    self._terminal = os.dup(2)
     self._file = tempfile.TemporaryFile()
     self.path: pathlib.Path | None = None
-    os.dup2(self._file.fileno(), 2)
-    self._python_stderr = sys.stderr
-    sys.stderr = os.fdopen(os.dup(self._terminal), "w", buffering=1, errors="backslashreplace")
-    _repoint_log_handlers(self._python_stderr, sys.stderr)
+    self._saved = {fd: _Descriptor(fd) for fd in (1, 2)}  # Gloo prints on 1, the AWS SDK and glog on 2
+    for fd in self._saved:
+      os.dup2(self._file.fileno(), fd)
 
   def keep_in(self, out: pathlib.Path, process: int) -> None:
     """From now on into OUT/logs/process_<process>.log, after what was captured before."""
@@ -47,22 +45,24 @@ class LibraryOutput:
     self._file.seek(0)
     shutil.copyfileobj(self._file, log)
     log.flush()
-    os.dup2(log.fileno(), 2)
+    for fd in self._saved:
+      os.dup2(log.fileno(), fd)
     self._file.close()
     self._file, self.path = log, path
 
   def restore(self, show: bool) -> None:
-    """Standard error back to the terminal; `show` copies what was captured there first."""
-    sys.stderr.flush()
-    os.dup2(self._terminal, 2)
+    """The descriptors back where they were; `show` copies what was captured to standard error first."""
+    for saved in self._saved.values():
+      saved.restore()
     if show and self.path is None:
       self._file.seek(0)
       sys.stderr.write(self._file.read().decode(errors="backslashreplace"))
-    _repoint_log_handlers(sys.stderr, self._python_stderr)
-    sys.stderr.close()
-    sys.stderr = self._python_stderr
     self._file.close()
-    os.close(self._terminal)
+    if self.path is not None and self.lines() == 0:  # nothing said: no empty file left behind
+      with contextlib.suppress(OSError):
+        self.path.unlink()
+        self.path.parent.rmdir()
+      self.path = None
 
   def lines(self) -> int:
     """How many lines the libraries wrote into the log file so far."""
@@ -70,6 +70,40 @@ class LibraryOutput:
       return 0
     with open(self.path, "rb") as f:
       return sum(1 for _ in f)
+
+
+class _Descriptor:
+  """One of descriptors 1 and 2, saved; Python's own stream on it keeps writing where it did."""
+
+  def __init__(self, fd: int) -> None:
+    self.fd = fd
+    self.name = "stdout" if fd == 1 else "stderr"
+    self.python_stream = getattr(sys, self.name)
+    self.python_stream.flush()
+    self.original = os.dup(fd)
+    self.replacement = None
+    if _fileno(self.python_stream) == fd:  # else (pytest's capture, a notebook) it never reaches the descriptor
+      stream = self.python_stream
+      self.replacement = os.fdopen(os.dup(self.original), "w", buffering=1, encoding=stream.encoding,
+                                   errors=stream.errors)  # fmt: skip
+      setattr(sys, self.name, self.replacement)
+      _repoint_log_handlers(stream, self.replacement)
+
+  def restore(self) -> None:
+    getattr(sys, self.name).flush()
+    os.dup2(self.original, self.fd)
+    os.close(self.original)
+    if self.replacement is not None:
+      _repoint_log_handlers(self.replacement, self.python_stream)
+      setattr(sys, self.name, self.python_stream)
+      self.replacement.close()
+
+
+def _fileno(stream) -> int | None:
+  try:
+    return stream.fileno()
+  except (AttributeError, OSError, ValueError):
+    return None
 
 
 def _repoint_log_handlers(old, new) -> None:
