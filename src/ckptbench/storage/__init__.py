@@ -1,36 +1,44 @@
-"""Object stores as checkpoint targets: URLs, local emulators, bounded client calls, placement checks."""
+"""Object stores as checkpoint targets: URLs, local emulators, bounded client calls, placement checks.
 
-from ckptbench.storage._emulator import (
-    Emulator,
-    running_emulator,
-    shell_exports,
-    start_emulator,
-    stop_emulator,
-)
-from ckptbench.storage._kvstore import (
-    StoreRoofline,
-    kvstore_spec,
-    measure_store,
-    payload,
-    read_kvstore,
-    write_kvstore,
-)
-from ckptbench.storage._location import read_location, write_location
-from ckptbench.storage._objects import (
-    StoredObject,
-    check_store,
-    delete_prefix,
-    list_objects,
-    read_object,
-    upload_directory,
-    write_object,
-)
-from ckptbench.storage._url import StoreURL, is_store_url, parse_store_url
+Names load on first use: a run's settings read `is_store_url` without the store clients.
+"""
 
-from ckptbench.storage._cost import checkpoint_cost
-from ckptbench.storage._link import Link, link_env, parse_link, start_link
-from ckptbench.storage._objects import endpoint_of
-from ckptbench.storage._placement import clear_location, misplaced_bytes
+from ckptbench._lazy import lazy_getattr
+
+_EXPORTS = {
+    "Emulator": "ckptbench.storage._emulator",
+    "Link": "ckptbench.storage._link",
+    "StoreRoofline": "ckptbench.storage._kvstore",
+    "StoreURL": "ckptbench.storage._url",
+    "StoredObject": "ckptbench.storage._objects",
+    "check_store": "ckptbench.storage._objects",
+    "checkpoint_cost": "ckptbench.storage._cost",
+    "clear_location": "ckptbench.storage._placement",
+    "delete_prefix": "ckptbench.storage._objects",
+    "endpoint_of": "ckptbench.storage._objects",
+    "is_store_url": "ckptbench.storage._url",
+    "kvstore_spec": "ckptbench.storage._kvstore",
+    "link_env": "ckptbench.storage._link",
+    "list_objects": "ckptbench.storage._objects",
+    "measure_store": "ckptbench.storage._kvstore",
+    "misplaced_bytes": "ckptbench.storage._placement",
+    "parse_link": "ckptbench.storage._link",
+    "parse_store_url": "ckptbench.storage._url",
+    "payload": "ckptbench.storage._kvstore",
+    "read_kvstore": "ckptbench.storage._kvstore",
+    "read_location": "ckptbench.storage._location",
+    "read_object": "ckptbench.storage._objects",
+    "running_emulator": "ckptbench.storage._emulator",
+    "shell_exports": "ckptbench.storage._emulator",
+    "start_emulator": "ckptbench.storage._emulator",
+    "start_link": "ckptbench.storage._link",
+    "stop_emulator": "ckptbench.storage._emulator",
+    "upload_directory": "ckptbench.storage._objects",
+    "write_kvstore": "ckptbench.storage._kvstore",
+    "write_location": "ckptbench.storage._location",
+    "write_object": "ckptbench.storage._objects",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "Link",
