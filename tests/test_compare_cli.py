@@ -70,7 +70,7 @@ def test_compare_cli_exit_codes(real_run):
   assert done.returncode == EXIT_REGRESSION, done.stdout + done.stderr
   assert "save_0_basics/time_s" in done.stdout and "headline regression" in done.stdout
   rows = json.loads((slow / "comparison.json").read_text())["rows"]
-  assert rows[0]["metric"] == TIME and rows[0]["verdict"] == "regressed" and rows[0]["ratio"] > 1.5
+  assert rows[0]["metric"] == TIME and rows[0]["verdict"] == "worse" and rows[0]["ratio"] > 1.5
   # Without --fail_on_regression the regression is reported, not fatal.
   assert run_cli("compare", str(baseline), str(slow)).returncode == 0
 

@@ -57,6 +57,9 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
+  p.add_argument("--time_budget_s", "--time-budget", dest="time_budget_s", type=_seconds, metavar="SECONDS",
+                 help="with num_repeats: auto (the default for sweeps and baseline comparisons), start no round"
+                 " that would end past this many seconds (default: the suite's time_budget_s, else 90)")  # fmt: skip
   p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
@@ -109,10 +112,22 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       baseline_label=args.baseline_label,
       regression_threshold=args.regression_threshold,
       fail_on_regression=args.fail_on_regression,
+      allow_inconclusive=args.allow_inconclusive,
+      time_budget_s=args.time_budget_s,
       checkpoint_root=args.checkpoint_root,
       link=args.link,
       repeats_upto=args.repeats_upto,
   )
+
+
+def _seconds(text: str) -> float:
+  try:
+    value = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected seconds such as 120, got {text!r}") from None
+  if not value > 0:
+    raise argparse.ArgumentTypeError(f"must be > 0 seconds, got {text!r}")
+  return value
 
 
 def handle(args: argparse.Namespace) -> int:

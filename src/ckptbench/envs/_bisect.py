@@ -2,10 +2,13 @@
 
 The releases between good and bad come from the package index. Good and bad
 are measured first (a matrix of the two); then each step runs a matrix of the
-good release against the middle one, so every judgement is the same
-statistical test (`compare_samples`: ratio, interval, Mann-Whitney p) against
-the same reference, with repeats interleaved. A release whose environment does
-not build is skipped, as `git bisect skip` does.
+good release against the middle one, so every judgement is the same four-word
+rule (`compare_samples`: ratio and its interval) against the same reference,
+with repeats interleaved. A step that ends `inconclusive` is measured again
+with twice the repeats; still inconclusive, the bisection stops and says it
+could not decide: it never names a culprit, or "no regression", from a step
+that was not decided. A release whose environment does not build is skipped,
+as `git bisect skip` does.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from ckptbench.envs._matrix import MatrixSettings, run_matrix
 from ckptbench.envs._spec import parse_with
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._results import write_json_atomic
-from ckptbench.stats import DEFAULT_THRESHOLD, Verdict
+from ckptbench.api._verdict_record import Verdict
+from ckptbench.stats import DEFAULT_THRESHOLD
 
 BISECT_FILE = "bisect.json"
 
@@ -33,19 +37,27 @@ class BisectStep:
   good: str
   tested: str
   verdict: str  # a Verdict value, or "skipped" when the environment did not build or run
-  detail: str  # the row(s) of the metric: benchmark, ratio, interval, p
+  detail: str  # the row(s) of the metric: benchmark, ratio, interval, verdict
   output_dir: str
+  repeats: int = 0
 
   @property
   def regressed(self) -> bool:
-    return self.verdict == Verdict.REGRESSED.value
+    return self.verdict == Verdict.WORSE.value
+
+  @property
+  def inconclusive(self) -> bool:
+    return self.verdict == Verdict.INCONCLUSIVE.value
 
 
 @dataclasses.dataclass(frozen=True)
 class BisectOutcome:
+  """The steps, and either a culprit, a decided "no regression" (both None), or `undecided`."""
+
   steps: tuple[BisectStep, ...]
   culprit: str | None
   last_good: str | None
+  undecided: str | None = None  # the release no step could decide on, even with more repeats
 
 
 def versions_between(package: str, good: str, bad: str) -> list[Version]:
@@ -68,15 +80,18 @@ def _judge(comparison, metric: str, tested: str) -> tuple[str, str]:
   if not rows:
     known = sorted({r.metric for r in comparison.rows})
     raise CkptbenchError(f"metric {metric!r} is not in the results of {tested}; metrics: {', '.join(known)}")
-  verdict = Verdict.REGRESSED if any(r.verdict == Verdict.REGRESSED for r in rows) else rows[0].verdict
-  return verdict.value, "; ".join(_row_text(r) for r in rows)
+  verdicts = {r.verdict for r in rows}
+  # Worse anywhere is worse; otherwise one undecided benchmark leaves the step undecided.
+  for verdict in (Verdict.WORSE, Verdict.INCONCLUSIVE, Verdict.BETTER, Verdict.EQUIVALENT, Verdict.NOT_JUDGED):
+    if verdict in verdicts:
+      return verdict.value, "; ".join(_row_text(r) for r in rows)
+  raise AssertionError(verdicts)
 
 
 def _row_text(row) -> str:
   ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
-  interval = "-" if row.ci_low is None or row.ci_high is None else f"{row.ci_low:.2f}-{row.ci_high:.2f}"
-  p = "-" if row.p_value is None else f"{row.p_value:.3f}"
-  return f"{row.benchmark}: {ratio} (95% CI {interval}, p {p}, {row.verdict.value})"
+  low, high = ("?" if v is None else f"{v:.2f}" for v in (row.ci_low, row.ci_high))
+  return f"{row.benchmark}: {ratio} ({row.level:.0%} interval {low}-{high}, {row.verdict.value})"
 
 
 def bisect_versions(
@@ -104,30 +119,34 @@ def bisect_versions(
   steps: list[BisectStep] = []
   quiet = lambda line: None  # noqa: E731  (the step lines say what matters)
 
-  def measure(tested: Version) -> BisectStep:
-    say(f"step {len(steps)}: measuring {package} {tested} against {good} ...")
+  def measure(tested: Version, repeats: int = num_repeats) -> BisectStep:
+    say(f"step {len(steps)}: measuring {package} {tested} against {good} ({repeats} repeats) ...")
     specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
     out = output_dir / f"step_{len(steps)}_{tested}"
     matrix = run_matrix(
         MatrixSettings(suite_file, specs, out, overwrite=True, threshold=threshold, devices=devices),
-        num_repeats,
+        repeats,
         say=quiet,
     )
     failed = [e for e in matrix.environments if e.status != "ok"]
     if failed:
-      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out))
+      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out), repeats)
     else:
       verdict, detail = _judge(matrix.comparisons[specs[1].label], metric, str(tested))
-      step = BisectStep(good, str(tested), verdict, detail, str(out))
+      step = BisectStep(good, str(tested), verdict, detail, str(out), repeats)
     steps.append(step)
     say(f"step {len(steps) - 1}: {package} {tested} against {good}: {step.verdict}: {step.detail}")
+    if step.inconclusive and repeats == num_repeats:
+      return measure(tested, 2 * num_repeats)  # more repeats, once, before giving up on this release
     return step
 
   outcome = BisectOutcome((), None, None)
   first = measure(versions[-1])
   if first.verdict == "skipped":
     raise CkptbenchError(f"{package} {bad} could not be measured: {first.detail}")
-  if first.regressed:
+  if first.inconclusive:
+    outcome = BisectOutcome((), None, None, undecided=str(versions[-1]))
+  elif first.regressed:
     lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
     while hi - lo > 1:
       mid = (lo + hi) // 2
@@ -135,14 +154,18 @@ def bisect_versions(
       if step.verdict == "skipped":
         del versions[mid]
         hi -= 1
+      elif step.inconclusive:
+        outcome = BisectOutcome((), None, None, undecided=str(versions[mid]))
+        break
       elif step.regressed:
         hi = mid
       else:
         lo = mid
-    outcome = BisectOutcome((), str(versions[hi]), str(versions[lo]))
+    else:
+      outcome = BisectOutcome((), str(versions[hi]), str(versions[lo]))
   outcome = dataclasses.replace(outcome, steps=tuple(steps))
   document = {
-      "schema_version": 1,
+      "schema_version": 2,  # 2: four-word verdicts, `undecided`
       "package": package,
       "good": good,
       "bad": bad,
@@ -151,6 +174,7 @@ def bisect_versions(
       "steps": [dataclasses.asdict(s) for s in steps],
       "culprit": outcome.culprit,
       "last_good": outcome.last_good,
+      "undecided": outcome.undecided,
   }
   write_json_atomic(output_dir / BISECT_FILE, document)
   return outcome

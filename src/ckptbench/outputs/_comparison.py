@@ -15,33 +15,28 @@ from rich.table import Table
 
 from ckptbench.outputs._baseline import Baseline, build_baseline, load_baseline, read_run
 from ckptbench.outputs._comparison_record import Comparison, ComparisonRow
+from ckptbench.outputs._read import read_outputs
 from ckptbench.outputs._results import write_json_atomic
 from ckptbench.outputs._unmatched import unmatched_reasons
-from ckptbench.stats import (
-    DEFAULT_ALPHA,
-    DEFAULT_THRESHOLD,
-    Direction,
-    Verdict,
-    absolute_floor,
-    compare_samples,
-)
+from ckptbench.api._verdict_record import Verdict
+from ckptbench.stats import DEFAULT_THRESHOLD, Design, Direction, absolute_floor, compare_samples
 
 _LOG_WIDTH = 160
 # Manifest fields that identify the machine; a difference makes timings incomparable.
 _MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "backend", "device_kind", "device_count", "process_count")
 _VERDICT_ORDER = {
-    Verdict.REGRESSED: 0,
-    Verdict.IMPROVED: 1,
-    Verdict.NOT_ENOUGH_SAMPLES: 2,
-    Verdict.UNCHANGED: 3,
+    Verdict.WORSE: 0,
+    Verdict.INCONCLUSIVE: 1,
+    Verdict.BETTER: 2,
+    Verdict.EQUIVALENT: 3,
     Verdict.NOT_JUDGED: 4,
 }
-# asv's marks: + worse, - better; ours add ? (too few samples to tell).
+# asv's marks: + worse, - better; ours add ? (inconclusive) and = (shown equivalent).
 _VERDICT_STYLE = {
-    Verdict.REGRESSED: ("+", "bold red"),
-    Verdict.IMPROVED: ("-", "green"),
-    Verdict.NOT_ENOUGH_SAMPLES: ("?", "yellow"),
-    Verdict.UNCHANGED: ("", ""),
+    Verdict.WORSE: ("+", "bold red"),
+    Verdict.BETTER: ("-", "green"),
+    Verdict.INCONCLUSIVE: ("?", "yellow"),
+    Verdict.EQUIVALENT: ("=", ""),
     Verdict.NOT_JUDGED: ("", "dim"),
 }
 
@@ -50,9 +45,14 @@ def compare_documents(
     baseline: Baseline,
     current: Baseline,
     threshold: float = DEFAULT_THRESHOLD,
-    alpha: float = DEFAULT_ALPHA,
+    design: Design = Design(),
 ) -> Comparison:
-  """Compares two baseline documents (see `build_baseline`), metric by metric."""
+  """Compares two baseline documents (see `build_baseline`), metric by metric, unpaired.
+
+  `design` says how many looks at the data the run took (adaptive repeats
+  compare with the baseline after several rounds), so the intervals keep
+  their level over all of them.
+  """
   base_benchmarks, cur_benchmarks = baseline.benchmarks, current.benchmarks
   rows: list[ComparisonRow] = []
   only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
@@ -69,12 +69,13 @@ def compare_documents(
     only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
     only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
     for tag in sorted(set(base_metrics) & set(cur_metrics)):
-      rows.append(_row(name, key, tag, base_metrics[tag], cur_metrics[tag], threshold, alpha))
+      rows.append(_row(name, key, tag, base_metrics[tag], cur_metrics[tag], threshold, design))
   rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.headline, r.benchmark, r.metric))
   return Comparison(
       baseline_label=baseline.label,
       threshold=threshold,
-      alpha=alpha,
+      alpha=design.alpha,
+      rule=design.rule(threshold, paired=False),
       rows=tuple(rows),
       only_in_baseline=only_base,
       only_in_current=only_cur,
@@ -83,7 +84,7 @@ def compare_documents(
   )
 
 
-def _row(name, key, tag, base: Mapping[str, Any], cur: Mapping[str, Any], threshold, alpha):
+def _row(name, key, tag, base: Mapping[str, Any], cur: Mapping[str, Any], threshold, design):
   unit = cur["unit"]
   direction = Direction(cur["direction"])
   result = compare_samples(
@@ -91,13 +92,20 @@ def _row(name, key, tag, base: Mapping[str, Any], cur: Mapping[str, Any], thresh
       cur["across_hosts"]["values"],
       direction,
       threshold=threshold,
-      alpha=alpha,
+      design=design,
       min_abs_change=absolute_floor(unit),
   )
   return ComparisonRow(
       benchmark=name, key=key, metric=tag, unit=unit, headline=bool(cur.get("headline")),
       **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)},
   )
+
+
+def run_design(out_dir: str | os.PathLike) -> Design:
+  """The design a run's verdicts used, as its summary.json's `repeats` records (default: one look)."""
+  summary = read_outputs(out_dir).summary
+  repeats = summary.repeats if summary is not None and summary.repeats else {}
+  return Design(alpha=repeats.get("alpha", Design().alpha), looks=repeats.get("looks", 1))
 
 
 def _machine_warnings(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:
@@ -112,7 +120,7 @@ def compare_to_baseline(
     baseline_file: str | os.PathLike,
     out_dir: str | os.PathLike,
     threshold: float = DEFAULT_THRESHOLD,
-    alpha: float = DEFAULT_ALPHA,
+    design: Design | None = None,
 ) -> Comparison:
   """Compares the finished run in `out_dir` with a baseline; writes OUT/comparison.json.
 
@@ -120,11 +128,12 @@ def compare_to_baseline(
     baseline_file: a file written by `capture_baseline`.
     out_dir: the run's output directory (its results.jsonl; warmup runs ignored).
     threshold: the relative change that counts as a regression (0.1 = 10%).
-    alpha: significance level of the Mann-Whitney U test.
+    design: the error rate and how many looks at the data share it; None: as
+      the run's summary.json records (`repeats`: auto repeats looked several times).
 
   Returns:
     The `Comparison`; `comparison.exit_code(fail_on_regression=True)` gives 3
-    when a headline metric regressed.
+    when a headline metric is worse, 5 when one is inconclusive.
 
   Raises:
     CkptbenchError: when either side cannot be read.
@@ -136,15 +145,11 @@ def compare_to_baseline(
   """
   baseline = load_baseline(baseline_file)
   current = build_baseline(*read_run(out_dir), label="current")
-  comparison = compare_documents(baseline, current, threshold=threshold, alpha=alpha)
+  if design is None:
+    design = run_design(out_dir)
+  comparison = compare_documents(baseline, current, threshold=threshold, design=design)
   write_json_atomic(pathlib.Path(out_dir) / "comparison.json", comparison.to_json())
   return comparison
-
-
-def _large(row: ComparisonRow, threshold: float) -> bool:
-  if row.ratio is None or row.ratio <= 0:
-    return False
-  return max(row.ratio, 1 / row.ratio) > 1 + threshold
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -170,25 +175,23 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
     console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
   table = Table(
       title=f"Comparison with baseline {escape(comparison.baseline_label)}"
-      f" (threshold {comparison.threshold:.0%}, alpha {comparison.alpha:g})"
+      f" (threshold {comparison.threshold:.0%}, {1 - comparison.alpha:.0%} intervals)"
   )
   table.add_column("", no_wrap=True)
   table.add_column("benchmark", overflow="fold")
   table.add_column("metric", overflow="fold")
-  for column in ("baseline", "current", "ratio", "95% CI", "p", "n"):
+  for column in ("baseline", "current", "ratio", "interval", "n"):
     table.add_column(column, justify="right", no_wrap=True)
   hidden = 0
   for row in comparison.rows:
     # By default: every regression and improvement, and the headline metrics.
     quiet = row.verdict == Verdict.NOT_JUDGED or (
-        not row.headline and row.verdict not in (Verdict.REGRESSED, Verdict.IMPROVED)
+        not row.headline and row.verdict not in (Verdict.WORSE, Verdict.BETTER)
     )
     if quiet and not show_all:
       hidden += 1
       continue
     mark, style = _VERDICT_STYLE[row.verdict]
-    if row.verdict == Verdict.UNCHANGED and _large(row, comparison.threshold):
-      mark = "~"  # as asv: beyond the threshold, but not significant
     table.add_row(
         mark,
         escape(row.benchmark),
@@ -196,22 +199,23 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
         _fmt(row.baseline, row.unit),
         _fmt(row.current, row.unit),
         "-" if row.ratio is None else f"{row.ratio:.2f}x",
-        "-" if row.ci_low is None and row.ci_high is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
-        "-" if row.p_value is None else f"{row.p_value:.3f}",
+        "-" if row.ratio is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
         f"{row.n_baseline}/{row.n_current}",
         style=style,
     )
   if comparison.rows:
     console.print(table)
   console.print(
-      "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
-      " * headline (time, throughput, peak memory)"
-      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else "")
+      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (interval within"
+      " +-threshold), ? inconclusive, * headline (time, throughput, peak memory)"
+      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
   )
-  if any(r.verdict == Verdict.NOT_ENOUGH_SAMPLES for r in comparison.rows):
+  console.print(f"rule: {escape(comparison.rule)}", highlight=False)
+  needed = comparison.repeats_needed()
+  if needed:
     console.print(
-        f"too few samples: with these repeat counts no change can reach p < {comparison.alpha:g};"
-        " run 5 or more repeats on each side (num_repeats)"
+        f"[yellow]inconclusive:[/yellow] {len(comparison.headline_inconclusive)} headline metric(s);"
+        f" about {needed} repeats a side would decide at the noise observed (num_repeats: auto decides for you)"
     )
   if comparison.matched_nothing:
     console.print(
@@ -225,8 +229,9 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
       if names:
         console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
   counts = {v: sum(r.verdict == v for r in comparison.rows) for v in Verdict}
-  console.print(
-      ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
-      + (f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
-         if comparison.headline_regressions else "")
-  )
+  summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+  if comparison.headline_regressions:
+    summary += f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
+  elif comparison.no_regression:
+    summary += "; [green]no regression[/green] (every headline metric equivalent or better)"
+  console.print(summary)

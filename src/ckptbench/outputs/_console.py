@@ -13,11 +13,7 @@ from rich.table import Table
 from ckptbench.api._records import BenchmarkSummary, RunRecord, SuiteSummary, metric_value
 from ckptbench.api._tags import Tag
 from ckptbench.outputs._verdict import (
-    BETTER,
-    LARGE,
     LEGEND,
-    TOO_FEW,
-    WORSE,
     VerdictTable,
     build_verdict,
     interval_note,
@@ -95,7 +91,7 @@ def suite_table(summary: SuiteSummary) -> Table:
   return table
 
 
-_JUDGEMENT_STYLE = {BETTER: "green", WORSE: "bold red", LARGE: "yellow", TOO_FEW: "yellow"}
+_JUDGEMENT_STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yellow"}
 
 
 def verdict_table(table: VerdictTable, title: str) -> Table:
@@ -114,8 +110,8 @@ def verdict_table(table: VerdictTable, title: str) -> Table:
       if cell is None:
         row.append("-")
         continue
-      ratio = ratio_text(cell)
-      style = _JUDGEMENT_STYLE.get(judgement(cell.comparison))
+      ratio = ratio_text(cell, variant.key == table.reference)
+      style = _JUDGEMENT_STYLE.get(judgement(cell.verdict))
       row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
     out.add_row(*row)
   return out
@@ -172,7 +168,7 @@ def print_suite_tables(
     >>> print_suite_tables(out.summary, records=out.results)
   """
   console = console or make_console()
-  verdict = build_verdict(records, summary.reference) if records else None
+  verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console)
   for bench in summary.benchmarks:

@@ -7,11 +7,7 @@ from ckptbench.outputs import _plots
 from ckptbench.outputs._read import RunOutputs
 from ckptbench.outputs._report_html import FigureIds, esc, table
 from ckptbench.outputs._verdict import (
-    BETTER,
-    LARGE,
     LEGEND,
-    TOO_FEW,
-    WORSE,
     VerdictTable,
     interval_note,
     judgement,
@@ -20,7 +16,7 @@ from ckptbench.outputs._verdict import (
     ratio_text,
 )
 
-_JUDGEMENT_CLASS = {BETTER: "better", WORSE: "worse", LARGE: "unsure", TOO_FEW: "unsure"}
+_JUDGEMENT_CLASS = {"better": "better", "worse": "worse", "inconclusive": "unsure"}
 
 
 def verdict_section(verdict: VerdictTable | None) -> str:
@@ -37,8 +33,9 @@ def verdict_section(verdict: VerdictTable | None) -> str:
       if cell is None:
         cells.append("<td class=num>-</td>")
         continue
-      css = _JUDGEMENT_CLASS.get(judgement(cell.comparison), "")
-      cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio_text(cell))}</span></td>")
+      css = _JUDGEMENT_CLASS.get(judgement(cell.verdict), "")
+      ratio = ratio_text(cell, variant.key == verdict.reference)
+      cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio)}</span></td>")
     rows.append(f"<tr><th>{esc(metric.label)}</th><td>{esc(metric.unit)}</td>{''.join(cells)}</tr>")
   parts = [
       f"<h2>verdict</h2><p>reference: <b>{esc(by_key[verdict.reference].label)}</b></p>",

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from ckptbench.config import Suite, iter_arrays
 from ckptbench.run._select import select
-from ckptbench.run._sweep import PlannedBenchmark, expand
+from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.config._dtypes import numpy_dtype
 from ckptbench.config._presets import preset_summary
 
@@ -58,9 +58,18 @@ def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str
   return {
       "benchmarks": rows,
       "presets": presets,
-      "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
+      "runs": _runs(plan, cfg),
       "skipped_meshes": plan.all_skipped_meshes(),
       "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
       "unsupported": [(g, o, r) for g, o, r in plan.unsupported],
   }
+
+
+def _runs(plan: Plan, cfg) -> int | str:
+  """How many runs the plan makes; with auto repeats, a range of rounds."""
+  repeats = cfg.repeats(compares=len(plan.benchmarks) > 1 or bool(cfg.baseline_path))
+  warmups = len(plan.benchmarks) * cfg.warmups(repeats)
+  if repeats == "auto":
+    return f"{warmups} warm-up + rounds of {len(plan.benchmarks)} until decided (num_repeats: auto);"
+  return len(plan.benchmarks) * repeats + warmups

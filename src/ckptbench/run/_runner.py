@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import os
 import pathlib
+import random
 import time
 import traceback
 from typing import Any, Callable, Mapping
@@ -29,6 +30,9 @@ from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
+from ckptbench.run._noise import NoiseMeter
+from ckptbench.run._rounds import Repeats, resolve_repeats
+from ckptbench.run._auto import auto_rounds as _auto_rounds
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
@@ -43,6 +47,7 @@ from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
 from ckptbench.outputs._manifest import build_manifest, now_iso
 from ckptbench.outputs._progress import RunProgress
 from ckptbench.outputs._results import read_records
+from ckptbench.outputs._decisions import sweep_verdicts
 from ckptbench.outputs._writers import run_writers
 from ckptbench.stats import summarize_benchmarks
 
@@ -91,13 +96,12 @@ def run_suite(
   out = settings.output_dir
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
-  cfg = suite.config
-  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
-  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  repeats = resolve_repeats(suite, settings, len(plan.benchmarks))
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
   keys = [b.key for b in plan.benchmarks]
-  todo = pending(runs, keys, done)
+  # Every process shuffles rounds alike: process 0's seed.
+  rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
 
   manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
   manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
@@ -109,34 +113,50 @@ def run_suite(
   generators: dict[int, BenchmarksGenerator] = {}
   cache = PytreeCache(suite.config.reuse_checkpoint)
   records = list(previous)
-  progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
+  planned = len(pending(schedule_runs(len(plan.benchmarks), repeats.count, repeats.warmups), keys, done))
+  progress = RunProgress(planned, enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
   watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
-  interrupted = False
+  noise = NoiseMeter(flush=settings.flush_between_runs)
+
+  def execute(run: ScheduledRun) -> None:
+    bench = plan.benchmarks[run.benchmark_index]
+    label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
+    progress.started(label)
+    watchdog.start_run(label)
+    noise.start()
+    record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
+    record = dataclasses.replace(record, metrics={**record.metrics, **noise.stop()})
+    host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
+    for writer in writers:
+      writer.add(host_records)
+    records.extend(host_records)
+    progress.finished(label, record.duration_s, _first_failure(host_records))
+    coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
+    watchdog.end_run()
+    if settings.remove_repeated_dir and is_writer:
+      remove_location(record.path)
+
+  started = time.perf_counter()
   try:
     with stop.installed():
-      for run in todo:
-        if stop.requested:
-          interrupted = True
-          break
-        bench = plan.benchmarks[run.benchmark_index]
-        label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
-        progress.started(label)
-        watchdog.start_run(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
-        host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
-        for writer in writers:
-          writer.add(host_records)
-        records.extend(host_records)
-        progress.finished(label, record.duration_s, _first_failure(host_records))
-        coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
-        watchdog.end_run()
-        if settings.remove_repeated_dir and is_writer:
-          remove_location(record.path)
+      if repeats.auto:
+        interrupted, rounds, stopped = _auto_rounds(
+            repeats, keys, done, rng, execute, stop, records, suite, settings, coordinator, progress)
+      else:
+        todo = pending(schedule_runs(len(plan.benchmarks), repeats.count, repeats.warmups, repeats.interleaved,
+                                     rng=rng), keys, done)  # fmt: skip
+        interrupted, rounds, stopped = False, repeats.count, "fixed"
+        for run in todo:
+          if stop.requested:
+            interrupted, stopped = True, "interrupted"
+            break
+          execute(run)
   finally:
     progress.close()
 
-  summary = _summary(suite, plan, records, interrupted)
+  summary = _summary(suite, plan, records, interrupted, repeats)
+  summary = dataclasses.replace(summary, repeats=repeats.describe(rounds, stopped, time.perf_counter() - started))
   manifest["ended_at"] = now_iso()
   for writer in writers:
     writer.finish(summary, manifest)
@@ -172,8 +192,9 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   return plan
 
 
-def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool) -> SuiteSummary:
-  """summary.json: statistics per benchmark, and what the plan left out and why."""
+def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool, repeats: Repeats) -> SuiteSummary:
+  """summary.json: statistics per benchmark, the verdicts, and what the plan left out and why."""
+  verdicts = sweep_verdicts(records, suite.config.reference, paired=repeats.interleaved, design=repeats.design)
   return SuiteSummary(
       suite=suite.name,
       reference=suite.config.reference,
@@ -183,6 +204,7 @@ def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bo
       invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],
       unsupported=[NotRun(g, o, r) for g, o, r in plan.unsupported],
       benchmarks=summarize_benchmarks(records),
+      verdicts=verdicts,
   )
 
 

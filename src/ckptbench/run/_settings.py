@@ -45,6 +45,10 @@ class RunSettings:
   baseline_label: str | None = None
   regression_threshold: float = DEFAULT_THRESHOLD
   fail_on_regression: bool = False
+  allow_inconclusive: bool = False  # with fail_on_regression: an inconclusive headline metric passes
+  # num_repeats: auto stops adding rounds that would end past this; None: the suite's time_budget_s, else 90 s.
+  time_budget_s: float | None = None
+  flush_between_runs: bool = True  # os.sync before each run, so earlier checkpoints' writeback is done
   # Object storage (docs/storage.md).
   checkpoint_root: str | None = None  # gs://, s3:// or a directory; None: the suite's key, else OUT
   link: str | None = None  # shape the way to the store, e.g. "rtt=20ms,bw=1GB/s,errors=1%"
