@@ -13,6 +13,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationInfo,
+    WrapValidator,
     field_validator,
     model_validator,
 )
@@ -148,6 +149,11 @@ class BenchmarkEntry(_Model):
   options: dict[StrictStr, Any] = {}
 
 
+def _count_or_auto(value: Any, handler: Any) -> Any:
+  """`num_repeats`: "auto", or validated as a count (one error message, not one per alternative)."""
+  return "auto" if value == "auto" else handler(value)
+
+
 AUTO_AS_FIXED = 10  # the repeats `matrix` and `bisect` take for num_repeats: auto
 DEFAULT_TIME_BUDGET_S = 90.0  # auto repeats stop adding rounds that would end past this
 
@@ -158,7 +164,7 @@ class SuiteConfig(_Model):
   suite_name: StrictStr = Field(min_length=1)
   # "auto": rounds until every headline comparison is decided or `time_budget_s` is spent (run/_rounds.py).
   # Unset: auto for a sweep or a baseline comparison, else 1 (see `repeats`).
-  num_repeats: PositiveInt | Literal["auto"] | None = None
+  num_repeats: Annotated[PositiveInt | None, WrapValidator(_count_or_auto)] = None  # or "auto"
   time_budget_s: PositiveFloat | None = None  # auto repeats' budget; unset: DEFAULT_TIME_BUDGET_S
   # Unset: one warm-up per benchmark when it has repeats to compare (see `warmups`).
   num_warmups: NonNegativeInt | None = None

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from ckptbench.api._records import BenchmarkSummary, RunRecord, SuiteSummary, metric_value
 from ckptbench.api._tags import Tag
+from ckptbench.outputs._stability import stability_warnings
 from ckptbench.outputs._verdict import (
     LEGEND,
     VerdictTable,
@@ -171,6 +172,8 @@ def print_suite_tables(
   verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console)
+  for line in stability_warnings(records or ()):
+    console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False)
   for bench in summary.benchmarks:
     # A benchmark that measured nothing (every run failed early) gets its error lines, not an empty table.
     if (detail or all_metrics or verdict is None) and bench.metrics:

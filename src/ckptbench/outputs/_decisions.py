@@ -34,7 +34,7 @@ def sweep_verdicts(
     threshold: the relative change that matters.
   """
   measured = [r for r in records if not r.warmup and not r.failed]
-  variants = variants_of(measured)
+  variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
   if len(variants) < 2:
     return []
   ref = reference_variant(variants, reference)

@@ -148,8 +148,9 @@ def _words(op: str) -> str:
 
 
 def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
+  """The benchmarks of `records`, in the order their first records ran (warm-ups, in plan order, first)."""
   first: dict[str, RunRecord] = {}
-  for record in records:
+  for record in sorted(records, key=lambda r: (not r.warmup, r.repeat)):
     first.setdefault(record.key, record)
   one_generator = len({r.generator for r in first.values()}) == 1
   variants = []
@@ -221,7 +222,7 @@ def build_verdict(
   measured = [r for r in records if not r.warmup and not r.failed]
   if not measured:
     return None
-  variants = variants_of(measured)
+  variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
   ref = reference_variant(variants, reference)
   judged = {(v.metric, v.benchmark): v for v in verdicts}
   units: dict[str, str] = {}

@@ -194,10 +194,16 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
 
 def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool, repeats: Repeats) -> SuiteSummary:
   """summary.json: statistics per benchmark, the verdicts, and what the plan left out and why."""
-  verdicts = sweep_verdicts(records, suite.config.reference, paired=repeats.interleaved, design=repeats.design)
+  # Unset, the reference is the plan's first benchmark (records of shuffled rounds are in no plan order).
+  reference = suite.config.reference
+  if reference is None and plan.benchmarks:
+    reference = plan.benchmarks[0].describe()["varying"]
+  position = {b.key: i for i, b in enumerate(plan.benchmarks)}
+  in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
+  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=repeats.design)
   return SuiteSummary(
       suite=suite.name,
-      reference=suite.config.reference,
+      reference=reference or None,
       interrupted=interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
       notes=list(suite.notes),
