@@ -7,10 +7,9 @@ import json
 import pytest
 
 from conftest import run_cli
-from ckptbench.api._verdict_record import Verdict
+from ckptbench.api import Verdict
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
-from ckptbench.outputs import Comparison, ComparisonRow
-from ckptbench.outputs._comparison_record import Comparison as Typed
+from ckptbench.results import Comparison, ComparisonRow
 from ckptbench.stats import Direction
 
 TIME = "save_0_basics/time_s"
@@ -52,7 +51,7 @@ def test_an_inconclusive_side_metric_does_not_gate_but_says_how_many_repeats_wou
   assert [v["verdict"] for v in written["verdicts"]] == ["equivalent", "inconclusive", "inconclusive"]
   assert set(written["verdicts"][0]) == {"metric", "benchmark", "variant", "reference", "ratio", "low", "high", "n",
                                          "verdict", "rule", "repeats_needed"}  # fmt: skip
-  assert Typed.from_json(written) == comparison
+  assert Comparison.from_json(written) == comparison
 
 
 SUITE = """\

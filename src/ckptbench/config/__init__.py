@@ -5,6 +5,7 @@ from ckptbench.config._models import (
     ArraySpec,
     BenchmarkEntry,
     CheckpointConfig,
+    DEFAULT_TIME_BUDGET_S,
     MeshConfig,
     ScalarSpec,
     SuiteConfig,
@@ -14,7 +15,14 @@ from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_
 from ckptbench.config._spec import SpecTree, iter_arrays
 from ckptbench.config._yaml import load_yaml_file
 
+from ckptbench.config._dtypes import numpy_dtype
+from ckptbench.config._overrides import apply_overrides, parse_override
+
 __all__ = [
+    "DEFAULT_TIME_BUDGET_S",
+    "apply_overrides",
+    "numpy_dtype",
+    "parse_override",
     "ArraySpec",
     "BenchmarkEntry",
     "CheckpointConfig",

@@ -5,13 +5,11 @@ from __future__ import annotations
 import time
 from typing import Callable, Sequence
 
-from ckptbench.api._records import RunRecord
+from ckptbench.analysis import build_baseline, compare_documents, load_baseline, sweep_verdicts, undecided
+from ckptbench.api import RunRecord
 from ckptbench.config import Suite
 from ckptbench.distributed import Coordinator
-from ckptbench.outputs._baseline import build_baseline, load_baseline
-from ckptbench.outputs._comparison import compare_documents
-from ckptbench.outputs._decisions import sweep_verdicts, undecided
-from ckptbench.outputs._progress import RunProgress
+from ckptbench.views import RunProgress
 from ckptbench.run._rounds import Repeats, RoundClock, round_order
 from ckptbench.run._schedule import ScheduledRun
 from ckptbench.run._settings import RunSettings

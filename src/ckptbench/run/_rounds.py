@@ -18,8 +18,7 @@ import random
 import time
 from typing import Any
 
-from ckptbench.config import Suite
-from ckptbench.config._models import DEFAULT_TIME_BUDGET_S
+from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
 from ckptbench.run._settings import RunSettings
 from ckptbench.stats import AUTO_LOOKS, Design
 

@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ckptbench.api._verdict_record import Verdict
+from ckptbench.api import Verdict
 from ckptbench.stats._direction import Direction
 
 DEFAULT_THRESHOLD = 0.10

@@ -1,0 +1,38 @@
+"""What the results mean: verdicts, baselines, comparisons with a baseline, goodput plans.
+
+Names load lazily: the report's libraries (plotly, tensorboard, pandas) cost only when used.
+"""
+
+from ckptbench._lazy import lazy_getattr
+
+_EXPORTS = {
+    "Baseline": "ckptbench.analysis._baseline",
+    "GoodputPlan": "ckptbench.analysis._goodput",
+    "LEGEND": "ckptbench.analysis._verdict",
+    "VerdictTable": "ckptbench.analysis._verdict",
+    "build_baseline": "ckptbench.analysis._baseline",
+    "build_verdict": "ckptbench.analysis._verdict",
+    "headline_metrics": "ckptbench.analysis._verdict",
+    "likely_causes": "ckptbench.analysis._stability",
+    "open_comparisons": "ckptbench.analysis._decisions",
+    "stability_warnings": "ckptbench.analysis._stability",
+    "sweep_verdicts": "ckptbench.analysis._decisions",
+    "undecided": "ckptbench.analysis._decisions",
+    "verdict_text": "ckptbench.analysis._verdict",
+    "run_design": "ckptbench.analysis._comparison",
+    "capture_baseline": "ckptbench.analysis._baseline",
+    "compare_documents": "ckptbench.analysis._comparison",
+    "compare_to_baseline": "ckptbench.analysis._comparison",
+    "interval_note": "ckptbench.analysis._verdict",
+    "judgement": "ckptbench.analysis._verdict",
+    "load_baseline": "ckptbench.analysis._baseline",
+    "median_text": "ckptbench.analysis._verdict",
+    "outlier_lines": "ckptbench.analysis._verdict",
+    "plan_goodput": "ckptbench.analysis._goodput",
+    "ratio_text": "ckptbench.analysis._verdict",
+    "read_run": "ckptbench.analysis._baseline",
+    "resolve_label": "ckptbench.analysis._baseline",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

@@ -1,0 +1,133 @@
+"""Compare a finished run with a baseline: OUT/comparison.json (views/_comparison_text.py prints it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+from typing import Any, Mapping
+
+from ckptbench.analysis._baseline import Baseline, build_baseline, load_baseline, read_run
+from ckptbench.results import Comparison, ComparisonRow, read_outputs
+from ckptbench.results import write_json_atomic
+from ckptbench.analysis._unmatched import unmatched_reasons
+from ckptbench.stats import DEFAULT_THRESHOLD, Design, Direction, Verdict, absolute_floor, compare_samples
+
+# Manifest fields that identify the machine; a difference makes timings incomparable.
+_MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "backend", "device_kind", "device_count", "process_count")
+_VERDICT_ORDER = {
+    Verdict.WORSE: 0,
+    Verdict.INCONCLUSIVE: 1,
+    Verdict.BETTER: 2,
+    Verdict.EQUIVALENT: 3,
+    Verdict.NOT_JUDGED: 4,
+}
+def compare_documents(
+    baseline: Baseline,
+    current: Baseline,
+    threshold: float = DEFAULT_THRESHOLD,
+    design: Design = Design(),
+) -> Comparison:
+  """Compares two baseline documents (see `build_baseline`), metric by metric, unpaired.
+
+  `design` says how many looks at the data the run took (adaptive repeats
+  compare with the baseline after several rounds), so the intervals keep
+  their level over all of them.
+  """
+  base_benchmarks, cur_benchmarks = baseline.benchmarks, current.benchmarks
+  rows: list[ComparisonRow] = []
+  only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
+  only_cur: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
+  for key in sorted(set(base_benchmarks) | set(cur_benchmarks)):
+    if key not in cur_benchmarks:
+      only_base["benchmarks"].append(f"{base_benchmarks[key].name} [{key}]")
+      continue
+    if key not in base_benchmarks:
+      only_cur["benchmarks"].append(f"{cur_benchmarks[key].name} [{key}]")
+      continue
+    name = cur_benchmarks[key].name
+    base_metrics, cur_metrics = base_benchmarks[key].metrics, cur_benchmarks[key].metrics
+    only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
+    only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
+    for tag in sorted(set(base_metrics) & set(cur_metrics)):
+      rows.append(_row(name, key, tag, base_metrics[tag], cur_metrics[tag], threshold, design))
+  rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.headline, r.benchmark, r.metric))
+  return Comparison(
+      baseline_label=baseline.label,
+      threshold=threshold,
+      alpha=design.alpha,
+      rule=design.rule(threshold, paired=False),
+      rows=tuple(rows),
+      only_in_baseline=only_base,
+      only_in_current=only_cur,
+      warnings=tuple(_machine_warnings(baseline.manifest, current.manifest)),
+      unmatched=tuple(unmatched_reasons(base_benchmarks, cur_benchmarks)),
+  )
+
+
+def _row(name, key, tag, base: Mapping[str, Any], cur: Mapping[str, Any], threshold, design):
+  unit = cur["unit"]
+  direction = Direction(cur["direction"])
+  result = compare_samples(
+      base["across_hosts"]["values"],
+      cur["across_hosts"]["values"],
+      direction,
+      threshold=threshold,
+      design=design,
+      min_abs_change=absolute_floor(unit),
+  )
+  return ComparisonRow(
+      benchmark=name, key=key, metric=tag, unit=unit, headline=bool(cur.get("headline")),
+      **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)},
+  )
+
+
+def run_design(out_dir: str | os.PathLike) -> Design:
+  """The design a run's verdicts used, as its summary.json's `repeats` records (default: one look)."""
+  summary = read_outputs(out_dir).summary
+  repeats = summary.repeats if summary is not None and summary.repeats else {}
+  return Design(alpha=repeats.get("alpha", Design().alpha), looks=repeats.get("looks", 1))
+
+
+def _machine_warnings(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:
+  differing = [f for f in _MACHINE_FIELDS if f in base and f in cur and base[f] != cur[f]]
+  if not differing:
+    return []
+  details = "; ".join(f"{f}: {base[f]!r} -> {cur[f]!r}" for f in differing)
+  return [f"the baseline ran on a different machine ({details}); timings may not be comparable"]
+
+
+def compare_to_baseline(
+    baseline_file: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    threshold: float = DEFAULT_THRESHOLD,
+    design: Design | None = None,
+) -> Comparison:
+  """Compares the finished run in `out_dir` with a baseline; writes OUT/comparison.json.
+
+  Args:
+    baseline_file: a file written by `capture_baseline`.
+    out_dir: the run's output directory (its results.jsonl; warmup runs ignored).
+    threshold: the relative change that counts as a regression (0.1 = 10%).
+    design: the error rate and how many looks at the data share it; None: as
+      the run's summary.json records (`repeats`: auto repeats looked several times).
+
+  Returns:
+    The `Comparison`; `comparison.exit_code(fail_on_regression=True)` gives 3
+    when a headline metric is worse, 5 when one is inconclusive.
+
+  Raises:
+    CkptbenchError: when either side cannot be read.
+
+  Example:
+    >>> c = compare_to_baseline("baselines/3f9a.json", "out")  # doctest: +SKIP
+    >>> [r.metric for r in c.headline_regressions]  # doctest: +SKIP
+    ['save_0_basics/time_s']
+  """
+  baseline = load_baseline(baseline_file)
+  current = build_baseline(*read_run(out_dir), label="current")
+  if design is None:
+    design = run_design(out_dir)
+  comparison = compare_documents(baseline, current, threshold=threshold, design=design)
+  write_json_atomic(pathlib.Path(out_dir) / "comparison.json", comparison.to_json())
+  return comparison

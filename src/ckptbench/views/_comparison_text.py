@@ -1,0 +1,109 @@
+"""A baseline comparison as a console table, regressions first."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ckptbench.results import Comparison
+from ckptbench.stats import Verdict
+
+_LOG_WIDTH = 160
+# asv's marks: + worse, - better; ours add ? (inconclusive) and = (shown equivalent).
+_VERDICT_STYLE = {
+    Verdict.WORSE: ("+", "bold red"),
+    Verdict.BETTER: ("-", "green"),
+    Verdict.INCONCLUSIVE: ("?", "yellow"),
+    Verdict.EQUIVALENT: ("=", ""),
+    Verdict.NOT_JUDGED: ("", "dim"),
+}
+
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+  if value is None or (isinstance(value, float) and math.isnan(value)):
+    return "-"
+  text = f"{value:.3g}" if abs(value) < 1e5 else f"{value:.3e}"
+  return f"{text} {unit}".rstrip()
+
+
+def _bound(value: float | None) -> str:
+  return "?" if value is None else f"{value:.2f}"
+
+
+def print_comparison(comparison: Comparison, console: Console | None = None, show_all: bool = False) -> None:
+  """Prints the comparison as a table, regressions first.
+
+  Unchanged non-headline rows and neutral rows are counted in one line
+  unless `show_all`; comparison.json always holds every row.
+  """
+  # Off a terminal (CI logs), a wide table keeps metric names on one line.
+  console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
+  for warning in comparison.warnings:
+    console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+  table = Table(
+      title=f"Comparison with baseline {escape(comparison.baseline_label)}"
+      f" (threshold {comparison.threshold:.0%}, {1 - comparison.alpha:.0%} intervals)"
+  )
+  table.add_column("", no_wrap=True)
+  table.add_column("benchmark", overflow="fold")
+  table.add_column("metric", overflow="fold")
+  for column in ("baseline", "current", "ratio", "interval", "n"):
+    table.add_column(column, justify="right", no_wrap=True)
+  hidden = 0
+  for row in comparison.rows:
+    # By default: every regression and improvement, and the headline metrics.
+    quiet = row.verdict == Verdict.NOT_JUDGED or (
+        not row.headline and row.verdict not in (Verdict.WORSE, Verdict.BETTER)
+    )
+    if quiet and not show_all:
+      hidden += 1
+      continue
+    mark, style = _VERDICT_STYLE[row.verdict]
+    table.add_row(
+        mark,
+        escape(row.benchmark),
+        escape(row.metric) + (" *" if row.headline else ""),
+        _fmt(row.baseline, row.unit),
+        _fmt(row.current, row.unit),
+        "-" if row.ratio is None else f"{row.ratio:.2f}x",
+        "-" if row.ratio is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
+        f"{row.n_baseline}/{row.n_current}",
+        style=style,
+    )
+  if comparison.rows:
+    console.print(table)
+  console.print(
+      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (interval within"
+      " +-threshold), ? inconclusive, * headline (time, throughput, peak memory)"
+      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
+  )
+  console.print(f"rule: {escape(comparison.rule)}", highlight=False)
+  needed = comparison.repeats_needed()
+  if needed:
+    console.print(
+        f"[yellow]inconclusive:[/yellow] {len(comparison.headline_inconclusive)} headline metric(s);"
+        f" about {needed} repeats a side would decide at the noise observed (num_repeats: auto decides for you)"
+    )
+  if comparison.matched_nothing:
+    console.print(
+        "[bold red]no benchmark of this run is in the baseline: nothing was compared[/bold red]"
+        " (a key hashes generator, options, mesh and checkpoint config; --fail_on_regression exits 3)"
+    )
+  for line in comparison.unmatched:
+    console.print(f"unmatched: {escape(line)}", highlight=False)
+  for side, missing in (("baseline only", comparison.only_in_baseline), ("run only", comparison.only_in_current)):
+    for kind, names in missing.items():
+      if names:
+        console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
+  counts = {v: sum(r.verdict == v for r in comparison.rows) for v in Verdict}
+  summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+  if comparison.headline_regressions:
+    summary += f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
+  elif comparison.no_regression:
+    summary += "; [green]no regression[/green] (every headline metric equivalent or better)"
+  console.print(summary)
