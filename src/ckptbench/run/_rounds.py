@@ -99,3 +99,12 @@ class RoundClock:
   def is_look(self, rounds_done: int) -> bool:
     """A look after the scheduled rounds, and always when the next round will not run."""
     return rounds_done in AUTO_LOOKS or rounds_done >= self._repeats.count or not self.next_round_fits()
+
+
+def fixed_runs(todo, execute, stop, count: int) -> tuple[bool, int, str]:
+  """Runs `todo` in order until done or stopped: (interrupted, repeats, why it ended)."""
+  for run in todo:
+    if stop.requested:
+      return True, count, "interrupted"
+    execute(run)
+  return False, count, "fixed"

@@ -31,7 +31,7 @@ from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
 from ckptbench.run._noise import NoiseMeter
-from ckptbench.run._rounds import Repeats, resolve_repeats
+from ckptbench.run._rounds import Repeats, fixed_runs, resolve_repeats
 from ckptbench.run._auto import auto_rounds as _auto_rounds
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._select import select
@@ -103,55 +103,22 @@ def run_suite(
   # Every process shuffles rounds alike: process 0's seed.
   rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
 
-  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
-  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
-  probe = _shared_probe(settings, coordinator)
-  manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
-  writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
-  for writer in writers:
-    writer.start(manifest)
-  generators: dict[int, BenchmarksGenerator] = {}
-  cache = PytreeCache(suite.config.reuse_checkpoint)
-  records = list(previous)
+  manifest, writers, probe = _start(suite, settings, coordinator)
   planned = len(pending(schedule_runs(len(plan.benchmarks), repeats.count, repeats.warmups), keys, done))
   progress = RunProgress(planned, enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
-  watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
-  noise = NoiseMeter(flush=settings.flush_between_runs)
-
-  def execute(run: ScheduledRun) -> None:
-    bench = plan.benchmarks[run.benchmark_index]
-    label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
-    progress.started(label)
-    watchdog.start_run(label)
-    noise.start()
-    record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
-    record = dataclasses.replace(record, metrics={**record.metrics, **noise.stop()})
-    host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
-    for writer in writers:
-      writer.add(host_records)
-    records.extend(host_records)
-    progress.finished(label, record.duration_s, _first_failure(host_records))
-    coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
-    watchdog.end_run()
-    if settings.remove_repeated_dir and is_writer:
-      remove_location(record.path)
-
+  runs = _Runs(plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous))
+  records = runs.records
   started = time.perf_counter()
   try:
     with stop.installed():
       if repeats.auto:
         interrupted, rounds, stopped = _auto_rounds(
-            repeats, keys, done, rng, execute, stop, records, suite, settings, coordinator, progress)
+            repeats, keys, done, rng, runs.execute, stop, records, suite, settings, coordinator, progress)
       else:
         todo = pending(schedule_runs(len(plan.benchmarks), repeats.count, repeats.warmups, repeats.interleaved,
                                      rng=rng), keys, done)  # fmt: skip
-        interrupted, rounds, stopped = False, repeats.count, "fixed"
-        for run in todo:
-          if stop.requested:
-            interrupted, stopped = True, "interrupted"
-            break
-          execute(run)
+        interrupted, rounds, stopped = fixed_runs(todo, runs.execute, stop, repeats.count)
   finally:
     progress.close()
 
@@ -162,6 +129,50 @@ def run_suite(
     writer.finish(summary, manifest)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, plan, records, summary, interrupted)
+
+
+def _start(suite: Suite, settings: RunSettings, coordinator: Coordinator):
+  """(the manifest, the writers, the storage probe): OUT's files started on process 0."""
+  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
+  probe = _shared_probe(settings, coordinator)
+  manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
+  writers = run_writers(settings.output_dir) if coordinator.process_index == 0 else ()  # process 0 writes OUT
+  for writer in writers:
+    writer.start(manifest)
+  return manifest, writers, probe
+
+
+class _Runs:
+  """Runs one scheduled run at a time: flushed and noise-metered, recorded on every host, written."""
+
+  def __init__(self, plan, suite, settings, coordinator, probe, link_stats, writers, progress, records):
+    self.plan, self.suite, self.settings, self.coordinator = plan, suite, settings, coordinator
+    self.probe, self.link_stats, self.writers, self.progress = probe, link_stats, writers, progress
+    self.records: list[RunRecord] = records
+    self.generators: dict[int, BenchmarksGenerator] = {}
+    self.cache = PytreeCache(suite.config.reuse_checkpoint)
+    self.watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
+    self.noise = NoiseMeter(flush=settings.flush_between_runs)
+
+  def execute(self, run: ScheduledRun) -> None:
+    bench = self.plan.benchmarks[run.benchmark_index]
+    label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
+    self.progress.started(label)
+    self.watchdog.start_run(label)
+    self.noise.start()
+    record = _run_once(bench, run, self.suite, self.settings, self.generators, self.cache, self.coordinator,
+                       self.probe, self.link_stats, self.watchdog)  # fmt: skip
+    record = dataclasses.replace(record, metrics={**record.metrics, **self.noise.stop()})
+    host_records = [RunRecord.from_json(r) for r in self.coordinator.allgather_json(record.to_json())]
+    for writer in self.writers:
+      writer.add(host_records)
+    self.records.extend(host_records)
+    self.progress.finished(label, record.duration_s, _first_failure(host_records))
+    self.coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
+    self.watchdog.end_run()
+    if self.settings.remove_repeated_dir and self.coordinator.process_index == 0:
+      remove_location(record.path)
 
 
 def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> Plan:
