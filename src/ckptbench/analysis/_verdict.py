@@ -336,7 +336,7 @@ def interval_note(table: VerdictTable) -> str:
   """What the intervals are, with the coverage the repeat counts really give."""
   coverages = sorted({c.interval.coverage for c in table.cells.values() if c.interval.n > 1})
   if not coverages:
-    return "one repeat per variant: no interval (num_repeats: 5 or more gives one)"
+    return "one repeat per variant: no interval (num_repeats: auto repeats until decided)"
   low, high = coverages[0], coverages[-1]
   cover = f"{low:.0%}" if low == high else f"{low:.0%} to {high:.0%}"
   return (f"[low, high]: distribution-free interval of the median over repeats, coverage {cover}"

@@ -65,7 +65,8 @@ def register(subparsers) -> None:
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--repeats_upto", type=int, metavar="N",
-                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+                 help="run repeats 0 to N-1, whatever the suite's num_repeats; with --resume, one more round each"
+                 " call (as `matrix` and `bisect` do)")  # fmt: skip
   p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
                  help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
                  " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip

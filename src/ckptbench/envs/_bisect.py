@@ -79,18 +79,38 @@ def _judge(comparison, metric: str, tested: str) -> tuple[str, str]:
   if not rows:
     known = sorted({r.metric for r in comparison.rows})
     raise CkptbenchError(f"metric {metric!r} is not in the results of {tested}; metrics: {', '.join(known)}")
-  verdicts = {r.verdict for r in rows}
   # Worse anywhere is worse; otherwise one undecided benchmark leaves the step undecided.
-  for verdict in (Verdict.WORSE, Verdict.INCONCLUSIVE, Verdict.BETTER, Verdict.EQUIVALENT, Verdict.NOT_JUDGED):
-    if verdict in verdicts:
-      return verdict.value, "; ".join(_row_text(r) for r in rows)
-  raise AssertionError(verdicts)
+  order = (Verdict.WORSE, Verdict.INCONCLUSIVE, Verdict.BETTER, Verdict.EQUIVALENT, Verdict.NOT_JUDGED)
+  verdict = min((r.verdict for r in rows), key=order.index)
+  return verdict.value, "; ".join(_row_text(r) for r in rows)
 
 
 def _row_text(row) -> str:
   ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
   low, high = ("?" if v is None else f"{v:.2f}" for v in (row.ci_low, row.ci_high))
   return f"{row.benchmark}: {ratio} ({row.level:.0%} interval {low}-{high}, {row.verdict.value})"
+
+
+def _search(versions: list[Version], first: BisectStep, measure: Callable[[Version], BisectStep]) -> BisectOutcome:
+  """Binary search once `first` (bad against good) is measured; stops at an undecided step."""
+  if first.inconclusive:
+    return BisectOutcome((), None, None, undecided=str(versions[-1]))
+  if not first.regressed:
+    return BisectOutcome((), None, None)
+  lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
+  while hi - lo > 1:
+    mid = (lo + hi) // 2
+    step = measure(versions[mid])
+    if step.verdict == "skipped":
+      del versions[mid]
+      hi -= 1
+    elif step.inconclusive:
+      return BisectOutcome((), None, None, undecided=str(versions[mid]))
+    elif step.regressed:
+      hi = mid
+    else:
+      lo = mid
+  return BisectOutcome((), str(versions[hi]), str(versions[lo]))
 
 
 def bisect_versions(
@@ -139,29 +159,10 @@ def bisect_versions(
       return measure(tested, 2 * num_repeats)  # more repeats, once, before giving up on this release
     return step
 
-  outcome = BisectOutcome((), None, None)
   first = measure(versions[-1])
   if first.verdict == "skipped":
     raise CkptbenchError(f"{package} {bad} could not be measured: {first.detail}")
-  if first.inconclusive:
-    outcome = BisectOutcome((), None, None, undecided=str(versions[-1]))
-  elif first.regressed:
-    lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
-    while hi - lo > 1:
-      mid = (lo + hi) // 2
-      step = measure(versions[mid])
-      if step.verdict == "skipped":
-        del versions[mid]
-        hi -= 1
-      elif step.inconclusive:
-        outcome = BisectOutcome((), None, None, undecided=str(versions[mid]))
-        break
-      elif step.regressed:
-        hi = mid
-      else:
-        lo = mid
-    else:
-      outcome = BisectOutcome((), str(versions[hi]), str(versions[lo]))
+  outcome = _search(versions, first, measure)
   outcome = dataclasses.replace(outcome, steps=tuple(steps))
   document = {
       "schema_version": 2,  # 2: four-word verdicts, `undecided`

@@ -61,9 +61,8 @@ def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int) ->
   compares = num_benchmarks > 1 or bool(settings.baseline_path or cfg.baseline_path)
   repeats = cfg.repeats(compares)
   warmups, interleaved = cfg.warmups(repeats), cfg.interleaved(repeats)
-  if settings.repeats_upto is not None:  # `matrix` runs one round per call
-    count = settings.repeats_upto if repeats == "auto" else min(int(repeats), settings.repeats_upto)
-    return Repeats(False, count, warmups, interleaved)
+  if settings.repeats_upto is not None:  # `matrix` (and `bisect` through it) runs one round per call, its count
+    return Repeats(False, settings.repeats_upto, warmups, interleaved)
   if repeats == "auto":
     budget = settings.time_budget_s or cfg.time_budget_s or DEFAULT_TIME_BUDGET_S
     return Repeats(True, AUTO_LOOKS[-1], warmups, True, budget)

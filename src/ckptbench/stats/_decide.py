@@ -207,22 +207,17 @@ def decide(
   """
   if threshold < 0:
     raise ValueError(f"Invalid value for threshold={threshold}; it must be >= 0 (0.1 = 10%)")
-  pairs = [(r, c) for r, c in zip(reference, current)] if paired else []
   if paired and len(reference) != len(current):
     raise ValueError(f"paired samples need one value per round on both sides, got {len(reference)} and {len(current)}")
-  if paired:
-    pairs = [(r, c) for r, c in pairs if math.isfinite(r) and math.isfinite(c)]
+  if paired:  # a round with a value missing on either side drops out whole
+    pairs = [(float(r), float(c)) for r, c in zip(reference, current) if math.isfinite(r) and math.isfinite(c)]
     ref, cur = [r for r, _ in pairs], [c for _, c in pairs]
   else:
     ref = [float(v) for v in reference if math.isfinite(float(v))]
     cur = [float(v) for v in current if math.isfinite(float(v))]
-  n = min(len(ref), len(cur))
-  level = design.level
+  n, level = min(len(ref), len(cur)), design.level
   if direction == Direction.NEUTRAL or n == 0:
-    ratio = _plain_ratio(ref, cur)
-    verdict = Verdict.NOT_JUDGED if direction == Direction.NEUTRAL else Verdict.INCONCLUSIVE
-    needed = None if direction == Direction.NEUTRAL else _min_rounds(1 - level, paired)
-    return Decision(verdict, ratio, None, None, n, paired, level, needed)
+    return _unjudged(ref, cur, direction, paired, level)
   ref_median = statistics.median(ref)
   logs = floor == 0 and min(ref + cur) > 0
   if logs:
@@ -259,8 +254,11 @@ def _as_ratios(estimate: float, low: float, high: float, logs: bool, ref_median:
   return tuple(to_ratio(v) if math.isfinite(v) else None for v in (estimate, low, high))
 
 
-def _plain_ratio(ref: Sequence[float], cur: Sequence[float]) -> float | None:
-  if not ref or not cur:
-    return None
-  base = statistics.median(ref)
-  return statistics.median(cur) / base if base > 0 else None
+def _unjudged(ref: Sequence[float], cur: Sequence[float], direction: Direction, paired: bool, level: float) -> Decision:
+  """A neutral metric (shown, not judged), or a side without samples (inconclusive)."""
+  ratio = None
+  if ref and cur and statistics.median(ref) > 0:
+    ratio = statistics.median(cur) / statistics.median(ref)
+  if direction == Direction.NEUTRAL:
+    return Decision(Verdict.NOT_JUDGED, ratio, None, None, min(len(ref), len(cur)), paired, level)
+  return Decision(Verdict.INCONCLUSIVE, ratio, None, None, 0, paired, level, _min_rounds(1 - level, paired))
