@@ -7,7 +7,8 @@ import json
 import pytest
 
 from conftest import run_cli
-from ckptbench.api import Verdict
+from ckptbench.analysis import stability_warnings
+from ckptbench.api import RunRecord, Verdict
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
 from ckptbench.results import Comparison, ComparisonRow
 from ckptbench.stats import Direction
@@ -52,6 +53,30 @@ def test_an_inconclusive_side_metric_does_not_gate_but_says_how_many_repeats_wou
   assert set(written["verdicts"][0]) == {"metric", "benchmark", "variant", "reference", "ratio", "low", "high", "n",
                                          "verdict", "rule", "repeats_needed"}  # fmt: skip
   assert Comparison.from_json(written) == comparison
+
+
+def _run(repeat: int, save_s: float, other_cpu: float, writeback: float) -> RunRecord:
+  metrics = {"save_0_basics/time_s": {"value": save_s, "unit": "s"},
+             "save_background_0_basics/time_s": {"value": save_s * 3, "unit": "s"},
+             "machine_9_other/cpus": {"value": 2.0, "unit": "cpus"},
+             "machine_9_other/load_1m": {"value": 9.0, "unit": "load"},
+             "machine_9_other/other_cpu_share": {"value": other_cpu, "unit": "cpus busy"},
+             "machine_9_other/steal_share": {"value": 0.0, "unit": "cpus stolen"},
+             "machine_9_other/writeback_mib": {"value": writeback, "unit": "MiB"}}  # fmt: skip
+  return RunRecord(suite="s", benchmark="B(x=1)", key="k", generator="m.G", options={}, varying={}, mesh=None,
+                   checkpoint_config=None, repeat=repeat, warmup=False, host=0, num_hosts=1, path="", started_at="",
+                   duration_s=1.0, metrics=metrics)  # fmt: skip
+
+
+def test_an_unstable_result_is_warned_about_with_its_likely_cause():
+  steady = [_run(r, 1.0 + 0.01 * r, 0.1, 0.0) for r in range(5)]
+  assert stability_warnings(steady) == []
+  noisy = [_run(r, v, 1.6, 300.0) for r, v in enumerate([1.0, 1.6, 0.7, 1.3, 2.2])]
+  lines = stability_warnings(noisy)
+  assert lines[0].startswith("B(x=1): unstable (std dev / mean): save ")  # the whole save, not its parts
+  assert "save_background" not in lines[0]
+  assert "other processes kept 1.6 of 2 CPUs busy" in lines[1] and "load average 9.0 on 2 CPUs" in lines[1]
+  assert "300 MiB still dirty or under writeback" in lines[1] and "--time_budget_s" in lines[1]
 
 
 SUITE = """\

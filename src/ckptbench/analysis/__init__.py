@@ -20,6 +20,7 @@ _EXPORTS = {
     "undecided": "ckptbench.analysis._decisions",
     "verdict_text": "ckptbench.analysis._verdict",
     "run_design": "ckptbench.analysis._comparison",
+    "rules": "ckptbench.analysis._verdict",
     "capture_baseline": "ckptbench.analysis._baseline",
     "compare_documents": "ckptbench.analysis._comparison",
     "compare_to_baseline": "ckptbench.analysis._comparison",

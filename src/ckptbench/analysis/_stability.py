@@ -59,7 +59,7 @@ def stability_warnings(records: Sequence[RunRecord]) -> list[str]:
       spread = statistics.stdev(values) / statistics.fmean(values)
       if spread > _SPREAD:
         unstable.setdefault(benchmark, []).append(f"{Tag.parse(tag).op} {spread:.0%}")
-  lines = [f"{benchmark}: unstable, std dev of the mean: {', '.join(ops)}" for benchmark, ops in unstable.items()]
+  lines = [f"{benchmark}: unstable (std dev / mean): {', '.join(ops)}" for benchmark, ops in unstable.items()]
   if lines:
     causes = likely_causes(measured)
     cause = "; ".join(causes) if causes else "nothing recorded stands out (short operations vary more)"

@@ -290,7 +290,7 @@ def main_effects(
 LEGEND = (
     "worse / better: the interval of the ratio excludes 1 and the ratio is beyond 10% (as asv decides);"
     " equivalent: the whole interval lies within +-10%; inconclusive: neither (more repeats would decide);"
-    " [low-high]: Hodges-Lehmann interval of the per-round ratio (each run's rule in summary.json `verdicts`);"
+    " [low-high]: Hodges-Lehmann interval of the ratio (per round when rounds interleave; the rule below);"
     " ! a repeat lies far from the others (modified z-score; about 1 in 100 normal repeats is flagged)"
 )
 
@@ -330,6 +330,11 @@ def verdict_text(verdict: VerdictRecord) -> str:
   if verdict.verdict == Verdict.INCONCLUSIVE and verdict.repeats_needed:
     text += f" (~{verdict.repeats_needed} repeats would decide)"
   return text
+
+
+def rules(table: VerdictTable) -> list[str]:
+  """The rules the table's verdicts were decided by, as summary.json states them (one, usually)."""
+  return sorted({c.verdict.rule for c in table.cells.values() if c.verdict is not None})
 
 
 def interval_note(table: VerdictTable) -> str:

@@ -22,6 +22,7 @@ from ckptbench.analysis import (
     median_text,
     outlier_lines,
     ratio_text,
+    rules,
 )
 
 # Logs and CI output are read in wide windows; rich would otherwise fold tables at 80 columns.
@@ -143,6 +144,8 @@ def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
     console.print(effects)
   console.print(escape(interval_note(table)), highlight=False)
   console.print(escape(LEGEND), highlight=False)
+  for rule in rules(table):
+    console.print(f"rule: {escape(rule)}", highlight=False)
   for line in outlier_lines(table):
     console.print(f"[yellow]! outlier:[/yellow] {escape(line)}", highlight=False)
 

@@ -13,6 +13,7 @@ from ckptbench.analysis import (
     median_text,
     outlier_lines,
     ratio_text,
+    rules,
 )
 from ckptbench.views import _plots
 
@@ -51,7 +52,8 @@ def verdict_section(verdict: VerdictTable | None) -> str:
     parts.append("<h3>main effect of each option</h3><p class=note>geometric mean of the ratios between"
                  " variants that differ in this option alone</p>")
     parts.append(table(["option", "pairs"] + [m.label for m in metrics], effect_rows))
-  parts.append(f"<p class=note>{esc(interval_note(verdict))}<br>{esc(LEGEND)}</p>")
+  rule_lines = "".join(f"<br>rule: {esc(rule)}" for rule in rules(verdict))
+  parts.append(f"<p class=note>{esc(interval_note(verdict))}<br>{esc(LEGEND)}{rule_lines}</p>")
   outliers = outlier_lines(verdict)
   if outliers:
     parts.append("<p class=unsure>outlying repeats:</p><ul>" + "".join(f"<li>{esc(l)}</li>" for l in outliers) + "</ul>")
