@@ -9,7 +9,6 @@ from ckptbench.api._collector import (
     Collector,
     MetricValue,
     default_collectors,
-    known_collectors,
     register_collector,
 )
 from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult, safe_path_component
@@ -30,7 +29,6 @@ __all__ = [
     "benchmark_options",
     "collect_created_metrics",
     "default_collectors",
-    "known_collectors",
     "merged",
     "options_to_dict",
     "orbax_capabilities",

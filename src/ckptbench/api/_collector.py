@@ -60,10 +60,6 @@ def register_collector(
   _REGISTRY[key] = _Registration(factory, default)
 
 
-def known_collectors() -> list[str]:
-  return list(_REGISTRY)
-
-
 def default_collectors() -> list[str]:
   return [k for k, r in _REGISTRY.items() if r.default]
 

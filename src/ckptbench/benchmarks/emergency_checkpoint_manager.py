@@ -81,9 +81,6 @@ class EmergencyCheckpointManagerOptions(_multislice.TwoTierOptions):
       return f"lose_local_data must be one of {', '.join(LOSSES)}"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def _expected(interval: int, keep: int, train_steps: int) -> list[int]:
   return [s for s in range(train_steps) if s % interval == 0][-keep:]

@@ -71,9 +71,6 @@ class P2PCheckpointManagerOptions(_multislice.TwoTierOptions):
       return f"delete_before_restore must be one of {', '.join(DELETIONS)}"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def _source(manager: Any, step: int) -> int:
   """Where the manager will restore `step` from, by its own rule (private state of orbax 0.12.8)."""

@@ -105,9 +105,6 @@ class TrainingInterferenceOptions(ckptbench.BenchmarkOptions):
       return "step_matmul_size and max_to_keep must be at least 1, step_matmuls at least 0"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def unsupported_reason(self) -> str | None:
     if self.api == "torch_dcp" and jax.process_count() > 1:
       # The loop's state is global JAX arrays; handing DCP each rank's shards as DTensors is not done yet.

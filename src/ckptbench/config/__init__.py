@@ -10,6 +10,7 @@ from ckptbench.config._models import (
     SuiteConfig,
 )
 from ckptbench.config._mesh_list import without_undeclared_axes
+from ckptbench.config._options import OptionPoint
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
 from ckptbench.config._spec import SpecTree, iter_arrays
 from ckptbench.config._yaml import load_yaml_file
@@ -22,6 +23,7 @@ __all__ = [
     "GeneratorEntry",
     "MeshConfig",
     "ModelShape",
+    "OptionPoint",
     "PRESETS",
     "ScalarSpec",
     "SpecTree",

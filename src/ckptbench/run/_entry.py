@@ -24,7 +24,7 @@ from ckptbench.outputs import write_views
 from ckptbench.outputs._background import start_views
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import mesh_sizes, prepare_process
+from ckptbench.run._process import prepare_process
 from ckptbench.run._link import shaped_link, write_link_summary
 from ckptbench.run._locations import check_store_targets
 from ckptbench.run._runner import SuiteOutcome, run_suite
@@ -59,8 +59,8 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   """Runs a suite as `ckptbench run` does; results land in `settings.output_dir`.
 
   Args:
-    suite: a suite file's path, or a `Suite` from `load_suite`. A path is read
-      before JAX starts, so its meshes decide how many CPU devices to simulate.
+    suite: a suite file's path, or a `Suite` from `load_suite`. The suite is
+      loaded before JAX starts, so its meshes decide how many CPU devices to simulate.
     settings: the run's settings (the `ckptbench run` flags).
 
   Returns:
@@ -75,11 +75,9 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     >>> outcome.exit_code
     0
   """
-  if isinstance(suite, Suite):
-    prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
-  else:
-    prepare_process(settings, mesh_sizes(suite, settings.overrides))
-    suite = load_suite(suite, settings.overrides)
+  if not isinstance(suite, Suite):
+    suite = load_suite(suite, settings.overrides)  # touches no device: JAX's flags are not set yet
+  prepare_process(settings, suite.devices_needed)
   baseline_path = settings.baseline_path or suite.config.baseline_path
   capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
   checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
