@@ -15,12 +15,16 @@ from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResul
 from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
 from ckptbench.api._generator import benchmark_options
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._values import HostStatistics, MetricEntry, MetricStatistics
 from ckptbench.api._orbax_probe import OrbaxCapabilities, orbax_capabilities, orbax_v1_context, orbax_v1_io
 
 __all__ = [
     "BenchmarkOptions",
     "BenchmarksGenerator",
     "Collector",
+    "HostStatistics",
+    "MetricEntry",
+    "MetricStatistics",
     "MetricValue",
     "Metrics",
     "OrbaxCapabilities",

@@ -166,7 +166,7 @@ class _Phases:
     tags = self.per_save[index].to_dict()
     name = self.name(index)
     return max(
-        tags[f"{name}_{phase}_7_memory/host_rss_peak_mib"]["value"]
+        tags[f"{name}_{phase}_7_memory/host_rss_peak_mib"].value
         for phase in ("blocking", "background")
         if f"{name}_{phase}_7_memory/host_rss_peak_mib" in tags
     )
@@ -335,4 +335,4 @@ def _record_memory(metrics: ckptbench.Metrics, rss: list[float], phases: _Phases
       metrics.record("memory", f"9_other/save_{phase}_peak_over_checkpoint", value / checkpoint_mib, "ratio", "max")
   peak = metrics.to_dict().get("train_7_memory/host_rss_peak_diff_mib")
   if peak is not None and checkpoint_mib > 0:
-    metrics.record("memory", "9_other/peak_over_checkpoint", peak["value"] / checkpoint_mib, "ratio")
+    metrics.record("memory", "9_other/peak_over_checkpoint", peak.value / checkpoint_mib, "ratio")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping
 
 from ckptbench.api import _tag_table
+from ckptbench.api import MetricEntry
 from ckptbench.api._collector import MetricValue
 from ckptbench.metrics._tensorstore import TensorStoreCollector
 from ckptbench.storage import StoreURL
@@ -58,7 +59,7 @@ class StoreRequests:
     return counts
 
 
-def store_cost_tags(url: StoreURL, stored_bytes: int, requests: Mapping[str, float]) -> dict[str, dict[str, Any]]:
+def store_cost_tags(url: StoreURL, stored_bytes: int, requests: Mapping[str, float]) -> dict[str, MetricEntry]:
   """`checkpoint_5_inventory/store_*` tags: request counts and the estimated price of the run."""
   cost = checkpoint_cost(url.scheme, stored_bytes, requests)
   values = {f"5_inventory/store_{k}_count": v for k, v in requests.items()}
@@ -67,5 +68,5 @@ def store_cost_tags(url: StoreURL, stored_bytes: int, requests: Mapping[str, flo
   out = {}
   for key, x in values.items():
     metric: MetricValue = _tag_table.value(key, float(x))
-    out[f"{OP}_{key}"] = {"value": metric.value, "unit": metric.unit}
+    out[f"{OP}_{key}"] = MetricEntry(metric.value, metric.unit)
   return out

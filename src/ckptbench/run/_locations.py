@@ -12,6 +12,7 @@ import pathlib
 import shutil
 from typing import Any, Iterator, Mapping
 
+from ckptbench.api import MetricEntry
 from ckptbench.api._records import ErrorRecord
 from ckptbench.api._tags import Tag
 from ckptbench.errors import CkptbenchError
@@ -68,7 +69,7 @@ def remove_location(path: str | os.PathLike) -> None:
 
 def placement_error(
     url: StoreURL,
-    tags: Mapping[str, Mapping[str, Any]],
+    tags: Mapping[str, MetricEntry],
     local_scratch: bool,
     error: ErrorRecord | None,
 ) -> ErrorRecord | None:
@@ -79,7 +80,7 @@ def placement_error(
   that otherwise succeeded and saved (a load-only run rightly writes nothing).
   """
   file_bytes = sum(
-      float(v.get("value", 0.0)) for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
+      v.value for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
   )
   try:
     objects = len(list_objects(url)) if error is None and saved_something(tags) else None
@@ -93,12 +94,12 @@ def placement_error(
   return ErrorRecord("MisplacedBytes", reason, error.traceback if error else "")
 
 
-def saved_something(tags: Mapping[str, Mapping[str, Any]]) -> bool:
+def saved_something(tags: Mapping[str, MetricEntry]) -> bool:
   """Whether a run wrote a checkpoint: TensorStore wrote bytes, or it timed an operation named as a
   write (`save...`, `...write...`: the built-ins' names and the Orbax guide's)."""
   for name, entry in tags.items():
     tag = Tag.parse(name)
-    if tag.key == _BYTES_WRITTEN and float(entry.get("value", 0.0)) > 0:
+    if tag.key == _BYTES_WRITTEN and entry.value > 0:
       return True
     if tag.key == "0_basics/time_s" and (tag.op.startswith("save") or "write" in tag.op):
       return True

@@ -37,7 +37,7 @@ from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.run._watchdog import RunWatchdog
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.api import collect_created_metrics, merged
+from ckptbench.api import MetricEntry, collect_created_metrics, merged
 from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
 from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
 from ckptbench.outputs._manifest import build_manifest, now_iso
@@ -306,7 +306,7 @@ def _context(
 
 def _store_checks(
     store_url: StoreURL,
-    tags: dict[str, Any],
+    tags: dict[str, MetricEntry],
     inventory: dict[str, Any] | None,
     request_counts: Mapping[str, float] | None,
     local_scratch: bool,
@@ -337,7 +337,7 @@ def _local_path(
 
 def _measured(
     created: list, result: TestResult | None, run_dir: pathlib.Path, probe: StorageProbe | StoreRoofline | None
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[dict[str, MetricEntry], dict[str, Any] | None]:
   """(tags, inventory) of a run: every Metrics it created, plus, for a run that succeeded
   (`result` given), its inventory and the tags derived after the run (roofline shares)."""
   metrics_objects = list(created)

@@ -24,7 +24,7 @@ from ckptbench.stats._goodput import (
     young_interval,
 )
 from ckptbench.stats._hosts import host_statistics
-from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
+from ckptbench.stats._summary import describe, metric_samples, metric_statistics, summarize_benchmarks
 from ckptbench.stats._trend import Slope, theil_sen_slope
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "median_ratio",
     "metric_direction",
     "metric_samples",
+    "metric_statistics",
     "min_p_value",
     "optimal_interval",
     "per_repeat_across_hosts",
