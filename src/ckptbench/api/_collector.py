@@ -60,6 +60,11 @@ def register_collector(
   _REGISTRY[key] = _Registration(factory, default)
 
 
+def collector_registrations() -> list[tuple[str, Callable[[], Collector], bool]]:
+  """Every registered collector as (key, factory, default), in registration order."""
+  return [(key, reg.factory, reg.default) for key, reg in _REGISTRY.items()]
+
+
 def default_collectors() -> list[str]:
   return [k for k, r in _REGISTRY.items() if r.default]
 

@@ -16,7 +16,7 @@ class SchemaError(ValueError):
   """A record written by an incompatible ckptbench (another schema_version), or not a record."""
 
 
-def number(value: Any) -> float | None:
+def as_number(value: Any) -> float | None:
   """`value` as a float; None when it is not a number (a bool, a string, null)."""
   if isinstance(value, bool) or not isinstance(value, (int, float)):
     return None
@@ -42,7 +42,7 @@ class MetricEntry:
     """
     if not isinstance(data, Mapping) or "value" not in data:
       raise SchemaError(f"{tag} is not a {{'value', 'unit'}} object")
-    value = number(data["value"])
+    value = as_number(data["value"])
     return cls(math.nan if value is None else value, str(data.get("unit") or ""))
 
 
@@ -104,7 +104,7 @@ class MetricStatistics:
     """Reads a summary.json metric entry (`"hosts": null`, as older files have it, reads as None)."""
     fields = json_fields(cls, data, f"statistics of {tag}")
     for name in ("mean", "std", "min", "max", "median"):
-      fields[name] = number(fields.get(name))
+      fields[name] = as_number(fields.get(name))
     hosts = fields.get("hosts")
     fields["hosts"] = HostStatistics.from_json(hosts) if hosts else None
     return cls(**fields)

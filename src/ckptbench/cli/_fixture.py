@@ -20,7 +20,7 @@ import pathlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ckptbench.run._devices import set_xla_flags
+from ckptbench.run import set_xla_flags
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
 

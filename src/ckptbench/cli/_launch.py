@@ -14,8 +14,8 @@ import pathlib
 import shlex
 import sys
 
-from ckptbench.distributed._launcher import launch_local
-from ckptbench.distributed._manifests import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
+from ckptbench.distributed import launch_local
+from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
 from ckptbench.errors import CkptbenchError
 
 

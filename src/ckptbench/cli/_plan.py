@@ -7,8 +7,8 @@ import argparse
 from rich.table import Table
 
 from ckptbench.cli._run import add_selection_argument, add_suite_arguments, config_path
-from ckptbench.run._plan_view import describe_plan, format_bytes
-from ckptbench.outputs._console import make_console
+from ckptbench.run import describe_plan, format_bytes
+from ckptbench.views import make_console
 
 
 def register(subparsers) -> None:

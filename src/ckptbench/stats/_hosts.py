@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ckptbench.api._values import HostStatistics
+from ckptbench.api import HostStatistics
 
 
 def host_statistics(

@@ -6,9 +6,8 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.api._records import BenchmarkSummary, RunFailure, RunRecord
-from ckptbench.api._values import MetricStatistics
-from ckptbench.api._tags import is_rate_unit
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RunFailure, RunRecord
+from ckptbench.api import is_rate_unit
 from ckptbench.stats._hosts import host_statistics
 
 
