@@ -46,6 +46,7 @@ import importlib.util
 import json
 import statistics
 import time
+from typing import Any, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -183,13 +184,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
           "training_interference needs checkpoint data (checkpoint_config spec or preset)"
       )
     metrics = ckptbench.Metrics()
-    step_fn = train_step_fn(context.pytree)
-    compute = _compute_fn(options.step_matmul_size, options.step_matmuls)
-    state = context.pytree
-    for _ in range(_WARMUP_STEPS):  # compile both jitted functions before timing
-      state = jax.block_until_ready(step_fn(state))
-      jax.block_until_ready(compute())
-
+    step_fn, compute, state = _compiled_step(context.pytree, options)
     directory = context.path / "checkpoints"
     manager = _manager(options, directory)
     process = psutil.Process()
@@ -224,11 +219,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
             pending = None
         manager.wait()
         phases.end_background()
-      for save in saves:
-        durable = manager.durability.durable_s.get(save.step)
-        if durable is None:
-          raise ckptbench.CkptbenchError(f"{options.api}: no commit was reported for step {save.step}")
-        save.committed = save.called + durable
+      _set_commits(saves, manager.durability.durable_s, options.api)
       _record_saves(metrics, saves)
       _record_interference(metrics, steps, saves)
       _write_timeline(context.path / TIMELINE_FILE, steps, saves)
@@ -244,6 +235,26 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
       phases.end_background()
       manager.close()
     return ckptbench.TestResult(metrics=metrics)
+
+
+def _compiled_step(pytree: Any, options: TrainingInterferenceOptions) -> tuple[Callable, Callable, Any]:
+  """(training step, extra compute, state after the warm-up steps): both jitted functions compiled before timing."""
+  step_fn = train_step_fn(pytree)
+  compute = _compute_fn(options.step_matmul_size, options.step_matmuls)
+  state = pytree
+  for _ in range(_WARMUP_STEPS):
+    state = jax.block_until_ready(step_fn(state))
+    jax.block_until_ready(compute())
+  return step_fn, compute, state
+
+
+def _set_commits(saves: list[_Save], durable_s: Mapping[int, float], api: str) -> None:
+  """Each save's commit time, from the seconds after its call that the save became durable."""
+  for save in saves:
+    durable = durable_s.get(save.step)
+    if durable is None:
+      raise ckptbench.CkptbenchError(f"{api}: no commit was reported for step {save.step}")
+    save.committed = save.called + durable
 
 
 def _manager(options: TrainingInterferenceOptions, directory):
