@@ -237,7 +237,7 @@ def _run_once(
   timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
   t_fn = None
   local_path = None
-  requests = StoreRequests(link_stats) if store_url is not None else None
+  requests = StoreRequests(store_url, link_stats) if store_url is not None else None
   request_counts = None
   with collect_created_metrics() as created:
     try:
@@ -258,7 +258,7 @@ def _run_once(
       with deadline(timeout):
         result = generator.test_fn(context)
       if requests is not None:  # before ckptbench's own listing of the store below
-        request_counts = requests.stop(store_url.scheme)
+        request_counts = requests.stop()
       if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
         error = timeout_error(timeout, time.perf_counter() - t_fn, None)
       elif not isinstance(result, TestResult):

@@ -2,7 +2,7 @@
 
 This is the ceiling a checkpoint library built on TensorStore can reach on a
 store (the object-store counterpart of `ckptbench probe` for local disk). The
-writes go through the same kvstore drivers Orbax uses (gcs, s3, file), with or
+writes go through the same kvstore drivers Orbax uses (each store's, or file), with or
 without OCDBT on top, at a chosen number of requests in flight.
 """
 
@@ -16,31 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from ckptbench.storage._emulator import S3_REGION
-from ckptbench.storage._objects import endpoint_of
-from ckptbench.storage._url import is_store_url, parse_store_url
+from ckptbench.storage._registry import is_store_url, parse_store_url, store_for, stores
 
 _GIB = float(1 << 30)
 
 
 def kvstore_spec(path: str | os.PathLike, *, use_ocdbt: bool = False) -> dict[str, Any]:
-  """The TensorStore kvstore spec of a gs://, s3:// or local directory, optionally under OCDBT.
-
-  For s3:// the endpoint comes from AWS_ENDPOINT_URL (TensorStore's s3 driver
-  ignores that variable itself and would otherwise go to amazonaws.com).
-  """
+  """The TensorStore kvstore spec of a store URL or a local directory, optionally under OCDBT."""
   text = str(path)
   if is_store_url(text):
     url = parse_store_url(text)
-    prefix = url.prefix + "/" if url.prefix else ""
-    if url.scheme == "gs":
-      base: dict[str, Any] = {"driver": "gcs", "bucket": url.bucket, "path": prefix}
-    else:
-      base = {"driver": "s3", "bucket": url.bucket, "path": prefix,
-              "aws_region": os.environ.get("AWS_DEFAULT_REGION", S3_REGION)}  # fmt: skip
-      endpoint = endpoint_of(url)
-      if endpoint:
-        base["endpoint"] = endpoint
+    base = store_for(url).kvstore_base(url)
   else:
     base = {"driver": "file", "path": os.path.abspath(text) + "/"}
   return {"driver": "ocdbt", "base": base} if use_ocdbt else base
@@ -55,11 +41,8 @@ def kvstore_context(concurrency: int) -> Any:
   """
   import tensorstore as ts  # noqa: PLC0415
 
-  limit = {"limit": concurrency}
-  return ts.Context({
-      "gcs_request_concurrency": limit, "s3_request_concurrency": limit, "file_io_concurrency": limit,
-      "cache_pool": {"total_bytes_limit": 0},
-  })  # fmt: skip
+  limits = {s.tensorstore_concurrency: {"limit": concurrency} for s in stores()}
+  return ts.Context({**limits, "file_io_concurrency": {"limit": concurrency}, "cache_pool": {"total_bytes_limit": 0}})
 
 
 def payload(index: int, size: int) -> bytes:
