@@ -32,8 +32,8 @@ def kvstore_spec(path: str | os.PathLike, *, use_ocdbt: bool = False) -> dict[st
   return {"driver": "ocdbt", "base": base} if use_ocdbt else base
 
 
-def kvstore_context(concurrency: int) -> Any:
-  """A fresh TensorStore context: `concurrency` requests in flight on every driver, no cache.
+def kvstore_context(spec: dict[str, Any], concurrency: int) -> Any:
+  """A fresh TensorStore context for `spec`: `concurrency` requests in flight on its driver, no cache.
 
   Without a cache every read goes to the store. (With one, OCDBT over
   gcp-storage-emulator also fails: "Malformed StorageGeneration", as the
@@ -41,8 +41,11 @@ def kvstore_context(concurrency: int) -> Any:
   """
   import tensorstore as ts  # noqa: PLC0415
 
-  limits = {s.tensorstore_concurrency: {"limit": concurrency} for s in stores()}
-  return ts.Context({**limits, "file_io_concurrency": {"limit": concurrency}, "cache_pool": {"total_bytes_limit": 0}})
+  base = spec.get("base", spec) if spec.get("driver") == "ocdbt" else spec
+  resources = {s.tensorstore_driver: s.tensorstore_concurrency for s in stores()}
+  resources["file"] = "file_io_concurrency"
+  limit = {resources[base["driver"]]: {"limit": concurrency}} if base.get("driver") in resources else {}
+  return ts.Context({**limit, "cache_pool": {"total_bytes_limit": 0}})
 
 
 def payload(index: int, size: int) -> bytes:
@@ -65,7 +68,7 @@ def write_kvstore(spec: dict[str, Any], values: list[bytes], concurrency: int) -
   """
   import tensorstore as ts  # noqa: PLC0415
 
-  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()
+  kv = ts.KvStore.open(spec, context=kvstore_context(spec, concurrency)).result()
   txn = ts.Transaction() if spec.get("driver") == "ocdbt" else None
   target = kv.with_transaction(txn) if txn is not None else kv
   pending: list[Any] = []
@@ -80,7 +83,7 @@ def read_kvstore(spec: dict[str, Any], count: int, concurrency: int) -> list[byt
   """Reads obj_00000... back through a fresh kvstore (nothing cached), `concurrency` reads in flight."""
   import tensorstore as ts  # noqa: PLC0415
 
-  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()
+  kv = ts.KvStore.open(spec, context=kvstore_context(spec, concurrency)).result()
   futures = [kv.read(f"obj_{i:05d}") for i in range(min(count, concurrency))]
   out: list[bytes] = []
   for i in range(count):
