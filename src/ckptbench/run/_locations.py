@@ -13,8 +13,8 @@ import pathlib
 import shutil
 from typing import Any, Iterator, Mapping
 
-from ckptbench.api._records import ErrorRecord
-from ckptbench.api._tags import Tag
+from ckptbench.api import ErrorRecord
+from ckptbench.api import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import StorageProbe
 from ckptbench.storage import (
