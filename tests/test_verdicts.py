@@ -8,7 +8,7 @@ import pytest
 
 from conftest import run_cli
 from ckptbench.analysis import stability_warnings
-from ckptbench.api import RunRecord, Verdict
+from ckptbench.api import MetricEntry, RunRecord, Verdict
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
 from ckptbench.results import Comparison, ComparisonRow
 from ckptbench.stats import Direction
@@ -56,13 +56,13 @@ def test_an_inconclusive_side_metric_does_not_gate_but_says_how_many_repeats_wou
 
 
 def _run(repeat: int, save_s: float, other_cpu: float, writeback: float) -> RunRecord:
-  metrics = {"save_0_basics/time_s": {"value": save_s, "unit": "s"},
-             "save_background_0_basics/time_s": {"value": save_s * 3, "unit": "s"},
-             "machine_9_other/cpus": {"value": 2.0, "unit": "cpus"},
-             "machine_9_other/load_1m": {"value": 9.0, "unit": "load"},
-             "machine_9_other/other_cpu_share": {"value": other_cpu, "unit": "cpus busy"},
-             "machine_9_other/steal_share": {"value": 0.0, "unit": "cpus stolen"},
-             "machine_9_other/writeback_mib": {"value": writeback, "unit": "MiB"}}  # fmt: skip
+  metrics = {"save_0_basics/time_s": MetricEntry(save_s, "s"),
+             "save_background_0_basics/time_s": MetricEntry(save_s * 3, "s"),
+             "machine_9_other/cpus": MetricEntry(2.0, "cpus"),
+             "machine_9_other/load_1m": MetricEntry(9.0, "load"),
+             "machine_9_other/other_cpu_share": MetricEntry(other_cpu, "cpus busy"),
+             "machine_9_other/steal_share": MetricEntry(0.0, "cpus stolen"),
+             "machine_9_other/writeback_mib": MetricEntry(writeback, "MiB")}  # fmt: skip
   return RunRecord(suite="s", benchmark="B(x=1)", key="k", generator="m.G", options={}, varying={}, mesh=None,
                    checkpoint_config=None, repeat=repeat, warmup=False, host=0, num_hosts=1, path="", started_at="",
                    duration_s=1.0, metrics=metrics)  # fmt: skip

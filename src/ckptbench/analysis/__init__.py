@@ -6,7 +6,7 @@ Names load lazily: the report's libraries (plotly, tensorboard, pandas) cost onl
 from ckptbench._lazy import lazy_getattr
 
 _EXPORTS = {
-    "Baseline": "ckptbench.analysis._baseline",
+    "Baseline": "ckptbench.analysis._baseline_document",
     "GoodputPlan": "ckptbench.analysis._goodput",
     "LEGEND": "ckptbench.analysis._verdict",
     "VerdictTable": "ckptbench.analysis._verdict",

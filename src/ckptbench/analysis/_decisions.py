@@ -40,7 +40,7 @@ def sweep_verdicts(
   units: dict[str, str] = {}
   for record in measured:
     for tag, entry in record.metrics.items():
-      units.setdefault(tag, str(entry.get("unit") or ""))
+      units.setdefault(tag, entry.unit)
   by_key: dict[str, list[RunRecord]] = {}
   for record in measured:
     by_key.setdefault(record.key, []).append(record)

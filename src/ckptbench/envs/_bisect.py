@@ -91,28 +91,6 @@ def _row_text(row) -> str:
   return f"{row.benchmark}: {ratio} ({row.level:.0%} interval {low}-{high}, {row.verdict.value})"
 
 
-def _search(versions: list[Version], first: BisectStep, measure: Callable[[Version], BisectStep]) -> BisectOutcome:
-  """Binary search once `first` (bad against good) is measured; stops at an undecided step."""
-  if first.inconclusive:
-    return BisectOutcome((), None, None, undecided=str(versions[-1]))
-  if not first.regressed:
-    return BisectOutcome((), None, None)
-  lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
-  while hi - lo > 1:
-    mid = (lo + hi) // 2
-    step = measure(versions[mid])
-    if step.verdict == "skipped":
-      del versions[mid]
-      hi -= 1
-    elif step.inconclusive:
-      return BisectOutcome((), None, None, undecided=str(versions[mid]))
-    elif step.regressed:
-      hi = mid
-    else:
-      lo = mid
-  return BisectOutcome((), str(versions[hi]), str(versions[lo]))
-
-
 def bisect_versions(
     suite_file: pathlib.Path,
     package: str,
@@ -133,37 +111,18 @@ def bisect_versions(
     CkptbenchError: bad input, or a metric the suite does not record.
   """
   candidates = versions_between(package, good, bad)
-  versions = list(candidates)
   output_dir.mkdir(parents=True, exist_ok=True)
-  steps: list[BisectStep] = []
-  quiet = lambda line: None  # noqa: E731  (the step lines say what matters)
-
-  def measure(tested: Version, repeats: int = num_repeats) -> BisectStep:
-    say(f"step {len(steps)}: measuring {package} {tested} against {good} ({repeats} repeats) ...")
-    specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
-    out = output_dir / f"step_{len(steps)}_{tested}"
-    matrix = run_matrix(
-        MatrixSettings(suite_file, specs, out, overwrite=True, threshold=threshold, devices=devices),
-        repeats,
-        say=quiet,
-    )
-    failed = [e for e in matrix.environments if e.status != "ok"]
-    if failed:
-      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out), repeats)
-    else:
-      verdict, detail = _judge(matrix.comparisons[specs[1].label], metric, str(tested))
-      step = BisectStep(good, str(tested), verdict, detail, str(out), repeats)
-    steps.append(step)
-    say(f"step {len(steps) - 1}: {package} {tested} against {good}: {step.verdict}: {step.detail}")
-    if step.inconclusive and repeats == num_repeats:
-      return measure(tested, 2 * num_repeats)  # more repeats, once, before giving up on this release
-    return step
-
-  first = measure(versions[-1])
+  bisection = _Bisection(suite_file, package, good, metric, output_dir, num_repeats, threshold, devices, say)
+  first = bisection.measure(candidates[-1])
   if first.verdict == "skipped":
     raise CkptbenchError(f"{package} {bad} could not be measured: {first.detail}")
-  outcome = _search(versions, first, measure)
-  outcome = dataclasses.replace(outcome, steps=tuple(steps))
+  if first.inconclusive:
+    culprit, last_good, undecided = None, None, str(candidates[-1])
+  elif first.regressed:
+    culprit, last_good, undecided = bisection.search(list(candidates))
+  else:
+    culprit, last_good, undecided = None, None, None
+  outcome = BisectOutcome(tuple(bisection.steps), culprit, last_good, undecided)
   document = {
       "schema_version": 2,  # 2: four-word verdicts, `undecided`
       "package": package,
@@ -171,10 +130,67 @@ def bisect_versions(
       "bad": bad,
       "metric": metric,
       "candidates": [str(v) for v in candidates],
-      "steps": [dataclasses.asdict(s) for s in steps],
+      "steps": [dataclasses.asdict(s) for s in outcome.steps],
       "culprit": outcome.culprit,
       "last_good": outcome.last_good,
       "undecided": outcome.undecided,
   }
   write_json_atomic(output_dir / BISECT_FILE, document)
   return outcome
+
+
+@dataclasses.dataclass
+class _Bisection:
+  """What every step measures with, and the steps so far."""
+
+  suite_file: pathlib.Path
+  package: str
+  good: str
+  metric: str
+  output_dir: pathlib.Path
+  num_repeats: int
+  threshold: float
+  devices: int | None
+  say: Callable[[str], None]
+  steps: list[BisectStep] = dataclasses.field(default_factory=list)
+
+  def measure(self, tested: Version, repeats: int | None = None) -> BisectStep:
+    """One step: a matrix of `good` against `tested`, judged on the metric; an inconclusive one
+    is measured again, once, with twice the repeats."""
+    package, good, repeats = self.package, self.good, repeats or self.num_repeats
+    self.say(f"step {len(self.steps)}: measuring {package} {tested} against {good} ({repeats} repeats) ...")
+    specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
+    out = self.output_dir / f"step_{len(self.steps)}_{tested}"
+    settings = MatrixSettings(
+        self.suite_file, specs, out, overwrite=True, threshold=self.threshold, devices=self.devices
+    )
+    matrix = run_matrix(settings, repeats, say=lambda line: None)  # the step lines say what matters
+    failed = [e for e in matrix.environments if e.status != "ok"]
+    if failed:
+      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out), repeats)
+    else:
+      verdict, detail = _judge(matrix.comparisons[specs[1].label], self.metric, str(tested))
+      step = BisectStep(good, str(tested), verdict, detail, str(out), repeats)
+    self.steps.append(step)
+    self.say(f"step {len(self.steps) - 1}: {package} {tested} against {good}: {step.verdict}: {step.detail}")
+    if step.inconclusive and repeats == self.num_repeats:
+      return self.measure(tested, 2 * repeats)
+    return step
+
+  def search(self, versions: list[Version]) -> tuple[str | None, str | None, str | None]:
+    """(first regressed, last good, None) among `versions`, whose first is good and last regressed;
+    (None, None, the release) when a step stays inconclusive: no culprit from an undecided step."""
+    lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
+    while hi - lo > 1:
+      mid = (lo + hi) // 2
+      step = self.measure(versions[mid])
+      if step.verdict == "skipped":
+        del versions[mid]
+        hi -= 1
+      elif step.inconclusive:
+        return None, None, str(versions[mid])
+      elif step.regressed:
+        hi = mid
+      else:
+        lo = mid
+    return str(versions[hi]), str(versions[lo]), None

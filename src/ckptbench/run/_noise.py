@@ -18,6 +18,8 @@ from typing import Any
 
 import psutil
 
+from ckptbench.api import MetricEntry
+
 NOISE_OP = "machine"
 _MIB = 2**20
 
@@ -73,8 +75,8 @@ class NoiseMeter:
     self._tags = tags
     self._start = _sample()
 
-  def stop(self) -> dict[str, Any]:
-    """The run's noise tags, `{tag: {"value": v, "unit": u}}` as a record's metrics hold them."""
+  def stop(self) -> dict[str, MetricEntry]:
+    """The run's noise tags, as a record's metrics hold them."""
     if self._start is None:
       return {}
     end, start = _sample(), self._start
@@ -85,4 +87,4 @@ class NoiseMeter:
     tags["cpus"] = (psutil.cpu_count() or 1, "cpus")
     tags["other_cpu_share"] = (other / wall, "cpus busy")  # 1.0: one whole CPU used by others throughout
     tags["steal_share"] = (max(0.0, end.steal - start.steal) / wall, "cpus stolen")
-    return {f"{NOISE_OP}_9_other/{k}": {"value": float(v), "unit": u} for k, (v, u) in tags.items()}
+    return {f"{NOISE_OP}_9_other/{k}": MetricEntry(float(v), u) for k, (v, u) in tags.items()}

@@ -124,8 +124,7 @@ def median_ratio(
     >>> median_ratio([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
     (2.0, 2.0, 2.0)
   """
-  base = np.asarray([float(v) for v in baseline if not math.isnan(float(v))])
-  cur = np.asarray([float(v) for v in current if not math.isnan(float(v))])
+  base, cur = _without_nan(baseline), _without_nan(current)
   if len(base) == 0 or len(cur) == 0 or not np.median(base) > 0:
     return None, None, None
   low, high = _ratio_interval(base, cur, seed)

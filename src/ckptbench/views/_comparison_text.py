@@ -23,7 +23,6 @@ _VERDICT_STYLE = {
 }
 
 
-
 def _fmt(value: float | None, unit: str = "") -> str:
   if value is None or (isinstance(value, float) and math.isnan(value)):
     return "-"
@@ -45,6 +44,20 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
   for warning in comparison.warnings:
     console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+  table, hidden = _comparison_table(comparison, show_all)
+  if comparison.rows:
+    console.print(table)
+  console.print(
+      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (interval within"
+      " +-threshold), ? inconclusive, * headline (time, throughput, peak memory)"
+      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
+  )
+  console.print(f"rule: {escape(comparison.rule)}", highlight=False)
+  _print_notes(comparison, console)
+
+
+def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, int]:
+  """The table of the rows shown (regressions, improvements, headline metrics) and how many were hidden."""
   table = Table(
       title=f"Comparison with baseline {escape(comparison.baseline_label)}"
       f" (threshold {comparison.threshold:.0%}, {1 - comparison.alpha:.0%} intervals)"
@@ -56,7 +69,6 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
     table.add_column(column, justify="right", no_wrap=True)
   hidden = 0
   for row in comparison.rows:
-    # By default: every regression and improvement, and the headline metrics.
     quiet = row.verdict == Verdict.NOT_JUDGED or (
         not row.headline and row.verdict not in (Verdict.WORSE, Verdict.BETTER)
     )
@@ -75,14 +87,11 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
         f"{row.n_baseline}/{row.n_current}",
         style=style,
     )
-  if comparison.rows:
-    console.print(table)
-  console.print(
-      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (interval within"
-      " +-threshold), ? inconclusive, * headline (time, throughput, peak memory)"
-      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
-  )
-  console.print(f"rule: {escape(comparison.rule)}", highlight=False)
+  return table, hidden
+
+
+def _print_notes(comparison: Comparison, console: Console) -> None:
+  """What the table cannot say: repeats a decision needs, nothing matched and why, what one side lacks, the counts."""
   needed = comparison.repeats_needed()
   if needed:
     console.print(
