@@ -325,7 +325,9 @@ def ratio_text(cell: Cell, is_reference: bool) -> str:
 def verdict_text(verdict: VerdictRecord) -> str:
   """`1.21x [1.12-1.30] worse`, or `inconclusive (about 40 repeats would decide)`."""
   ratio = "-" if verdict.ratio is None else f"{verdict.ratio:.2f}x"
-  interval = f" [{number(verdict.low)}-{number(verdict.high)}]" if verdict.ratio is not None else ""
+  bounds = (verdict.low, verdict.high)
+  interval = "" if verdict.ratio is None else (
+      f" [{number(bounds[0])}-{number(bounds[1])}]" if None not in bounds else " [no interval yet]")
   text = f"{ratio}{interval} {verdict.verdict.value}"
   if verdict.verdict == Verdict.INCONCLUSIVE and verdict.repeats_needed:
     text += f" (~{verdict.repeats_needed} repeats would decide)"
