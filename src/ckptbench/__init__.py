@@ -40,7 +40,17 @@ from ckptbench.data import (
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import evict_for_load, evict_from_page_cache, scan_inventory  # also registers the collectors
 from ckptbench.stats import median_ratio, theil_sen_slope
-from ckptbench.storage import kvstore_spec, read_kvstore, read_location, write_kvstore, write_location
+from ckptbench.storage import (
+    DirectoryStore,
+    ObjectStore,
+    kvstore_spec,
+    read_kvstore,
+    read_location,
+    register_store,
+    uses_fsspec,
+    write_kvstore,
+    write_location,
+)
 from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
@@ -61,6 +71,7 @@ __all__ = [
     "Comparison",
     "ConfigError",
     "DataMismatchError",
+    "DirectoryStore",
     "ErrorRecord",
     "HostStatistics",
     "MetricEntry",
@@ -68,6 +79,7 @@ __all__ = [
     "MetricValue",
     "Metrics",
     "ModelShape",
+    "ObjectStore",
     "OrbaxCapabilities",
     "PRESETS",
     "RunOutcome",
@@ -104,9 +116,11 @@ __all__ = [
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
+    "register_store",
     "run",
     "scan_inventory",
     "theil_sen_slope",
+    "uses_fsspec",
     "verify_pytree",
     "write_kvstore",
     "write_location",

@@ -250,7 +250,7 @@ def _run_once(
   started_at = now_iso()
   t0 = time.perf_counter()
   timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
-  requests = StoreRequests(link_stats) if store_url is not None else None
+  requests = StoreRequests(store_url, link_stats) if store_url is not None else None
   error, result, t_fn, local_path, request_counts = None, None, None, None, None  # what the try below may set
   with collect_created_metrics() as created:
     try:
@@ -267,7 +267,7 @@ def _run_once(
       with deadline(timeout):
         result = generator.test_fn(context)
       if requests is not None:  # before ckptbench's own listing of the store below
-        request_counts = requests.stop(store_url.scheme)
+        request_counts = requests.stop()
       if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
         error = timeout_error(timeout, time.perf_counter() - t_fn, None)
       elif not isinstance(result, TestResult):
