@@ -246,7 +246,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
     finally:
       phases.end_background()
       manager.close()
-    return ckptbench.TestResult(metrics=metrics)
+    return ckptbench.TestResult(metrics=metrics, artifacts=(TIMELINE_FILE,))
 
 
 def _manager(options: TrainingInterferenceOptions, directory):

@@ -51,7 +51,12 @@ def register(subparsers) -> None:
                  " bandwidth, injecting 429/503, e.g. 'rtt=20ms,bw=1GB/s,errors=1%%' (needs the store's"
                  " endpoint set, as `ckptbench emulate` prints)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
-  p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
+  p.add_argument("--remove_repeated_dir", action="store_true",
+                 help="delete each run's whole directory after it, the files it keeps for you (such as"
+                 " timeline.json) too (checkpoints alone are removed by default)")  # fmt: skip
+  p.add_argument("--keep_checkpoints", "--keep-checkpoints", dest="keep_checkpoints", action="store_true",
+                 help="keep every run's checkpoint in OUT (default: each is removed once measured and"
+                 " verified, so a suite needs room for its largest checkpoint only)")  # fmt: skip
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
   p.add_argument("--baseline_capture_path", help="write a baseline JSON into this directory")
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
@@ -78,6 +83,8 @@ def register(subparsers) -> None:
                  " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
+  p.add_argument("--skip_disk_check", "--skip-disk-check", action="store_true",
+                 help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 
 
@@ -89,6 +96,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       output_dir=args.output_directory,
       local_directory=args.local_directory and pathlib.Path(args.local_directory),
       remove_repeated_dir=args.remove_repeated_dir,
+      keep_checkpoints=args.keep_checkpoints,
       resume=args.resume,
       overwrite=args.overwrite,
       show_progress=args.progress,
@@ -97,6 +105,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       write_views=args.views,
       views_in_background=True,  # the run returns; a detached process writes them (outputs/_background.py)
       check_memory=not args.skip_memory_check,
+      check_disk=not args.skip_disk_check,
       argv=tuple(sys.argv),
       select=tuple(args.select),
       overrides=tuple(args.overrides),

@@ -55,10 +55,14 @@ def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str
     if source.config.preset is not None:
       c = source.config
       presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))
+  from ckptbench.run._disk import disk_need  # noqa: PLC0415  (_disk reads checkpoint_bytes from here)
+
+  runs_per_benchmark = cfg.num_repeats + cfg.num_warmups
   return {
+      "disk": disk_need(plan, runs_per_benchmark, cfg.keep_checkpoints),
       "benchmarks": rows,
       "presets": presets,
-      "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
+      "runs": len(plan.benchmarks) * runs_per_benchmark,
       "skipped_meshes": plan.all_skipped_meshes(),
       "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],

@@ -26,6 +26,7 @@ from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
+from ckptbench.run._disk import RunLeftovers, disk_need, disk_problem, keeps_checkpoints
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
@@ -89,10 +90,10 @@ def run_suite(
   coordinator = coordinator or LocalCoordinator()
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
-  plan = _checked_plan(suite, settings, coordinator, jax.device_count())
-
   cfg = suite.config
   num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
+  plan = _checked_plan(suite, settings, coordinator, jax.device_count(), num_repeats + cfg.num_warmups)
+
   runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
@@ -123,7 +124,9 @@ def run_suite(
         label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
         progress.started(label)
         watchdog.start_run(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
+        record, leftovers = _run_once(
+            bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog
+        )
         host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
         for writer in writers:
           writer.add(host_records)
@@ -131,8 +134,7 @@ def run_suite(
         progress.finished(label, record.duration_s, _first_failure(host_records))
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
         watchdog.end_run()
-        if settings.remove_repeated_dir and is_writer:
-          remove_location(record.path)
+        leftovers.free(is_writer)
   finally:
     progress.close()
 
@@ -144,7 +146,9 @@ def run_suite(
   return SuiteOutcome(out, plan, records, summary, interrupted)
 
 
-def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> Plan:
+def _checked_plan(
+    suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int, runs_per_benchmark: int
+) -> Plan:
   """The suite's plan, once every process agrees it can run; OUT is created only then.
 
   Raises:
@@ -160,10 +164,15 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
     _log.warning("%s", note)
   for generator, values, reason in plan.unsupported:
     _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
-  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
+  setup_error = memory_problem(plan, coordinator, settings.ask("check_memory", False)) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
-      prepare_output_dir(settings)
+      need = disk_need(plan, runs_per_benchmark, keeps_checkpoints(settings, suite))
+      _log.info("disk for checkpoints: %s", need.describe())
+      root = settings.checkpoint_root or settings.output_dir
+      setup_error = disk_problem(need, root, settings) if settings.check_disk else None
+      if setup_error is None:
+        prepare_output_dir(settings)
     except CkptbenchError as e:
       setup_error = str(e)
   setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
@@ -226,7 +235,8 @@ def _run_once(
     probe: StorageProbe | StoreRoofline | None,
     link_stats: Callable[[], Mapping[str, int]] | None,
     watchdog: RunWatchdog,
-) -> RunRecord:
+) -> tuple[RunRecord, RunLeftovers]:
+  """One run of one benchmark, as a record, and what it left on disk to free after every host recorded it."""
   out = settings.output_dir
   run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
   run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
@@ -275,7 +285,7 @@ def _run_once(
   tags, inventory = _measured(created, None if error else result, run_dir, probe)
   if store_url is not None:
     error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
-  return RunRecord(
+  record = RunRecord(
       suite=suite.name,
       **bench.describe(),
       repeat=run.repeat,
@@ -290,6 +300,9 @@ def _run_once(
       notes=list(result.notes) if result is not None else [],
       error=error,
   )
+  artifacts = result.artifacts if result is not None else ()
+  return record, RunLeftovers(run_dir, local_path, artifacts, keeps_checkpoints(settings, suite),
+                              settings.remove_repeated_dir)  # fmt: skip
 
 
 def _context(
