@@ -80,7 +80,7 @@ def register(subparsers) -> None:
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.add_argument("--no-views", dest="views", action="store_false",
                  help="do not write TensorBoard and the HTML report in the background after the run"
-                 " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
+                 " (write them when wanted with `ckptbench report OUT`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.add_argument("--skip_disk_check", "--skip-disk-check", action="store_true",
@@ -148,14 +148,14 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True, bac
     views: whether the views were written.
     background: they are being written by a detached process (said on the last line).
   """
-  from ckptbench.outputs import print_comparison, print_suite_tables  # noqa: PLC0415
+  from ckptbench.views import print_comparison, print_suite_tables  # noqa: PLC0415
 
   out = outcome.output_dir
   print_suite_tables(outcome.summary, records=outcome.records, detail=detail)
   files = f"report {out / 'report.html'} and tensorboard --logdir {out / 'tensorboard'}"
   background = background and views and outcome.uploaded_to is None  # an upload carries them, written
   if not views:
-    print(f"results: {out}  (no views; `ckptbench report {out} --tensorboard` writes {files})")
+    print(f"results: {out}  (no views; `ckptbench report {out}` writes {files})")
   elif not background:
     print(f"results: {out}  ({files})")
   else:
@@ -171,4 +171,4 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True, bac
     print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")
   if background:
     print(f"views: {files}: being written in the background after this prompt returns (log"
-          f" {out / 'views.log'}; `ckptbench report {out} --tensorboard` writes them now)")
+          f" {out / 'views.log'}; `ckptbench report {out}` writes them now)")
