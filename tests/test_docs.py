@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -120,12 +121,13 @@ def test_the_readme_and_docs_work_top_to_bottom(tmp_path):
       else:
         command = ["bash", "-e", "-o", "pipefail", "-c", "\n".join([*prelude, block.code])]
         prelude += _carried(block.code)
+      started = time.perf_counter()
       done = subprocess.run(command, cwd=clone, env=env, capture_output=True, text=True, timeout=_BLOCK_TIMEOUT_S)
       assert done.returncode == 0, (
           f"{block.where} ({block.language}) exited {done.returncode}:\n{block.code}\n"
           f"--- stdout\n{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}"
       )
-      ran.append(block.where)
+      ran.append(f"{block.where} ({time.perf_counter() - started:.0f} s)")
   print(f"ran {len(ran)} blocks: {', '.join(ran)}")
   print("skipped:\n  " + "\n  ".join(skipped))
   assert ran
