@@ -15,7 +15,7 @@ ratios of wall time and of CPU time (user + system of the process and its
 children: steadier than wall time on a shared machine), with their ranges.
 Goal: at most 1.05.
 
-    .venv/bin/python benchmarks/quickstart_overhead.py [--trials 5] [--flags "--no-probe"] [--repo DIR]
+    .venv/bin/python benchmarks/quickstart_overhead.py [--trials 5] [--flags=--no-probe] [--repo DIR]
 
 `--repo DIR` runs another checkout's ckptbench (its src/ and examples/), e.g. a
 commit from before a change, with this script's bare script and clock.
@@ -103,7 +103,7 @@ def wait_for_views(out: pathlib.Path, timeout_s: float = 300) -> None:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=5)
-  parser.add_argument("--flags", default="", help="extra `ckptbench run` flags, e.g. --no-probe")
+  parser.add_argument("--flags", default="", help="extra `ckptbench run` flags, e.g. --flags=--no-probe")
   parser.add_argument("--repo", type=pathlib.Path, default=REPO, help="the checkout whose ckptbench runs")
   args = parser.parse_args()
   repo = args.repo.resolve()
