@@ -6,7 +6,7 @@ import dataclasses
 import pathlib
 
 from ckptbench.stats import DEFAULT_THRESHOLD
-from ckptbench.storage import is_store_url, parse_store_url
+from ckptbench.storage import is_store_url, parse_store_url, store_for
 
 # Settings whose flag is not `--<field>`.
 _FLAGS = {("check_memory", False): "--skip_memory_check", ("check_disk", False): "--skip_disk_check"}
@@ -65,6 +65,9 @@ class RunSettings:
     return _FLAGS.get((field, value), f"--{field}")
 
   def __post_init__(self):
+    for place in (str(self.output_dir), self.checkpoint_root):
+      if place and "://" in place:
+        store_for(place)  # a scheme no store serves is an error, never a local directory named "xyz:"
     if is_store_url(str(self.output_dir)):  # results are staged locally, then copied beside the checkpoints
       url = parse_store_url(str(self.output_dir))
       object.__setattr__(self, "output_url", str(url))
