@@ -17,6 +17,7 @@ import pathlib
 import shutil
 from typing import Any, Sequence
 
+from ckptbench.api import TestResult
 from ckptbench.config import Suite
 from ckptbench.errors import CkptbenchError
 from ckptbench.run._locations import remove_location
@@ -50,6 +51,13 @@ class RunLeftovers:
   artifacts: tuple[str, ...]  # TestResult.artifacts: kept unless `whole`
   keep: bool
   whole: bool  # --remove_repeated_dir: the run's directory, artifacts included
+
+  @classmethod
+  def of(cls, run_dir: Any, local_path: pathlib.Path | None, result: TestResult | None, settings: RunSettings,
+         suite: Suite) -> RunLeftovers:  # fmt: skip
+    """What a run left, and whether --keep_checkpoints, the suite's key or --remove_repeated_dir keep it."""
+    artifacts = result.artifacts if result is not None else ()
+    return cls(run_dir, local_path, artifacts, keeps_checkpoints(settings, suite), settings.remove_repeated_dir)
 
   def free(self, is_writer: bool) -> None:
     if self.keep:

@@ -308,9 +308,7 @@ def _run_once(
       started_at=started_at, duration_s=time.perf_counter() - t0, metrics=tags, inventory=inventory,
       notes=list(result.notes) if result is not None else [], error=error,
   )  # fmt: skip
-  artifacts = result.artifacts if result is not None else ()
-  return record, RunLeftovers(run_dir, local_path, artifacts, keeps_checkpoints(settings, suite),
-                              settings.remove_repeated_dir)  # fmt: skip
+  return record, RunLeftovers.of(run_dir, local_path, result, settings, suite)
 
 
 def _prepare_location(run_dir: Any, store_url: StoreURL | None, coordinator: Coordinator, barrier: str) -> None:
