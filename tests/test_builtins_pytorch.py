@@ -123,7 +123,8 @@ benchmarks:
   - generator: {ORBAX_DCP}
     options: {{enable_async_save: [true, false]}}
 """)
-  done = cli("launch", "-n", "2", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe")
+  done = cli("launch", "-n", "2", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe",
+             "--keep_checkpoints")  # fmt: skip
   assert done.returncode == 0, done.stderr[-2000:]
   records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
   assert sorted(r["host"] for r in records) == [0, 0, 1, 1] and not any(r["error"] for r in records)

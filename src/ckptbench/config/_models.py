@@ -182,6 +182,8 @@ class SuiteConfig(_Model):
   # chooses whether benchmarks sharing a mesh and checkpoint config also share
   # one copy of the data (true) or each run builds its own (false).
   reuse_checkpoint: StrictBool = True
+  # Keep every run's checkpoint in OUT (default: each is removed once measured and verified).
+  keep_checkpoints: StrictBool = False
   checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
   # Swept option values of the variant the others are compared with (default: the first).
   reference: dict[StrictStr, Any] | None = None

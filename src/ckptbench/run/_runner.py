@@ -27,6 +27,7 @@ from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
+from ckptbench.run._disk import RunLeftovers, disk_need, disk_problem, keeps_checkpoints
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
@@ -159,16 +160,15 @@ class _Runs:
     self.progress.started(label)
     self.watchdog.start_run(label)
     self.noise.start()
-    record = _run_once(bench, run, self.suite, self.settings, self.generators, self.cache, self.coordinator,
-                       self.probe, self.link_stats, self.watchdog)  # fmt: skip
+    record, leftovers = _run_once(bench, run, self.suite, self.settings, self.generators, self.cache,
+                                  self.coordinator, self.probe, self.link_stats, self.watchdog)  # fmt: skip
     record = dataclasses.replace(record, metrics={**record.metrics, **self.noise.stop()})
     host_records = _gathered(record, self.coordinator, self.writers)
     self.records.extend(host_records)
     self.progress.finished(label, record.duration_s, _first_failure(host_records))
     self.coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
     self.watchdog.end_run()
-    if self.settings.remove_repeated_dir and self.coordinator.process_index == 0:
-      remove_location(record.path)
+    leftovers.free(self.coordinator.process_index == 0)
 
 
 def _manifest_and_probe(
@@ -198,10 +198,16 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
     _log.warning("%s", note)
   for generator, values, reason in plan.unsupported:
     _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
-  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
+  setup_error = memory_problem(plan, coordinator, settings.ask("check_memory", False)) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
-      prepare_output_dir(settings)
+      repeats = resolve_repeats(suite, settings, len(plan.benchmarks))  # auto: its most rounds
+      need = disk_need(plan, repeats.count + repeats.warmups, keeps_checkpoints(settings, suite))
+      _log.info("disk for checkpoints: %s", need.describe())
+      root = settings.checkpoint_root or settings.output_dir
+      setup_error = disk_problem(need, root, settings) if settings.check_disk else None
+      if setup_error is None:
+        prepare_output_dir(settings)
     except CkptbenchError as e:
       setup_error = str(e)
   setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
@@ -272,7 +278,8 @@ def _run_once(
     probe: StorageProbe | StoreRoofline | None,
     link_stats: Callable[[], Mapping[str, int]] | None,
     watchdog: RunWatchdog,
-) -> RunRecord:
+) -> tuple[RunRecord, RunLeftovers]:
+  """One run of one benchmark, as a record, and what it left on disk to free after every host recorded it."""
   out = settings.output_dir
   run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
   run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
@@ -312,12 +319,13 @@ def _run_once(
   tags, inventory = _measured(created, None if error else result, run_dir, probe)
   if store_url is not None:
     error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
-  return RunRecord(
+  record = RunRecord(
       suite=suite.name, **bench.describe(), repeat=run.repeat, warmup=run.warmup,
       host=coordinator.process_index, num_hosts=coordinator.process_count, path=str(run_dir),
       started_at=started_at, duration_s=time.perf_counter() - t0, metrics=tags, inventory=inventory,
       notes=list(result.notes) if result is not None else [], error=error,
   )  # fmt: skip
+  return record, RunLeftovers.of(run_dir, local_path, result, settings, suite)
 
 
 def _prepare_location(run_dir: Any, store_url: StoreURL | None, coordinator: Coordinator, barrier: str) -> None:
