@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 
@@ -60,8 +61,8 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   assert doc.manifest["hostname"] == "box-a"
   assert set(doc.benchmarks) == {"aaaa111111", "bbbb222222"}
   bench = doc.benchmarks["bbbb222222"]
-  assert (bench.name, bench.runs, bench.failed) == ("SaveRestore use_ocdbt=False", 6, 1)
-  time_s = bench.metrics["save_0_basics/time_s"]
+  assert (bench.name, bench.summary.runs, bench.summary.failed) == ("SaveRestore use_ocdbt=False", 6, 1)
+  time_s = bench.to_json()["metrics"]["save_0_basics/time_s"]  # the file's form
   assert (time_s["unit"], time_s["direction"], time_s["headline"]) == ("s", "lower", True)
   # Raw samples per host, warmup and the failed run left out.
   assert time_s["hosts"]["0"]["values"] == pytest.approx(TIMES)
@@ -74,9 +75,13 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   assert time_s["across_hosts"]["stats"]["n"] == 5
   # The summary.json statistics, with the cross-host block of multi-host runs.
   assert time_s["stats"]["n"] == 10 and time_s["stats"]["hosts"]["slowest_host"] == 1
-  gbps = bench.metrics["save_4_throughput/save_total_gbps"]
-  assert gbps["direction"] == "higher" and gbps["across_hosts"]["reduce"] == "min"
-  assert bench.metrics["save_5_inventory/file_count"]["direction"] == "neutral"
+  # The typed form holds the same.
+  stats, samples = bench.summary.metrics["save_0_basics/time_s"], bench.samples["save_0_basics/time_s"]
+  assert (stats.unit, stats.n, stats.hosts.slowest_host, samples.direction.value) == ("s", 10, 1, "lower")
+  assert samples.hosts[0].repeats == [0, 1, 2, 3, 4] and samples.across_hosts.reduce == "max"
+  gbps = bench.samples["save_4_throughput/save_total_gbps"]
+  assert gbps.direction.value == "higher" and gbps.across_hosts.reduce == "min"
+  assert bench.samples["save_5_inventory/file_count"].direction.value == "neutral"
 
 
 def test_label_comes_from_env_then_manifest_then_git(tmp_path, monkeypatch, caplog):
@@ -108,16 +113,18 @@ def test_compare_finds_a_planted_regression_and_writes_comparison_json(tmp_path)
   }
   assert comparison.exit_code(fail_on_regression=True) == EXIT_REGRESSION
   assert comparison.exit_code(fail_on_regression=False) == 0
-  assert comparison.rows[0].verdict.value == "regressed"  # regressions first
+  assert comparison.rows[0].verdict.value == "worse"  # regressions first
   assert any("different machine" in w and "box-b" in w for w in comparison.warnings)
   written = json.loads((out / "comparison.json").read_text())
   row = next(r for r in written["rows"] if r["metric"] == "save_0_basics/time_s")
   assert set(row) >= {"benchmark", "key", "metric", "unit", "direction", "baseline", "current", "ratio",
-                      "ci_low", "ci_high", "p_value", "verdict", "headline"}
+                      "ci_low", "ci_high", "level", "verdict", "headline"}
+  assert {v["verdict"] for v in written["verdicts"]} == {"worse", "equivalent"}  # judged rows, as data
+  assert written["verdicts"][0]["reference"] == {"baseline": "base"} and written["schema_version"] == 2
   assert row["ratio"] == pytest.approx(1.3)
   assert row["ci_low"] <= 1.3 <= row["ci_high"]
   by_metric = {r["metric"]: r["verdict"] for r in written["rows"] if r["key"] == "aaaa111111"}
-  assert by_metric["save_7_memory/host_rss_peak_diff_mib"] == "unchanged"
+  assert by_metric["save_7_memory/host_rss_peak_diff_mib"] == "equivalent"  # within the 8 MiB floor
   assert by_metric["save_5_inventory/file_count"] == "not judged"
 
 
@@ -168,24 +175,28 @@ def test_run_captures_then_compares_and_the_report_shows_the_comparison(tmp_path
   assert captured.is_file() and (slow / "comparison.json").is_file()
   assert write_views(slow, ["report"]) == {}
   report = (slow / "report.html").read_text()
-  assert "baseline comparison" in report and "regressed" in report
+  assert "baseline comparison" in report and "headline metric(s) worse" in report
 
 
-def test_table_marks_regressions_first_and_large_insignificant_changes(tmp_path):
+def test_table_marks_regressions_first_and_inconclusive_changes(tmp_path):
   from rich.console import Console
 
   from ckptbench.analysis import compare_documents
   from ckptbench.views import print_comparison
   from ckptbench.analysis._baseline import build_baseline, read_run
+  from ckptbench.analysis._baseline_document import Samples
 
   base = build_baseline(*read_run(write_run(tmp_path / "a")), label="base")
   cur = build_baseline(*read_run(write_run(tmp_path / "b", slowdown=1.3)), label="cur")
-  # A large change whose samples overlap: beyond the threshold, not significant.
-  metric = cur.benchmarks["aaaa111111"].metrics["save_7_memory/host_rss_peak_diff_mib"]
-  metric["across_hosts"]["values"] = [20.0, 90.0, 25.0, 95.0, 80.0]
+  # A large change whose samples overlap: neither shown different nor shown the same.
+  bench, tag = cur.benchmarks["aaaa111111"], "save_7_memory/host_rss_peak_diff_mib"
+  overlapping = dataclasses.replace(bench.samples[tag], across_hosts=Samples([20.0, 90.0, 25.0, 95.0, 80.0]))
+  cur.benchmarks["aaaa111111"] = dataclasses.replace(bench, samples={**bench.samples, tag: overlapping})
   console = Console(record=True, width=200)
   print_comparison(compare_documents(base, cur), console)
-  lines = [line for line in console.export_text().splitlines() if "SaveRestore" in line]
+  text = console.export_text()
+  lines = [line for line in text.splitlines() if "SaveRestore" in line]
   assert lines[0].lstrip("│ ").startswith("+")
-  peak = next(line for line in lines if "host_rss_peak_diff_mib" in line and "1.90x" in line)
-  assert peak.lstrip("│ ").startswith("~")
+  peak = next(line for line in lines if "host_rss_peak_diff_mib" in line)
+  assert peak.lstrip("│ ").startswith("?")
+  assert "repeats a side would decide" in text

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from ckptbench.api import HostStatistics, MetricEntry, MetricStatistics, Verdict, VerdictRecord
 from ckptbench.api._records import (
     BenchmarkSummary,
     ErrorRecord,
@@ -25,7 +26,7 @@ RECORD = RunRecord(
     suite="s", benchmark="b", key="0123456789", generator="m.C", options={"x": 1}, varying={"x": 1},
     mesh=None, checkpoint_config={"spec": {}}, repeat=0, warmup=False, host=0, num_hosts=1,
     path="/out/b/repeat_0", started_at="2026-11-22T00:00:00Z", duration_s=1.5,
-    metrics={"save_0_basics/time_s": {"value": 1.0, "unit": "s"}},
+    metrics={"save_0_basics/time_s": MetricEntry(1.0, "s")},
     error=ErrorRecord("ValueError", "bad", "Traceback ..."),
 )  # fmt: skip
 PASSED = RunRecord.from_json(RECORD.to_json() | {"error": None})
@@ -36,6 +37,9 @@ def _summary() -> SuiteSummary:
       suite="s", reference={"x": 1}, interrupted=True, skipped_meshes=[SkippedMesh("fsdp=16", "needs 16 devices")],
       notes=["emulated"], invalid_combinations=[NotRun("m.C", {"x": 2}, "x=2 needs y")],
       benchmarks=summarize_benchmarks([RECORD, RunRecord.from_json(PASSED.to_json() | {"repeat": 1})]),
+      repeats={"mode": "auto", "rounds": 8, "looks": 6, "alpha": 0.05, "stopped": "decided"},
+      verdicts=[VerdictRecord("save_0_basics/time_s", "k2", {"x": 2}, {"x": 1}, 1.2, 1.1, 1.3, 8,
+                              Verdict.WORSE, "the rule")],
   )  # fmt: skip
 
 
@@ -69,7 +73,7 @@ def test_another_schema_version_in_results_jsonl_is_refused_with_its_file_and_li
 def test_a_summary_entry_is_typed_and_round_trips():
   (summary,) = summarize_benchmarks([PASSED, RunRecord.from_json(PASSED.to_json() | {"repeat": 1})])
   assert isinstance(summary, BenchmarkSummary) and (summary.runs, summary.failed) == (2, 0)
-  assert summary.metrics["save_0_basics/time_s"]["n"] == 2
+  assert summary.metrics["save_0_basics/time_s"] == MetricStatistics("s", n=2, mean=1.0, std=0.0, min=1.0, max=1.0, median=1.0)
   assert BenchmarkSummary.from_json(summary.to_json()) == summary
   with pytest.raises(SchemaError, match="lacks metrics"):
     BenchmarkSummary.from_json({k: v for k, v in summary.to_json().items() if k != "metrics"})
@@ -81,8 +85,9 @@ def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
   data = json.loads((tmp_path / "summary.json").read_text())
   assert list(data) == [
       "schema_version", "suite", "reference", "interrupted", "skipped_meshes", "notes",
-      "invalid_combinations", "unsupported", "benchmarks",
+      "invalid_combinations", "unsupported", "repeats", "verdicts", "benchmarks",
   ]
+  assert data["schema_version"] == 2 and data["verdicts"][0]["verdict"] == "worse"
   assert data["skipped_meshes"] == [{"mesh": "fsdp=16", "reason": "needs 16 devices"}]
   assert data["benchmarks"][0]["errors"] == [{"repeat": 0, "host": 0, "type": "ValueError", "message": "bad"}]
   assert SuiteSummary.from_json(data) == summary
@@ -91,6 +96,46 @@ def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
 
 
 def test_another_schema_version_in_summary_json_is_one_error_naming_the_file(tmp_path):
-  (tmp_path / "summary.json").write_text(json.dumps(_summary().to_json() | {"schema_version": 2}))
-  with pytest.raises(CkptbenchError, match=r"summary\.json: .*summary schema_version 2; this ckptbench reads 1"):
+  (tmp_path / "summary.json").write_text(json.dumps(_summary().to_json() | {"schema_version": 3}))
+  with pytest.raises(CkptbenchError, match=r"summary\.json: .*summary schema_version 3; this ckptbench reads 2"):
     read_outputs(tmp_path)
+
+
+def test_a_version_1_summary_reads_with_no_verdicts_and_a_bad_verdict_is_refused(tmp_path):
+  old = {k: v for k, v in _summary().to_json().items() if k not in ("verdicts", "repeats")} | {"schema_version": 1}
+  read = SuiteSummary.from_json(old)
+  assert read.verdicts == [] and read.schema_version == 1
+  bad = _summary().to_json()
+  bad["verdicts"][0]["verdict"] = "regressed"
+  with pytest.raises(SchemaError, match="none of"):
+    SuiteSummary.from_json(bad)
+def test_metric_values_keep_the_on_disk_form():
+  line = RECORD.to_json()
+  assert line["metrics"] == {"save_0_basics/time_s": {"value": 1.0, "unit": "s"}}
+  assert RunRecord.from_json(line).metrics["save_0_basics/time_s"] == MetricEntry(1.0, "s")
+  entry = BenchmarkSummary.from_json(_summary().to_json()["benchmarks"][0]).metrics["save_0_basics/time_s"]
+  assert entry.to_json() == {"unit": "s", "n": 1, "mean": 1.0, "std": 0.0, "min": 1.0, "max": 1.0, "median": 1.0}
+
+
+def test_cross_host_statistics_round_trip_with_string_host_keys():
+  a, b = (RunRecord.from_json(PASSED.to_json() | {"host": h, "num_hosts": 2,
+                                                  "metrics": {"t": {"value": v, "unit": "s"}}})
+          for h, v in ((0, 1.0), (1, 3.0)))  # fmt: skip
+  (summary,) = summarize_benchmarks([a, b])
+  hosts = summary.metrics["t"].hosts
+  assert isinstance(hosts, HostStatistics) and (hosts.slowest_host, hosts.per_host) == (1, {0: 1.0, 1: 3.0})
+  data = summary.metrics["t"].to_json()
+  assert data["hosts"]["per_host"] == {"0": 1.0, "1": 3.0}
+  assert MetricStatistics.from_json(json.loads(json.dumps(data))) == summary.metrics["t"]
+
+
+def test_summaries_written_before_typed_values_still_read():
+  # Older files: "hosts": null for a multi-host metric without samples; n 0 with no statistics.
+  old = {"unit": "s", "n": 0, "hosts": None}
+  assert MetricStatistics.from_json(old) == MetricStatistics("s", 0)
+  assert MetricStatistics.from_json({"unit": "", "n": 1, "mean": 2, "std": 0, "min": 2, "max": 2, "median": 2}).mean == 2.0
+  assert RunRecord.from_json(PASSED.to_json() | {"metrics": {"t": {"value": None, "unit": "s"}}}).value("t") is None
+  with pytest.raises(SchemaError, match="statistics of t lacks n"):
+    MetricStatistics.from_json({"unit": "s"}, "t")
+  with pytest.raises(SchemaError, match="t is not a"):
+    RunRecord.from_json(PASSED.to_json() | {"metrics": {"t": 1.0}})

@@ -124,11 +124,12 @@ def _emit(args: argparse.Namespace) -> int:
 def _launch_here(args: argparse.Namespace, run_args: list[str]) -> int:
   """N processes of one job on this machine."""
   from ckptbench.distributed import launch_local  # noqa: PLC0415
-  from ckptbench.run import devices_needed  # noqa: PLC0415
 
   per_process = args.devices_per_process
   if per_process is None:
-    needed = devices_needed(args.config) or 1  # no mesh (or a bad suite, which each run reports)
+    from ckptbench.config import load_suite  # noqa: PLC0415
+
+    needed = load_suite(args.config).devices_needed or 1  # a bad suite is reported here, once
     if needed % args.num_processes:
       raise CkptbenchError(
           f"the suite's largest mesh needs {needed} devices, which {args.num_processes} processes "

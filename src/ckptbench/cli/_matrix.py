@@ -51,7 +51,7 @@ def _handle(args: argparse.Namespace) -> int:
       devices=args.devices,
   )
   with output_lock(settings.output_dir, "matrix"):
-    outcome = run_matrix(settings, suite.config.num_repeats, say=lambda line: print(line, flush=True))
+    outcome = run_matrix(settings, suite.config.fixed_repeats(), say=lambda line: print(line, flush=True))
   for env in outcome.environments:
     if env.status == "ok":
       versions = ", ".join(f"{name} {(env.versions or {}).get(name)}" for name in _SHOWN_VERSIONS)
@@ -65,4 +65,4 @@ def _handle(args: argparse.Namespace) -> int:
     raise CkptbenchError("no environment finished the suite; see the lines above")
   print(f"results: {outcome.output_dir} (report.html: every environment side by side; comparison.json;"
         " each environment's own report.html)")
-  return outcome.exit_code(args.fail_on_regression)
+  return outcome.exit_code(args.fail_on_regression, args.allow_inconclusive)

@@ -20,12 +20,12 @@ def handle(args: argparse.Namespace) -> int:
   from rich.table import Table  # noqa: PLC0415
 
   from ckptbench.config import load_suite  # noqa: PLC0415
-  from ckptbench.run import describe_plan, devices_needed, format_bytes  # noqa: PLC0415
+  from ckptbench.run import describe_plan, format_bytes  # noqa: PLC0415
   from ckptbench.views import make_console  # noqa: PLC0415
 
   config_file = config_path(args)
   suite = load_suite(config_file, args.overrides, check_paths=False)
-  device_count = args.devices or devices_needed(config_file, args.overrides)
+  device_count = args.devices or suite.devices_needed
   view = describe_plan(suite, device_count, args.select)
   console = make_console()
   console.print(f"[bold]{suite.name}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
@@ -42,6 +42,7 @@ def handle(args: argparse.Namespace) -> int:
         markup=False,
         soft_wrap=True,
     )
+  console.print(f"disk: checkpoints need {view['disk'].describe()}", markup=False, soft_wrap=True)
   for note in view["notes"]:
     console.print(f"note: {note}", markup=False, soft_wrap=True)
   for mesh, reason in view["skipped_meshes"]:

@@ -13,7 +13,6 @@ _EXPORTS = {
     "RunOutcome": "ckptbench.run._entry",
     "RunSettings": "ckptbench.run._settings",
     "describe_plan": "ckptbench.run._plan_view",
-    "devices_needed": "ckptbench.run._process",
     "format_bytes": "ckptbench.run._plan_view",
     "run": "ckptbench.run._entry",
     "set_xla_flags": "ckptbench.run._devices",

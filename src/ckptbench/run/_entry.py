@@ -26,7 +26,7 @@ from ckptbench.views import start_views
 from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import mesh_sizes, prepare_process
+from ckptbench.run._process import prepare_process
 from ckptbench.run._library_output import LibraryOutput, library_output_captured
 from ckptbench.run._link import shaped_link, write_link_summary
 from ckptbench.run._locations import check_store_targets
@@ -45,6 +45,7 @@ class RunOutcome(SuiteOutcome):
   comparison: Comparison | None = None
   captured_baseline: pathlib.Path | None = None
   fail_on_regression: bool = False
+  allow_inconclusive: bool = False
   link: dict | None = None  # the shaped link's shape and counters (OUT/link.json)
   uploaded_to: str | None = None  # the store URL the results were copied to (`-o gs://...`)
   uploaded_files: int = 0
@@ -53,19 +54,20 @@ class RunOutcome(SuiteOutcome):
 
   @property
   def exit_code(self) -> int:
-    """130 interrupted, 1 a failed benchmark, 3 a regression (when asked to fail on one), else 0."""
+    """130 interrupted, 1 a failed benchmark; when asked to fail on a regression, 3 for a headline
+    metric worse than the baseline and 5 for one inconclusive (unless allowed); else 0."""
     suite_code = super().exit_code
     if suite_code != EXIT_OK or self.comparison is None:
       return suite_code  # a failed benchmark (1) wins over a regression (3)
-    return self.comparison.exit_code(self.fail_on_regression)
+    return self.comparison.exit_code(self.fail_on_regression, self.allow_inconclusive)
 
 
 def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   """Runs a suite as `ckptbench run` does; results land in `settings.output_dir`.
 
   Args:
-    suite: a suite file's path, or a `Suite` from `load_suite`. A path is read
-      before JAX starts, so its meshes decide how many CPU devices to simulate.
+    suite: a suite file's path, or a `Suite` from `load_suite`. The suite is
+      loaded before JAX starts, so its meshes decide how many CPU devices to simulate.
     settings: the run's settings (the `ckptbench run` flags).
 
   Returns:
@@ -85,23 +87,11 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
 
 
 def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: LibraryOutput | None) -> RunOutcome:
-  """`run`, with the libraries' standard error captured (or not)."""
-  if isinstance(suite, Suite):
-    prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
-  else:
-    prepare_process(settings, mesh_sizes(suite, settings.overrides))
-    suite = load_suite(suite, settings.overrides)
-  baseline_path = settings.baseline_path or suite.config.baseline_path
-  capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
-  checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
-  settings = dataclasses.replace(settings, checkpoint_root=checkpoint_root)
-  check_store_targets(
-      suite, settings.checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path,
-      output=settings.output_url,
-  )  # fmt: skip
-  check_baseline_exists(baseline_path)
-  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
-    check_colocated_python_supported()
+  """`run`, with what native libraries print captured (or not)."""
+  if not isinstance(suite, Suite):
+    suite = load_suite(suite, settings.overrides)  # touches no device: JAX's flags are not set yet
+  prepare_process(settings, suite.devices_needed)
+  settings, baseline_path, capture_path = _checked_targets(suite, settings)
   coordinator = make_coordinator()
   with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
     if captured is not None:  # OUT is this run's now (process 0 holds its lock)
@@ -134,10 +124,7 @@ def _run_and_write(
         threshold=settings.regression_threshold,
     )
   if is_writer and settings.write_views:
-    if settings.views_in_background and not settings.output_url:  # an upload must carry the views
-      start_views(outcome.output_dir, probe=settings.probe_storage)  # waits for this process to exit
-    else:
-      write_views(outcome.output_dir)
+    _write_views(outcome.output_dir, settings)
   uploaded = upload_directory(outcome.output_dir, settings.output_url) if is_writer and settings.output_url else 0
   return RunOutcome(
       **{f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)},
@@ -145,8 +132,37 @@ def _run_and_write(
       comparison=comparison,
       captured_baseline=captured,
       fail_on_regression=settings.fail_on_regression,
+      allow_inconclusive=settings.allow_inconclusive,
       link=link_summary,
       uploaded_to=settings.output_url,
       uploaded_files=uploaded,
   )
 
+
+def _checked_targets(suite: Suite, settings: RunSettings) -> tuple[RunSettings, str | None, str | None]:
+  """The settings with the suite's checkpoint root, the baseline and capture paths, once all are usable.
+
+  Raises:
+    CkptbenchError: a store target that cannot be used, a missing baseline, or
+      colocated Python asked for where it is not supported.
+  """
+  baseline_path = settings.baseline_path or suite.config.baseline_path
+  capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
+  checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
+  settings = dataclasses.replace(settings, checkpoint_root=checkpoint_root)
+  check_store_targets(
+      suite, settings.checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path,
+      output=settings.output_url,
+  )  # fmt: skip
+  check_baseline_exists(baseline_path)
+  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
+    check_colocated_python_supported()
+  return settings, baseline_path, capture_path
+
+
+def _write_views(out_dir: pathlib.Path, settings: RunSettings) -> None:
+  """The registered views: in a detached process after this one exits, or here (an upload must carry them)."""
+  if settings.views_in_background and not settings.output_url:
+    start_views(out_dir, probe=settings.probe_storage)  # waits for this process to exit
+  else:
+    write_views(out_dir)

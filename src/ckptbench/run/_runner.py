@@ -6,9 +6,10 @@ import dataclasses
 import logging
 import os
 import pathlib
+import random
 import time
 import traceback
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from ckptbench.config import Suite
 from ckptbench.run._failures import (
@@ -26,9 +27,13 @@ from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
+from ckptbench.run._disk import RunLeftovers, disk_need, disk_problem, keeps_checkpoints
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
+from ckptbench.run._auto import auto_rounds
+from ckptbench.run._noise import NoiseMeter
+from ckptbench.run._rounds import Repeats, fixed_runs, resolve_repeats
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
@@ -37,13 +42,14 @@ from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.run._watchdog import RunWatchdog
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.api import collect_created_metrics, merged
+from ckptbench.api import MetricEntry, collect_created_metrics, merged
 from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
 from ckptbench.metrics import StoreRequests, store_cost_tags
 from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
-from ckptbench.results import run_writers
+from ckptbench.results import RunWriter, run_writers
+from ckptbench.analysis import sweep_verdicts
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -91,57 +97,89 @@ def run_suite(
   out = settings.output_dir
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
-  cfg = suite.config
-  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
-  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  repeats = resolve_repeats(suite, settings, len(plan.benchmarks))
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
   keys = [b.key for b in plan.benchmarks]
-  todo = pending(runs, keys, done)
-
-  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
-  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
-  probe = _shared_probe(settings, coordinator)
-  manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
+  # Every process shuffles rounds alike: process 0's seed.
+  rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
+  manifest, probe = _manifest_and_probe(suite, settings, coordinator)
   writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
   for writer in writers:
     writer.start(manifest)
-  generators: dict[int, BenchmarksGenerator] = {}
-  cache = PytreeCache(suite.config.reuse_checkpoint)
-  records = list(previous)
-  progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
+  planned = len(pending(schedule_runs(len(keys), repeats.count, repeats.warmups), keys, done))
+  progress = RunProgress(planned, enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
-  watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
-  interrupted = False
+  runs = _Runs(plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous))
+  started = time.perf_counter()
   try:
     with stop.installed():
-      for run in todo:
-        if stop.requested:
-          interrupted = True
-          break
-        bench = plan.benchmarks[run.benchmark_index]
-        label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
-        progress.started(label)
-        watchdog.start_run(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
-        host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
-        for writer in writers:
-          writer.add(host_records)
-        records.extend(host_records)
-        progress.finished(label, record.duration_s, _first_failure(host_records))
-        coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
-        watchdog.end_run()
-        if settings.remove_repeated_dir and is_writer:
-          remove_location(record.path)
+      if repeats.auto:
+        interrupted, rounds, stopped = auto_rounds(
+            repeats, keys, done, rng, runs.execute, stop, runs.records, suite, settings, coordinator, progress)
+      else:
+        todo = pending(schedule_runs(len(keys), repeats.count, repeats.warmups, repeats.interleaved, rng=rng),
+                       keys, done)  # fmt: skip
+        interrupted, rounds, stopped = fixed_runs(todo, runs.execute, stop, repeats.count)
   finally:
     progress.close()
 
-  summary = _summary(suite, plan, records, interrupted)
+  records = runs.records
+  summary = _summary(suite, plan, records, interrupted, repeats)
+  summary = dataclasses.replace(summary, repeats=repeats.describe(rounds, stopped, time.perf_counter() - started))
   manifest["ended_at"] = now_iso()
   for writer in writers:
     writer.finish(summary, manifest)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, plan, records, summary, interrupted)
+
+
+def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[RunWriter]) -> list[RunRecord]:
+  """Every host's record of one run, durable in OUT (process 0's writers) on return."""
+  host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
+  for writer in writers:
+    writer.add(host_records)
+  return host_records
+
+
+class _Runs:
+  """Runs one scheduled run at a time: flushed and noise-metered, recorded on every host, written."""
+
+  def __init__(self, plan, suite, settings, coordinator, probe, link_stats, writers, progress, records):
+    self.plan, self.suite, self.settings, self.coordinator = plan, suite, settings, coordinator
+    self.probe, self.link_stats, self.writers, self.progress = probe, link_stats, writers, progress
+    self.records: list[RunRecord] = records
+    self.generators: dict[int, BenchmarksGenerator] = {}
+    self.cache = PytreeCache(suite.config.reuse_checkpoint)
+    self.watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
+    self.noise = NoiseMeter(flush=settings.flush_between_runs)
+
+  def execute(self, run: ScheduledRun) -> None:
+    bench = self.plan.benchmarks[run.benchmark_index]
+    label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
+    self.progress.started(label)
+    self.watchdog.start_run(label)
+    self.noise.start()
+    record, leftovers = _run_once(bench, run, self.suite, self.settings, self.generators, self.cache,
+                                  self.coordinator, self.probe, self.link_stats, self.watchdog)  # fmt: skip
+    record = dataclasses.replace(record, metrics={**record.metrics, **self.noise.stop()})
+    host_records = _gathered(record, self.coordinator, self.writers)
+    self.records.extend(host_records)
+    self.progress.finished(label, record.duration_s, _first_failure(host_records))
+    self.coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
+    self.watchdog.end_run()
+    leftovers.free(self.coordinator.process_index == 0)
+
+
+def _manifest_and_probe(
+    suite: Suite, settings: RunSettings, coordinator: Coordinator
+) -> tuple[dict[str, Any], StorageProbe | StoreRoofline | None]:
+  """The run's manifest (every host's name and pid, the storage probe) and the probe, on every process."""
+  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
+  probe = _shared_probe(settings, coordinator)
+  manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
+  return manifest, probe
 
 
 def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> Plan:
@@ -160,10 +198,16 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
     _log.warning("%s", note)
   for generator, values, reason in plan.unsupported:
     _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
-  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
+  setup_error = memory_problem(plan, coordinator, settings.ask("check_memory", False)) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
-      prepare_output_dir(settings)
+      repeats = resolve_repeats(suite, settings, len(plan.benchmarks))  # auto: its most rounds
+      need = disk_need(plan, repeats.count + repeats.warmups, keeps_checkpoints(settings, suite))
+      _log.info("disk for checkpoints: %s", need.describe())
+      root = settings.checkpoint_root or settings.output_dir
+      setup_error = disk_problem(need, root, settings) if settings.check_disk else None
+      if setup_error is None:
+        prepare_output_dir(settings)
     except CkptbenchError as e:
       setup_error = str(e)
   setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
@@ -172,17 +216,25 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   return plan
 
 
-def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool) -> SuiteSummary:
-  """summary.json: statistics per benchmark, and what the plan left out and why."""
+def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool, repeats: Repeats) -> SuiteSummary:
+  """summary.json: statistics per benchmark, the verdicts, and what the plan left out and why."""
+  # Unset, the reference is the plan's first benchmark (records of shuffled rounds are in no plan order).
+  reference = suite.config.reference
+  if reference is None and plan.benchmarks:
+    reference = plan.benchmarks[0].describe()["varying"]
+  position = {b.key: i for i, b in enumerate(plan.benchmarks)}
+  in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
+  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=repeats.design)
   return SuiteSummary(
       suite=suite.name,
-      reference=suite.config.reference,
+      reference=reference or None,
       interrupted=interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
       notes=list(suite.notes),
       invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],
       unsupported=[NotRun(g, o, r) for g, o, r in plan.unsupported],
       benchmarks=summarize_benchmarks(records),
+      verdicts=verdicts,
   )
 
 
@@ -226,26 +278,19 @@ def _run_once(
     probe: StorageProbe | StoreRoofline | None,
     link_stats: Callable[[], Mapping[str, int]] | None,
     watchdog: RunWatchdog,
-) -> RunRecord:
+) -> tuple[RunRecord, RunLeftovers]:
+  """One run of one benchmark, as a record, and what it left on disk to free after every host recorded it."""
   out = settings.output_dir
   run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
   run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
   started_at = now_iso()
   t0 = time.perf_counter()
-  error = None
-  result: TestResult | None = None
   timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
-  t_fn = None
-  local_path = None
-  requests = StoreRequests(link_stats) if store_url is not None else None
-  request_counts = None
+  requests = StoreRequests(store_url, link_stats) if store_url is not None else None
+  error, result, t_fn, local_path, request_counts = None, None, None, None, None  # what the try below may set
   with collect_created_metrics() as created:
     try:
-      try:
-        if coordinator.process_index == 0:
-          prepare_location(run_dir, store_url)
-      finally:  # every process reaches the barrier, even when process 0 failed
-        coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
+      _prepare_location(run_dir, store_url, coordinator, f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       local_path = _local_path(settings.local_directory, coordinator, bench, run_name)
       context = _context(bench, run, cache, run_dir, local_path, out)
       generator = generators.get(run.benchmark_index)
@@ -258,7 +303,7 @@ def _run_once(
       with deadline(timeout):
         result = generator.test_fn(context)
       if requests is not None:  # before ckptbench's own listing of the store below
-        request_counts = requests.stop(store_url.scheme)
+        request_counts = requests.stop()
       if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
         error = timeout_error(timeout, time.perf_counter() - t_fn, None)
       elif not isinstance(result, TestResult):
@@ -268,28 +313,28 @@ def _run_once(
     except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
       error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or ErrorRecord.from_exception(e)
   watchdog.after_test_fn(error)
-  if error is not None and error.type in (TIMEOUT, DISK_FULL):
-    for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
-      if partial is not None:
-        remove_location(partial)
+  if error is not None and error.type in (TIMEOUT, DISK_FULL):  # a partial checkpoint: free the space
+    for partial in (p for p in (run_dir, local_path) if p is not None):
+      remove_location(partial)
   tags, inventory = _measured(created, None if error else result, run_dir, probe)
   if store_url is not None:
     error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
-  return RunRecord(
-      suite=suite.name,
-      **bench.describe(),
-      repeat=run.repeat,
-      warmup=run.warmup,
-      host=coordinator.process_index,
-      num_hosts=coordinator.process_count,
-      path=str(run_dir),
-      started_at=started_at,
-      duration_s=time.perf_counter() - t0,
-      metrics=tags,
-      inventory=inventory,
-      notes=list(result.notes) if result is not None else [],
-      error=error,
-  )
+  record = RunRecord(
+      suite=suite.name, **bench.describe(), repeat=run.repeat, warmup=run.warmup,
+      host=coordinator.process_index, num_hosts=coordinator.process_count, path=str(run_dir),
+      started_at=started_at, duration_s=time.perf_counter() - t0, metrics=tags, inventory=inventory,
+      notes=list(result.notes) if result is not None else [], error=error,
+  )  # fmt: skip
+  return record, RunLeftovers.of(run_dir, local_path, result, settings, suite)
+
+
+def _prepare_location(run_dir: Any, store_url: StoreURL | None, coordinator: Coordinator, barrier: str) -> None:
+  """Process 0 creates (or empties) the run's location; every process waits for it."""
+  try:
+    if coordinator.process_index == 0:
+      prepare_location(run_dir, store_url)
+  finally:  # every process reaches the barrier, even when process 0 failed
+    coordinator.barrier(barrier)
 
 
 def _context(
@@ -306,7 +351,7 @@ def _context(
 
 def _store_checks(
     store_url: StoreURL,
-    tags: dict[str, Any],
+    tags: dict[str, MetricEntry],
     inventory: dict[str, Any] | None,
     request_counts: Mapping[str, float] | None,
     local_scratch: bool,
@@ -337,7 +382,7 @@ def _local_path(
 
 def _measured(
     created: list, result: TestResult | None, run_dir: pathlib.Path, probe: StorageProbe | StoreRoofline | None
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[dict[str, MetricEntry], dict[str, Any] | None]:
   """(tags, inventory) of a run: every Metrics it created, plus, for a run that succeeded
   (`result` given), its inventory and the tags derived after the run (roofline shares)."""
   metrics_objects = list(created)

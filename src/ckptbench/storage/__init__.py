@@ -1,74 +1,91 @@
-"""Object stores as checkpoint targets: URLs, local emulators, bounded client calls, placement checks.
+"""Object stores as checkpoint targets: one ObjectStore per URL scheme (gs, s3, and any
+registered), local emulators, bounded client calls, placement checks, the shaped link, prices."""
 
-Names load on first use: a run's settings read `is_store_url` without the store clients.
-"""
-
-from ckptbench._lazy import lazy_getattr
-
-_EXPORTS = {
-    "Emulator": "ckptbench.storage._emulator",
-    "Link": "ckptbench.storage._link",
-    "StoreRoofline": "ckptbench.storage._kvstore",
-    "StoreURL": "ckptbench.storage._url",
-    "StoredObject": "ckptbench.storage._objects",
-    "check_store": "ckptbench.storage._objects",
-    "checkpoint_cost": "ckptbench.storage._cost",
-    "clear_location": "ckptbench.storage._placement",
-    "delete_prefix": "ckptbench.storage._objects",
-    "endpoint_of": "ckptbench.storage._objects",
-    "is_store_url": "ckptbench.storage._url",
-    "kvstore_spec": "ckptbench.storage._kvstore",
-    "link_env": "ckptbench.storage._link",
-    "list_objects": "ckptbench.storage._objects",
-    "measure_store": "ckptbench.storage._kvstore",
-    "misplaced_bytes": "ckptbench.storage._placement",
-    "parse_link": "ckptbench.storage._link",
-    "parse_store_url": "ckptbench.storage._url",
-    "payload": "ckptbench.storage._kvstore",
-    "read_kvstore": "ckptbench.storage._kvstore",
-    "read_location": "ckptbench.storage._location",
-    "read_object": "ckptbench.storage._objects",
-    "running_emulator": "ckptbench.storage._emulator",
-    "shell_exports": "ckptbench.storage._emulator",
-    "start_emulator": "ckptbench.storage._emulator",
-    "start_link": "ckptbench.storage._link",
-    "stop_emulator": "ckptbench.storage._emulator",
-    "upload_directory": "ckptbench.storage._objects",
-    "write_kvstore": "ckptbench.storage._kvstore",
-    "write_location": "ckptbench.storage._location",
-    "write_object": "ckptbench.storage._objects",
-}
-__getattr__ = lazy_getattr(globals(), _EXPORTS)
+from ckptbench.storage._cost import PRICE_TABLE_ENV, checkpoint_cost, price_table
+from ckptbench.storage._directory import DirectoryStore
+from ckptbench.storage._emulator import (
+    Emulator,
+    emulator_kinds,
+    running_emulator,
+    shell_exports,
+    start_emulator,
+    stop_emulator,
+)
+from ckptbench.storage._kvstore import (
+    StoreRoofline,
+    kvstore_spec,
+    measure_store,
+    payload,
+    read_kvstore,
+    write_kvstore,
+)
+from ckptbench.storage._link import Link, LinkShape, link_env, link_upstream, parse_link, start_link
+from ckptbench.storage._location import read_location, write_location
+from ckptbench.storage._objects import (
+    check_store,
+    delete_prefix,
+    list_objects,
+    read_object,
+    upload_directory,
+    write_object,
+)
+from ckptbench.storage._placement import clear_location, empty_location, misplaced_bytes
+from ckptbench.storage._registry import (
+    is_store_url,
+    parse_store_url,
+    register_store,
+    schemes,
+    store_for,
+    unregister_store,
+    url_forms,
+    uses_fsspec,
+)
+from ckptbench.storage._store import ObjectStore, Prices, StoredObject
+from ckptbench.storage._url import StoreURL
 
 __all__ = [
-    "Link",
-    "checkpoint_cost",
-    "clear_location",
-    "endpoint_of",
-    "link_env",
-    "misplaced_bytes",
-    "parse_link",
-    "start_link",
+    "PRICE_TABLE_ENV",
+    "DirectoryStore",
     "Emulator",
+    "Link",
+    "LinkShape",
+    "ObjectStore",
+    "Prices",
     "StoreRoofline",
     "StoreURL",
     "StoredObject",
     "check_store",
+    "checkpoint_cost",
+    "clear_location",
     "delete_prefix",
+    "emulator_kinds",
+    "empty_location",
     "is_store_url",
     "kvstore_spec",
+    "link_env",
+    "link_upstream",
     "list_objects",
     "measure_store",
+    "misplaced_bytes",
+    "parse_link",
     "parse_store_url",
     "payload",
+    "price_table",
     "read_kvstore",
     "read_location",
     "read_object",
+    "register_store",
     "running_emulator",
+    "schemes",
     "shell_exports",
     "start_emulator",
+    "start_link",
     "stop_emulator",
+    "store_for",
+    "unregister_store",
     "upload_directory",
+    "url_forms",
+    "uses_fsspec",
     "write_kvstore",
     "write_location",
     "write_object",

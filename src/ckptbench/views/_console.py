@@ -11,14 +11,11 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
-from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary, metric_value
+from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary
 from ckptbench.api import Tag
+from ckptbench.analysis import stability_warnings
 from ckptbench.analysis import (
-    BETTER,
-    LARGE,
     LEGEND,
-    TOO_FEW,
-    WORSE,
     VerdictTable,
     build_verdict,
     interval_note,
@@ -26,6 +23,7 @@ from ckptbench.analysis import (
     median_text,
     outlier_lines,
     ratio_text,
+    rules,
 )
 
 # Logs and CI output are read in wide windows; rich would otherwise fold tables at 80 columns.
@@ -53,8 +51,7 @@ def is_headline(tag: Tag, unit: str) -> bool:
   return tag.is_headline(unit)
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
-  number = metric_value(value)
+def _fmt(number: float | None, digits: int = 4) -> str:
   return "" if number is None else f"{number:.{digits}g}"
 
 
@@ -69,19 +66,18 @@ def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table
   table.add_column("max", justify="right")
   table.add_column("unit")
   metrics = bench.metrics
-  multi_host = any(s.get("hosts") for s in metrics.values())
+  multi_host = any(s.hosts for s in metrics.values())
   if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
     table.add_column("slowest host", justify="right")
   for tag, stats in metrics.items():
     parts = Tag.parse(tag)
-    if not all_metrics and not is_headline(parts, str(stats.get("unit", ""))):
+    if not all_metrics and not is_headline(parts, stats.unit):
       continue
-    mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
-    row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]
-    row.append(str(stats.get("unit", "")))
+    mean = f"{_fmt(stats.mean)} ± {_fmt(stats.std, 2)}"
+    row = [parts.op, parts.metric, mean, _fmt(stats.min), _fmt(stats.max), stats.unit]
     if multi_host:
-      hosts = stats.get("hosts") or {}
-      row.append(f"{_fmt(hosts.get('slowest_value'))} (host {hosts['slowest_host']})" if hosts else "")
+      hosts = stats.hosts
+      row.append(f"{_fmt(hosts.slowest_value)} (host {hosts.slowest_host})" if hosts else "")
     table.add_row(*row)
   return table
 
@@ -96,15 +92,15 @@ def suite_table(summary: SuiteSummary) -> Table:
   return table
 
 
-_JUDGEMENT_STYLE = {BETTER: "green", WORSE: "bold red", LARGE: "yellow", TOO_FEW: "yellow"}
+_JUDGEMENT_STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yellow"}
 
 
 def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | None = None) -> Table:
   """The variants side by side: a row per headline metric, a column per variant (all, or `variants`)."""
   by_key = {v.key: v for v in table.variants}
   variants = table.variants if variants is None else variants
-  references = ", ".join(by_key[k].label for k in table.references)
-  out = Table(title=f"{escape(title)}  (reference: {escape(references)})", title_justify="left", title_style="bold")
+  out = Table(title=f"{escape(title)}  (reference: {escape(by_key[table.reference].label)})",
+              title_justify="left", title_style="bold")
   out.add_column("metric")
   out.add_column("unit")
   for variant in variants:
@@ -116,23 +112,22 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
       if cell is None:
         row.append("-")
         continue
-      ratio = ratio_text(cell)
-      style = _JUDGEMENT_STYLE.get(judgement(cell.comparison))
+      ratio = ratio_text(cell, variant.key == table.reference)
+      style = _JUDGEMENT_STYLE.get(judgement(cell.verdict))
       row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
     out.add_row(*row)
   return out
 
 
 def verdict_tables(table: VerdictTable, title: str, width: int) -> list[Table]:
-  """The verdict in as few tables as fit in `width` columns: each the references and some of the others.
+  """The verdict in as few tables as fit in `width` columns: each the reference and some of the others.
 
   One table with a column per variant is clearest; with many variants (or long
   labels) it would be folded past reading, so the other variants are split into
   groups, each table repeating the reference's column.
   """
-  keys = set(table.references)
-  reference = [v for v in table.variants if v.key in keys]
-  others = [v for v in table.variants if v.key not in keys]
+  reference = [v for v in table.variants if v.key == table.reference]
+  others = [v for v in table.variants if v.key != table.reference]
   for per_table in range(len(others), 0, -1):
     groups = [others[i : i + per_table] for i in range(0, len(others), per_table)] or [[]]
     titles = [title] if len(groups) == 1 else [f"{title} ({i}/{len(groups)})" for i in range(1, len(groups) + 1)]
@@ -186,6 +181,8 @@ def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
   console.print(escape(interval_note(table)), highlight=False)
   for line in legend_lines(LEGEND):
     console.print(escape(line), highlight=False)
+  for rule in rules(table):
+    console.print(f"rule: {escape(rule)}", highlight=False)
   for line in outlier_lines(table):
     console.print(f"[yellow]! outlier:[/yellow] {escape(line)}", highlight=False)
 
@@ -212,9 +209,11 @@ def print_suite_tables(
     >>> print_suite_tables(out.summary, records=out.results)
   """
   console = console or make_console()
-  verdict = build_verdict(records, summary.reference) if records else None
+  verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console)
+  for line in stability_warnings(records or ()):
+    console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False)
   for bench in summary.benchmarks:
     # A benchmark that measured nothing (every run failed early) gets its error lines, not an empty table.
     if (detail or all_metrics or verdict is None) and bench.metrics:
