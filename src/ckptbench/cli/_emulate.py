@@ -7,7 +7,6 @@ import argparse
 import signal
 import sys
 
-from ckptbench.storage import shell_exports, start_emulator, stop_emulator
 
 
 def register(subparsers) -> None:
@@ -24,6 +23,8 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+  from ckptbench.storage import shell_exports, start_emulator, stop_emulator  # noqa: PLC0415  (numpy, clients)
+
   emulator, proc = start_emulator(args.kind, port=args.port, bucket=args.bucket)
   try:
     print(shell_exports(emulator.env), flush=True)
