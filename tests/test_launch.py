@@ -24,7 +24,8 @@ pytestmark = pytest.mark.slow
 def _suite(tmp_path, name="suite.yaml", *, repeats=2, ocdbt="[true, false]"):
   """The quick-start suite (8-device fsdp mesh) with a tiny array."""
   text = (REPO / "examples" / "quickstart.yaml").read_text()
-  text = text.replace("shape: [8192, 8192]", "shape: [64, 32]").replace("num_repeats: 3", f"num_repeats: {repeats}\nnum_warmups: 0")
+  text = text.replace("shape: [8192, 8192]", "shape: [64, 32]")
+  text = text.replace("suite_name: ", f"num_repeats: {repeats}\nnum_warmups: 0\nsuite_name: ", 1)
   text = text.replace("use_ocdbt: [true, false]", f"use_ocdbt: {ocdbt}")
   assert "[64, 32]" in text and f"num_repeats: {repeats}" in text
   path = tmp_path / name
