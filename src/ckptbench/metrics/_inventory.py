@@ -36,6 +36,7 @@ class CheckpointInventory:
     largest_file_bytes: the largest file's size.
     largest_file: its path relative to `path` ("" when there are no files).
     ocdbt_files / zarr_files / metadata_files / other_files: files by kind.
+    metadata_bytes: bytes of the Orbax metadata files.
     layouts: the layouts found, in a fixed order: "OCDBT", "Zarr v3",
       "Zarr v2", "safetensors", "Orbax metadata".
   """
@@ -50,6 +51,7 @@ class CheckpointInventory:
   zarr_files: int = 0
   metadata_files: int = 0
   other_files: int = 0
+  metadata_bytes: int = 0
   layouts: tuple[str, ...] = ()
 
   @property
@@ -142,12 +144,13 @@ def inventory_of(path: str, files: list[tuple[tuple[str, ...], int]]) -> Checkpo
       zarr_dirs.add("/".join(parts[:-1]))
       zarr_versions.add("Zarr v3" if parts[-1] == "zarr.json" else "Zarr v2")
   counts = {"ocdbt": 0, "zarr": 0, "metadata": 0, "other": 0}
-  largest, largest_name, small, total = 0, "", 0, 0
+  largest, largest_name, small, total, metadata_bytes = 0, "", 0, 0, 0
   safetensors = False
   for parts, size in files:
     # Chunk files sit below the array directory (c/0/1 in Zarr v3, 0.1 in v2).
     kind = _kind(parts, zarr_dirs) if not _under(parts, zarr_dirs) else "zarr"
     counts[kind] += 1
+    metadata_bytes += size if kind == "metadata" else 0
     total += size
     small += size < SMALL_FILE_BYTES
     safetensors |= parts[-1].endswith(".safetensors")
@@ -165,7 +168,7 @@ def inventory_of(path: str, files: list[tuple[tuple[str, ...], int]]) -> Checkpo
       path=path, total_bytes=total, file_count=len(files), small_file_count=small,
       largest_file_bytes=largest, largest_file=largest_name, ocdbt_files=counts["ocdbt"],
       zarr_files=counts["zarr"], metadata_files=counts["metadata"], other_files=counts["other"],
-      layouts=tuple(layouts),
+      metadata_bytes=metadata_bytes, layouts=tuple(layouts),
   )
 
 

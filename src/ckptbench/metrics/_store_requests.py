@@ -1,4 +1,4 @@
-"""Requests one run made to an object store, by billing kind (put, get, list), and their price.
+"""Requests one run made to an object store, by kind (put, get, list, delete), and their price.
 
 Counted by the shaped link when one is in place (every client: TensorStore,
 gcsfs, s3fs, boto3), else from TensorStore's kvstore counters (the array data
@@ -15,7 +15,7 @@ from ckptbench.metrics._tensorstore import TensorStoreCollector
 from ckptbench.storage import StoreURL
 from ckptbench.storage._cost import checkpoint_cost
 
-_KINDS = ("put", "get", "list")
+_KINDS = ("put", "get", "list", "delete")
 _TENSORSTORE = {"write": "put", "read": "get", "list": "list"}
 OP = "checkpoint"
 
@@ -44,7 +44,7 @@ class StoreRequests:
       self._tensorstore.start()
 
   def stop(self, scheme: str) -> dict[str, float]:
-    """`{"put": n, "get": n, "list": n, "injected_errors": n?}` since `start()`."""
+    """`{"put": n, "get": n, "list": n, "delete": n, "injected_errors": n?}` since `start()`."""
     if self._link_stats:
       after = self._link_stats()
       keys = _KINDS + ("injected_errors",)
