@@ -14,7 +14,9 @@ one is its lower bound and names what dominates:
 from __future__ import annotations
 
 import dataclasses
-from typing import Mapping
+from typing import Mapping, Sequence
+
+from ckptbench.stats._scaling import Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,3 +104,129 @@ def store_time(
     terms["primary commit"] = max(0.0, primary_commit_s)
   dominant = max(terms, key=lambda k: terms[k])
   return StoreTime(terms[dominant], terms, dominant)
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricModel:
+  """One metric's growth law, its check on the largest measured host count, its predictions."""
+
+  kind: str
+  fit: Fit
+  check: Check | None
+  predictions: tuple[Prediction, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Limit:
+  """Where a limit is first crossed: the host count (None: not up to `CROSSING_STOP`), and how."""
+
+  name: str
+  hosts: int | None
+  detail: str
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkModel:
+  """The scale model of one benchmark."""
+
+  metrics: Mapping[str, MetricModel]
+  save: Mapping[int, StoreTime]
+  restore: Mapping[int, StoreTime]
+  limits: tuple[Limit, ...]
+
+
+CROSSING_STOP = 1 << 20
+_SAVE = ("requests_put_total", "requests_delete_total", "requests_put_max_host", "array_bytes_written_max_host")
+_RESTORE = ("requests_get_total", "requests_list_total", "requests_get_max_host", "requests_list_max_host")
+
+
+def _floor(kind: str) -> float:
+  return 1.0 if kind in ("count", "memory") else 1e-3  # a count off by 0.4 is 40% off a count of 0 or 1
+
+
+def _store_times(fits: Mapping[str, Fit], profile: StoreProfile, n: int) -> tuple[StoreTime, StoreTime] | None:
+  """The save's and the restore's store time at `n` hosts from the fitted counts (None: counts missing)."""
+  if not all(k in fits for k in _SAVE + _RESTORE):
+    return None
+  f = {k: max(0.0, fit.at(n)) for k, fit in fits.items()}
+  commit = fits["primary_commit_s"].at(n) if "primary_commit_s" in fits else None
+  save = store_time(
+      profile, total_requests=f["requests_put_total"] + f["requests_delete_total"],
+      busiest_host_requests=f["requests_put_max_host"], busiest_host_bytes=f["array_bytes_written_max_host"],
+      writes=True, primary_commit_s=commit,
+  )  # fmt: skip
+  restore = store_time(
+      profile, total_requests=f["requests_get_total"] + f["requests_list_total"],
+      busiest_host_requests=f["requests_get_max_host"] + f["requests_list_max_host"],
+      busiest_host_bytes=f["array_bytes_written_max_host"], writes=False,
+  )  # fmt: skip
+  return save, restore
+
+
+def _limits(fits: Mapping[str, Fit], profile: StoreProfile, save_interval_s: float, memory_mib: float) -> list[Limit]:
+  limits = []
+
+  def times(n: int) -> tuple[StoreTime, StoreTime]:
+    return _store_times(fits, profile, n)  # type: ignore[return-value]
+
+  if _store_times(fits, profile, 1) is not None:
+    for i, (name, term) in enumerate((("write request rate", "save"), ("read request rate", "restore"))):
+      if name in times(1)[i].terms:
+        n = first_crossing(lambda n, i=i, name=name: times(n)[i].terms[name] / max(
+            times(n)[i].terms["request latency"], 1e-12), 1.0, stop=CROSSING_STOP)  # fmt: skip
+        limits.append(Limit(name, n, f"the {term}'s requests arrive faster than the store takes them"
+                                     f" ({name} term above the busiest host's request latency)"))  # fmt: skip
+    n = first_crossing(lambda n: times(n)[0].seconds, save_interval_s, stop=CROSSING_STOP)
+    limits.append(Limit("save over the interval", n, f"the save's store time reaches the {save_interval_s:g} s interval"))
+  if "primary_commit_s" in fits:
+    n = first_crossing(lambda n: fits["primary_commit_s"].at(n), save_interval_s, stop=CROSSING_STOP)
+    limits.append(Limit("primary commit over the interval", n,
+                        f"the primary's commit time (measured here) reaches the {save_interval_s:g} s interval"))  # fmt: skip
+  if "primary_rss_peak_mib" in fits:
+    n = first_crossing(lambda n: fits["primary_rss_peak_mib"].at(n), memory_mib, stop=CROSSING_STOP)
+    limits.append(Limit("primary memory", n, f"the primary's peak memory reaches {memory_mib:g} MiB"))
+  return limits
+
+
+def model_benchmark(
+    series: Mapping[str, Mapping[int, float]],
+    kinds: Mapping[str, str],
+    targets: Sequence[int],
+    profile: StoreProfile,
+    *,
+    save_interval_s: float,
+    host_memory_mib: float,
+    fit_from: int = 1,
+) -> BenchmarkModel:
+  """Fits every metric of one benchmark, predicts it at `targets`, and finds the limits.
+
+  Args:
+    series: `{metric: {host count: value}}` (two host counts at least).
+    kinds: each metric's kind: "count", "time" or "memory".
+    targets: host counts to predict.
+    profile: the target store.
+    save_interval_s: the interval the save and the primary's commit must fit in.
+    host_memory_mib: the memory of one target host.
+    fit_from: the smallest host count the laws are fitted to (one process skips every
+      cross-host step: no barriers, no other hosts' files), at least two counts from it on.
+
+  Raises:
+    ValueError: fewer than two host counts from `fit_from` on.
+  """
+  metrics, fits = {}, {}
+  for name, points in series.items():
+    hosts = [h for h in sorted(points) if h >= fit_from]
+    if len(hosts) < 2:
+      raise ValueError(f"fitting from {fit_from} hosts needs 2 measured host counts from there, got {hosts}")
+    values = [points[h] for h in hosts]
+    fit = select_law(hosts, values, floor=_floor(kinds[name]))
+    fits[name] = fit
+    metrics[name] = MetricModel(kinds[name], fit, check_largest(hosts, values, floor=_floor(kinds[name])),
+                                tuple(predict(fit, t) for t in targets))  # fmt: skip
+  save, restore = {}, {}
+  for t in targets:
+    pair = _store_times(fits, profile, t)
+    if pair is not None:
+      save[t], restore[t] = pair
+  limits = _limits(fits, profile, save_interval_s, host_memory_mib)
+  return BenchmarkModel(metrics, save, restore, tuple(limits))

@@ -1,0 +1,102 @@
+"""`ckptbench scale SUITE --hosts 1,2,4,8,16 -o OUT`: what grows with hosts, and where it breaks."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import pathlib
+import sys
+
+from ckptbench.cli._goodput import parse_duration
+from ckptbench.errors import CkptbenchError
+from ckptbench.outputs._scale_view import scale_as_text, write_scale_page
+from ckptbench.run._scale import ScaleSettings, scale
+from ckptbench.stats._store_model import PROFILES, StoreProfile
+
+
+def _counts(text: str) -> tuple[int, ...]:
+  parts = [p.strip() for p in text.split(",") if p.strip()]
+  if not parts or not all(p.isdigit() and int(p) >= 1 for p in parts):
+    raise argparse.ArgumentTypeError(f"expected host counts such as 1,2,4,8, got {text!r}")
+  return tuple(int(p) for p in parts)
+
+
+def store_profile(text: str) -> StoreProfile:
+  """A built-in profile's name, or a JSON file of a profile's fields (`base` names the one it changes).
+
+  Raises:
+    CkptbenchError: an unknown name, or a file that cannot be read, naming the file and the field.
+  """
+  if text in PROFILES:
+    return PROFILES[text]
+  path = pathlib.Path(text)
+  if not path.exists():
+    raise CkptbenchError(f"--store {text!r}: neither a profile ({', '.join(PROFILES)}) nor a JSON file")
+  try:
+    fields = json.loads(path.read_text())
+    base = PROFILES[fields.pop("base", "gcs")]
+    known = {f.name for f in dataclasses.fields(StoreProfile)}
+    unknown = sorted(set(fields) - known)
+    if unknown:
+      raise CkptbenchError(f"{path}: unknown field {unknown[0]!r}; fields are {', '.join(sorted(known))}")
+    return dataclasses.replace(base, **{"name": path.stem, "source": f"{path}", **fields})
+  except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+    raise CkptbenchError(f"{path}: not a store profile ({e}); write e.g. "
+                         '{"base": "gcs", "latency_s": 0.02, "write_requests_per_s": 2000}') from None  # fmt: skip
+
+
+def _store_argument(text: str) -> StoreProfile:
+  try:
+    return store_profile(text)
+  except CkptbenchError as e:  # argparse prints it as one line and exits 2
+    raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def register(subparsers) -> None:
+  p = subparsers.add_parser(
+      "scale",
+      help="run a suite at several host counts (emulated hosts here) and predict larger ones",
+      description=(
+          "Runs the suite's benchmarks at each host count as processes on this machine (one"
+          " jax.distributed job each, every process through its own shaped link to the store),"
+          " records the exact counts (requests by kind, files, bytes per host, barriers, metadata)"
+          " and the times, fits a growth law to each, and predicts the --predict host counts on a"
+          " store profile: OUT/scale.json, OUT/scale.html. See docs/scale.md."
+      ),
+  )
+  p.add_argument("config", help="the suite YAML file (its mesh is one host's)")
+  p.add_argument("--hosts", type=_counts, required=True, help="host counts to run, e.g. 1,2,4,8,16")
+  mode = p.add_mutually_exclusive_group()
+  mode.add_argument("--weak", dest="mode", action="store_const", const="weak", help="keep each host's shard (default)")
+  mode.add_argument("--strong", dest="mode", action="store_const", const="strong", help="keep the whole checkpoint")
+  p.add_argument("--predict", type=_counts, default=(256, 1024, 4096), help="host counts to predict (default 256,1024,4096)")
+  p.add_argument("-o", "--output_directory", dest="output_directory", required=True)
+  p.add_argument("--axis", default="fsdp", help="the mesh axis hosts are added along (default fsdp)")
+  p.add_argument("--link", default="rtt=0ms", help="the shaped link of every process (default rtt=0ms: counts only)")
+  p.add_argument("--checkpoint_root", help="gs:// or s3:// root of the checkpoints (default: the suite's)")
+  p.add_argument("--emulate", choices=("gcs", "s3"), help="start a local emulator of this store for the run")
+  p.add_argument("--store", type=_store_argument, default=PROFILES["gcs"],
+                 help="target store profile: gcs, s3, or a JSON file of its fields (default gcs)")
+  p.add_argument("--save_interval", type=parse_duration, default=60.0, help="the save interval the limits use (default 60s)")
+  p.add_argument("--host_memory_gib", type=float, help="one target host's memory (default: this machine's)")
+  p.add_argument("--fit_from", type=int, default=2, help="fit the laws to host counts from this one on"
+                 " (default 2: one process skips every cross-host step)")
+  p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+  p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  p.set_defaults(handler=_handle, mode="weak")
+
+
+def _handle(args: argparse.Namespace) -> int:
+  settings = ScaleSettings(
+      suite=args.config, output_dir=pathlib.Path(args.output_directory), hosts=args.hosts, mode=args.mode,
+      axis=args.axis, targets=args.predict, link=args.link, checkpoint_root=args.checkpoint_root,
+      emulate=args.emulate, store=args.store, save_interval_s=args.save_interval,
+      host_memory_mib=None if args.host_memory_gib is None else args.host_memory_gib * 1024,
+      overrides=tuple(args.overrides), overwrite=args.overwrite, fit_from=args.fit_from,
+  )  # fmt: skip
+  doc = scale(settings, sys.stdout)
+  print(scale_as_text(doc))
+  page = write_scale_page(doc, settings.output_dir)
+  print(f"\nwritten: {settings.output_dir / 'scale.json'}, {page}")
+  return 0
