@@ -11,10 +11,12 @@ import sys
 
 import pytest
 
-from ckptbench.cli._scale import _counts, store_profile
+from ckptbench.cli._scale import _counts
 from ckptbench.config import load_suite
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.run._scale import check_hosts
+from ckptbench.run._scale_store import measured_latency, store_profile
+from ckptbench.stats._store_model import PROFILES
 from ckptbench.run._scale_suite import PROCESS_BYTES, memory_refusal, scaled_suites
 
 SUITE = """\
@@ -146,3 +148,20 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   assert "requests_put_total" in result.stdout and "at 1,024 hosts" in result.stdout
   for n in (1, 2, 4):
     assert (out / f"hosts_{n}" / "results.jsonl").exists() and (out / "logs" / f"hosts_{n}.log").exists()
+
+
+def test_the_profile_latency_comes_from_a_storage_run(tmp_path):
+  import ckptbench  # noqa: PLC0415
+
+  suite = tmp_path / "storage.yaml"
+  suite.write_text("suite_name: rtt\nnum_repeats: 2\nnum_warmups: 0\nbenchmarks:\n  - generator: storage\n"
+                   "    options: {object_count: 8, object_size_mib: 0.01, concurrency: 4, use_ocdbt: [false, true]}\n")
+  out = tmp_path / "out"
+  outcome = ckptbench.run(str(suite), ckptbench.RunSettings(output_dir=out, write_views=False, probe_storage=False))
+  assert outcome.exit_code == 0
+  times = sorted(r.value("write_0_basics/time_s") for r in outcome.records if not r.options["use_ocdbt"])
+  profile = measured_latency(PROFILES["s3"], out)
+  assert profile.latency_s == pytest.approx(sum(times) / 2 / 2)  # median of 2 runs, 8 objects / 4 in flight
+  assert profile.write_requests_per_s == 3500.0 and "storage built-in" in profile.source
+  with pytest.raises(CkptbenchError, match="no successful run of the storage built-in"):
+    measured_latency(PROFILES["s3"], tmp_path)

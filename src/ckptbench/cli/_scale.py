@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import pathlib
 import sys
 
@@ -12,6 +10,7 @@ from ckptbench.cli._goodput import parse_duration
 from ckptbench.errors import CkptbenchError
 from ckptbench.outputs._scale_view import scale_as_text, write_scale_page
 from ckptbench.run._scale import ScaleSettings, scale
+from ckptbench.run._scale_store import measured_latency, store_profile
 from ckptbench.stats._store_model import PROFILES, StoreProfile
 
 
@@ -20,30 +19,6 @@ def _counts(text: str) -> tuple[int, ...]:
   if not parts or not all(p.isdigit() and int(p) >= 1 for p in parts):
     raise argparse.ArgumentTypeError(f"expected host counts such as 1,2,4,8, got {text!r}")
   return tuple(int(p) for p in parts)
-
-
-def store_profile(text: str) -> StoreProfile:
-  """A built-in profile's name, or a JSON file of a profile's fields (`base` names the one it changes).
-
-  Raises:
-    CkptbenchError: an unknown name, or a file that cannot be read, naming the file and the field.
-  """
-  if text in PROFILES:
-    return PROFILES[text]
-  path = pathlib.Path(text)
-  if not path.exists():
-    raise CkptbenchError(f"--store {text!r}: neither a profile ({', '.join(PROFILES)}) nor a JSON file")
-  try:
-    fields = json.loads(path.read_text())
-    base = PROFILES[fields.pop("base", "gcs")]
-    known = {f.name for f in dataclasses.fields(StoreProfile)}
-    unknown = sorted(set(fields) - known)
-    if unknown:
-      raise CkptbenchError(f"{path}: unknown field {unknown[0]!r}; fields are {', '.join(sorted(known))}")
-    return dataclasses.replace(base, **{"name": path.stem, "source": f"{path}", **fields})
-  except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
-    raise CkptbenchError(f"{path}: not a store profile ({e}); write e.g. "
-                         '{"base": "gcs", "latency_s": 0.02, "write_requests_per_s": 2000}') from None  # fmt: skip
 
 
 def _store_argument(text: str) -> StoreProfile:
@@ -78,6 +53,8 @@ def register(subparsers) -> None:
   p.add_argument("--emulate", choices=("gcs", "s3"), help="start a local emulator of this store for the run")
   p.add_argument("--store", type=_store_argument, default=PROFILES["gcs"],
                  help="target store profile: gcs, s3, or a JSON file of its fields (default gcs)")
+  p.add_argument("--store_from", metavar="OUT", help="take the profile's latency from a run of the storage"
+                 " built-in in OUT (its write time per wave of requests in flight)")
   p.add_argument("--save_interval", type=parse_duration, default=60.0, help="the save interval the limits use (default 60s)")
   p.add_argument("--host_memory_gib", type=float, help="one target host's memory (default: this machine's)")
   p.add_argument("--fit_from", type=int, default=2, help="fit the laws to host counts from this one on"
@@ -88,10 +65,11 @@ def register(subparsers) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+  store = measured_latency(args.store, args.store_from) if args.store_from else args.store
   settings = ScaleSettings(
       suite=args.config, output_dir=pathlib.Path(args.output_directory), hosts=args.hosts, mode=args.mode,
       axis=args.axis, targets=args.predict, link=args.link, checkpoint_root=args.checkpoint_root,
-      emulate=args.emulate, store=args.store, save_interval_s=args.save_interval,
+      emulate=args.emulate, store=store, save_interval_s=args.save_interval,
       host_memory_mib=None if args.host_memory_gib is None else args.host_memory_gib * 1024,
       overrides=tuple(args.overrides), overwrite=args.overwrite, fit_from=args.fit_from,
   )  # fmt: skip

@@ -9,6 +9,10 @@ one is its lower bound and names what dominates:
 - request latency: the busiest host's requests, one round trip each, `in_flight` at a time;
 - host bandwidth: the busiest host's bytes over one host's network (when the profile has it);
 - primary commit: the primary's own commit work (a fitted time, measured on this machine).
+
+`model_benchmark` puts it together for one benchmark: a growth law per metric, its check and
+predictions, the save's and the restore's store time at each target, and the host counts where
+a limit is crossed.
 """
 
 from __future__ import annotations
