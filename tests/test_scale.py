@@ -148,6 +148,9 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   assert "requests_put_total" in result.stdout and "at 1,024 hosts" in result.stdout
   for n in (1, 2, 4):
     assert (out / f"hosts_{n}" / "results.jsonl").exists() and (out / "logs" / f"hosts_{n}.log").exists()
+  again = _cli(_suite(tmp_path), "--hosts", "1,2,4", "--emulate", "gcs", "--predict", "1024", "-o", out, "--resume")
+  assert again.returncode == 0 and again.stdout.count("(--resume)") == 3, again.stdout[-2000:] + again.stderr[-2000:]
+  assert json.loads((out / "scale.json").read_text())["measured"] == doc["measured"]
 
 
 def test_the_profile_latency_comes_from_a_storage_run(tmp_path):

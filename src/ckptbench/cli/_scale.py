@@ -60,7 +60,9 @@ def register(subparsers) -> None:
   p.add_argument("--fit_from", type=int, default=2, help="fit the laws to host counts from this one on"
                  " (default 2: one process skips every cross-host step)")
   p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
-  p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  again = p.add_mutually_exclusive_group()
+  again.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
+  again.add_argument("--resume", action="store_true", help="reuse the host counts an earlier scale into OUT finished")
   p.set_defaults(handler=_handle, mode="weak")
 
 
@@ -71,7 +73,7 @@ def _handle(args: argparse.Namespace) -> int:
       axis=args.axis, targets=args.predict, link=args.link, checkpoint_root=args.checkpoint_root,
       emulate=args.emulate, store=store, save_interval_s=args.save_interval,
       host_memory_mib=None if args.host_memory_gib is None else args.host_memory_gib * 1024,
-      overrides=tuple(args.overrides), overwrite=args.overwrite, fit_from=args.fit_from,
+      overrides=tuple(args.overrides), overwrite=args.overwrite, resume=args.resume, fit_from=args.fit_from,
   )  # fmt: skip
   doc = scale(settings, sys.stdout)
   print(scale_as_text(doc))

@@ -30,8 +30,12 @@ from ckptbench.run._scale_metrics import Measured, host_count_metrics
 from ckptbench.run._scale_suite import memory_refusal, scaled_suites, write_suite
 from ckptbench.stats._store_model import PROFILES, BenchmarkModel, StoreProfile, model_benchmark
 from ckptbench.storage import is_store_url, parse_store_url, start_emulator, stop_emulator
+from ckptbench.storage._emulator import DEFAULT_BUCKET
+from ckptbench.storage._link import START_TIMEOUT_ENV
 
 SCALE_FILE = "scale.json"
+# Every emulated host starts its own link while all of them start JAX on the same few cores.
+LINK_START_S = 600
 SCHEMA_VERSION = 1
 TIMES_NOTE = (
     "times are inflated: the {n} emulated hosts shared this machine's {cpus} CPU cores and one disk;"
@@ -58,6 +62,7 @@ class ScaleSettings:
   fit_from: int = 2
   overrides: tuple[str, ...] = ()
   overwrite: bool = False
+  resume: bool = False
 
 
 def check_hosts(hosts: Sequence[int], targets: Sequence[int], fit_from: int) -> None:
@@ -70,7 +75,10 @@ def check_hosts(hosts: Sequence[int], targets: Sequence[int], fit_from: int) -> 
     raise CkptbenchError(f"Invalid value for --predict={','.join(map(str, targets))}: host counts are >= 1")
 
 
-def _prepare_out(out: pathlib.Path, overwrite: bool) -> None:
+def _prepare_out(out: pathlib.Path, overwrite: bool, resume: bool) -> None:
+  if resume:
+    out.mkdir(parents=True, exist_ok=True)
+    return
   if (out / SCALE_FILE).exists() and not overwrite:
     raise CkptbenchError(f"output directory {out} already holds {SCALE_FILE}; pass --overwrite or choose another")
   if out.exists() and any(out.iterdir()) and not (out / SCALE_FILE).exists() and not overwrite:
@@ -78,19 +86,26 @@ def _prepare_out(out: pathlib.Path, overwrite: bool) -> None:
   out.mkdir(parents=True, exist_ok=True)
 
 
+def _root(settings: ScaleSettings, suite_root: str | None) -> str:
+  """The checkpoint root: the flag's, the suite's, or the emulator's bucket."""
+  root = settings.checkpoint_root or suite_root or ""
+  if settings.emulate and not is_store_url(root):
+    return f"{'gs' if settings.emulate == 'gcs' else 's3'}://{DEFAULT_BUCKET}/scale"
+  return root
+
+
 @contextlib.contextmanager
-def _store(settings: ScaleSettings, suite_root: str | None) -> Iterator[tuple[str, dict[str, str]]]:
-  """The checkpoint root and the processes' environment, with an emulator when asked for one."""
-  root = settings.checkpoint_root or suite_root
+def _environment(settings: ScaleSettings, root: str) -> Iterator[dict[str, str]]:
+  """The processes' environment, with an emulator of the root's bucket when asked for one."""
   env = dict(os.environ)
+  env.setdefault(START_TIMEOUT_ENV, str(LINK_START_S))
   if not settings.emulate:
-    yield root or "", env
+    yield env
     return
-  bucket = parse_store_url(root).bucket if is_store_url(root) else "ckptbench"
-  emulator, proc = start_emulator(settings.emulate, bucket=bucket)
+  emulator, proc = start_emulator(settings.emulate, bucket=parse_store_url(root).bucket)
   try:
     env.update(emulator.env)
-    yield (root if is_store_url(root) else f"{emulator.url}/scale"), env
+    yield env
   finally:
     stop_emulator(proc)
 
@@ -99,7 +114,7 @@ def _launch(n: int, devices: int, suite_file: pathlib.Path, out: pathlib.Path, s
             env: Mapping[str, str], log: IO[str]) -> dict[str, Any]:  # fmt: skip
   """Runs one host count; returns the machine's load around it."""
   args = [str(suite_file), "-o", str(out / f"hosts_{n}"), "--link", settings.link, "--no-progress", "--no-probe",
-          "--no-views", "--remove_repeated_dir"] + (["--overwrite"] if settings.overwrite else [])  # fmt: skip
+          "--no-views", "--remove_repeated_dir"] + (["--overwrite"] if settings.overwrite or settings.resume else [])  # fmt: skip
   before, start = os.getloadavg()[0], time.monotonic()
   with open(out / "logs" / f"hosts_{n}.log", "w", encoding="utf-8") as f:
     outcome = launch_local(n, args, devices_per_process=devices, env=env, out=f)
@@ -110,7 +125,16 @@ def _launch(n: int, devices: int, suite_file: pathlib.Path, out: pathlib.Path, s
   log.write(f"[scale] {n} hosts x {devices} devices: {load['wall_s']:.1f} s, load {before:.1f} -> "
             f"{load['loadavg_1m_after']:.1f} on {load['cpus']} cores\n")  # fmt: skip
   log.flush()
+  (out / "logs" / f"hosts_{n}.load.json").write_text(json.dumps(load))
   return load
+
+
+def _finished(n: int, out: pathlib.Path) -> dict[str, Any] | None:
+  """The load of host count `n` when an earlier `scale` into `out` finished it (`--resume`), else None."""
+  load = out / "logs" / f"hosts_{n}.load.json"
+  if not (out / f"hosts_{n}" / "summary.json").exists() or not load.exists():
+    return None
+  return json.loads(load.read_text())
 
 
 def scale(settings: ScaleSettings, log: IO[str]) -> dict[str, Any]:
@@ -123,17 +147,22 @@ def scale(settings: ScaleSettings, log: IO[str]) -> dict[str, Any]:
   check_hosts(settings.hosts, settings.targets, settings.fit_from)
   suite = load_suite(settings.suite, settings.overrides)
   out = settings.output_dir
-  with _store(settings, suite.config.checkpoint_root) as (root, env):
-    suites = scaled_suites(suite, sorted(set(settings.hosts)), settings.mode, settings.axis, root)
-    refusal = memory_refusal(suites)
-    if refusal:
-      raise CkptbenchError(refusal)
-    _prepare_out(out, settings.overwrite)
+  suites = scaled_suites(suite, sorted(set(settings.hosts)), settings.mode, settings.axis,
+                         _root(settings, suite.config.checkpoint_root))  # fmt: skip
+  refusal = memory_refusal(suites)
+  if refusal:
+    raise CkptbenchError(refusal)
+  _prepare_out(out, settings.overwrite, settings.resume)
+  with _environment(settings, _root(settings, suite.config.checkpoint_root)) as env:
     (out / "logs").mkdir(exist_ok=True)
     measured: dict[int, dict[str, dict[str, Measured]]] = {}
     loads = {}
     for s in suites:
-      loads[s.hosts] = _launch(s.hosts, s.devices_per_host, write_suite(s, out / "suites"), out, settings, env, log)
+      done = _finished(s.hosts, out) if settings.resume else None
+      if done is not None:
+        log.write(f"[scale] {s.hosts} hosts: reusing {out / f'hosts_{s.hosts}'} (--resume)\n")
+      loads[s.hosts] = done or _launch(s.hosts, s.devices_per_host, write_suite(s, out / "suites"), out, settings,
+                                       env, log)  # fmt: skip
       measured[s.hosts] = host_count_metrics(read_records(out / f"hosts_{s.hosts}"))
   memory_mib = settings.host_memory_mib or psutil.virtual_memory().total / (1 << 20)
   result = scale_document(settings, suite.name, measured, loads, memory_mib, suites[0].devices_per_host)

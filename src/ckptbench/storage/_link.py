@@ -18,6 +18,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import random
 import re
 import subprocess
@@ -29,6 +30,9 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.storage._emulator import free_port, stop_emulator
 
 STATS_PATH = "/__ckptbench_link__/stats"
+# How long the link may take to answer after it starts; many processes starting at once on a
+# few cores (`ckptbench scale`) need longer than one does.
+START_TIMEOUT_ENV = "CKPTBENCH_LINK_START_S"
 _UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
                "proxy-authorization", "proxy-authenticate", "host", "content-length", "expect"}  # fmt: skip
@@ -204,7 +208,8 @@ def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link,
       start_new_session=True,
   )  # fmt: skip
   link = Link(f"http://127.0.0.1:{port}", upstream, shape, proc.pid)
-  deadline = time.monotonic() + 30
+  limit = float(os.environ.get(START_TIMEOUT_ENV, "30"))
+  deadline = time.monotonic() + limit
   while time.monotonic() < deadline:
     if proc.poll() is not None:
       raise CkptbenchError(f"the shaped link to {upstream} exited at start (code {proc.returncode})")
@@ -214,7 +219,7 @@ def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link,
     except OSError:
       time.sleep(0.1)
   stop_emulator(proc)
-  raise CkptbenchError(f"the shaped link to {upstream} did not start within 30 s")
+  raise CkptbenchError(f"the shaped link to {upstream} did not start within {limit:g} s ({START_TIMEOUT_ENV})")
 
 
 def main(argv: list[str] | None = None) -> None:
