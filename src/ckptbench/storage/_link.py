@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ctypes
 import dataclasses
 import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +33,7 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.storage._emulator import free_port, stop_emulator
 
 STATS_PATH = "/__ckptbench_link__/stats"
+_PR_SET_PDEATHSIG = 1
 # How long the link may take to answer after it starts; many processes starting at once on a
 # few cores (`ckptbench scale`) need longer than one does.
 START_TIMEOUT_ENV = "CKPTBENCH_LINK_START_S"
@@ -198,6 +202,13 @@ def link_env(scheme: str, endpoint: str) -> dict[str, str]:
   return {"AWS_ENDPOINT_URL": endpoint}
 
 
+def _die_with_parent() -> None:
+  """In the link's process: Linux kills it when the process that started it dies (even by SIGKILL,
+  as `launch` stops a stuck host), so no link outlives its run."""
+  with contextlib.suppress(OSError, AttributeError):
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+
+
 def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link, subprocess.Popen]:
   """Starts the link in a subprocess, forwarding to `upstream`; stop it with `stop_emulator`."""
   port = free_port()
@@ -205,7 +216,7 @@ def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link,
       [sys.executable, "-m", "ckptbench.storage._link", "--upstream", upstream, "--port", str(port),
        "--shape", shape.describe().replace("bw=unlimited,", ""), "--seed", str(seed)],
       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-      start_new_session=True,
+      start_new_session=True, preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
   )  # fmt: skip
   link = Link(f"http://127.0.0.1:{port}", upstream, shape, proc.pid)
   limit = float(os.environ.get(START_TIMEOUT_ENV, "30"))
