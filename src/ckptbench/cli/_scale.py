@@ -8,10 +8,9 @@ import sys
 
 from ckptbench.cli._goodput import parse_duration
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._scale_view import scale_as_text, write_scale_page
-from ckptbench.run._scale import ScaleSettings, scale
-from ckptbench.run._scale_store import measured_latency, store_profile
-from ckptbench.stats._store_model import PROFILES, StoreProfile
+from ckptbench.run import ScaleSettings, measured_latency, scale, store_profile
+from ckptbench.stats import PROFILES, StoreProfile
+from ckptbench.views import scale_as_text, write_scale_page
 
 
 def _counts(text: str) -> tuple[int, ...]:

@@ -23,15 +23,20 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 import psutil
 
 from ckptbench.config import load_suite
-from ckptbench.distributed._launcher import launch_local
+from ckptbench.distributed import launch_local
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._results import read_records
+from ckptbench.results import read_records
 from ckptbench.run._scale_metrics import Measured, host_count_metrics
 from ckptbench.run._scale_suite import memory_refusal, scaled_suites, write_suite
-from ckptbench.stats._store_model import PROFILES, BenchmarkModel, StoreProfile, model_benchmark
-from ckptbench.storage import is_store_url, parse_store_url, start_emulator, stop_emulator
-from ckptbench.storage._emulator import DEFAULT_BUCKET
-from ckptbench.storage._link import START_TIMEOUT_ENV
+from ckptbench.stats import PROFILES, BenchmarkModel, StoreProfile, model_benchmark
+from ckptbench.storage import (
+    DEFAULT_BUCKET,
+    LINK_START_TIMEOUT_ENV,
+    is_store_url,
+    parse_store_url,
+    start_emulator,
+    stop_emulator,
+)
 
 SCALE_FILE = "scale.json"
 # Every emulated host starts its own link while all of them start JAX on the same few cores.
@@ -98,7 +103,7 @@ def _root(settings: ScaleSettings, suite_root: str | None) -> str:
 def _environment(settings: ScaleSettings, root: str) -> Iterator[dict[str, str]]:
   """The processes' environment, with an emulator of the root's bucket when asked for one."""
   env = dict(os.environ)
-  env.setdefault(START_TIMEOUT_ENV, str(LINK_START_S))
+  env.setdefault(LINK_START_TIMEOUT_ENV, str(LINK_START_S))
   if not settings.emulate:
     yield env
     return

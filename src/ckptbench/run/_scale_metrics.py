@@ -13,7 +13,7 @@ import statistics
 from collections import defaultdict
 from typing import Sequence
 
-from ckptbench.api._records import RunRecord
+from ckptbench.api import RunRecord
 
 KINDS = ("put", "get", "list", "delete")
 COUNT, TIME, MEMORY = "count", "time", "memory"

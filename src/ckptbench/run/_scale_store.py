@@ -10,8 +10,8 @@ import pathlib
 import statistics
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._results import read_records
-from ckptbench.stats._store_model import PROFILES, StoreProfile
+from ckptbench.results import read_records
+from ckptbench.stats import PROFILES, StoreProfile
 
 _STORAGE = "ckptbench.benchmarks.storage.StorageBenchmark"
 

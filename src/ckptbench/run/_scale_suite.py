@@ -17,8 +17,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from ckptbench.config import Suite, preset_spec
-from ckptbench.config._dtypes import numpy_dtype
+from ckptbench.config import Suite, numpy_dtype, preset_spec
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.run._memory import CPU_FACTOR, available_host_memory
 from ckptbench.run._plan_view import format_bytes

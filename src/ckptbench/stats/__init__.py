@@ -26,8 +26,31 @@ from ckptbench.stats._goodput import (
 from ckptbench.stats._hosts import host_statistics
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
 from ckptbench.stats._trend import Slope, theil_sen_slope
+from ckptbench.stats._scaling import LAWS, Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
+from ckptbench.stats._store_model import PROFILES, BenchmarkModel, StoreProfile, StoreTime, model_benchmark, store_time
+
+from ckptbench.stats._interval import MedianInterval, median_interval
+from ckptbench.stats._outliers import modified_z_scores, outlier_indices
 
 __all__ = [
+    "BenchmarkModel",
+    "Check",
+    "Fit",
+    "LAWS",
+    "PROFILES",
+    "Prediction",
+    "StoreProfile",
+    "StoreTime",
+    "check_largest",
+    "first_crossing",
+    "model_benchmark",
+    "predict",
+    "select_law",
+    "store_time",
+    "MedianInterval",
+    "median_interval",
+    "modified_z_scores",
+    "outlier_indices",
     "CONFIDENCE_LEVEL",
     "CheckpointCost",
     "DEFAULT_ALPHA",

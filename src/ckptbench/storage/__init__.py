@@ -1,6 +1,7 @@
 """Object stores as checkpoint targets: URLs, local emulators, bounded client calls, placement checks."""
 
 from ckptbench.storage._emulator import (
+    DEFAULT_BUCKET,
     Emulator,
     running_emulator,
     shell_exports,
@@ -27,7 +28,23 @@ from ckptbench.storage._objects import (
 )
 from ckptbench.storage._url import StoreURL, is_store_url, parse_store_url
 
+from ckptbench.storage._cost import checkpoint_cost
+from ckptbench.storage._link import START_TIMEOUT_ENV as LINK_START_TIMEOUT_ENV
+from ckptbench.storage._link import Link, link_env, parse_link, start_link
+from ckptbench.storage._objects import endpoint_of
+from ckptbench.storage._placement import clear_location, misplaced_bytes
+
 __all__ = [
+    "DEFAULT_BUCKET",
+    "LINK_START_TIMEOUT_ENV",
+    "Link",
+    "checkpoint_cost",
+    "clear_location",
+    "endpoint_of",
+    "link_env",
+    "misplaced_bytes",
+    "parse_link",
+    "start_link",
     "Emulator",
     "StoreRoofline",
     "StoreURL",
