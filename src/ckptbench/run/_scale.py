@@ -26,7 +26,7 @@ from ckptbench.config import load_suite
 from ckptbench.distributed import launch_local
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_records
-from ckptbench.run._scale_metrics import Measured, host_count_metrics
+from ckptbench.run._scale_metrics import COUNT, Measured, host_count_metrics
 from ckptbench.run._scale_suite import memory_refusal, scaled_suites, write_suite
 from ckptbench.stats import PROFILES, BenchmarkModel, StoreProfile, model_benchmark
 from ckptbench.storage import (
@@ -207,7 +207,8 @@ def scale_document(settings: ScaleSettings, suite_name: str, measured, loads, me
         fit_from=settings.fit_from,
     )  # fmt: skip
     doc["measured"][bench] = {
-        name: {str(n): {"value": m.value, "kind": m.kind, "unit": m.unit} for n, m in pts.items()}
+        name: {str(n): {"value": m.value, "kind": m.kind, "unit": m.unit, "inflated": m.kind != COUNT}
+               for n, m in pts.items()}
         for name, pts in metrics.items()
     }
     _add_model(doc, bench, model)
