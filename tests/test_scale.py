@@ -130,6 +130,7 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   puts = [measured["requests_put_total"][str(n)]["value"] for n in (1, 2, 4)]
   assert measured["requests_put_total"]["1"]["kind"] == "count" and measured["save_time_s"]["1"]["kind"] == "time"
   assert not measured["requests_put_total"]["1"]["inflated"] and measured["save_time_s"]["1"]["inflated"]
+  assert all(measured["requests_put_total"][str(n)]["repeat_spread"] == 0 for n in (1, 2, 4))
   # OCDBT: the primary's writes stay, every other host adds the same few (its own OCDBT files).
   assert puts[1] > puts[0] and puts[2] - puts[1] == 2 * (puts[1] - puts[0])
   assert measured["barriers_save"]["1"]["value"] == 0 < measured["barriers_save"]["2"]["value"]

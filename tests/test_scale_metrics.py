@@ -38,6 +38,8 @@ def test_a_host_counts_metrics_combine_hosts_then_take_the_median_over_repeats()
   assert m["requests_get_max_host"].value == 20 and m["requests_max_host"].value == 25  # host 0: 15 + 10; host 1: 2 + 20
   assert m["requests_put_total"].kind == COUNT and m["save_time_s"].kind == TIME
   assert m["save_time_s"].value == 5.0  # slowest host per repeat: 4, 5, 9.5; their median
+  assert m["save_time_s"].repeat_spread == pytest.approx((9.5 - 4) / 5) and m["requests_put_total"].repeat_spread == 0
+  assert m["primary_extra_requests"].value == 3  # host 0: 15 + 10 requests, host 1: 2 + 20
   assert (m["files"].value, m["metadata_files"].value, m["metadata_bytes"].value) == (13, 7, 10669)
   assert m["array_bytes_written_spread"].value == pytest.approx(1001 / 1000)
   assert m["barriers_save"].value == 7 and m["primary_commit_s"].value == 0.5

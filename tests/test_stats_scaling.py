@@ -89,10 +89,11 @@ def test_store_time_names_the_largest_term():
   # The bucket's write rate: 50,000 writes at 1000/s.
   t = store_time(gcs, total_requests=50_000, busiest_host_requests=50, busiest_host_bytes=0, writes=True)
   assert t.dominant == "write request rate" and t.seconds == pytest.approx(50.0)
-  # Reads use the read rate; a slow primary commit wins when it is the largest.
+  # Reads use the read rate; the primary's extra requests, one round trip each, win when largest.
   t = store_time(gcs, total_requests=50_000, busiest_host_requests=50, busiest_host_bytes=0, writes=False,
-                 primary_commit_s=30.0)  # fmt: skip
+                 primary_round_trips=600)  # fmt: skip
   assert t.terms["read request rate"] == pytest.approx(10.0) and t.dominant == "primary commit"
+  assert t.seconds == pytest.approx(600 * 0.05)
   slow_nic = StoreProfile("x", 0.01, None, None, host_bandwidth_bps=1e9)
   t = store_time(slow_nic, total_requests=10, busiest_host_requests=10, busiest_host_bytes=5e9, writes=True)
   assert t.dominant == "host bandwidth" and t.seconds == pytest.approx(5.0)

@@ -7,17 +7,49 @@ only: Orbax's metadata files go through gcsfs/s3fs and are not counted then).
 
 from __future__ import annotations
 
+import json
+import os
+import urllib.request
 from typing import Any, Callable, Mapping
 
 from ckptbench.api import tag_value
-from ckptbench.api import MetricValue
+from ckptbench.api import MetricValue, register_collector
 from ckptbench.metrics._tensorstore import TensorStoreCollector
-from ckptbench.storage import StoreURL
+from ckptbench.storage import LINK_STATS_URL_ENV, StoreURL
 from ckptbench.storage import checkpoint_cost
 
 _KINDS = ("put", "get", "list", "delete")
 _TENSORSTORE = {"write": "put", "read": "get", "list": "list"}
 OP = "checkpoint"
+
+
+class LinkRequestsCollector:
+  """The shaped link's requests by kind during a measured block (nothing without a link).
+
+  Every process's link counts every client of that process, so a block's counts are this
+  host's requests while the block was open, other threads' included (as TensorStore's are).
+  """
+
+  def _stats(self) -> dict[str, int] | None:
+    url = os.environ.get(LINK_STATS_URL_ENV)
+    if not url:
+      return None
+    with urllib.request.urlopen(url, timeout=5) as answer:
+      return json.loads(answer.read())
+
+  def start(self) -> None:
+    self._before = self._stats()
+
+  def stop(self) -> dict[str, MetricValue]:
+    if self._before is None:
+      return {}
+    after = self._stats() or {}
+    return {f"5_inventory/store_{k}_count": tag_value(f"5_inventory/store_{k}_count",
+                                                               float(after.get(k, 0) - self._before.get(k, 0)))
+            for k in _KINDS}  # fmt: skip
+
+
+register_collector("link_requests", LinkRequestsCollector)
 
 
 class StoreRequests:

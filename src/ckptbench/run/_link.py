@@ -11,7 +11,7 @@ from typing import Iterator
 from ckptbench.errors import CkptbenchError
 from ckptbench.storage import is_store_url, parse_store_url, stop_emulator
 from ckptbench.storage import Link, link_env, parse_link, start_link
-from ckptbench.storage import endpoint_of
+from ckptbench.storage import LINK_STATS_PATH, LINK_STATS_URL_ENV, endpoint_of
 
 
 @contextlib.contextmanager
@@ -36,9 +36,11 @@ def shaped_link(spec: str | None, checkpoint_root: str | None) -> Iterator[Link 
     raise CkptbenchError(f"--link needs the endpoint of {url} in {variable} (`ckptbench emulate` prints it)")
   link, proc = start_link(upstream, shape)
   os.environ.update(link_env(url.scheme, link.endpoint))  # TensorStore, gcsfs, s3fs and boto3 read these
+  os.environ[LINK_STATS_URL_ENV] = link.endpoint + LINK_STATS_PATH  # each measured block's requests
   try:
     yield link
   finally:
+    os.environ.pop(LINK_STATS_URL_ENV, None)
     stop_emulator(proc)
 
 

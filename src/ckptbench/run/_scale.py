@@ -207,8 +207,8 @@ def scale_document(settings: ScaleSettings, suite_name: str, measured, loads, me
         fit_from=settings.fit_from,
     )  # fmt: skip
     doc["measured"][bench] = {
-        name: {str(n): {"value": m.value, "kind": m.kind, "unit": m.unit, "inflated": m.kind != COUNT}
-               for n, m in pts.items()}
+        name: {str(n): {"value": m.value, "kind": m.kind, "unit": m.unit, "inflated": m.kind != COUNT,
+                        "repeat_spread": m.repeat_spread} for n, m in pts.items()}
         for name, pts in metrics.items()
     }
     _add_model(doc, bench, model)

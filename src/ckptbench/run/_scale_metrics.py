@@ -1,8 +1,9 @@
-"""What `scale` reads from one host count's results: per benchmark, the exact counts (requests by
-kind through the shaped link, files, bytes, barriers) and the times and memory this machine gave.
+"""What `scale` reads from one host count's results: per benchmark, the counts (requests by kind
+through the shaped link, files, bytes, barriers) and the times and memory this machine gave.
 
 Every figure of a repeat combines that repeat's host records (a total, the primary's, the busiest
-host's); a benchmark's figure is the median over its repeats. "Top-level" blocks are the timed
+host's); a benchmark's figure is the median over its repeats, with their spread (0 for a count that
+repeats exactly; GETs include polls whose number depends on timing). "Top-level" blocks are the timed
 blocks that are not nested in another by name (`save`, not `save_blocking`).
 """
 
@@ -23,9 +24,10 @@ COUNT, TIME, MEMORY = "count", "time", "memory"
 class Measured:
   """One metric of one benchmark at one host count."""
 
-  kind: str  # COUNT (exact: does not depend on this machine), TIME or MEMORY (do)
+  kind: str  # COUNT (does not depend on this machine's speed), TIME or MEMORY (do)
   unit: str
   value: float
+  repeat_spread: float = 0.0  # (max - min) / |median| over the repeats: 0 for an exact count
 
 
 def top_level_ops(records: Sequence[RunRecord]) -> list[str]:
@@ -37,6 +39,11 @@ def top_level_ops(records: Sequence[RunRecord]) -> list[str]:
 
 def _value(record: RunRecord, tag: str) -> float:
   return record.value(tag) or 0.0
+
+
+def _extra(per_host: Sequence[float]) -> float:
+  """The primary's commit work: its requests beyond a typical other host's (0 with one host)."""
+  return per_host[0] - statistics.median(per_host[1:]) if len(per_host) > 1 else 0.0
 
 
 def _repeat_metrics(hosts: Sequence[RunRecord], ops: Sequence[str]) -> dict[str, Measured]:
@@ -55,6 +62,13 @@ def _repeat_metrics(hosts: Sequence[RunRecord], ops: Sequence[str]) -> dict[str,
     put(f"requests_{kind}_primary", COUNT, "requests", values[0])
     put(f"requests_{kind}_max_host", COUNT, "requests", max(values))
   put("requests_max_host", COUNT, "requests", max(per_host_total))
+  put("primary_extra_requests", COUNT, "requests", _extra(per_host_total))
+  for op in ops:  # each block's requests, when the link's collector counted them
+    tags = [f"{op}_5_inventory/store_{kind}_count" for kind in KINDS]
+    if any(r.value(t) is not None for r in hosts for t in tags):
+      per_host = [sum(_value(r, t) for t in tags) for r in hosts]
+      put(f"requests_{op}_total", COUNT, "requests", sum(per_host))
+      put(f"primary_extra_requests_{op}", COUNT, "requests", _extra(per_host))
   inventory = primary.inventory or {}
   put("files", COUNT, "files", inventory.get("file_count", 0))
   put("metadata_files", COUNT, "files", inventory.get("metadata_files", 0))
@@ -95,8 +109,13 @@ def host_count_metrics(records: Sequence[RunRecord]) -> dict[str, dict[str, Meas
     repeats[bench].append(_repeat_metrics(hosts, ops))
   out: dict[str, dict[str, Measured]] = {}
   for bench, per_repeat in repeats.items():
-    out[bench] = {
-        name: dataclasses.replace(first, value=statistics.median(m[name].value for m in per_repeat))
-        for name, first in per_repeat[0].items()
-    }
+    out[bench] = {name: _over_repeats([m[name] for m in per_repeat]) for name in per_repeat[0]}
   return out
+
+
+def _over_repeats(values: Sequence[Measured]) -> Measured:
+  """The median over repeats, and how far the repeats spread around it."""
+  xs = [m.value for m in values]
+  median = statistics.median(xs)
+  spread = (max(xs) - min(xs)) / abs(median) if median else float(max(xs) != min(xs))
+  return dataclasses.replace(values[0], value=median, repeat_spread=spread)

@@ -30,6 +30,8 @@ from ckptbench.storage._url import StoreURL, is_store_url, parse_store_url
 
 from ckptbench.storage._cost import checkpoint_cost
 from ckptbench.storage._link import START_TIMEOUT_ENV as LINK_START_TIMEOUT_ENV
+from ckptbench.storage._link import STATS_PATH as LINK_STATS_PATH
+from ckptbench.storage._link import STATS_URL_ENV as LINK_STATS_URL_ENV
 from ckptbench.storage._link import Link, link_env, parse_link, start_link
 from ckptbench.storage._objects import endpoint_of
 from ckptbench.storage._placement import clear_location, misplaced_bytes
@@ -37,6 +39,8 @@ from ckptbench.storage._placement import clear_location, misplaced_bytes
 __all__ = [
     "DEFAULT_BUCKET",
     "LINK_START_TIMEOUT_ENV",
+    "LINK_STATS_PATH",
+    "LINK_STATS_URL_ENV",
     "Link",
     "checkpoint_cost",
     "clear_location",

@@ -33,6 +33,8 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.storage._emulator import free_port, stop_emulator
 
 STATS_PATH = "/__ckptbench_link__/stats"
+# Set while a run's link is up: where its counters are, for the per-block request collector.
+STATS_URL_ENV = "CKPTBENCH_LINK_STATS_URL"
 _PR_SET_PDEATHSIG = 1
 # How long the link may take to answer after it starts; many processes starting at once on a
 # few cores (`ckptbench scale`) need longer than one does.

@@ -19,8 +19,8 @@ from ckptbench.views._plots import _html, plotly_js
 
 SCALE_PAGE = "scale.html"
 # The metrics drawn on the page (all are in its tables).
-HEADLINE = ("requests_put_total", "requests_get_total", "files", "requests_put_primary", "barriers_save",
-            "primary_commit_s", "save_time_s", "metadata_bytes")  # fmt: skip
+HEADLINE = ("requests_put_total", "requests_get_total", "files", "primary_extra_requests", "barriers_save",
+            "metadata_bytes", "primary_commit_s", "save_time_s")  # fmt: skip
 _LAWS = {
     "constant": lambda a, b, n: a,
     "log": lambda a, b, n: a + b * math.log2(n),
@@ -46,6 +46,13 @@ def _hosts(n: int | None) -> str:
   return "not up to 1,048,576 hosts" if n is None else f"{n:,} hosts"
 
 
+def _kind(points: Mapping[str, Any]) -> str:
+  """The metric's kind; a count that differs between repeats says by how much (at most)."""
+  first = next(iter(points.values()))
+  spread = max(p.get("repeat_spread", 0.0) for p in points.values())
+  return f"{first['kind']}~{100 * spread:.0f}%" if first["kind"] == "count" and spread else first["kind"]
+
+
 def _check_text(check: Mapping[str, Any] | None) -> str:
   if not check:
     return "–"
@@ -64,7 +71,7 @@ def scale_as_text(doc: Mapping[str, Any]) -> str:
     lines.append(f"\n{bench}")
     for op, times in doc["store_times"][bench].items():
       for n, t in times.items():
-        lines.append(f"  {op} at {int(n):,} hosts on {doc['store']['name']}: at least {t['seconds']:.3g} s,"
+        lines.append(f"  {op} at {int(n):,} hosts on {doc['store']['name']}: about {t['seconds']:.3g} s,"
                      f" dominated by {t['dominant']}")  # fmt: skip
     for limit in doc["limits"][bench]:
       lines.append(f"  limit {limit['name']}: {_hosts(limit['hosts'])} ({limit['detail']})")
@@ -72,8 +79,7 @@ def scale_as_text(doc: Mapping[str, Any]) -> str:
     for name, fit in fits.items():
       points = doc["measured"][bench][name]
       measured = " ".join(_number(p["value"]) for p in points.values())
-      kind = next(iter(points.values()))["kind"]
-      lines.append(f"  {name:34} {kind:6} {measured:>28}  {fit['formula']:16} {_percent(fit['held_out_error']):>8}"
+      lines.append(f"  {name:34} {_kind(points):6} {measured:>28}  {fit['formula']:16} {_percent(fit['held_out_error']):>8}"
                    f"  {_check_text(fit['check'])}")  # fmt: skip
       for n, p in doc["predictions"][bench][name].items():
         lines.append(f"  {'':34} {'':6} {'at ' + format(int(n), ',') + ' hosts':>28}  {_number(p['value'])}"
@@ -115,7 +121,7 @@ def _table(doc: Mapping[str, Any], bench: str) -> str:
   for name, fit in doc["fits"][bench].items():
     points = doc["measured"][bench][name]
     preds = doc["predictions"][bench][name]
-    cells = [name, next(iter(points.values()))["kind"], *(_number(points[str(n)]["value"]) for n in doc["hosts"]),
+    cells = [name, _kind(points), *(_number(points[str(n)]["value"]) for n in doc["hosts"]),
              fit["formula"], _percent(fit["held_out_error"]), _check_text(fit["check"]),
              *(f"{_number(preds[t]['value'])} [{_number(preds[t]['low'])}, {_number(preds[t]['high'])}]"
                f" ({preds[t]['dominant']})" for t in targets)]  # fmt: skip
@@ -128,7 +134,7 @@ def _breaks(doc: Mapping[str, Any], bench: str) -> str:
   for op, times in doc["store_times"][bench].items():
     for n, t in times.items():
       terms = ", ".join(f"{k} {v:.3g} s" for k, v in t["terms"].items())
-      items.append(f"<li><b>{op} at {int(n):,} hosts</b>: at least {t['seconds']:.3g} s on {doc['store']['name']},"
+      items.append(f"<li><b>{op} at {int(n):,} hosts</b>: about {t['seconds']:.3g} s on {doc['store']['name']},"
                    f" dominated by <b>{html.escape(t['dominant'])}</b> ({html.escape(terms)})</li>")  # fmt: skip
   for limit in doc["limits"][bench]:
     items.append(f"<li>{html.escape(limit['name'])}: <b>{_hosts(limit['hosts'])}</b> ({html.escape(limit['detail'])})</li>")
