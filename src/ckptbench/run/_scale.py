@@ -44,7 +44,8 @@ LINK_START_S = 600
 SCHEMA_VERSION = 1
 TIMES_NOTE = (
     "times are inflated: the {n} emulated hosts shared this machine's {cpus} CPU cores and one disk;"
-    " counts (requests, files, bytes, barriers) are exact"
+    " counts (requests, files, bytes, barriers) do not depend on its speed, and those whose"
+    " repeat_spread is 0 repeated exactly (GETs and LISTs include polls that vary with timing)"
 )
 
 
