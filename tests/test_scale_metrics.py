@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from ckptbench.api import RunRecord
+from ckptbench.api import MetricEntry, RunRecord
 from ckptbench.run._scale_metrics import COUNT, TIME, host_count_metrics, top_level_ops
 
 
 def _record(host, repeat, puts, save_s, *, warmup=False, hosts=2):
-  metrics = {
+  metrics = {tag: MetricEntry(**entry) for tag, entry in {
       "checkpoint_5_inventory/store_put_count": {"value": puts, "unit": "count"},
       "checkpoint_5_inventory/store_get_count": {"value": 10 * (host + 1), "unit": "count"},
       "save_0_basics/time_s": {"value": save_s, "unit": "s"},
@@ -18,7 +18,7 @@ def _record(host, repeat, puts, save_s, *, warmup=False, hosts=2):
       "save_8_jax/orbax_barrier_count": {"value": 7, "unit": "count"},
       "save_2_save_breakdown/metadata_write_s": {"value": 0.5 if host == 0 else 0.0, "unit": "s"},
       "save_7_memory/host_rss_peak_mib": {"value": 300 + host, "unit": "MiB"},
-  }
+  }.items()}
   inventory = {"file_count": 13, "metadata_files": 7, "metadata_bytes": 10669, "total_bytes": 9_000_000}
   return RunRecord(suite="s", benchmark="B", key="k", generator="g", options={}, varying={}, mesh=None,
                    checkpoint_config=None, repeat=repeat, warmup=warmup, host=host, num_hosts=hosts, path="p",

@@ -9,7 +9,6 @@ from ckptbench.run._settings import RunSettings
 
 from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._plan_view import describe_plan, format_bytes
-from ckptbench.run._process import devices_needed
 from ckptbench.run._scale import ScaleSettings, scale
 from ckptbench.run._scale_store import measured_latency, store_profile
 

@@ -84,7 +84,7 @@ def _repeat_metrics(hosts: Sequence[RunRecord], ops: Sequence[str]) -> dict[str,
   put("barrier_s_max_host", TIME, "s", max(sum(_value(r, f"{op}_8_jax/orbax_barrier_s") for op in ops) for r in hosts))
   commit = sum(_value(primary, f"{op}_2_save_breakdown/{m}") for op in ops for m in ("metadata_write_s", "finalize_s"))
   put("primary_commit_s", TIME, "s", commit)
-  rss = [max((v["value"] for t, v in r.metrics.items() if t.endswith("_7_memory/host_rss_peak_mib")), default=0.0)
+  rss = [max((_value(r, t) for t in r.metrics if t.endswith("_7_memory/host_rss_peak_mib")), default=0.0)
          for r in hosts]  # fmt: skip
   put("primary_rss_peak_mib", MEMORY, "MiB", rss[0])
   return out

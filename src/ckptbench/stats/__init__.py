@@ -24,7 +24,7 @@ from ckptbench.stats._goodput import (
     young_interval,
 )
 from ckptbench.stats._hosts import host_statistics
-from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
+from ckptbench.stats._summary import describe, metric_samples, metric_statistics, summarize_benchmarks
 from ckptbench.stats._trend import Slope, theil_sen_slope
 from ckptbench.stats._scaling import LAWS, Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
 from ckptbench.stats._store_model import PROFILES, BenchmarkModel, StoreProfile, StoreTime, model_benchmark, store_time
@@ -67,6 +67,7 @@ __all__ = [
     "median_ratio",
     "metric_direction",
     "metric_samples",
+    "metric_statistics",
     "min_p_value",
     "optimal_interval",
     "per_repeat_across_hosts",

@@ -28,7 +28,6 @@ _EXPORTS = {
     "write_scale_page": "ckptbench.views._scale_view",
     "write_tensorboard": "ckptbench.views._tensorboard",
     "view_sources": "ckptbench.views._views",
-    "views_written": "ckptbench.views._background",
     "write_views": "ckptbench.views._views",
 }
 __getattr__ = lazy_getattr(globals(), _EXPORTS)
