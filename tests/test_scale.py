@@ -131,6 +131,9 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   assert measured["requests_put_total"]["1"]["kind"] == "count" and measured["save_time_s"]["1"]["kind"] == "time"
   assert not measured["requests_put_total"]["1"]["inflated"] and measured["save_time_s"]["1"]["inflated"]
   assert all(measured["requests_put_total"][str(n)]["repeat_spread"] == 0 for n in (1, 2, 4))
+  # Each block counted apart (the link_requests collector): the primary's commit work is in the save.
+  assert measured["requests_save_total"]["4"]["value"] > 0 and measured["requests_load_total"]["4"]["value"] > 0
+  assert measured["primary_extra_requests_save"]["4"]["value"] > 0
   # OCDBT: the primary's writes stay, every other host adds the same few (its own OCDBT files).
   assert puts[1] > puts[0] and puts[2] - puts[1] == 2 * (puts[1] - puts[0])
   assert measured["barriers_save"]["1"]["value"] == 0 < measured["barriers_save"]["2"]["value"]
@@ -170,3 +173,32 @@ def test_the_profile_latency_comes_from_a_storage_run(tmp_path):
   assert profile.write_requests_per_s == 3500.0 and "storage built-in" in profile.source
   with pytest.raises(CkptbenchError, match="no successful run of the storage built-in"):
     measured_latency(PROFILES["s3"], tmp_path)
+
+
+def test_the_link_counts_each_measured_blocks_requests(monkeypatch):
+  import urllib.error  # noqa: PLC0415
+  import urllib.request  # noqa: PLC0415
+
+  from ckptbench.metrics._store_requests import LinkRequestsCollector  # noqa: PLC0415
+  from ckptbench.storage import (  # noqa: PLC0415
+      LINK_STATS_PATH, LINK_STATS_URL_ENV, LinkShape, start_link, stop_emulator,
+  )
+
+  monkeypatch.delenv(LINK_STATS_URL_ENV, raising=False)
+  outside = LinkRequestsCollector()
+  outside.start()
+  assert outside.stop() == {}  # no link, no tags
+  link, proc = start_link("http://127.0.0.1:9", LinkShape())  # nothing listens upstream: the request fails
+  try:
+    monkeypatch.setenv(LINK_STATS_URL_ENV, link.endpoint + LINK_STATS_PATH)
+    block = LinkRequestsCollector()
+    block.start()
+    for method in ("GET", "PUT", "DELETE"):
+      with pytest.raises(urllib.error.HTTPError):
+        request = urllib.request.Request(link.endpoint + "/b/o", method=method, data=b"" if method == "PUT" else None)
+        urllib.request.urlopen(request, timeout=10)
+    counts = {tag: m.value for tag, m in block.stop().items()}
+  finally:
+    stop_emulator(proc)
+  assert counts == {"5_inventory/store_put_count": 1, "5_inventory/store_get_count": 1,
+                    "5_inventory/store_list_count": 0, "5_inventory/store_delete_count": 1}  # fmt: skip

@@ -218,11 +218,14 @@ def link_upstream(url: StoreURL) -> str:
   return upstream
 
 
-def _die_with_parent() -> None:
-  """In the link's process: Linux kills it when the process that started it dies (even by SIGKILL,
-  as `launch` stops a stuck host), so no link outlives its run."""
+def _die_with(parent_pid: int) -> None:
+  """In the link's own process: Linux kills it when the process that started it dies (even by
+  SIGKILL, as `launch` stops a stuck host), so no link outlives its run. Set here rather than
+  between fork and exec, where the starting process (JAX running) must not run Python."""
   with contextlib.suppress(OSError, AttributeError):
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+  if os.getppid() != parent_pid:  # it died before the line above
+    sys.exit(0)
 
 
 def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link, subprocess.Popen]:
@@ -230,9 +233,10 @@ def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link,
   port = free_port()
   proc = subprocess.Popen(
       [sys.executable, "-m", "ckptbench.storage._link", "--upstream", upstream, "--port", str(port),
-       "--shape", shape.describe().replace("bw=unlimited,", ""), "--seed", str(seed)],
+       "--shape", shape.describe().replace("bw=unlimited,", ""), "--seed", str(seed),
+       "--parent_pid", str(os.getpid())],
       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-      start_new_session=True, preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+      start_new_session=True,
   )  # fmt: skip
   link = Link(f"http://127.0.0.1:{port}", upstream, shape, proc.pid)
   limit = float(os.environ.get(START_TIMEOUT_ENV, "30"))
@@ -255,7 +259,10 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--port", type=int, required=True)
   parser.add_argument("--shape", default="")
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--parent_pid", type=int)
   args = parser.parse_args(argv)
+  if args.parent_pid and sys.platform.startswith("linux"):
+    _die_with(args.parent_pid)
   from aiohttp import web  # noqa: PLC0415
 
   web.run_app(build_app(args.upstream.rstrip("/"), parse_link(args.shape), args.seed),
