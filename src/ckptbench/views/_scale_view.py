@@ -13,8 +13,6 @@ import math
 import pathlib
 from typing import Any, Mapping
 
-import plotly.graph_objects as go
-
 from ckptbench.views._plots import _html, plotly_js
 
 SCALE_PAGE = "scale.html"
@@ -94,22 +92,24 @@ def _figure(doc: Mapping[str, Any], bench: str, name: str, index: int) -> str:
   xs = [int(n) for n in points]
   largest = max([*xs, *(int(n) for n in preds)])
   curve_x = sorted({*xs, *(int(n) for n in preds), *(2 ** k for k in range(int(math.log2(largest)) + 1))})
-  fig = go.Figure()
-  fig.add_trace(go.Scatter(x=xs, y=[p["value"] for p in points.values()], mode="markers", name="measured",
-                           marker=dict(size=9)))  # fmt: skip
-  fig.add_trace(go.Scatter(x=curve_x, y=[_LAWS[fit["law"]](fit["a"], fit["b"], n) for n in curve_x], mode="lines",
-                           name=f"fit: {fit['formula']}"))  # fmt: skip
-  fig.add_trace(go.Scatter(
-      x=[int(n) for n in preds], y=[p["value"] for p in preds.values()], mode="markers", name="predicted",
-      marker=dict(symbol="diamond", size=10),
-      error_y=dict(type="data", symmetric=False, array=[p["high"] - p["value"] for p in preds.values()],
-                   arrayminus=[p["value"] - p["low"] for p in preds.values()]),
-  ))  # fmt: skip
-  unit = next(iter(points.values()))["unit"]
-  fig.update_xaxes(type="log", title="hosts")
-  fig.update_yaxes(type="log" if all(p["value"] > 0 for p in preds.values()) else "linear", title=unit)
-  fig.update_layout(title=f"{name} ({next(iter(points.values()))['kind']})")
-  return _html(fig, f"scale-{index}", 340)
+  data = [
+      {"type": "scatter", "x": xs, "y": [p["value"] for p in points.values()], "mode": "markers",
+       "name": "measured", "marker": {"size": 9}},
+      {"type": "scatter", "x": curve_x, "y": [_LAWS[fit["law"]](fit["a"], fit["b"], n) for n in curve_x],
+       "mode": "lines", "name": f"fit: {fit['formula']}"},
+      {"type": "scatter", "x": [int(n) for n in preds], "y": [p["value"] for p in preds.values()],
+       "mode": "markers", "name": "predicted", "marker": {"symbol": "diamond", "size": 10},
+       "error_y": {"type": "data", "symmetric": False, "array": [p["high"] - p["value"] for p in preds.values()],
+                   "arrayminus": [p["value"] - p["low"] for p in preds.values()]}},
+  ]  # fmt: skip
+  first = next(iter(points.values()))
+  layout = {
+      "title": {"text": f"{name} ({first['kind']})"},
+      "xaxis": {"type": "log", "title": {"text": "hosts"}},
+      "yaxis": {"type": "log" if all(p["value"] > 0 for p in preds.values()) else "linear",
+                "title": {"text": first["unit"]}},
+  }  # fmt: skip
+  return _html(data, layout, f"scale-{index}", 340)
 
 
 def _table(doc: Mapping[str, Any], bench: str) -> str:
