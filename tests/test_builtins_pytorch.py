@@ -118,6 +118,7 @@ def test_dcp_check_fails_when_the_files_on_disk_are_wrong(tmp_path):
 @pytest.mark.slow
 def test_dcp_runs_one_rank_per_process_under_launch(tmp_path, cli):
   (tmp_path / "s.yaml").write_text(DATA + f"""\
+num_repeats: 1
 benchmarks:
   - generator: {ORBAX_DCP}
     options: {{enable_async_save: [true, false]}}

@@ -102,7 +102,7 @@ def test_bad_config_exits_2_with_one_line_and_writes_nothing(tmp_path):
 def test_failures_exit_1_and_other_benchmarks_still_run(tmp_path):
   suite = tmp_path / "flaky.yaml"
   suite.write_text(
-      "suite_name: flaky\nbenchmarks:\n"
+      "suite_name: flaky\nnum_repeats: 1\nbenchmarks:\n"
       "  - generator: sample_benchmarks.FlakyBenchmark\n    options: {fail: [true, false]}\n"
   )
   done = run_cli("run", str(suite), "-o", str(tmp_path / "out"), "--no-progress")

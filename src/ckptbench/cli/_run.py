@@ -62,12 +62,16 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
+  p.add_argument("--time_budget_s", "--time-budget", dest="time_budget_s", type=_seconds, metavar="SECONDS",
+                 help="with num_repeats: auto (the default for sweeps and baseline comparisons), start no round"
+                 " that would end past this many seconds (default: the suite's time_budget_s, else 90)")  # fmt: skip
   p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--repeats_upto", type=int, metavar="N",
-                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+                 help="run repeats 0 to N-1, whatever the suite's num_repeats; with --resume, one more round each"
+                 " call (as `matrix` and `bisect` do)")  # fmt: skip
   p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
                  help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
                  " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
@@ -121,10 +125,22 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       baseline_label=args.baseline_label,
       regression_threshold=args.regression_threshold,
       fail_on_regression=args.fail_on_regression,
+      allow_inconclusive=args.allow_inconclusive,
+      time_budget_s=args.time_budget_s,
       checkpoint_root=args.checkpoint_root,
       link=args.link,
       repeats_upto=args.repeats_upto,
   )
+
+
+def _seconds(text: str) -> float:
+  try:
+    value = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected seconds such as 120, got {text!r}") from None
+  if not value > 0:
+    raise argparse.ArgumentTypeError(f"must be > 0 seconds, got {text!r}")
+  return value
 
 
 def handle(args: argparse.Namespace) -> int:

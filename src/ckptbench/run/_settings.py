@@ -50,12 +50,16 @@ class RunSettings:
   baseline_label: str | None = None
   regression_threshold: float = DEFAULT_THRESHOLD
   fail_on_regression: bool = False
+  allow_inconclusive: bool = False  # with fail_on_regression: an inconclusive headline metric passes
+  # num_repeats: auto stops adding rounds that would end past this; None: the suite's time_budget_s, else 90 s.
+  time_budget_s: float | None = None
+  flush_between_runs: bool = True  # os.sync before each run, so earlier checkpoints' writeback is done
   # Object storage (docs/storage.md).
   checkpoint_root: str | None = None  # gs://, s3:// or a directory; None: the suite's key, else OUT
   link: str | None = None  # shape the way to the store, e.g. "rtt=20ms,bw=1GB/s,errors=1%"
   output_url: str | None = None  # set from an output_dir that is a store URL
-  # Run only repeats below this number (with `resume`, one more round each call): how
-  # `ckptbench matrix` interleaves repeats across environments. None runs them all.
+  # Run repeats 0 to N-1, whatever the suite's num_repeats (with `resume`, one more round each call): how
+  # `ckptbench matrix` interleaves repeats across environments and `bisect` adds repeats. None: the suite's.
   repeats_upto: int | None = None
 
   def ask(self, field: str, value: object = True) -> str:
