@@ -20,7 +20,6 @@ import pathlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ckptbench.run import set_xla_flags
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
 
@@ -35,7 +34,7 @@ def register(subparsers) -> None:
       description="Save a suite's synthetic checkpoint data (spec or preset) as a reference checkpoint.",
   )
   add_suite_arguments(p)
-  p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
+  p.add_argument("-o", "--output_directory", dest="output_directory",
                  help="where DIR/checkpoint and DIR/sharding.json go")  # fmt: skip
   p.add_argument("--format", choices=FORMATS, default="orbax",
                  help="orbax: DIR/checkpoint; safetensors: sharded DIR/safetensors/*.safetensors")  # fmt: skip
@@ -99,6 +98,8 @@ def write_fixture(
 
 
 def handle(args: argparse.Namespace) -> int:
+  from ckptbench.run import set_xla_flags  # noqa: PLC0415
+
   config_file = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o DIR")

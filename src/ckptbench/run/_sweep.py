@@ -8,8 +8,7 @@ import itertools
 import json
 from typing import Any
 
-from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, OptionPoint, Suite
-from ckptbench.data import mesh_skip_reason
+from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, OptionPoint, Suite, mesh_skip_reason
 from ckptbench.api import safe_path_component
 from ckptbench.api import BenchmarkOptions, options_to_dict
 from ckptbench.api import orbax_capabilities
@@ -102,7 +101,8 @@ def expand(suite: Suite, device_count: int | None, *, planning: bool = False) ->
   unsupported: list[tuple[str, dict[str, Any], str]] = []
   for entry in suite.entries:
     cls_name = entry.generator_cls.__name__
-    lacking = orbax_capabilities().missing(entry.generator_cls.orbax_requires)
+    requires = entry.generator_cls.orbax_requires
+    lacking = orbax_capabilities().missing(requires) if requires else None  # probing imports Orbax (and JAX)
     for point in entry.points:
       if point.invalid_reason is not None:
         invalid.append((cls_name, point.values, point.invalid_reason))
