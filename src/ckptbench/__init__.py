@@ -23,7 +23,7 @@ from ckptbench.api import (
     register_collector,
 )
 from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
-from ckptbench.config import PRESETS, ModelShape, Suite, load_suite, load_suite_text, preset_shape, preset_spec, preset_summary
+from ckptbench.config import PRESETS, CheckpointConfig, MeshConfig, ModelShape, Suite, load_suite, load_suite_text, preset_shape, preset_spec, preset_summary
 from ckptbench.run import RunOutcome, RunSettings, run
 from ckptbench.data import (
     DataMismatchError,
@@ -35,6 +35,7 @@ from ckptbench.data import (
     verify_pytree,
     write_sharding_config,
 )
+from ckptbench.distributed import torch_process_group
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import evict_for_load, evict_from_page_cache, scan_inventory  # also registers the collectors
 from ckptbench.stats import median_ratio, theil_sen_slope
@@ -54,12 +55,14 @@ __all__ = [
     "BenchmarkOptions",
     "BenchmarkSummary",
     "BenchmarksGenerator",
+    "CheckpointConfig",
     "CkptbenchError",
     "Collector",
     "Comparison",
     "ConfigError",
     "DataMismatchError",
     "ErrorRecord",
+    "MeshConfig",
     "MetricValue",
     "Metrics",
     "ModelShape",
@@ -103,6 +106,7 @@ __all__ = [
     "run",
     "scan_inventory",
     "theil_sen_slope",
+    "torch_process_group",
     "verify_pytree",
     "write_kvstore",
     "write_location",

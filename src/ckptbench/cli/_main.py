@@ -31,6 +31,7 @@ _COMMANDS = (
     "emulate",
     "matrix",
     "bisect",
+    "port",
 )
 
 

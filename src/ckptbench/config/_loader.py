@@ -143,8 +143,10 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path, check_paths: bool = T
     indexed = _meshes_for_spec(doc, source, at, indexed, config.mesh_configs is not None, skipped, notes)
   meshes = [m for _, m in indexed]
 
-  if str(base_dir) not in sys.path:
-    sys.path.insert(0, str(base_dir))  # a suite may name a class in a module beside it
+  # A `generator:` import path may name a module beside the suite or in the current directory.
+  for directory in (str(pathlib.Path.cwd()), str(base_dir)):
+    if directory not in sys.path:
+      sys.path.insert(0, directory)
   entries = []
   for i, entry in enumerate(config.benchmarks):
     try:

@@ -5,6 +5,7 @@ from ckptbench.distributed._init import DISTRIBUTED_MODES, DistributedTimeouts, 
 from ckptbench.distributed._jax_coordinator import JaxCoordinator, make_coordinator
 from ckptbench.distributed._launcher import LaunchOutcome, launch_local
 from ckptbench.distributed._manifests import ClusterJob, jobset_manifest, render_manifest, slurm_script
+from ckptbench.distributed._torch import torch_process_group
 from ckptbench.distributed._pathways import (
     check_colocated_python_supported,
     is_pathways_backend,
@@ -28,5 +29,6 @@ __all__ = [
     "pathways_load_context",
     "render_manifest",
     "slurm_script",
+    "torch_process_group",
 ]
 
