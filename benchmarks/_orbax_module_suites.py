@@ -22,6 +22,7 @@ class Module:
   cls: str
   suite: str
   processes: int = 1
+  expected_failure: str | None = None  # why a run fails by the module's own code, whoever runs it
 
 
 # Orbax's 12-array spec of its multi-host suites (emergency, P2P, multislice, single replica).
@@ -48,14 +49,6 @@ mesh_config:
 checkpoint_config:
   spec:
     array: {{dtype: "float32", shape: [256, 512], sharding: ["data", "model"]}}"""
-
-_CANCEL = """
-mesh_config:
-  mesh_axes: ["data", "model"]
-  ici_parallelism: {{"data": 2, "model": 4}}
-checkpoint_config:
-  spec:
-    array: {{dtype: "float32", shape: [4096, 4096], sharding: ["data", "model"]}}"""
 
 # The reference checkpoints of the load modules: (format, suite for `ckptbench fixture`).
 FIXTURES = {
@@ -331,17 +324,19 @@ benchmarks:
       use_distributed_process_id: [False]
       use_colocated_python: [True, False]
 """),
-    # The cancel must come while the save runs: a 64 MiB save here ends well within Orbax's 1 s
-    # delay, so the cancel comes at once (the module asserts that the step was not saved).
     Module("v0_checkpointer_cancel_benchmark.py", "V0CheckpointerCancelBenchmark", """
 suite_name: "V0 Checkpointer Cancel Benchmark (scaled)"
-""" + _CANCEL + """
+""" + _DATA_MODEL + """
 benchmarks:
   - generator: {generator}
     options:
-      cancel_delay_secs: 0
+      cancel_delay_secs: 1
       perform_cancellation: [True, False]
-"""),
+""", expected_failure=(
+        "with perform_cancellation the module asserts that the cancelled step is not in"
+        " all_steps(); orbax-checkpoint 0.12.8's v0 CheckpointManager keeps listing it"
+        " (all_steps() == [1], only 1.orbax-checkpoint-tmp on disk), without ckptbench too"
+    )),
     Module("v1/benchmark.py", "Benchmark", """
 suite_name: "Llama 3.1 8B (scaled)"
 num_repeats: 2
