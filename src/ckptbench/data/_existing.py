@@ -21,7 +21,7 @@ from typing import Any
 import jax
 
 from ckptbench.data._read_errors import reading_checkpoint
-from ckptbench.distributed._pathways import pathways_load_context
+from ckptbench.distributed import pathways_load_context
 from ckptbench.errors import CkptbenchError
 from ckptbench.storage import read_location, write_location
 
