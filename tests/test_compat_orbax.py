@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pathlib
 import textwrap
 
 import jax
@@ -376,3 +377,40 @@ def test_v1_options_build_the_context_and_list_bad_combinations():
   bad = v1_benchmark.BenchmarkOptions(enable_replica_parallel_separate_folder=True)
   assert not bad.is_valid() and "needs use_replica_parallel" in bad.invalid_reason()
   assert v1_benchmark.get_metrics_to_measure(v1_benchmark.BenchmarkOptions(metric_tracemalloc_enabled=True))[-1] == "tracemalloc"
+
+
+def test_setup_test_directory_gives_a_clean_directory(tmp_path):
+  from ckptbench.compat.orbax.core import directory_setup
+
+  path = directory_setup.setup_test_directory("bench", str(tmp_path), repeat_index=1)
+  assert path == epath.Path(tmp_path) / "bench" / "repeat_1" and path.is_dir()
+  (path / "old").write_text("x")
+  assert list(directory_setup.setup_test_directory("bench", str(tmp_path), repeat_index=1).iterdir()) == []
+
+
+def test_a_generator_module_in_the_current_directory_is_importable(tmp_path):
+  """Through the `ckptbench` console script, which (unlike `python -m`) puts no directory of the user's on sys.path."""
+  import os
+  import subprocess
+  import sys
+
+  from conftest import REPO
+
+  work, suites = tmp_path / "work", tmp_path / "suites"
+  work.mkdir()
+  suites.mkdir()
+  _module(work, "here_mod", """
+      import ckptbench
+
+      class Here(ckptbench.BenchmarksGenerator):
+        def test_fn(self, context):
+          return ckptbench.TestResult(metrics=ckptbench.Metrics())
+  """)
+  (suites / "s.yaml").write_text("suite_name: cwd\nbenchmarks:\n  - generator: here_mod.Here\n")
+  script = pathlib.Path(sys.executable).parent / "ckptbench"
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"PYTHONPATH": str(REPO / "src")}
+  done = subprocess.run(
+      [sys.executable, str(script), "run", str(suites / "s.yaml"), "-o", str(tmp_path / "out"), "--no-progress",
+       "--no-probe", "--no-views"], cwd=work, env=env, capture_output=True, text=True, timeout=240,
+  )  # fmt: skip
+  assert done.returncode == 0, done.stderr
