@@ -127,17 +127,22 @@ def test_orbax_own_inventory_object_is_taken_and_anything_else_costs_only_the_in
       class Odd(ckptbench.BenchmarksGenerator):
         def test_fn(self, context):
           return ckptbench.TestResult(metrics=ckptbench.Metrics(), inventory=42)
+
+      class OddDict(ckptbench.BenchmarksGenerator):
+        def test_fn(self, context):
+          return ckptbench.TestResult(metrics=ckptbench.Metrics(), inventory={"total_bytes": "many"})
   """)
   outcome = run_text(tmp_path, """
       suite_name: inventories
       benchmarks:
         - generator: native_inv.Orbaxs
         - generator: native_inv.Odd
+        - generator: native_inv.OddDict
   """)
   assert not errors(outcome)
   by_name = {r.benchmark: r for r in outcome.records}
   assert by_name["Orbaxs"].inventory["total_bytes"] == 3 and by_name["Orbaxs"].inventory["other_files"] == 1
-  assert by_name["Odd"].inventory is None
+  assert by_name["Odd"].inventory is None and by_name["OddDict"].inventory is None
 
 
 def test_a_dataclass_typed_option_and_a_from_dict_override_are_honoured(tmp_path):

@@ -95,19 +95,29 @@ class CheckpointInventory:
     files by kind: "ocdbt", "zarr3", "metadata", "other").
 
     Raises:
-      CkptbenchError: naming the type of anything else.
+      CkptbenchError: naming the type of anything else, or what is wrong with it.
     """
     if isinstance(value, cls):
       return value
-    if isinstance(value, Mapping):
-      return cls.from_dict(value)
-    kinds = getattr(value, "format", None)
-    if not (isinstance(getattr(value, "total_bytes", None), int) and isinstance(kinds, Mapping)):
-      raise CkptbenchError(
-          f"TestResult.inventory is a {type(value).__name__}; give a dict from"
-          " CheckpointInventory.to_dict(), a CheckpointInventory, or Orbax's inventory"
-      )
-    counts = {k: int(kinds.get(k, 0)) for k in ("ocdbt", "zarr3", "metadata", "other")}
+    try:
+      if isinstance(value, Mapping):
+        found = cls.from_dict({"path": "", **value})
+        bad = [f.name for f in dataclasses.fields(cls) if f.type == "int" and not isinstance(getattr(found, f.name), int)]
+        if bad:
+          raise ValueError(f"{', '.join(bad)} must be whole numbers")
+        return found
+      if isinstance(getattr(value, "total_bytes", None), int) and isinstance(getattr(value, "format", None), Mapping):
+        return cls._from_orbax(value)
+    except (TypeError, ValueError) as e:
+      raise CkptbenchError(f"TestResult.inventory ({type(value).__name__}) cannot be read: {e}") from None
+    raise CkptbenchError(
+        f"TestResult.inventory is a {type(value).__name__}; give a dict from"
+        " CheckpointInventory.to_dict(), a CheckpointInventory, or Orbax's inventory"
+    )
+
+  @classmethod
+  def _from_orbax(cls, value: Any) -> "CheckpointInventory":
+    counts = {k: int(value.format.get(k, 0)) for k in ("ocdbt", "zarr3", "metadata", "other")}
     layouts = [name for name, kind in (("OCDBT", "ocdbt"), ("Zarr v3", "zarr3"), ("Orbax metadata", "metadata")) if counts[kind]]
     return cls(
         path="", total_bytes=value.total_bytes, file_count=int(getattr(value, "file_count", 0)),
