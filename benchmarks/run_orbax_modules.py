@@ -19,6 +19,7 @@ recorded unsupported.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import os
@@ -166,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
   if found != listed:
     print(f"the wheel's modules differ from the table: new {sorted(found - listed)}, gone {sorted(listed - found)}")
     return 1
-  with tempfile.TemporaryDirectory(prefix="ckptbench-orbax-modules-") as scratch:
-    dest = pathlib.Path(args.keep or scratch)
+  scratch = contextlib.nullcontext(args.keep) if args.keep else tempfile.TemporaryDirectory(prefix="ckptbench-orbax-")
+  with scratch as directory:
+    dest = pathlib.Path(directory)
     dest.mkdir(parents=True, exist_ok=True)
     outcomes = run_all(dest, args.modules or None, args.verbose)
   if not args.verbose:
