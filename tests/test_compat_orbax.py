@@ -108,7 +108,7 @@ def test_an_error_in_the_result_fails_the_run_and_orbax_inventory_objects_become
   good = next(r for r in outcome.records if not r.failed)
   assert good.inventory["total_bytes"] == 3002 and good.inventory["file_count"] == 2
   assert good.inventory["smallest_file_bytes"] == 2 and good.inventory["metadata_files"] == 1
-  assert good.metrics["checkpoint_5_inventory/file_count"]["value"] == 2
+  assert good.metrics["checkpoint_5_inventory/file_count"].value == 2
 
 
 def test_orbax_own_inventory_object_is_taken_and_anything_else_costs_only_the_inventory(tmp_path):

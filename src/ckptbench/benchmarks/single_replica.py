@@ -83,9 +83,6 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
       return "broadcast_memory_scaling_factor must be in (0, 1]"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def unsupported_reason(self) -> str | None:
     import orbax.checkpoint as ocp
 

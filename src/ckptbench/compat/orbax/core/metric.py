@@ -25,7 +25,7 @@ class Metrics(ckptbench.Metrics):
     """Logs every tag recorded so far, one per line."""
     lines = [f"--- {self.name} metrics ---"]
     for tag, entry in sorted(self.to_dict().items()):
-      lines.append(f"{tag}: {entry['value']:.4f} {entry['unit']}")
+      lines.append(f"{tag}: {entry.value:.4f} {entry.unit}")
     _log.info("\n".join(lines))
 
 
