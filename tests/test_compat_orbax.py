@@ -419,3 +419,36 @@ def test_a_generator_module_in_the_current_directory_is_importable(tmp_path):
        "--no-probe", "--no-views"], cwd=work, env=env, capture_output=True, text=True, timeout=240,
   )  # fmt: skip
   assert done.returncode == 0, done.stderr
+
+
+def test_an_is_valid_that_asks_jax_sees_the_simulated_devices(tmp_path):
+  """Orbax's options ask JAX in is_valid (is it Pathways?): JAX is set up before the loader checks them."""
+  from conftest import run_cli
+
+  _module(tmp_path, "asks_jax", """
+      import dataclasses
+      import jax
+      from ckptbench.compat.orbax.core import core as benchmarks_core
+      from ckptbench.compat.orbax.core import metric as metric_lib
+
+      @dataclasses.dataclass(frozen=True)
+      class Options(benchmarks_core.BenchmarkOptions):
+        devices: int | list[int] = 8
+
+        def is_valid(self):
+          return self.devices <= jax.device_count()
+
+      @benchmarks_core.benchmark_options(Options)
+      class AsksJax(benchmarks_core.BenchmarksGenerator):
+        def test_fn(self, context):
+          assert jax.device_count() == 8
+          return benchmarks_core.TestResult(metrics=metric_lib.Metrics())
+  """)
+  (tmp_path / "s.yaml").write_text(
+      "suite_name: asks\nmesh_config: {mesh_axes: [data], ici_parallelism: {data: 8}}\n"
+      "benchmarks:\n  - generator: asks_jax.AsksJax\n    options: {devices: [8, 9]}\n"
+  )
+  done = run_cli("run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-progress", "--no-probe", "--no-views")
+  assert done.returncode == 0, done.stderr
+  summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+  assert [b["runs"] for b in summary["benchmarks"]] == [1] and len(summary["invalid_combinations"]) == 1

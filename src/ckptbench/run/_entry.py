@@ -59,8 +59,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   """Runs a suite as `ckptbench run` does; results land in `settings.output_dir`.
 
   Args:
-    suite: a suite file's path, or a `Suite` from `load_suite`. The suite is
-      loaded before JAX starts, so its meshes decide how many CPU devices to simulate.
+    suite: a suite file's path, or a `Suite` from `load_suite`. Its meshes
+      decide how many CPU devices to simulate: JAX is set up once they are
+      read, before the generators are imported (a `Suite` loaded already must
+      not have started JAX's backend).
     settings: the run's settings (the `ckptbench run` flags).
 
   Returns:
@@ -75,9 +77,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     >>> outcome.exit_code
     0
   """
-  if not isinstance(suite, Suite):
-    suite = load_suite(suite, settings.overrides)  # touches no device: JAX's flags are not set yet
-  prepare_process(settings, suite.devices_needed)
+  if isinstance(suite, Suite):
+    prepare_process(settings, suite.devices_needed)
+  else:  # JAX set up once the meshes are known, before options classes (which may ask JAX) are checked
+    suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))
   settings, baseline_path, capture_path = _checked_targets(suite, settings)
   coordinator = make_coordinator()
   with shaped_link(settings.link, settings.checkpoint_root) as link:
