@@ -2,9 +2,9 @@
 
 Runs a small save/restore suite twice per pair (run A becomes the baseline,
 run B is compared with it), over `--pairs` independent pairs, in this process,
-at the default settings (threshold 10%, alpha 0.01, 5 repeats a side, one
+at the default settings (threshold 10%, 95% intervals, 5 repeats a side, one
 warm-up). A pair is a false alarm when any headline metric is called
-regressed: that is what would fail a CI job with --fail_on_regression.
+worse: that is what would fail a CI job with --fail_on_regression.
 Goal: at most 1 false alarm in 20 pairs.
 
 `--design alternating` separates the statistics from the machine: each pair
@@ -85,12 +85,12 @@ def main() -> None:
         a = run_once(suite, work / f"a{pair}")
         b = run_once(suite, work / f"b{pair}")
       comparison = compare_runs(a, b, work)
-      headline = [r for r in comparison.rows if r.headline and r.verdict.value != "not enough samples"]
+      headline = [r for r in comparison.rows if r.headline and r.verdict.value != "inconclusive"]
       judged += len(headline)
       bad = comparison.headline_regressions
       regressed += len(bad)
-      improved += sum(r.verdict.value == "improved" for r in headline)
-      by_metric.update(f"{r.benchmark} {r.metric} ({r.ratio:.2f}x, p={r.p_value:.3f})" for r in bad)
+      improved += sum(r.verdict.value == "better" for r in headline)
+      by_metric.update(f"{r.benchmark} {r.metric} ({r.ratio:.2f}x, interval {r.ci_low}-{r.ci_high})" for r in bad)
       false_alarms += bool(bad)
       times = [r.ratio for r in comparison.rows if r.metric.endswith("0_basics/time_s") and r.ratio]
       print(
@@ -101,10 +101,10 @@ def main() -> None:
   elapsed = time.perf_counter() - t0
   print(
       f"\nA/A ({args.design}) over {args.pairs} pairs, {args.repeats} repeats a side,"
-      f" {args.shape}x{args.shape} float32, defaults (10%, alpha 0.01):"
+      f" {args.shape}x{args.shape} float32, defaults (10%, 95% intervals):"
   )
   print(f"  pairs with a false headline regression: {false_alarms} / {args.pairs}  (goal <= 1 in 20)")
-  print(f"  headline metric comparisons called regressed: {regressed} / {judged}, improved: {improved}")
+  print(f"  headline metric comparisons called worse: {regressed} / {judged} decided, better: {improved}")
   for what, n in by_metric.most_common():
     print(f"    {n}x {what}")
   print(f"  wall time {elapsed:.0f} s (a shared 2-core machine: timings are noisy)")

@@ -2,7 +2,7 @@
 
 1. A/A: the same orbax-checkpoint release twice (two environments with the same
    spec, one cached build), `--repeats` repeats interleaved. Goal: no headline
-   metric called regressed or improved (what --fail_on_regression would fail on).
+   metric called worse or better (what --fail_on_regression would fail on).
 2. A/B: two releases (--a, --b) on the suite (default: the quick start), timed
    once with an empty environment cache (uv's own download cache stays warm, as
    on a developer's machine) and once with the cache filled: the second matrix
@@ -82,7 +82,7 @@ def main() -> None:
     cache = work / "env-cache"
     if not args.skip_aa:
       aa = matrix(suite, work / "aa", [args.b, args.b], cache)
-      flagged = {v: n for v, n in aa["headline"].items() if v in ("regressed", "improved")}
+      flagged = {v: n for v, n in aa["headline"].items() if v in ("worse", "better")}
       print(f"A/A orbax-checkpoint {args.b} twice, {args.repeats} repeats: headline verdicts {aa['headline']};"
             f" flagged: {flagged or 'nothing'} (goal: nothing); wall {aa['wall_s']:.0f} s", flush=True)  # fmt: skip
     if args.skip_ab:
@@ -98,8 +98,8 @@ def main() -> None:
     for row in comparison["rows"]:
       if row["headline"]:
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}x"
-        p = "-" if row["p_value"] is None else f"{row['p_value']:.3f}"
-        print(f"  {row['verdict']:>18}  {ratio:>6}  p {p:>6}  {row['benchmark']}  {row['metric']}")
+        interval = f"{row['ci_low']}-{row['ci_high']}"
+        print(f"  {row['verdict']:>12}  {ratio:>6}  [{interval}]  {row['benchmark']}  {row['metric']}")
 
 
 if __name__ == "__main__":

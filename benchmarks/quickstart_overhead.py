@@ -1,18 +1,24 @@
-"""Wall time of the quick-start suite under `ckptbench run` vs a bare script doing the same work.
+"""Wall and CPU time of the quick-start suite under `ckptbench run`, every output on disk, vs a bare
+script doing the same work.
 
 The guide's tour at 8192x8192 (examples/quickstart.yaml) with the default outputs:
 the storage probe (cached when steady), a warm-up per variant, cold loads, results,
-summary, verdict tables; the report and TensorBoard are written by a detached
-process after the run returns, so they are not in its wall time (the next trial
-waits for them, untimed, so they do not slow it). The bare script makes the same
-Orbax calls and checks: per variant one warm-up and 3 repeats of async save, page
-eviction, load and a bit-exact comparison.
+summary, verdict tables, and the views: the clock stops once report.html and
+tensorboard/ are on disk (a piped `ckptbench run` writes them before it exits; a
+version that writes them in a detached process is timed until that process is
+done). The bare script makes the same Orbax calls and checks: per variant one
+warm-up and 3 repeats of async save, page eviction, load and a bit-exact comparison.
 
 Both run as fresh processes (both pay for importing JAX and Orbax) in alternating
-pairs, the order swapped every pair; the figure is the median of the per-pair ratios
-with their range. Goal: at most 1.05.
+pairs, the order swapped every pair; the figures are the medians of the per-pair
+ratios of wall time and of CPU time (user + system of the process and its
+children: steadier than wall time on a shared machine), with their ranges.
+Goal: at most 1.05.
 
-    .venv/bin/python benchmarks/quickstart_overhead.py [--trials 5] [--flags "--no-probe"]
+    .venv/bin/python benchmarks/quickstart_overhead.py [--trials 5] [--flags=--no-probe] [--repo DIR]
+
+`--repo DIR` runs another checkout's ckptbench (its src/ and examples/), e.g. a
+commit from before a change, with this script's bare script and clock.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from __future__ import annotations
 import argparse
 import os
 import pathlib
+import resource
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,10 +36,7 @@ import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
-QUICKSTART = REPO / "examples" / "quickstart.yaml"
-sys.path.insert(0, str(REPO / "src"))
-
-from ckptbench.views import VIEWS_DONE  # noqa: E402
+VIEWS_LOG, VIEWS_DONE = "views.log", "views written"  # a detached views writer's log and its last line
 
 # The same saves and loads as examples/quickstart.yaml: an 8192x8192 bf16 array over 8 devices,
 # use_ocdbt true/false, 1 warm-up + 3 repeats, async save, evict, load, compare.
@@ -69,53 +74,68 @@ for use_ocdbt in (True, False):
 """
 
 
-def timed(cmd: list[str]) -> float:
+def _cpu() -> float:
+  usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+  return usage.ru_utime + usage.ru_stime
+
+
+def timed(cmd: list[str], repo: pathlib.Path, out: pathlib.Path | None = None) -> tuple[float, float]:
+  """(wall s, CPU s) of `cmd` and, with `out`, until OUT's views are on disk."""
   env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-  env["PYTHONPATH"] = str(REPO / "src")
-  t0 = time.perf_counter()
+  env["PYTHONPATH"] = str(repo / "src")
+  t0, c0 = time.perf_counter(), _cpu()
   subprocess.run(cmd, check=True, capture_output=True, env=env)
-  return time.perf_counter() - t0
+  cpu = _cpu() - c0  # a detached views process is no child of ours: its CPU time is not counted
+  if out is not None:
+    wait_for_views(out)
+    assert (out / "report.html").is_file() and (out / "tensorboard").is_dir(), f"no views in {out}"
+  return time.perf_counter() - t0, cpu
 
 
 def wait_for_views(out: pathlib.Path, timeout_s: float = 300) -> None:
-  """Untimed: the detached views of a run finish before the next process starts."""
+  """Until a detached views writer (if the run started one) has finished."""
   deadline = time.monotonic() + timeout_s
-  log = out / "views.log"
+  log = out / VIEWS_LOG
   while log.exists() and VIEWS_DONE not in log.read_text(errors="replace") and time.monotonic() < deadline:
-    time.sleep(0.2)
+    time.sleep(0.05)
 
 
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=5)
-  parser.add_argument("--flags", default="", help="extra `ckptbench run` flags, e.g. --no-probe")
+  parser.add_argument("--flags", default="", help="extra `ckptbench run` flags, e.g. --flags=--no-probe")
+  parser.add_argument("--repo", type=pathlib.Path, default=REPO, help="the checkout whose ckptbench runs")
   args = parser.parse_args()
-  run = [sys.executable, "-m", "ckptbench", "run", str(QUICKSTART), "--no-progress", *shlex.split(args.flags)]
-  ours, bare, ratios = [], [], []
+  repo = args.repo.resolve()
+  run = [sys.executable, "-m", "ckptbench", "run", str(repo / "examples" / "quickstart.yaml"), "--no-progress",
+         *shlex.split(args.flags)]  # fmt: skip
+  walls, cpus = [], []
   with tempfile.TemporaryDirectory() as tmp:
     tmp = pathlib.Path(tmp)
     for trial in range(args.trials):
-      out = tmp / f"ckptbench_{trial}"
+      out, bare_out = tmp / f"ckptbench_{trial}", tmp / f"bare_{trial}"
 
-      def run_ours() -> float:
-        t = timed(run + ["-o", str(out)])
-        wait_for_views(out)
-        return t
+      def run_ours() -> tuple[float, float]:
+        return timed(run + ["-o", str(out)], repo, out)
 
-      def run_bare() -> float:
-        return timed([sys.executable, "-c", BARE, str(tmp / f"bare_{trial}")])
+      def run_bare() -> tuple[float, float]:
+        return timed([sys.executable, "-c", BARE, str(bare_out)], repo)
 
       if trial % 2 == 0:
         a, b = run_ours(), run_bare()
       else:
         b, a = run_bare(), run_ours()
-      ours.append(a)
-      bare.append(b)
-      ratios.append(a / b)
-      print(f"pair {trial}: ckptbench {a:.2f} s, bare script {b:.2f} s, ratio {a / b:.3f}", flush=True)
-  print(f"median wall time: ckptbench {statistics.median(ours):.2f} s, bare script {statistics.median(bare):.2f} s")
-  print(f"ratio ckptbench / bare, median of {len(ratios)} pairs: {statistics.median(ratios):.3f}"
-        f" (range {min(ratios):.3f}-{max(ratios):.3f}; goal <= 1.05)")
+      walls.append((a[0], b[0]))
+      cpus.append((a[1], b[1]))
+      print(f"pair {trial}: ckptbench {a[0]:.2f} s ({a[1]:.2f} s CPU), bare script {b[0]:.2f} s"
+            f" ({b[1]:.2f} s CPU), ratio {a[0] / b[0]:.3f} wall, {a[1] / b[1]:.3f} CPU", flush=True)
+      shutil.rmtree(out, ignore_errors=True)  # untimed: the next pair starts with the same free disk
+      shutil.rmtree(bare_out, ignore_errors=True)
+  for name, pairs in (("wall", walls), ("CPU", cpus)):
+    ratios = [a / b for a, b in pairs]
+    print(f"{name}: median ckptbench {statistics.median(a for a, _ in pairs):.2f} s, bare script"
+          f" {statistics.median(b for _, b in pairs):.2f} s; ratio ckptbench / bare, median of {len(ratios)} pairs:"
+          f" {statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f}; goal <= 1.05)")
 
 
 if __name__ == "__main__":

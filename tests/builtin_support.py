@@ -22,8 +22,14 @@ CORRUPTER = "test_corrupter"
 
 
 def run_text(tmp_path: pathlib.Path, *parts: str) -> SuiteOutcome:
-  """Runs a suite given as YAML text (parts dedented one by one); results in tmp_path/out."""
+  """Runs a suite given as YAML text (parts dedented one by one); results in tmp_path/out.
+
+  One repeat unless the text sets `num_repeats`: these tests check what a
+  benchmark measures, not verdicts (a sweep would otherwise repeat until decided).
+  """
   text = "".join(textwrap.dedent(part) for part in parts)
+  if "num_repeats" not in text:
+    text = "num_repeats: 1\n" + text
   suite = load_suite_text(text, str(tmp_path / "suite.yaml"), base_dir=tmp_path)
   return run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
 

@@ -30,6 +30,34 @@ def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None
   )  # fmt: skip
 
 
+def run_cli_in_terminal(*args: str, env: dict | None = None, timeout: float = 240) -> tuple[int, str]:
+  """Runs `python -m ckptbench ARGS` with its output on a pseudo-terminal (as a user at a prompt);
+  returns (exit code, everything it printed)."""
+  import pty  # noqa: PLC0415
+  import select  # noqa: PLC0415
+
+  full_env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  full_env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), str(REPO / "tests")])
+  full_env.update(env or {})
+  controller, terminal = pty.openpty()
+  proc = subprocess.Popen([sys.executable, "-m", "ckptbench", *args], env=full_env,
+                          stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal)  # fmt: skip
+  os.close(terminal)
+  chunks = []
+  try:
+    while select.select([controller], [], [], timeout)[0]:
+      try:
+        data = os.read(controller, 65536)
+      except OSError:  # EIO: the process closed the terminal
+        break
+      if not data:
+        break
+      chunks.append(data)
+  finally:
+    os.close(controller)
+  return proc.wait(timeout=timeout), b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+
+
 @pytest.fixture
 def cli():
   return run_cli

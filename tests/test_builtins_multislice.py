@@ -94,7 +94,7 @@ ARRAYS = REPLICAS.replace(", step: int", "")  # the multi-tier managers restore 
 
 
 def test_emergency_manager_in_one_process_saves_only_the_persistent_tier_and_restores_it(tmp_path):
-  outcome = run_text(tmp_path, ARRAYS, f"""\
+  outcome = run_text(tmp_path, "keep_checkpoints: true\n", ARRAYS, f"""\
       benchmarks:
         - generator: {ORBAX}{ECM}
           options:
@@ -141,7 +141,7 @@ def test_emergency_manager_restores_from_a_local_replica_after_one_host_loses_it
   suite.write_text(text.replace("[none, one_process, all_processes]", "[one_process, all_processes]"))
   out, local = tmp_path / "out", tmp_path / "local"
   done = run_cli("launch", "-n", "3", "--devices_per_process", "2", str(suite), "-o", str(out), "--no-progress",
-                 "--local_directory", str(local), timeout=240)  # fmt: skip
+                 "--local_directory", str(local), "--keep_checkpoints", timeout=240)  # fmt: skip
   assert done.returncode == 0, done.stdout + done.stderr
   got = {(r["options"]["lose_local_data"], r["host"]): r["metrics"] for r in _records(out) if not r["error"]}
   assert len(got) == 6

@@ -118,11 +118,13 @@ def test_dcp_check_fails_when_the_files_on_disk_are_wrong(tmp_path):
 @pytest.mark.slow
 def test_dcp_runs_one_rank_per_process_under_launch(tmp_path, cli):
   (tmp_path / "s.yaml").write_text(DATA + f"""\
+num_repeats: 1
 benchmarks:
   - generator: {ORBAX_DCP}
     options: {{enable_async_save: [true, false]}}
 """)
-  done = cli("launch", "-n", "2", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe")
+  done = cli("launch", "-n", "2", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe",
+             "--keep_checkpoints")  # fmt: skip
   assert done.returncode == 0, done.stderr[-2000:]
   records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
   assert sorted(r["host"] for r in records) == [0, 0, 1, 1] and not any(r["error"] for r in records)

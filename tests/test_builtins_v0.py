@@ -89,7 +89,7 @@ def test_array_handler_fails_when_the_data_on_disk_is_wrong(tmp_path):
 
 def test_deleter_times_each_deletion_and_checks_the_step_is_gone(tmp_path):
   orbax = "orbax.checkpoint._src.testing.benchmarks.deleter_benchmark.DeleterBenchmark"
-  outcome = run_text(tmp_path, DATA, f"""\
+  outcome = run_text(tmp_path, "keep_checkpoints: true\n", DATA, f"""\
       benchmarks:
         - generator: {orbax}
           options: {{train_steps: 3, max_to_keep: 10, num_deletion_threads: [1, 4]}}

@@ -83,9 +83,20 @@ def test_each_problem_is_located(old, new, line, key, message):
 
 
 def test_one_warmup_by_default_when_there_are_repeats_to_compare():
-  assert load(GOOD).config.num_warmups == 1
-  assert load(GOOD.replace("num_repeats: 2", "num_repeats: 1")).config.num_warmups == 0
-  assert load(GOOD.replace("num_repeats: 2", "num_repeats: 2\nnum_warmups: 0")).config.num_warmups == 0
+  cfg = load(GOOD).config
+  assert cfg.warmups(cfg.repeats(compares=True)) == 1
+  assert cfg.warmups(1) == 0 and cfg.warmups("auto") == 1
+  assert load(GOOD.replace("num_repeats: 2", "num_repeats: 2\nnum_warmups: 0")).config.warmups(2) == 0
+
+
+def test_num_repeats_is_a_count_or_auto_and_unset_is_auto_for_comparisons():
+  auto = load(GOOD.replace("num_repeats: 2", "num_repeats: auto\ntime_budget_s: 30"))
+  assert auto.config.num_repeats == "auto" and auto.config.time_budget_s == 30
+  assert auto.config.interleaved("auto") and auto.config.fixed_repeats() == 10
+  unset = load(GOOD.replace("num_repeats: 2\n", "")).config
+  assert unset.repeats(compares=True) == "auto" and unset.repeats(compares=False) == 1
+  err = error_of(GOOD.replace("num_repeats: 2", "num_repeats: sometimes"))
+  assert err.key == "num_repeats" and "(and" not in str(err)  # one problem, not one per alternative
   assert load(GOOD + "reference: {use_ocdbt: false}").config.reference == {"use_ocdbt": False}
 
 

@@ -237,9 +237,12 @@ def test_bisect_measures_bad_against_good_first(cli, one_repeat_suite, tmp_path,
   document = json.loads((out / "bisect.json").read_text())
   candidates = document["candidates"]  # the releases the index lists between them
   assert candidates[0] == OLDEST and candidates[-1] == NEWEST and {"0.11.40", "0.12.0"} <= set(candidates)
-  # One repeat cannot reach significance: the step says so, and no culprit is named.
-  assert document["steps"][0]["verdict"] == "not enough samples" and document["culprit"] is None
-  assert "no regression of load_0_basics/time_s" in done.stdout
+  # One repeat (then two) bounds no interval: the step is inconclusive, measured again with twice the
+  # repeats, and bisect says it could not decide: no culprit, and never "no regression".
+  assert [s["verdict"] for s in document["steps"]] == ["inconclusive", "inconclusive"]
+  assert [s["repeats"] for s in document["steps"]] == [1, 2]
+  assert document["culprit"] is None and document["undecided"] == NEWEST
+  assert "could not decide" in done.stdout and "no regression" not in done.stdout
 
 
 @pytest.mark.slow

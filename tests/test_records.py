@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ckptbench.api import HostStatistics, MetricEntry, MetricStatistics
+from ckptbench.api import HostStatistics, MetricEntry, MetricStatistics, Verdict, VerdictRecord
 from ckptbench.api._records import (
     BenchmarkSummary,
     ErrorRecord,
@@ -37,6 +37,9 @@ def _summary() -> SuiteSummary:
       suite="s", reference={"x": 1}, interrupted=True, skipped_meshes=[SkippedMesh("fsdp=16", "needs 16 devices")],
       notes=["emulated"], invalid_combinations=[NotRun("m.C", {"x": 2}, "x=2 needs y")],
       benchmarks=summarize_benchmarks([RECORD, RunRecord.from_json(PASSED.to_json() | {"repeat": 1})]),
+      repeats={"mode": "auto", "rounds": 8, "looks": 6, "alpha": 0.05, "stopped": "decided"},
+      verdicts=[VerdictRecord("save_0_basics/time_s", "k2", {"x": 2}, {"x": 1}, 1.2, 1.1, 1.3, 8,
+                              Verdict.WORSE, "the rule")],
   )  # fmt: skip
 
 
@@ -82,8 +85,9 @@ def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
   data = json.loads((tmp_path / "summary.json").read_text())
   assert list(data) == [
       "schema_version", "suite", "reference", "interrupted", "skipped_meshes", "notes",
-      "invalid_combinations", "unsupported", "benchmarks",
+      "invalid_combinations", "unsupported", "repeats", "verdicts", "benchmarks",
   ]
+  assert data["schema_version"] == 2 and data["verdicts"][0]["verdict"] == "worse"
   assert data["skipped_meshes"] == [{"mesh": "fsdp=16", "reason": "needs 16 devices"}]
   assert data["benchmarks"][0]["errors"] == [{"repeat": 0, "host": 0, "type": "ValueError", "message": "bad"}]
   assert SuiteSummary.from_json(data) == summary
@@ -92,11 +96,19 @@ def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
 
 
 def test_another_schema_version_in_summary_json_is_one_error_naming_the_file(tmp_path):
-  (tmp_path / "summary.json").write_text(json.dumps(_summary().to_json() | {"schema_version": 2}))
-  with pytest.raises(CkptbenchError, match=r"summary\.json: .*summary schema_version 2; this ckptbench reads 1"):
+  (tmp_path / "summary.json").write_text(json.dumps(_summary().to_json() | {"schema_version": 3}))
+  with pytest.raises(CkptbenchError, match=r"summary\.json: .*summary schema_version 3; this ckptbench reads 2"):
     read_outputs(tmp_path)
 
 
+def test_a_version_1_summary_reads_with_no_verdicts_and_a_bad_verdict_is_refused(tmp_path):
+  old = {k: v for k, v in _summary().to_json().items() if k not in ("verdicts", "repeats")} | {"schema_version": 1}
+  read = SuiteSummary.from_json(old)
+  assert read.verdicts == [] and read.schema_version == 1
+  bad = _summary().to_json()
+  bad["verdicts"][0]["verdict"] = "regressed"
+  with pytest.raises(SchemaError, match="none of"):
+    SuiteSummary.from_json(bad)
 def test_metric_values_keep_the_on_disk_form():
   line = RECORD.to_json()
   assert line["metrics"] == {"save_0_basics/time_s": {"value": 1.0, "unit": "s"}}

@@ -156,3 +156,14 @@ def test_verify_names_the_array_that_differs():
   assert ckptbench.verify_pytree(good, good) == 2
   with pytest.raises(ckptbench.DataMismatchError, match=r"differs .* in 1 array\(s\): w"):
     ckptbench.verify_pytree(good, bad)
+
+
+def test_an_occupied_output_directory_names_the_keyword_from_python_and_the_flag_from_the_command_line(tmp_path):
+  from ckptbench.errors import CkptbenchError
+  from ckptbench.run._output_dir import prepare_output_dir
+
+  (tmp_path / "results.jsonl").write_text("")
+  with pytest.raises(CkptbenchError, match=r"pass RunSettings\(resume=True\) to complete them, RunSettings\(overwrite=True\)"):
+    prepare_output_dir(RunSettings(output_dir=tmp_path))
+  with pytest.raises(CkptbenchError, match="pass --resume to complete them, --overwrite to replace them"):
+    prepare_output_dir(RunSettings(output_dir=tmp_path, argv=("ckptbench", "run")))

@@ -54,7 +54,8 @@ def test_verification_fails_on_an_object_corrupted_in_the_store(s3_store):
 @pytest.mark.parametrize("name", ["storage_gcs", "storage_s3"])
 def test_example_suite_runs_on_the_emulator(name, gcs_store, s3_store, tmp_path, cli):
   out = tmp_path / "out"
-  done = cli("run", str(REPO / "examples" / f"{name}.yaml"), "-o", str(out), "--no-views", "--no-progress")
+  done = cli("run", str(REPO / "examples" / f"{name}.yaml"), "-o", str(out), "--no-views", "--no-progress",
+             "--set", "num_repeats=1")  # fmt: skip
   assert done.returncode == 0, done.stderr[-3000:]
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
   assert records and not any(r["error"] for r in records)
@@ -82,7 +83,7 @@ def test_dcp_saves_to_gcs_and_local_file_libraries_are_refused_on_a_store(gcs_st
       "benchmarks: [{generator: pytorch, options: {library: [dcp, torch_save]}}]\n"
   )
   done = cli("run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--checkpoint_root",
-             f"{gcs_store.url}/dcp", "--no-views", "--no-probe", "--no-progress")  # fmt: skip
+             f"{gcs_store.url}/dcp", "--no-views", "--no-probe", "--no-progress", "--set", "num_repeats=1")  # fmt: skip
   assert done.returncode == 1, done.stderr[-2000:]
   by_library = {json.loads(line)["options"]["library"]: json.loads(line)
                 for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()}  # fmt: skip

@@ -1,4 +1,5 @@
-"""The views are written by a detached process after `ckptbench run` has returned."""
+"""Views: in a terminal, written by a detached process after `ckptbench run` has returned; piped
+(CI, a script), written before it exits."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_cli, wait_for_views
+from conftest import run_cli, run_cli_in_terminal, wait_for_views
 
 pytestmark = pytest.mark.slow
 
@@ -30,10 +31,12 @@ def test_views_are_written_after_the_run_returns_and_include_its_comparison(tmp_
   assert "no views; `ckptbench report" in base.stdout and not (tmp_path / "base" / "report.html").exists()
 
   out = tmp_path / "out"
-  done = run_cli("run", str(suite), "-o", str(out), "--no-progress", "--baseline_path", str(tmp_path / "bl" / "base.json"),
-                 env={"CKPTBENCH_CACHE_DIR": str(tmp_path / "empty-cache")})  # fmt: skip
-  assert done.returncode == 0, done.stderr
-  assert "being written in the background" in done.stdout
+  code, printed = run_cli_in_terminal(
+      "run", str(suite), "-o", str(out), "--no-progress", "--baseline_path", str(tmp_path / "bl" / "base.json"),
+      env={"CKPTBENCH_CACHE_DIR": str(tmp_path / "empty-cache")},
+  )  # fmt: skip
+  assert code == 0, printed
+  assert "being written in the background after this prompt returns" in printed.strip().splitlines()[-1]
   assert (out / "results.jsonl").exists() and (out / "summary.json").exists()  # durable before any view
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
   assert not any("_of_" in tag for r in records for tag in r["metrics"])  # no probe cached: none during the run
@@ -50,3 +53,15 @@ def test_views_are_written_after_the_run_returns_and_include_its_comparison(tmp_
   manifest = json.loads((out / "manifest.json").read_text())
   assert manifest["roofline_measured_after_run"] and manifest["roofline"]["repeats"] == 3
   assert "limit: disk_write_gbps" in page and "over 3 probes" in page
+
+
+def test_a_piped_run_has_written_its_report_and_tensorboard_when_it_returns(tmp_path):
+  suite = tmp_path / "s.yaml"
+  suite.write_text(SUITE)
+  out = tmp_path / "out"
+  done = run_cli("run", str(suite), "-o", str(out), "--no-progress", "--no-probe")
+  assert done.returncode == 0, done.stderr
+  assert "<h2>verdict</h2>" in (out / "report.html").read_text()  # on disk as the command returns
+  assert list((out / "tensorboard").rglob("events.out.tfevents.*"))
+  assert not (out / "views.log").exists() and "being written in the background" not in done.stdout
+  assert f"report {out / 'report.html'}" in done.stdout

@@ -44,6 +44,25 @@ def test_a_run_without_metrics_still_has_a_row_and_clashing_options_are_renamed(
   assert row.option_value.iloc[0] == "[1, 2]"
 
 
+def test_warmups_are_left_out_unless_asked_and_the_mean_is_summary_jsons(sample_out):
+  lines = (sample_out / "results.jsonl").read_text().splitlines()
+  warmup = json.loads(lines[0])
+  warmup.update(warmup=True, repeat=0)
+  warmup["metrics"]["save_0_basics/time_s"]["value"] = 9.0  # the cold first run
+  (sample_out / "results.jsonl").write_text("\n".join([json.dumps(warmup), *lines]) + "\n")
+
+  df = ckptbench.load_results(sample_out)
+  assert not df.warmup.any() and len(df) == 5 * 16 + 2
+  summary = json.loads((sample_out / "summary.json").read_text())
+  for bench in summary["benchmarks"]:
+    ok = df[(df.key == bench["key"]) & df.error.isna() & (df.tag == "save_0_basics/time_s")]
+    assert ok.value.mean() == pytest.approx(bench["metrics"]["save_0_basics/time_s"]["mean"])
+  every = ckptbench.load_results(sample_out, include_warmups=True)
+  warm = every[every.warmup]
+  assert len(every) == len(df) + 16 and warm[warm.tag == "save_0_basics/time_s"].value.tolist() == [9.0]
+  assert len(pd.read_csv(export_results(sample_out, "csv", include_warmups=True))) == len(every)
+
+
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_export_round_trips(sample_out, fmt):
   path = export_results(sample_out, fmt)

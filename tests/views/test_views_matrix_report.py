@@ -23,11 +23,11 @@ class Env:
 def _row(metric: str, baseline: float, current: float, verdict: Verdict, headline: bool = True) -> ComparisonRow:
   ratio = current / baseline
   return ComparisonRow("save_restore <b>", "k1", metric, "s", Direction.LOWER, baseline, current, ratio,
-                       ratio * 0.9, ratio * 1.1, 0.004, verdict, headline, 5, 5)  # fmt: skip
+                       ratio * 0.9, ratio * 1.1, verdict, headline, 8, 8, 0.95, None)  # fmt: skip
 
 
 def _comparison(label: str, rows: list[ComparisonRow]) -> Comparison:
-  return Comparison(label, 0.1, 0.01, tuple(rows), {}, {}, ())
+  return Comparison(label, 0.1, 0.05, "the rule", tuple(rows), {}, {}, ())
 
 
 def test_the_page_puts_every_environment_against_the_reference(tmp_path):
@@ -39,11 +39,11 @@ def test_the_page_puts_every_environment_against_the_reference(tmp_path):
   ]
   comparisons = {
       "orbax-0.12.8": _comparison("orbax-0.11.30", [
-          _row("save_0_basics/time_s", 2.0, 3.0, Verdict.REGRESSED),
-          _row("load_0_basics/time_s", 2.0, 1.0, Verdict.IMPROVED),
+          _row("save_0_basics/time_s", 2.0, 3.0, Verdict.WORSE),
+          _row("load_0_basics/time_s", 2.0, 1.0, Verdict.BETTER),
           _row("save_6_tensorstore/bytes_written", 10.0, 10.0, Verdict.NOT_JUDGED, headline=False),
       ]),
-      "orbax-0.12.9": _comparison("orbax-0.11.30", [_row("save_0_basics/time_s", 2.0, 2.02, Verdict.UNCHANGED)]),
+      "orbax-0.12.9": _comparison("orbax-0.11.30", [_row("save_0_basics/time_s", 2.0, 2.02, Verdict.EQUIVALENT)]),
   }  # fmt: skip
   page = write_matrix_report(tmp_path, "suite <x>", envs, "orbax-0.11.30", comparisons).read_text()
 
@@ -51,14 +51,14 @@ def test_the_page_puts_every_environment_against_the_reference(tmp_path):
   assert "<a href='orbax-0.11.30/report.html'>orbax-0.11.30</a> (reference)" in page
   assert "build_failed: uv: no solution" in page and "<a href='orbax-0.11.20" not in page
   assert "ok, 1 failed runs" in page
-  assert "headline regression in orbax-0.12.8" in page
+  assert "headline metric worse in orbax-0.12.8" in page
   table = page.split("<table id=matrix>")[1].split("</table>")[0]
   rows = table.split("<tr>")[2:]
   assert len(rows) == 2  # save and load time; the byte counter is no headline
   load, save = rows
-  assert "load_0_basics/time_s" in load and "class='improved'" in load and "0.50x [0.45, 0.55] improved" in load
+  assert "load_0_basics/time_s" in load and "class='better'" in load and "0.50x [0.45, 0.55] better" in load
   assert "not measured" in load  # 0.12.9 has no load row
-  assert "class='regressed'" in save and "1.50x [1.35, 1.65] regressed" in save and "1.01x" in save
+  assert "class='worse'" in save and "1.50x [1.35, 1.65] worse" in save and "1.01x" in save
   assert "save_restore &lt;b&gt;" in save
 
 
@@ -67,3 +67,12 @@ def test_a_matrix_with_one_finished_environment_says_there_is_nothing_to_compare
   assert "one environment finished: nothing to compare it with" in page
   page = write_matrix_report(tmp_path, "s", [Env("a", "x", status="run_failed")], None, {}).read_text()
   assert "no environment finished" in page
+
+
+def test_inconclusive_is_coloured_as_such_and_never_called_no_regression(tmp_path):
+  envs = [Env("a", "orbax-checkpoint==0.11.30"), Env("b", "orbax-checkpoint==0.12.8")]
+  comparisons = {"b": _comparison("a", [_row("load_0_basics/time_s", 2.0, 5.6, Verdict.INCONCLUSIVE)])}
+  page = write_matrix_report(tmp_path, "s", envs, "a", comparisons).read_text()
+  assert "no headline regression" not in page
+  assert "inconclusive in b: more repeats would decide" in page
+  assert "class='inconclusive'" in page and "2.80x [2.52, 3.08] inconclusive" in page

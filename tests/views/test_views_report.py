@@ -45,7 +45,7 @@ def test_report_shows_verdict_plots_limits_breakdowns_failures_comparison_and_ma
   assert "load: load stage breakdown" in own and "deserialize_s" in own
   assert "save_5_inventory/total_gib" in own
   assert "restored data differs &lt;b&gt;" in own and "<b>restored" not in own  # errors are escaped
-  assert "baseline comparison" in own and "class='regressed'" in own
+  assert "baseline comparison" in own and "class='worse'" in own
   assert "abc1234" in own and "orbax-checkpoint" in own
   # Self-contained: one inline script (plotly.js), nothing fetched from anywhere.
   assert own.count("<script") == 1 + 6 and "<script src" not in own

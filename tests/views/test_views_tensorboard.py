@@ -138,3 +138,13 @@ def test_profiler_trace_lands_where_the_profile_tab_reads_it(tmp_path, sample_ou
       repeat_index=1, name=OCDBT, trace_root=sample_out / "tensorboard",
   )
   assert later.trace_path("save") is None
+
+
+def test_scalars_are_the_bytes_the_scalars_plugin_writes():
+  from tensorboard.plugins.scalar import summary_v2 as scalar_summary
+
+  from ckptbench.views._tensorboard import scalar_value
+
+  for value in (0.0, 1.5, -3.25e-7, 12345.678):
+    expected = scalar_summary.scalar_pb("save_0_basics/time_s", value).value[0]
+    assert scalar_value("save_0_basics/time_s", value).SerializeToString() == expected.SerializeToString()

@@ -1,4 +1,4 @@
-"""The verdict: variants side by side with ratios, significance, outliers and main effects."""
+"""The verdict: variants side by side with ratios, four-word verdicts, outliers and main effects."""
 
 from __future__ import annotations
 
@@ -13,7 +13,13 @@ from ckptbench.api import MetricEntry, MetricStatistics
 from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
 from ckptbench.results import read_outputs
 from ckptbench.views import print_suite_tables
+from ckptbench.analysis import sweep_verdicts
 from ckptbench.analysis._verdict import build_verdict, headline_metrics
+
+
+def _table(records, reference=None):
+  """The table as the console builds it: from the verdicts summary.json would hold."""
+  return build_verdict(records, reference, sweep_verdicts(records, reference, paired=True))
 
 
 def _record(key, varying, repeat, save_s, load_s=0.1, warmup=False):
@@ -54,13 +60,16 @@ def test_headline_rows_are_times_own_bandwidths_and_peaks_not_blocking_rates():
 
 
 def test_ratios_verdicts_and_main_effects_of_a_two_axis_sweep():
-  table = build_verdict(_sweep({"ocdbt": 2.0, "zarr3": 1.0}))
+  table = _table(_sweep({"ocdbt": 2.0, "zarr3": 1.0}))
   assert [v.label for v in table.variants][0] == "use_ocdbt=True, use_zarr3=True"
   assert table.reference == "k0"
   slow = table.cell("save_0_basics/time_s", "k2")
-  assert slow.comparison.ratio == pytest.approx(2.0, rel=0.02) and slow.comparison.verdict.value == "regressed"
+  assert slow.verdict.ratio == pytest.approx(2.0, rel=0.02) and slow.verdict.verdict.value == "worse"
   faster = table.cell("save_4_throughput/save_total_gbps", "k2")
-  assert faster.comparison.ratio == pytest.approx(0.5, rel=0.02)
+  assert faster.verdict.ratio == pytest.approx(0.5, rel=0.02) and faster.verdict.verdict.value == "worse"
+  same = table.cell("save_0_basics/time_s", "k1")  # zarr3 changes nothing: 6 identical rounds
+  assert same.verdict.verdict.value == "equivalent"
+  assert table.cell("save_0_basics/time_s", "k0").verdict is None  # the reference
   effects = {(e.axis, str(e.level)): e for e in table.effects}
   assert effects[("use_ocdbt", "False")].ratios["save_0_basics/time_s"] == pytest.approx(2.0, rel=0.02)
   assert effects[("use_ocdbt", "False")].pairs == 2
@@ -71,19 +80,22 @@ def test_the_suites_reference_is_used_and_warmups_and_failures_are_left_out():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
   records.append(_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 0, 50.0, warmup=True))
   records.append(dataclasses.replace(_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 9, 50.0), error=ErrorRecord("E", "")))
-  table = build_verdict(records, reference={"use_ocdbt": "false", "use_zarr3": False})
+  table = _table(records, reference={"use_ocdbt": "false", "use_zarr3": False})
   assert table.reference == "k3"
   assert table.cell("save_0_basics/time_s", "k0").interval.n == 6
-  assert table.cell("save_0_basics/time_s", "k0").comparison.ratio == pytest.approx(0.5, rel=0.02)
+  assert table.cell("save_0_basics/time_s", "k0").verdict.ratio == pytest.approx(0.5, rel=0.02)
+  assert table.cell("save_0_basics/time_s", "k0").verdict.n == 6
 
 
 def test_a_slow_first_repeat_is_flagged_and_three_repeats_are_too_few_to_judge():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0}, repeats=3, jitter=(2.3, 1.0, 1.01))
-  table = build_verdict(records)
+  table = _table(records)
   flagged = {(v.key, m.tag, o.repeat) for v, m, o in table.outliers()}
   assert ("k0", "save_0_basics/time_s", 0) in flagged
   assert all(tag.endswith("time_s") for _, tag, _ in flagged)  # throughput is the same number upside down
-  assert table.cell("save_0_basics/time_s", "k2").comparison.verdict.value == "not enough samples"
+  undecided = table.cell("save_0_basics/time_s", "k2").verdict
+  assert undecided.verdict.value == "inconclusive" and undecided.low is None  # 3 rounds bound no 95% interval
+  assert undecided.repeats_needed >= 6
 
 
 def _text(summary, records, **kwargs):
@@ -96,11 +108,12 @@ def test_console_prints_the_verdict_first_and_details_only_when_asked():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
   bench = BenchmarkSummary("B(x)", "k0", "m.G", {}, {}, None, None, runs=6, failed=0, errors=[], metrics={
       "save_0_basics/time_s": MetricStatistics("s", n=6, mean=1.0, std=0.1, min=0.9, max=1.1, median=1.0)})
-  summary = SuiteSummary(suite="s", benchmarks=[bench])
+  summary = SuiteSummary(suite="s", benchmarks=[bench], verdicts=sweep_verdicts(records, None, paired=True))
   text = _text(summary, records)
   assert text.index("verdict: s") < text.index("suite s")
   assert "reference: use_ocdbt=True, use_zarr3=True" in text
-  assert re.search(r"2\.0\dx worse", text) and "main effect of each option" in text
+  assert re.search(r"2\.0\dx \[2-2\] worse", text) and "main effect of each option" in text
+  assert "equivalent" in text and "[low-high]: Hodges-Lehmann interval" in text
   assert "use_ocdbt=False vs True" in text
   assert "mean ± std" not in text
   assert "mean ± std" in _text(summary, records, detail=True)
@@ -123,7 +136,7 @@ def test_a_real_sweep_prints_its_verdict_first(tmp_path):
   for label in ("save time", "save blocking time", "load time", "save throughput", "load throughput"):
     assert label in text
   assert "save_blocking_gbps" not in text and "mean ± std" not in text
-  assert re.search(r"\d\.\d\dx [?=~]", text)  # 3 vs 3 repeats: a ratio, never a verdict
+  assert re.search(r"\d\.\d\dx .*inconclusive", text)  # 3 vs 3 repeats: a ratio, never a decision
   out = read_outputs(tmp_path / "out")
   assert sum(r.warmup for r in out.results) == 2  # the default warm-up with repeats
   assert out.reference == {"use_ocdbt": False}

@@ -103,8 +103,13 @@ def write_sample_out(out: pathlib.Path) -> pathlib.Path:
       "slowest_value": 0.44, "per_host": {"0": 0.44, "1": 0.4},
   }
   (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+  verdicts = [  # as the runner computes them (outputs._decisions), here planted
+      {"metric": "save_0_basics/time_s", "benchmark": "77b0e1aa04", "variant": {"use_ocdbt": False},
+       "reference": {"use_ocdbt": True}, "ratio": 1.5, "low": 1.4, "high": 1.6, "n": 2, "verdict": "worse",
+       "rule": "planted", "repeats_needed": None},
+  ]  # fmt: skip
   (out / "summary.json").write_text(
-      json.dumps({"schema_version": 1, "suite": SUITE, "benchmarks": benchmarks}, indent=1)
+      json.dumps({"schema_version": 2, "suite": SUITE, "benchmarks": benchmarks, "verdicts": verdicts}, indent=1)
   )
   manifest = {
       "schema_version": 1, "suite": SUITE, "ckptbench_version": "0.1.0",
@@ -116,14 +121,15 @@ def write_sample_out(out: pathlib.Path) -> pathlib.Path:
   }
   (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
   row = {"benchmark": "SaveRestore use_ocdbt=True", "key": "3f9a1c0d2e", "unit": "s", "direction": "lower",
-         "headline": True, "n_baseline": 5, "n_current": 3}
+         "headline": True, "n_baseline": 8, "n_current": 8, "level": 0.95, "repeats_needed": None}
   comparison = {
-      "schema_version": 1, "baseline_label": "abc1234", "threshold": 0.1, "alpha": 0.01,
+      "schema_version": 2, "baseline_label": "abc1234", "threshold": 0.1, "alpha": 0.05,
+      "rule": "Hodges-Lehmann 95.00% interval of the unpaired ratio", "verdicts": [],
       "rows": [
           row | {"metric": "save_0_basics/time_s", "baseline": 0.35, "current": 0.42, "ratio": 1.2,
-                 "ci_low": 1.1, "ci_high": 1.3, "p_value": 0.001, "verdict": "regressed"},
+                 "ci_low": 1.1, "ci_high": 1.3, "verdict": "worse"},
           row | {"metric": "load_0_basics/time_s", "baseline": 0.21, "current": 0.21, "ratio": 1.0,
-                 "ci_low": 0.9, "ci_high": 1.1, "p_value": 0.8, "verdict": "unchanged"},
+                 "ci_low": 0.95, "ci_high": 1.05, "verdict": "equivalent"},
       ],
       "only_in_baseline": {"benchmarks": [], "metrics": []}, "only_in_current": {"benchmarks": [], "metrics": []},
       "warnings": [], "unmatched": [],

@@ -9,24 +9,18 @@ from typing import Any, Mapping
 
 from ckptbench.analysis._baseline import build_baseline, load_baseline, read_run
 from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark
-from ckptbench.results import Comparison, ComparisonRow
+from ckptbench.results import Comparison, ComparisonRow, read_outputs
 from ckptbench.results import write_json_atomic
 from ckptbench.analysis._unmatched import unmatched_reasons
-from ckptbench.stats import (
-    DEFAULT_ALPHA,
-    DEFAULT_THRESHOLD,
-    Verdict,
-    absolute_floor,
-    compare_samples,
-)
+from ckptbench.stats import DEFAULT_THRESHOLD, Design, Verdict, absolute_floor, compare_samples
 
 # Manifest fields that identify the machine; a difference makes timings incomparable.
 _MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "backend", "device_kind", "device_count", "process_count")
 _VERDICT_ORDER = {
-    Verdict.REGRESSED: 0,
-    Verdict.IMPROVED: 1,
-    Verdict.NOT_ENOUGH_SAMPLES: 2,
-    Verdict.UNCHANGED: 3,
+    Verdict.WORSE: 0,
+    Verdict.INCONCLUSIVE: 1,
+    Verdict.BETTER: 2,
+    Verdict.EQUIVALENT: 3,
     Verdict.NOT_JUDGED: 4,
 }
 
@@ -35,9 +29,14 @@ def compare_documents(
     baseline: Baseline,
     current: Baseline,
     threshold: float = DEFAULT_THRESHOLD,
-    alpha: float = DEFAULT_ALPHA,
+    design: Design = Design(),
 ) -> Comparison:
-  """Compares two baseline documents (see `build_baseline`), metric by metric."""
+  """Compares two baseline documents (see `build_baseline`), metric by metric, unpaired.
+
+  `design` says how many looks at the data the run took (adaptive repeats
+  compare with the baseline after several rounds), so the intervals keep
+  their level over all of them.
+  """
   base_benchmarks, cur_benchmarks = baseline.benchmarks, current.benchmarks
   rows: list[ComparisonRow] = []
   only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
@@ -54,12 +53,13 @@ def compare_documents(
     only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
     only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
     for tag in sorted(set(base_metrics) & set(cur_metrics)):
-      rows.append(_row(base_benchmarks[key], cur_benchmarks[key], tag, threshold, alpha))
+      rows.append(_row(base_benchmarks[key], cur_benchmarks[key], tag, threshold, design))
   rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.headline, r.benchmark, r.metric))
   return Comparison(
       baseline_label=baseline.label,
       threshold=threshold,
-      alpha=alpha,
+      alpha=design.alpha,
+      rule=design.rule(threshold, paired=False),
       rows=tuple(rows),
       only_in_baseline=only_base,
       only_in_current=only_cur,
@@ -70,20 +70,27 @@ def compare_documents(
   )
 
 
-def _row(base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: float, alpha: float) -> ComparisonRow:
+def _row(base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: float, design: Design) -> ComparisonRow:
   unit, samples = cur.summary.metrics[tag].unit, cur.samples[tag]
   result = compare_samples(
       base.samples[tag].across_hosts.values,
       samples.across_hosts.values,
       samples.direction,
       threshold=threshold,
-      alpha=alpha,
+      design=design,
       min_abs_change=absolute_floor(unit),
   )
   return ComparisonRow(
       benchmark=cur.name, key=cur.summary.key, metric=tag, unit=unit, headline=samples.headline,
       **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)},
   )
+
+
+def run_design(out_dir: str | os.PathLike) -> Design:
+  """The design a run's verdicts used, as its summary.json's `repeats` records (default: one look)."""
+  summary = read_outputs(out_dir).summary
+  repeats = summary.repeats if summary is not None and summary.repeats else {}
+  return Design(alpha=repeats.get("alpha", Design().alpha), looks=repeats.get("looks", 1))
 
 
 def _machine_warnings(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:
@@ -98,7 +105,7 @@ def compare_to_baseline(
     baseline_file: str | os.PathLike,
     out_dir: str | os.PathLike,
     threshold: float = DEFAULT_THRESHOLD,
-    alpha: float = DEFAULT_ALPHA,
+    design: Design | None = None,
 ) -> Comparison:
   """Compares the finished run in `out_dir` with a baseline; writes OUT/comparison.json.
 
@@ -106,11 +113,12 @@ def compare_to_baseline(
     baseline_file: a file written by `capture_baseline`.
     out_dir: the run's output directory (its results.jsonl; warmup runs ignored).
     threshold: the relative change that counts as a regression (0.1 = 10%).
-    alpha: significance level of the Mann-Whitney U test.
+    design: the error rate and how many looks at the data share it; None: as
+      the run's summary.json records (`repeats`: auto repeats looked several times).
 
   Returns:
     The `Comparison`; `comparison.exit_code(fail_on_regression=True)` gives 3
-    when a headline metric regressed.
+    when a headline metric is worse, 5 when one is inconclusive.
 
   Raises:
     CkptbenchError: when either side cannot be read.
@@ -122,6 +130,8 @@ def compare_to_baseline(
   """
   baseline = load_baseline(baseline_file)
   current = build_baseline(*read_run(out_dir), label="current")
-  comparison = compare_documents(baseline, current, threshold=threshold, alpha=alpha)
+  if design is None:
+    design = run_design(out_dir)
+  comparison = compare_documents(baseline, current, threshold=threshold, design=design)
   write_json_atomic(pathlib.Path(out_dir) / "comparison.json", comparison.to_json())
   return comparison

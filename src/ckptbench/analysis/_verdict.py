@@ -3,8 +3,9 @@
 For every variant (benchmark of the suite) and headline metric (save, blocking
 and load time, save and load throughput, peak memory added): the median of the
 repeats with its distribution-free interval, the ratio to a reference variant
-with the significance verdict the baselines use (`stats.compare_samples`), and
-the repeats that lie far from the others. With several swept option axes, the
+with its verdict in four words, read from summary.json's `verdicts` (computed
+once by `_decisions.sweep_verdicts`, never here), and the repeats that lie far
+from the others. With several swept option axes, the
 main effect of each axis: the geometric mean of the ratios between variants
 that differ in that axis alone.
 
@@ -19,19 +20,8 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.api import RunRecord
-from ckptbench.api import Tag
-from ckptbench.stats import (
-    DEFAULT_ALPHA,
-    DEFAULT_THRESHOLD,
-    Direction,
-    MetricComparison,
-    Verdict,
-    compare_samples,
-    metric_direction,
-    min_p_value,
-    per_repeat_across_hosts,
-)
+from ckptbench.api import RunRecord, Tag, Verdict, VerdictRecord
+from ckptbench.stats import DEFAULT_THRESHOLD, Direction, metric_direction, per_repeat_across_hosts
 from ckptbench.stats import MedianInterval, median_interval
 from ckptbench.stats import modified_z_scores, outlier_indices
 
@@ -67,14 +57,15 @@ class Cell:
     samples: one value per repeat (the worst host's), ordered by repeat.
     repeats: the repeat index of each sample.
     interval: median and its interval over `samples`.
-    comparison: against the reference variant; None for the reference itself.
+    verdict: against the reference variant (from summary.json); None for the
+      reference itself, or for a run whose summary has no verdicts.
     outliers: repeats far from the others.
   """
 
   samples: tuple[float, ...]
   repeats: tuple[int, ...]
   interval: MedianInterval
-  comparison: MetricComparison | None
+  verdict: VerdictRecord | None
   outliers: tuple[Outlier, ...]
 
 
@@ -154,9 +145,10 @@ def _words(op: str) -> str:
   return op.replace("_", " ")
 
 
-def _variants(records: Sequence[RunRecord]) -> list[Variant]:
+def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
+  """The benchmarks of `records`, in the order their first records ran (warm-ups, in plan order, first)."""
   first: dict[str, RunRecord] = {}
-  for record in records:
+  for record in sorted(records, key=lambda r: (not r.warmup, r.repeat)):
     first.setdefault(record.key, record)
   one_generator = len({r.generator for r in first.values()}) == 1
   variants = []
@@ -172,7 +164,7 @@ def _variants(records: Sequence[RunRecord]) -> list[Variant]:
   return variants
 
 
-def _reference(variants: Sequence[Variant], reference: Mapping[str, Any] | None) -> Variant:
+def reference_variant(variants: Sequence[Variant], reference: Mapping[str, Any] | None) -> Variant:
   for variant in variants if reference else ():
     if all(_same(variant.varying.get(k, _ABSENT), v) for k, v in reference.items()):
       return variant
@@ -212,24 +204,10 @@ def _outliers(metric: HeadlineMetric, repeats: Sequence[int], samples: Sequence[
   )
 
 
-def _compare(reference: Sequence[float], samples: Sequence[float], direction: Direction) -> MetricComparison:
-  """`compare_samples`, short-cut when the sample sizes cannot reach significance.
-
-  Then the verdict is "not enough samples" whatever the data, and only the ratio
-  is shown; skipping the test and the bootstrap spares importing scipy (about
-  1.5 s at the end of a 3-repeat quick start).
-  """
-  if min_p_value(len(reference), len(samples)) < DEFAULT_ALPHA:
-    return compare_samples(reference, samples, direction)
-  base, cur = statistics.median(reference), statistics.median(samples)
-  return MetricComparison(
-      direction, base, cur, cur / base if base > 0 else None, None, None, None,
-      Verdict.NOT_ENOUGH_SAMPLES, len(reference), len(samples),
-  )
-
-
 def build_verdict(
-    records: Sequence[RunRecord], reference: Mapping[str, Any] | None = None
+    records: Sequence[RunRecord],
+    reference: Mapping[str, Any] | None = None,
+    verdicts: Sequence[VerdictRecord] = (),
 ) -> VerdictTable | None:
   """The verdict table of a run's records; None when no run succeeded.
 
@@ -237,12 +215,14 @@ def build_verdict(
     records: results.jsonl records (warm-ups and failed runs are left out here).
     reference: swept option values that pick the reference variant (the
       suite's `reference:`); default the first variant.
+    verdicts: summary.json's verdicts, shown in the cells as they are.
   """
   measured = [r for r in records if not r.warmup and not r.failed]
   if not measured:
     return None
-  variants = _variants(measured)
-  ref = _reference(variants, reference)
+  variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
+  ref = reference_variant(variants, reference)
+  judged = {(v.metric, v.benchmark): v for v in verdicts}
   units: dict[str, str] = {}
   for record in measured:
     for tag, entry in record.metrics.items():
@@ -253,17 +233,15 @@ def build_verdict(
     by_key.setdefault(record.key, []).append(record)
   cells: dict[tuple[str, str], Cell] = {}
   for metric in metrics:
-    ref_samples = _samples(by_key[ref.key], metric.tag, metric.direction)[1]
     for variant in variants:
       repeats, samples = _samples(by_key[variant.key], metric.tag, metric.direction)
       interval = median_interval(samples)
       if interval is None:
         continue
-      comparison = None
-      if variant.key != ref.key and ref_samples:
-        comparison = _compare(ref_samples, samples, metric.direction)
       outliers = _outliers(metric, repeats, samples, interval.median)
-      cells[(metric.tag, variant.key)] = Cell(tuple(samples), tuple(repeats), interval, comparison, outliers)
+      cells[(metric.tag, variant.key)] = Cell(
+          tuple(samples), tuple(repeats), interval, judged.get((metric.tag, variant.key)), outliers
+      )
   effects = main_effects(variants, ref, metrics, cells)
   return VerdictTable(tuple(variants), ref.key, tuple(metrics), cells, tuple(effects))
 
@@ -309,31 +287,17 @@ def main_effects(
   return effects
 
 
-# How a cell's comparison with the reference reads (console and report alike).
-BETTER, WORSE, LARGE, SAME, TOO_FEW = "better", "worse", "~", "=", "?"
 LEGEND = (
-    "better / worse: significant (Mann-Whitney U, p < 0.01) and beyond 10%;"
-    " ~ beyond 10% but not significant; = within 10% or not significant;"
-    " ? too few repeats for p < 0.01 (5 or more per variant can reach it);"
-    " ! a repeat lies far from the others (modified z-score;"
-    " about 1 in 100 normal repeats is flagged)"
+    "worse / better: the interval of the ratio excludes 1 and the ratio is beyond 10% (as asv decides);"
+    " equivalent: the whole interval lies within +-10%; inconclusive: neither (more repeats would decide);"
+    " [low-high]: Hodges-Lehmann interval of the ratio (per round when rounds interleave; the rule below);"
+    " ! a repeat lies far from the others (modified z-score; about 1 in 100 normal repeats is flagged)"
 )
 
 
-def judgement(comparison: MetricComparison | None) -> str:
-  """better, worse, ~, = or ?, from a comparison with the reference ("" for the reference)."""
-  if comparison is None:
-    return ""
-  if comparison.verdict == Verdict.IMPROVED:
-    return BETTER
-  if comparison.verdict == Verdict.REGRESSED:
-    return WORSE
-  if comparison.verdict == Verdict.NOT_ENOUGH_SAMPLES:
-    return TOO_FEW
-  ratio = comparison.ratio
-  if ratio and ratio > 0 and max(ratio, 1 / ratio) > 1 + DEFAULT_THRESHOLD:
-    return LARGE
-  return SAME
+def judgement(verdict: VerdictRecord | None) -> str:
+  """The verdict's word ("" for the reference, which is compared with nothing)."""
+  return "" if verdict is None else verdict.verdict.value
 
 
 def number(value: float | None) -> str:
@@ -351,19 +315,35 @@ def median_text(cell: Cell) -> str:
   return text + (" !" if cell.outliers else "")
 
 
-def ratio_text(cell: Cell) -> str:
-  """`0.52x better` against the reference; `reference` for the reference itself."""
-  if cell.comparison is None:
+def ratio_text(cell: Cell, is_reference: bool) -> str:
+  """`0.52x [0.48-0.57] better` against the reference; `reference` for the reference itself."""
+  if is_reference:
     return "reference"
-  ratio = cell.comparison.ratio
-  return f"{'-' if ratio is None else f'{ratio:.2f}x'} {judgement(cell.comparison)}"
+  return "no verdict recorded" if cell.verdict is None else verdict_text(cell.verdict)
+
+
+def verdict_text(verdict: VerdictRecord) -> str:
+  """`1.21x [1.12-1.30] worse`, or `inconclusive (about 40 repeats would decide)`."""
+  ratio = "-" if verdict.ratio is None else f"{verdict.ratio:.2f}x"
+  bounds = (verdict.low, verdict.high)
+  interval = "" if verdict.ratio is None else (
+      f" [{number(bounds[0])}-{number(bounds[1])}]" if None not in bounds else " [no interval yet]")
+  text = f"{ratio}{interval} {verdict.verdict.value}"
+  if verdict.verdict == Verdict.INCONCLUSIVE and verdict.repeats_needed:
+    text += f" (~{verdict.repeats_needed} repeats would decide)"
+  return text
+
+
+def rules(table: VerdictTable) -> list[str]:
+  """The rules the table's verdicts were decided by, as summary.json states them (one, usually)."""
+  return sorted({c.verdict.rule for c in table.cells.values() if c.verdict is not None})
 
 
 def interval_note(table: VerdictTable) -> str:
   """What the intervals are, with the coverage the repeat counts really give."""
   coverages = sorted({c.interval.coverage for c in table.cells.values() if c.interval.n > 1})
   if not coverages:
-    return "one repeat per variant: no interval (num_repeats: 5 or more gives one)"
+    return "one repeat per variant: no interval (num_repeats: auto repeats until decided)"
   low, high = coverages[0], coverages[-1]
   cover = f"{low:.0%}" if low == high else f"{low:.0%} to {high:.0%}"
   return (f"[low, high]: distribution-free interval of the median over repeats, coverage {cover}"

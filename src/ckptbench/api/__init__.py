@@ -23,6 +23,7 @@ from ckptbench.api._records import BenchmarkSummary, ErrorRecord, NotRun, RunFai
 from ckptbench.api._tag_table import DERIVED, NAMESPACES, PATTERNS, TAGS, TagSpec, unit_of
 from ckptbench.api._tag_table import value as tag_value
 from ckptbench.api._tags import BYTES_PER_UNIT, Tag, is_memory_unit, is_rate_unit
+from ckptbench.api._verdict_record import Verdict, VerdictRecord
 
 _EXPORTS = {
     "BenchmarksGenerator": "ckptbench.api._generator",
@@ -50,6 +51,8 @@ __all__ = [
     "SchemaError",
     "SkippedMesh",
     "SuiteSummary",
+    "Verdict",
+    "VerdictRecord",
     "TAGS",
     "Tag",
     "TagSpec",

@@ -102,6 +102,9 @@ class TestResult:
     notes: what the reader of the record must know to trust its figures, for
       example what was emulated because this machine lacks the hardware
       (slices emulated as processes); written to the record as `notes`.
+    artifacts: files the run wrote for its reader besides the checkpoint (names
+      relative to the run directory, e.g. "timeline.json"); they stay in OUT when
+      the run's checkpoint is removed after it (the default; see keep_checkpoints).
     path: the run directory; filled in by the framework.
   """
 
@@ -110,6 +113,7 @@ class TestResult:
   metrics: Metrics
   inventory: Any = None
   notes: tuple[str, ...] = ()
+  artifacts: tuple[str, ...] = ()
   path: pathlib.Path | None = None
 
 

@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from ckptbench.api._values import MetricEntry, MetricStatistics, SchemaError, json_fields
 
 SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = 2  # 2: `verdicts` and `repeats` added
 
 
 def check_version(data: Any, what: str, known: int = SCHEMA_VERSION) -> None:
@@ -197,7 +198,10 @@ class SuiteSummary:
   notes: list[str] = dataclasses.field(default_factory=list)
   invalid_combinations: list[NotRun] = dataclasses.field(default_factory=list)
   unsupported: list[NotRun] = dataclasses.field(default_factory=list)
-  schema_version: int = SCHEMA_VERSION
+  # One per compared headline metric (api._verdict_record.VerdictRecord); the console and report read these.
+  verdicts: list[Any] = dataclasses.field(default_factory=list)
+  repeats: Mapping[str, Any] | None = None  # how the repeats were decided: {"mode": "auto"|"fixed", ...}
+  schema_version: int = SUMMARY_SCHEMA_VERSION
 
   def to_json(self) -> dict[str, Any]:
     """The summary.json form, in the order docs/outputs.md shows."""
@@ -210,18 +214,24 @@ class SuiteSummary:
         "notes": list(self.notes),
         "invalid_combinations": [dataclasses.asdict(n) for n in self.invalid_combinations],
         "unsupported": [dataclasses.asdict(n) for n in self.unsupported],
+        "repeats": None if self.repeats is None else dict(self.repeats),
+        "verdicts": [v.to_json() for v in self.verdicts],
         "benchmarks": [b.to_json() for b in self.benchmarks],
     }
 
   @classmethod
   def from_json(cls, data: Mapping[str, Any]) -> SuiteSummary:
-    """Reads summary.json.
+    """Reads summary.json (version 1, from before verdicts were data, reads with none).
 
     Raises:
       SchemaError: another schema_version, or a field missing.
     """
-    check_version(data, "summary")
+    from ckptbench.api._verdict_record import VerdictRecord  # noqa: PLC0415  (it imports this module)
+
+    if not (isinstance(data, Mapping) and data.get("schema_version") == 1):
+      check_version(data, "summary", SUMMARY_SCHEMA_VERSION)
     fields = json_fields(cls, data, "summary")
+    fields["verdicts"] = [VerdictRecord.from_json(v) for v in fields.get("verdicts", [])]
     fields["benchmarks"] = [BenchmarkSummary.from_json(b) for b in fields["benchmarks"]]
     fields["skipped_meshes"] = [SkippedMesh(**json_fields(SkippedMesh, s, "skipped mesh"))
                                 for s in fields.get("skipped_meshes", [])]  # fmt: skip

@@ -234,7 +234,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
     finally:
       phases.end_background()
       manager.close()
-    return ckptbench.TestResult(metrics=metrics)
+    return ckptbench.TestResult(metrics=metrics, artifacts=(TIMELINE_FILE,))
 
 
 def _compiled_step(pytree: Any, options: TrainingInterferenceOptions) -> tuple[Callable, Callable, Any]:

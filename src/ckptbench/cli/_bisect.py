@@ -7,6 +7,7 @@ import pathlib
 
 from ckptbench.cli._compare import add_comparison_arguments
 from ckptbench.cli._run import add_suite_arguments, config_path
+from ckptbench.errors import EXIT_INCONCLUSIVE
 
 
 def register(subparsers) -> None:
@@ -16,9 +17,10 @@ def register(subparsers) -> None:
       description=(
           "Binary search over the released versions from --good to --bad (as the package index"
           " lists them): at each step a matrix of the good release against the middle one, judged"
-          " by the statistical test on --metric. Prints each step's verdict and the culprit; the"
-          " steps land in OUT/step_<n>_<version>/ and OUT/bisect.json. Give the suite 5 or more"
-          " repeats, or no step can be judged significant."
+          " by the four-word rule on --metric (worse, better, equivalent, inconclusive). An inconclusive"
+          " step is measured again with twice the repeats; still inconclusive, bisect stops and says it"
+          " could not decide (exit 5 with --fail_on_regression). The steps land in OUT/step_<n>_<version>/"
+          " and OUT/bisect.json; a suite with num_repeats: auto measures 10 repeats a step."
       ),
   )
   add_suite_arguments(p)
@@ -39,12 +41,18 @@ def _handle(args: argparse.Namespace) -> int:
   suite = load_suite(suite_file)
   outcome = bisect_versions(
       suite_file, args.package, args.good, args.bad, args.metric,
-      pathlib.Path(args.output_directory).resolve(), suite.config.num_repeats,
+      pathlib.Path(args.output_directory).resolve(), suite.config.fixed_repeats(),
       threshold=args.regression_threshold, devices=args.devices,
       say=lambda line: print(line, flush=True),
   )  # fmt: skip
+  if outcome.undecided is not None:
+    step = outcome.steps[-1]
+    print(f"could not decide: {args.package} {outcome.undecided} against {args.good} stayed inconclusive at"
+          f" {step.repeats} repeats ({step.detail}); no culprit named. Give the suite more repeats.")  # fmt: skip
+    return EXIT_INCONCLUSIVE if args.fail_on_regression else 0
   if outcome.culprit is None:
-    print(f"no regression of {args.metric} from {args.package} {args.good} to {args.bad}")
+    print(f"no regression of {args.metric} from {args.package} {args.good} to {args.bad}"
+          f" ({args.bad} equivalent or better)")  # fmt: skip
     return 0
   print(f"culprit: {args.package} {outcome.culprit} (first release where {args.metric} regressed;"
         f" last good {outcome.last_good})")  # fmt: skip

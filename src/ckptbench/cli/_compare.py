@@ -16,8 +16,8 @@ def register(subparsers) -> None:
       description=(
           "Compares OUT/results.jsonl with a baseline captured by"
           " `ckptbench run --baseline_capture_path`, writes OUT/comparison.json and"
-          " prints a table, regressions first. Exit code 3 with --fail_on_regression"
-          " when a headline metric (time, throughput, peak memory) regressed."
+          " prints a table, regressions first. With --fail_on_regression: exit 3 when a headline"
+          " metric (time, throughput, peak memory) is worse, 5 when one is inconclusive."
       ),
   )
   parser.add_argument("baseline", metavar="BASELINE.json", help="a captured baseline file")
@@ -39,7 +39,13 @@ def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
   parser.add_argument(
       "--fail_on_regression",
       action="store_true",
-      help="exit with code 3 when a headline metric regressed",
+      help="exit 0 only when every headline metric is equivalent or better: 3 when one is worse,"
+      " 5 when one is inconclusive (more repeats would decide)",
+  )
+  parser.add_argument(
+      "--allow_inconclusive",
+      action="store_true",
+      help="with --fail_on_regression, let inconclusive headline metrics pass (exit 0 instead of 5)",
   )
 
 
@@ -56,4 +62,4 @@ def _fraction(text: str) -> float:
 def _handle(args: argparse.Namespace) -> int:
   comparison = compare_to_baseline(args.baseline, args.out, threshold=args.regression_threshold)
   print_comparison(comparison, show_all=args.all)
-  return comparison.exit_code(args.fail_on_regression)
+  return comparison.exit_code(args.fail_on_regression, args.allow_inconclusive)

@@ -17,9 +17,11 @@ def register(subparsers) -> None:
   parser.add_argument("out_dir", metavar="OUT", help="the output directory of `ckptbench run`")
   parser.add_argument("--format", choices=FORMATS, default="csv", help="file format (default csv)")
   parser.add_argument("-o", "--output", help="the file to write (default OUT/results.<format>)")
+  parser.add_argument("--include_warmups", "--include-warmups", dest="include_warmups", action="store_true",
+                      help="also the warm-up runs (left out by default, as summary.json leaves them out)")
   parser.set_defaults(handler=run_export)
 
 
 def run_export(args: argparse.Namespace) -> int:
-  print(export_results(args.out_dir, args.format, args.output))
+  print(export_results(args.out_dir, args.format, args.output, include_warmups=args.include_warmups))
   return 0

@@ -49,7 +49,7 @@ def _handle(args: argparse.Namespace) -> int:
       threshold=args.regression_threshold,
       devices=args.devices,
   )
-  outcome = run_matrix(settings, suite.config.num_repeats, say=lambda line: print(line, flush=True))
+  outcome = run_matrix(settings, suite.config.fixed_repeats(), say=lambda line: print(line, flush=True))
   for env in outcome.environments:
     if env.status == "ok":
       versions = ", ".join(f"{name} {(env.versions or {}).get(name)}" for name in _SHOWN_VERSIONS)
@@ -63,4 +63,4 @@ def _handle(args: argparse.Namespace) -> int:
     raise CkptbenchError("no environment finished the suite; see the lines above")
   print(f"results: {outcome.output_dir} (report.html: every environment side by side; comparison.json;"
         " each environment's own report.html)")
-  return outcome.exit_code(args.fail_on_regression)
+  return outcome.exit_code(args.fail_on_regression, args.allow_inconclusive)

@@ -42,6 +42,7 @@ def handle(args: argparse.Namespace) -> int:
         markup=False,
         soft_wrap=True,
     )
+  console.print(f"disk: checkpoints need {view['disk'].describe()}", markup=False, soft_wrap=True)
   for note in view["notes"]:
     console.print(f"note: {note}", markup=False, soft_wrap=True)
   for mesh, reason in view["skipped_meshes"]:

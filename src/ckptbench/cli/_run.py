@@ -51,18 +51,27 @@ def register(subparsers) -> None:
                  " bandwidth, injecting 429/503, e.g. 'rtt=20ms,bw=1GB/s,errors=1%%' (needs the store's"
                  " endpoint set, as `ckptbench emulate` prints)")  # fmt: skip
   p.add_argument("--local_directory", help="host-local scratch directory for benchmarks that need one")
-  p.add_argument("--remove_repeated_dir", action="store_true", help="delete each run's directory after it")
+  p.add_argument("--remove_repeated_dir", action="store_true",
+                 help="delete each run's whole directory after it, the files it keeps for you (such as"
+                 " timeline.json) too (checkpoints alone are removed by default)")  # fmt: skip
+  p.add_argument("--keep_checkpoints", "--keep-checkpoints", dest="keep_checkpoints", action="store_true",
+                 help="keep every run's checkpoint in OUT (default: each is removed once measured and"
+                 " verified, so a suite needs room for its largest checkpoint only)")  # fmt: skip
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
   p.add_argument("--baseline_capture_path", help="write a baseline JSON into this directory")
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
+  p.add_argument("--time_budget_s", "--time-budget", dest="time_budget_s", type=_seconds, metavar="SECONDS",
+                 help="with num_repeats: auto (the default for sweeps and baseline comparisons), start no round"
+                 " that would end past this many seconds (default: the suite's time_budget_s, else 90)")  # fmt: skip
   p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--repeats_upto", type=int, metavar="N",
-                 help="run only repeats below N; with --resume, one more round each call (as `matrix` does)")  # fmt: skip
+                 help="run repeats 0 to N-1, whatever the suite's num_repeats; with --resume, one more round each"
+                 " call (as `matrix` and `bisect` do)")  # fmt: skip
   p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
                  help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
                  " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
@@ -78,6 +87,8 @@ def register(subparsers) -> None:
                  " (write them when wanted with `ckptbench report OUT`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
+  p.add_argument("--skip_disk_check", "--skip-disk-check", action="store_true",
+                 help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 
 
@@ -85,18 +96,23 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
   """The `ckptbench run` flags as RunSettings."""
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  # In a terminal the prompt comes back while a detached process writes the views; piped (CI,
+  # a script) the run writes them before it exits, so whatever archives OUT next finds them.
+  background = args.views and sys.stdout.isatty()
   return RunSettings(
       output_dir=args.output_directory,
       local_directory=args.local_directory and pathlib.Path(args.local_directory),
       remove_repeated_dir=args.remove_repeated_dir,
+      keep_checkpoints=args.keep_checkpoints,
       resume=args.resume,
       overwrite=args.overwrite,
       show_progress=args.progress,
       probe_storage=args.probe,
-      probe_later=args.views,  # an uncached probe is measured by the background views process
+      probe_later=background,  # an uncached probe is measured by the background views process
       write_views=args.views,
-      views_in_background=True,  # the run returns; a detached process writes them (outputs/_background.py)
+      views_in_background=background,  # a detached process writes them after this one exits (outputs/_background.py)
       check_memory=not args.skip_memory_check,
+      check_disk=not args.skip_disk_check,
       argv=tuple(sys.argv),
       select=tuple(args.select),
       overrides=tuple(args.overrides),
@@ -109,10 +125,22 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       baseline_label=args.baseline_label,
       regression_threshold=args.regression_threshold,
       fail_on_regression=args.fail_on_regression,
+      allow_inconclusive=args.allow_inconclusive,
+      time_budget_s=args.time_budget_s,
       checkpoint_root=args.checkpoint_root,
       link=args.link,
       repeats_upto=args.repeats_upto,
   )
+
+
+def _seconds(text: str) -> float:
+  try:
+    value = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected seconds such as 120, got {text!r}") from None
+  if not value > 0:
+    raise argparse.ArgumentTypeError(f"must be > 0 seconds, got {text!r}")
+  return value
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -120,32 +148,34 @@ def handle(args: argparse.Namespace) -> int:
     from ckptbench.envs import run_with  # noqa: PLC0415
 
     return run_with(args.with_, args.argv)
-  outcome = run(config_path(args), settings_from(args))
+  settings = settings_from(args)
+  outcome = run(config_path(args), settings)
   if outcome.is_writer:  # the others' records are in process 0's tables
-    print_run(outcome, detail=args.verbose, views=args.views)
+    print_run(outcome, detail=args.verbose, views=args.views, background=settings.views_in_background)
   return outcome.exit_code
 
 
-def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True) -> None:
+def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True, background: bool = False) -> None:
   """The console's view of a finished run: the verdict first, the baseline verdicts, where the files are.
 
   Args:
     outcome: the finished run.
     detail: also a table per benchmark (`-v`).
-    views: whether the views are being written (in the background, unless uploading).
+    views: whether the views were written.
+    background: they are being written by a detached process (said on the last line).
   """
   from ckptbench.views import print_comparison, print_suite_tables  # noqa: PLC0415
 
   out = outcome.output_dir
   print_suite_tables(outcome.summary, records=outcome.records, detail=detail)
   files = f"report {out / 'report.html'} and tensorboard --logdir {out / 'tensorboard'}"
+  background = background and views and outcome.uploaded_to is None  # an upload carries them, written
   if not views:
     print(f"results: {out}  (no views; `ckptbench report {out}` writes {files})")
-  elif outcome.uploaded_to is None:
-    print(f"results: {out}  ({files}: being written in the background, log {out / 'views.log'};"
-          f" `ckptbench report {out}` writes them now)")
-  else:
+  elif not background:
     print(f"results: {out}  ({files})")
+  else:
+    print(f"results: {out}")
   if outcome.captured_baseline is not None:
     print(f"baseline captured: {outcome.captured_baseline}")
   if outcome.comparison is not None:
@@ -155,3 +185,6 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True) -> 
     print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
   if outcome.uploaded_to is not None:
     print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")
+  if background:
+    print(f"views: {files}: being written in the background after this prompt returns (log"
+          f" {out / 'views.log'}; `ckptbench report {out}` writes them now)")

@@ -5,6 +5,7 @@ from ckptbench.config._models import (
     ArraySpec,
     BenchmarkEntry,
     CheckpointConfig,
+    DEFAULT_TIME_BUDGET_S,
     MeshConfig,
     ScalarSpec,
     SuiteConfig,
@@ -16,6 +17,7 @@ from ckptbench.config._spec import SpecTree, iter_arrays
 from ckptbench.config._dtypes import numpy_dtype
 
 __all__ = [
+    "DEFAULT_TIME_BUDGET_S",
     "numpy_dtype",
     "ArraySpec",
     "BenchmarkEntry",

@@ -13,6 +13,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationInfo,
+    WrapValidator,
     field_validator,
     model_validator,
 )
@@ -148,14 +149,27 @@ class BenchmarkEntry(_Model):
   options: dict[StrictStr, Any] = {}
 
 
+def _count_or_auto(value: Any, handler: Any) -> Any:
+  """`num_repeats`: "auto", or validated as a count (one error message, not one per alternative)."""
+  return "auto" if value == "auto" else handler(value)
+
+
+AUTO_AS_FIXED = 10  # the repeats `matrix` and `bisect` take for num_repeats: auto
+DEFAULT_TIME_BUDGET_S = 90.0  # auto repeats stop adding rounds that would end past this
+
+
 class SuiteConfig(_Model):
   """A whole suite file."""
 
   suite_name: StrictStr = Field(min_length=1)
-  num_repeats: PositiveInt = 1
-  # Unset: one warm-up per benchmark when it has repeats to compare (see `_default_warmups`).
-  num_warmups: NonNegativeInt = 0
-  interleave_repeats: StrictBool = False
+  # "auto": rounds until every headline comparison is decided or `time_budget_s` is spent (run/_rounds.py).
+  # Unset: auto for a sweep or a baseline comparison, else 1 (see `repeats`).
+  num_repeats: Annotated[PositiveInt | None, WrapValidator(_count_or_auto)] = None  # or "auto"
+  time_budget_s: PositiveFloat | None = None  # auto repeats' budget; unset: DEFAULT_TIME_BUDGET_S
+  # Unset: one warm-up per benchmark when it has repeats to compare (see `warmups`).
+  num_warmups: NonNegativeInt | None = None
+  # Unset: interleaved (a fresh random order each round) with auto repeats, else back to back.
+  interleave_repeats: StrictBool | None = None
   timeout_s: PositiveFloat | None = None
   checkpoint_config: CheckpointConfig | None = None
   checkpoint_configs: list[CheckpointConfig] | None = Field(default=None, min_length=1)
@@ -168,24 +182,36 @@ class SuiteConfig(_Model):
   # chooses whether benchmarks sharing a mesh and checkpoint config also share
   # one copy of the data (true) or each run builds its own (false).
   reuse_checkpoint: StrictBool = True
+  # Keep every run's checkpoint in OUT (default: each is removed once measured and verified).
+  keep_checkpoints: StrictBool = False
   checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
   # Swept option values of the variant the others are compared with (default: the first).
   reference: dict[StrictStr, Any] | None = None
 
-  @model_validator(mode="before")
-  @classmethod
-  def _default_warmups(cls, data: Any) -> Any:
-    """One warm-up run per benchmark when `num_repeats` > 1 and `num_warmups` is not given.
+  def repeats(self, compares: bool) -> int | str:
+    """`num_repeats` as the run uses it: unset is "auto" when the run compares anything
+    (several benchmarks, or a baseline), else 1."""
+    if self.num_repeats is not None:
+      return self.num_repeats
+    return "auto" if compares else 1
+
+  def fixed_repeats(self) -> int:
+    """A repeat count for runs that need one up front (`matrix`, `bisect`): auto counts as 10."""
+    return self.num_repeats if isinstance(self.num_repeats, int) else AUTO_AS_FIXED
+
+  def warmups(self, repeats: int | str) -> int:
+    """One warm-up run per benchmark when there are repeats to compare and `num_warmups` is unset.
 
     The first save and load of a process pay for imports, thread pools, JIT
     and page-cache state (2.4 s against 1.05 s in the quick start); counting
     that run skews the median of 3 and every spread.
     """
-    if isinstance(data, dict) and "num_warmups" not in data:
-      repeats = data.get("num_repeats", 1)
-      if isinstance(repeats, int) and not isinstance(repeats, bool) and repeats > 1:
-        data = {**data, "num_warmups": 1}
-    return data
+    if self.num_warmups is not None:
+      return self.num_warmups
+    return 1 if repeats == "auto" or int(repeats) > 1 else 0
+
+  def interleaved(self, repeats: int | str) -> bool:
+    return self.interleave_repeats if self.interleave_repeats is not None else repeats == "auto"
 
   def all_checkpoint_configs(self) -> list[CheckpointConfig]:
     if self.checkpoint_configs is not None:

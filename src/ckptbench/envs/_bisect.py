@@ -2,10 +2,13 @@
 
 The releases between good and bad come from the package index. Good and bad
 are measured first (a matrix of the two); then each step runs a matrix of the
-good release against the middle one, so every judgement is the same
-statistical test (`compare_samples`: ratio, interval, Mann-Whitney p) against
-the same reference, with repeats interleaved. A release whose environment does
-not build is skipped, as `git bisect skip` does.
+good release against the middle one, so every judgement is the same four-word
+rule (`compare_samples`: ratio and its interval) against the same reference,
+with repeats interleaved. A step that ends `inconclusive` is measured again
+with twice the repeats; still inconclusive, the bisection stops and says it
+could not decide: it never names a culprit, or "no regression", from a step
+that was not decided. A release whose environment does not build is skipped,
+as `git bisect skip` does.
 """
 
 from __future__ import annotations
@@ -33,19 +36,27 @@ class BisectStep:
   good: str
   tested: str
   verdict: str  # a Verdict value, or "skipped" when the environment did not build or run
-  detail: str  # the row(s) of the metric: benchmark, ratio, interval, p
+  detail: str  # the row(s) of the metric: benchmark, ratio, interval, verdict
   output_dir: str
+  repeats: int = 0
 
   @property
   def regressed(self) -> bool:
-    return self.verdict == Verdict.REGRESSED.value
+    return self.verdict == Verdict.WORSE.value
+
+  @property
+  def inconclusive(self) -> bool:
+    return self.verdict == Verdict.INCONCLUSIVE.value
 
 
 @dataclasses.dataclass(frozen=True)
 class BisectOutcome:
+  """The steps, and either a culprit, a decided "no regression" (both None), or `undecided`."""
+
   steps: tuple[BisectStep, ...]
   culprit: str | None
   last_good: str | None
+  undecided: str | None = None  # the release no step could decide on, even with more repeats
 
 
 def versions_between(package: str, good: str, bad: str) -> list[Version]:
@@ -68,15 +79,16 @@ def _judge(comparison, metric: str, tested: str) -> tuple[str, str]:
   if not rows:
     known = sorted({r.metric for r in comparison.rows})
     raise CkptbenchError(f"metric {metric!r} is not in the results of {tested}; metrics: {', '.join(known)}")
-  verdict = Verdict.REGRESSED if any(r.verdict == Verdict.REGRESSED for r in rows) else rows[0].verdict
+  # Worse anywhere is worse; otherwise one undecided benchmark leaves the step undecided.
+  order = (Verdict.WORSE, Verdict.INCONCLUSIVE, Verdict.BETTER, Verdict.EQUIVALENT, Verdict.NOT_JUDGED)
+  verdict = min((r.verdict for r in rows), key=order.index)
   return verdict.value, "; ".join(_row_text(r) for r in rows)
 
 
 def _row_text(row) -> str:
   ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
-  interval = "-" if row.ci_low is None or row.ci_high is None else f"{row.ci_low:.2f}-{row.ci_high:.2f}"
-  p = "-" if row.p_value is None else f"{row.p_value:.3f}"
-  return f"{row.benchmark}: {ratio} (95% CI {interval}, p {p}, {row.verdict.value})"
+  low, high = ("?" if v is None else f"{v:.2f}" for v in (row.ci_low, row.ci_high))
+  return f"{row.benchmark}: {ratio} ({row.level:.0%} interval {low}-{high}, {row.verdict.value})"
 
 
 def bisect_versions(
@@ -104,10 +116,15 @@ def bisect_versions(
   first = bisection.measure(candidates[-1])
   if first.verdict == "skipped":
     raise CkptbenchError(f"{package} {bad} could not be measured: {first.detail}")
-  culprit, last_good = bisection.search(list(candidates)) if first.regressed else (None, None)
-  outcome = BisectOutcome(tuple(bisection.steps), culprit, last_good)
+  if first.inconclusive:
+    culprit, last_good, undecided = None, None, str(candidates[-1])
+  elif first.regressed:
+    culprit, last_good, undecided = bisection.search(list(candidates))
+  else:
+    culprit, last_good, undecided = None, None, None
+  outcome = BisectOutcome(tuple(bisection.steps), culprit, last_good, undecided)
   document = {
-      "schema_version": 1,
+      "schema_version": 2,  # 2: four-word verdicts, `undecided`
       "package": package,
       "good": good,
       "bad": bad,
@@ -116,6 +133,7 @@ def bisect_versions(
       "steps": [dataclasses.asdict(s) for s in outcome.steps],
       "culprit": outcome.culprit,
       "last_good": outcome.last_good,
+      "undecided": outcome.undecided,
   }
   write_json_atomic(output_dir / BISECT_FILE, document)
   return outcome
@@ -136,28 +154,32 @@ class _Bisection:
   say: Callable[[str], None]
   steps: list[BisectStep] = dataclasses.field(default_factory=list)
 
-  def measure(self, tested: Version) -> BisectStep:
-    """One step: a matrix of `good` against `tested`, judged on the metric."""
-    package, good = self.package, self.good
-    self.say(f"step {len(self.steps)}: measuring {package} {tested} against {good} ...")
+  def measure(self, tested: Version, repeats: int | None = None) -> BisectStep:
+    """One step: a matrix of `good` against `tested`, judged on the metric; an inconclusive one
+    is measured again, once, with twice the repeats."""
+    package, good, repeats = self.package, self.good, repeats or self.num_repeats
+    self.say(f"step {len(self.steps)}: measuring {package} {tested} against {good} ({repeats} repeats) ...")
     specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
     out = self.output_dir / f"step_{len(self.steps)}_{tested}"
     settings = MatrixSettings(
         self.suite_file, specs, out, overwrite=True, threshold=self.threshold, devices=self.devices
     )
-    matrix = run_matrix(settings, self.num_repeats, say=lambda line: None)  # the step lines say what matters
+    matrix = run_matrix(settings, repeats, say=lambda line: None)  # the step lines say what matters
     failed = [e for e in matrix.environments if e.status != "ok"]
     if failed:
-      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out))
+      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out), repeats)
     else:
       verdict, detail = _judge(matrix.comparisons[specs[1].label], self.metric, str(tested))
-      step = BisectStep(good, str(tested), verdict, detail, str(out))
+      step = BisectStep(good, str(tested), verdict, detail, str(out), repeats)
     self.steps.append(step)
     self.say(f"step {len(self.steps) - 1}: {package} {tested} against {good}: {step.verdict}: {step.detail}")
+    if step.inconclusive and repeats == self.num_repeats:
+      return self.measure(tested, 2 * repeats)
     return step
 
-  def search(self, versions: list[Version]) -> tuple[str, str]:
-    """(first regressed, last good) among `versions`, whose first is good and last regressed."""
+  def search(self, versions: list[Version]) -> tuple[str | None, str | None, str | None]:
+    """(first regressed, last good, None) among `versions`, whose first is good and last regressed;
+    (None, None, the release) when a step stays inconclusive: no culprit from an undecided step."""
     lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
     while hi - lo > 1:
       mid = (lo + hi) // 2
@@ -165,8 +187,10 @@ class _Bisection:
       if step.verdict == "skipped":
         del versions[mid]
         hi -= 1
+      elif step.inconclusive:
+        return None, None, str(versions[mid])
       elif step.regressed:
         hi = mid
       else:
         lo = mid
-    return str(versions[hi]), str(versions[lo])
+    return str(versions[hi]), str(versions[lo]), None

@@ -71,13 +71,12 @@ class MatrixOutcome:
   reference: str | None
   comparisons: dict[str, Any]  # label -> ckptbench.results.Comparison
 
-  def exit_code(self, fail_on_regression: bool) -> int:
-    """1 when an environment or a benchmark failed; else 3 on a headline regression when asked."""
+  def exit_code(self, fail_on_regression: bool, allow_inconclusive: bool = False) -> int:
+    """1 when an environment or a benchmark failed; else, when asked, each comparison's gate (3 or 5)."""
     if any(e.status != "ok" or e.failed_runs for e in self.environments):
       return EXIT_BENCHMARK_FAILED
-    if fail_on_regression and any(c.headline_regressions for c in self.comparisons.values()):
-      return EXIT_REGRESSION
-    return EXIT_OK
+    codes = [c.exit_code(fail_on_regression, allow_inconclusive) for c in self.comparisons.values()]
+    return EXIT_REGRESSION if EXIT_REGRESSION in codes else max(codes, default=EXIT_OK)
 
 
 def check_specs(specs: tuple[EnvSpec, ...]) -> None:

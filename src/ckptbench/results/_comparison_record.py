@@ -6,11 +6,11 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
-from ckptbench.api import check_version, json_fields
-from ckptbench.errors import EXIT_OK, EXIT_REGRESSION
-from ckptbench.stats import Direction, Verdict
+from ckptbench.api import Verdict, VerdictRecord, check_version, json_fields
+from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
+from ckptbench.stats import Direction
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: four-word verdicts with Hodges-Lehmann intervals, `verdicts` and `rule` added
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,11 +27,12 @@ class ComparisonRow:
   ratio: float | None
   ci_low: float | None
   ci_high: float | None
-  p_value: float | None
   verdict: Verdict
   headline: bool
   n_baseline: int
   n_current: int
+  level: float
+  repeats_needed: int | None = None
 
   def to_json(self) -> dict[str, Any]:
     row = dataclasses.asdict(self)
@@ -54,7 +55,8 @@ class Comparison:
   Attributes:
     baseline_label: the label of the baseline file.
     threshold: the relative change that counts (0.1 = 10%).
-    alpha: significance level of the Mann-Whitney U test.
+    alpha: the chance that any of the comparison's intervals misses.
+    rule: how the verdicts were decided, in words.
     rows: one per benchmark and metric present on both sides, regressions first.
     only_in_baseline: `{"benchmarks": [...], "metrics": [...]}` missing from the run.
     only_in_current: the same for what the baseline lacks.
@@ -65,6 +67,7 @@ class Comparison:
   baseline_label: str
   threshold: float
   alpha: float
+  rule: str
   rows: tuple[ComparisonRow, ...]
   only_in_baseline: Mapping[str, list[str]]
   only_in_current: Mapping[str, list[str]]
@@ -78,18 +81,49 @@ class Comparison:
 
   @property
   def regressions(self) -> list[ComparisonRow]:
-    return [r for r in self.rows if r.verdict == Verdict.REGRESSED]
+    return [r for r in self.rows if r.verdict == Verdict.WORSE]
 
   @property
   def headline_regressions(self) -> list[ComparisonRow]:
-    """Regressions of time, throughput or peak memory: what fails CI."""
+    """Headline metrics (time, throughput, peak memory) judged worse: what fails CI."""
     return [r for r in self.regressions if r.headline]
 
-  def exit_code(self, fail_on_regression: bool) -> int:
-    """`EXIT_REGRESSION` (3) when asked to fail and a headline metric regressed or nothing matched, else 0."""
-    if fail_on_regression and (self.headline_regressions or self.matched_nothing):
+  @property
+  def headline_inconclusive(self) -> list[ComparisonRow]:
+    """Headline metrics neither shown different nor shown equivalent."""
+    return [r for r in self.rows if r.headline and r.verdict == Verdict.INCONCLUSIVE]
+
+  @property
+  def no_regression(self) -> bool:
+    """Every headline metric equivalent or better: the only case that may be called "no regression"."""
+    return not self.matched_nothing and all(r.verdict.passes for r in self.rows if r.headline)
+
+  def repeats_needed(self) -> int | None:
+    """The most repeats any inconclusive headline metric needs to be decided."""
+    needed = [r.repeats_needed for r in self.headline_inconclusive if r.repeats_needed]
+    return max(needed) if needed else None
+
+  def exit_code(self, fail_on_regression: bool, allow_inconclusive: bool = False) -> int:
+    """With `fail_on_regression`: 3 (`EXIT_REGRESSION`) when a headline metric is worse or nothing
+    matched; 5 (`EXIT_INCONCLUSIVE`) when one is inconclusive, unless allowed; else 0."""
+    if not fail_on_regression:
+      return EXIT_OK
+    if self.headline_regressions or self.matched_nothing:
       return EXIT_REGRESSION
+    if self.headline_inconclusive and not allow_inconclusive:
+      return EXIT_INCONCLUSIVE
     return EXIT_OK
+
+  def verdicts(self) -> list[VerdictRecord]:
+    """comparison.json's `verdicts`: the judged rows in the form summary.json uses."""
+    return [
+        VerdictRecord(
+            metric=r.metric, benchmark=r.key, variant={"benchmark": r.benchmark},
+            reference={"baseline": self.baseline_label}, ratio=r.ratio, low=r.ci_low, high=r.ci_high,
+            n=min(r.n_baseline, r.n_current), verdict=r.verdict, rule=self.rule, repeats_needed=r.repeats_needed,
+        )  # fmt: skip
+        for r in self.rows if r.verdict != Verdict.NOT_JUDGED
+    ]
 
   def to_json(self) -> dict[str, Any]:
     return {
@@ -97,6 +131,8 @@ class Comparison:
         "baseline_label": self.baseline_label,
         "threshold": self.threshold,
         "alpha": self.alpha,
+        "rule": self.rule,
+        "verdicts": [v.to_json() for v in self.verdicts()],
         "rows": [r.to_json() for r in self.rows],
         "only_in_baseline": dict(self.only_in_baseline),
         "only_in_current": dict(self.only_in_current),

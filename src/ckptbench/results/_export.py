@@ -29,8 +29,12 @@ def _cell(value: Any) -> Any:
   return json.dumps(value, sort_keys=True, default=str)
 
 
-def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
+def load_results(out_dir: str | pathlib.Path, include_warmups: bool = False) -> pd.DataFrame:
   """One row per run x metric of OUT/results.jsonl, with the options as columns.
+
+  Warm-up runs (`num_warmups`) are left out, as summary.json leaves them out,
+  unless `include_warmups`; a failed run's rows stay, with its `error` (summary.json's
+  statistics leave them out: filter on `error.isna()` for the same numbers).
 
   A run that recorded no metric (it failed early) still has one row, with an
   empty `tag` and its `error`. Option columns follow the fixed columns
@@ -39,6 +43,7 @@ def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
 
   Args:
     out_dir: the output directory of a run.
+    include_warmups: also the warm-up runs' rows (column `warmup` tells them apart).
 
   Returns:
     The DataFrame (empty, with the fixed columns, when no run finished).
@@ -57,6 +62,8 @@ def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
   rows: list[dict[str, Any]] = []
   option_columns: list[str] = []
   for record in outputs.results:
+    if record.warmup and not include_warmups:
+      continue
     run = {column: _cell(getattr(record, column)) for column in RUN_COLUMNS if column != "error"}
     run["error"] = None if record.error is None else record.error.text
     for name, value in record.options.items():
@@ -77,7 +84,10 @@ def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
 
 
 def export_results(
-    out_dir: str | pathlib.Path, fmt: str = "csv", output: str | pathlib.Path | None = None
+    out_dir: str | pathlib.Path,
+    fmt: str = "csv",
+    output: str | pathlib.Path | None = None,
+    include_warmups: bool = False,
 ) -> pathlib.Path:
   """Writes `load_results(out_dir)` as OUT/results.csv or OUT/results.parquet.
 
@@ -85,6 +95,7 @@ def export_results(
     out_dir: the output directory of a run.
     fmt: "csv" or "parquet".
     output: the file to write; default OUT/results.<fmt>.
+    include_warmups: also the warm-up runs (left out by default, as in summary.json).
 
   Returns:
     The path written.
@@ -94,7 +105,7 @@ def export_results(
   """
   if fmt not in FORMATS:
     raise CkptbenchError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
-  frame = load_results(out_dir)
+  frame = load_results(out_dir, include_warmups=include_warmups)
   path = pathlib.Path(output) if output is not None else pathlib.Path(out_dir) / f"results.{fmt}"
   path.parent.mkdir(parents=True, exist_ok=True)
   if fmt == "csv":

@@ -42,17 +42,19 @@ class RunOutcome(SuiteOutcome):
   comparison: Comparison | None = None
   captured_baseline: pathlib.Path | None = None
   fail_on_regression: bool = False
+  allow_inconclusive: bool = False
   link: dict | None = None  # the shaped link's shape and counters (OUT/link.json)
   uploaded_to: str | None = None  # the store URL the results were copied to (`-o gs://...`)
   uploaded_files: int = 0
 
   @property
   def exit_code(self) -> int:
-    """130 interrupted, 1 a failed benchmark, 3 a regression (when asked to fail on one), else 0."""
+    """130 interrupted, 1 a failed benchmark; when asked to fail on a regression, 3 for a headline
+    metric worse than the baseline and 5 for one inconclusive (unless allowed); else 0."""
     suite_code = super().exit_code
     if suite_code != EXIT_OK or self.comparison is None:
       return suite_code  # a failed benchmark (1) wins over a regression (3)
-    return self.comparison.exit_code(self.fail_on_regression)
+    return self.comparison.exit_code(self.fail_on_regression, self.allow_inconclusive)
 
 
 def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
@@ -105,6 +107,7 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
       comparison=comparison,
       captured_baseline=captured,
       fail_on_regression=settings.fail_on_regression,
+      allow_inconclusive=settings.allow_inconclusive,
       link=link_summary,
       uploaded_to=settings.output_url,
       uploaded_files=uploaded,

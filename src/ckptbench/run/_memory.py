@@ -74,7 +74,7 @@ def _device_limit() -> int | None:
   return stats.get("bytes_limit")
 
 
-def memory_problem(plan: Plan, coordinator: Coordinator) -> str | None:
+def memory_problem(plan: Plan, coordinator: Coordinator, skip: str = "--skip_memory_check") -> str | None:
   """Why the suite's data would not fit in memory on this host, or None when it fits.
 
   A collective: every process must call it (processes on one host share its memory).
@@ -93,7 +93,7 @@ def memory_problem(plan: Plan, coordinator: Coordinator) -> str | None:
           f"benchmark {worst.benchmark} needs about {format_bytes(need)} per device"
           f" ({format_bytes(worst.per_device_bytes)} of shards x {ACCELERATOR_DEVICE_FACTOR} for the"
           f" restored copy) but a device has {format_bytes(device_limit)}; use smaller shapes or"
-          " shard over more devices, or pass --skip_memory_check"
+          f" shard over more devices, or pass {skip}"
       )
   factor = CPU_FACTOR if device_limit is None else ACCELERATOR_HOST_FACTOR
   worst = max(estimates, key=lambda e: e.local_bytes)
@@ -107,5 +107,5 @@ def memory_problem(plan: Plan, coordinator: Coordinator) -> str | None:
       f" ({format_bytes(worst.local_bytes)} of local shards on {worst.local_devices} device(s)"
       f" x {factor} for the restored copy and save buffers{processes}) but the limit is"
       f" {format_bytes(available)} ({source}); use smaller shapes or more processes, or pass"
-      " --skip_memory_check"
+      f" {skip}"
   )

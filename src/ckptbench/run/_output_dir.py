@@ -18,8 +18,9 @@ def prepare_output_dir(settings: RunSettings) -> None:
   existing = [name for name in _OUTPUT_FILES if (out / name).exists()]
   if existing and not (settings.resume or settings.overwrite):
     raise CkptbenchError(
-        f"output directory {out} already holds results ({', '.join(existing)}); pass --resume to"
-        " complete them, --overwrite to replace them, or choose another directory"
+        f"output directory {out} already holds results ({', '.join(existing)}); pass"
+        f" {settings.ask('resume')} to complete them, {settings.ask('overwrite')} to replace them, or choose"
+        " another directory"
     )
   try:
     out.mkdir(parents=True, exist_ok=True)

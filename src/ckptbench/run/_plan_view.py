@@ -7,7 +7,8 @@ from typing import Any, Sequence
 
 from ckptbench.config import Suite, iter_arrays
 from ckptbench.run._select import select
-from ckptbench.run._sweep import PlannedBenchmark, expand
+from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
+from ckptbench.stats import AUTO_LOOKS
 from ckptbench.config import numpy_dtype
 from ckptbench.config import preset_summary
 
@@ -55,12 +56,30 @@ def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str
     if source.config.preset is not None:
       c = source.config
       presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))
+  from ckptbench.run._disk import disk_need  # noqa: PLC0415  (_disk reads checkpoint_bytes from here)
+
   return {
+      "disk": disk_need(plan, _most_runs_per_benchmark(plan, cfg), cfg.keep_checkpoints),
       "benchmarks": rows,
       "presets": presets,
-      "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
+      "runs": _runs(plan, cfg),
       "skipped_meshes": plan.all_skipped_meshes(),
       "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
       "unsupported": [(g, o, r) for g, o, r in plan.unsupported],
   }
+
+
+def _most_runs_per_benchmark(plan: Plan, cfg) -> int:
+  """Warm-ups and repeats of one benchmark; with auto repeats, its most rounds."""
+  repeats = cfg.repeats(compares=len(plan.benchmarks) > 1 or bool(cfg.baseline_path))
+  return (AUTO_LOOKS[-1] if repeats == "auto" else repeats) + cfg.warmups(repeats)
+
+
+def _runs(plan: Plan, cfg) -> int | str:
+  """How many runs the plan makes; with auto repeats, a range of rounds."""
+  repeats = cfg.repeats(compares=len(plan.benchmarks) > 1 or bool(cfg.baseline_path))
+  warmups = len(plan.benchmarks) * cfg.warmups(repeats)
+  if repeats == "auto":
+    return f"{warmups} warm-up + rounds of {len(plan.benchmarks)} until decided (num_repeats: auto);"
+  return len(plan.benchmarks) * repeats + warmups

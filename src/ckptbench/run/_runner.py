@@ -6,6 +6,7 @@ import dataclasses
 import logging
 import os
 import pathlib
+import random
 import time
 import traceback
 from typing import Any, Callable, Mapping, Sequence
@@ -26,9 +27,13 @@ from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
+from ckptbench.run._disk import RunLeftovers, disk_need, disk_problem, keeps_checkpoints
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
+from ckptbench.run._auto import auto_rounds
+from ckptbench.run._noise import NoiseMeter
+from ckptbench.run._rounds import Repeats, fixed_runs, resolve_repeats
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
@@ -44,6 +49,7 @@ from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
 from ckptbench.results import RunWriter, run_writers
+from ckptbench.analysis import sweep_verdicts
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -91,40 +97,36 @@ def run_suite(
   out = settings.output_dir
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
-  todo, previous = _pending_runs(suite, settings, plan)
+  repeats = resolve_repeats(suite, settings, len(plan.benchmarks))
+  previous = read_records(out) if settings.resume else []
+  done = {(r.key, r.repeat) for r in previous if not r.warmup}
+  keys = [b.key for b in plan.benchmarks]
+  # Every process shuffles rounds alike: process 0's seed.
+  rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
   manifest, probe = _manifest_and_probe(suite, settings, coordinator)
   writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
   for writer in writers:
     writer.start(manifest)
-  generators: dict[int, BenchmarksGenerator] = {}
-  cache = PytreeCache(suite.config.reuse_checkpoint)
-  records = list(previous)
-  progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
+  planned = len(pending(schedule_runs(len(keys), repeats.count, repeats.warmups), keys, done))
+  progress = RunProgress(planned, enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
-  watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
-  interrupted = False
+  runs = _Runs(plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous))
+  started = time.perf_counter()
   try:
     with stop.installed():
-      for run in todo:
-        if stop.requested:
-          interrupted = True
-          break
-        bench = plan.benchmarks[run.benchmark_index]
-        label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
-        progress.started(label)
-        watchdog.start_run(label)
-        record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
-        host_records = _gathered(record, coordinator, writers)
-        records.extend(host_records)
-        progress.finished(label, record.duration_s, _first_failure(host_records))
-        coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
-        watchdog.end_run()
-        if settings.remove_repeated_dir and is_writer:
-          remove_location(record.path)
+      if repeats.auto:
+        interrupted, rounds, stopped = auto_rounds(
+            repeats, keys, done, rng, runs.execute, stop, runs.records, suite, settings, coordinator, progress)
+      else:
+        todo = pending(schedule_runs(len(keys), repeats.count, repeats.warmups, repeats.interleaved, rng=rng),
+                       keys, done)  # fmt: skip
+        interrupted, rounds, stopped = fixed_runs(todo, runs.execute, stop, repeats.count)
   finally:
     progress.close()
 
-  summary = _summary(suite, plan, records, interrupted)
+  records = runs.records
+  summary = _summary(suite, plan, records, interrupted, repeats)
+  summary = dataclasses.replace(summary, repeats=repeats.describe(rounds, stopped, time.perf_counter() - started))
   manifest["ended_at"] = now_iso()
   for writer in writers:
     writer.finish(summary, manifest)
@@ -140,14 +142,33 @@ def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[Run
   return host_records
 
 
-def _pending_runs(suite: Suite, settings: RunSettings, plan: Plan) -> tuple[list[ScheduledRun], list[RunRecord]]:
-  """The runs to do, in order (with --resume, those results.jsonl lacks), and the records resumed from."""
-  cfg = suite.config
-  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
-  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
-  previous = read_records(settings.output_dir) if settings.resume else []
-  done = {(r.key, r.repeat) for r in previous if not r.warmup}
-  return pending(runs, [b.key for b in plan.benchmarks], done), previous
+class _Runs:
+  """Runs one scheduled run at a time: flushed and noise-metered, recorded on every host, written."""
+
+  def __init__(self, plan, suite, settings, coordinator, probe, link_stats, writers, progress, records):
+    self.plan, self.suite, self.settings, self.coordinator = plan, suite, settings, coordinator
+    self.probe, self.link_stats, self.writers, self.progress = probe, link_stats, writers, progress
+    self.records: list[RunRecord] = records
+    self.generators: dict[int, BenchmarksGenerator] = {}
+    self.cache = PytreeCache(suite.config.reuse_checkpoint)
+    self.watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
+    self.noise = NoiseMeter(flush=settings.flush_between_runs)
+
+  def execute(self, run: ScheduledRun) -> None:
+    bench = self.plan.benchmarks[run.benchmark_index]
+    label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
+    self.progress.started(label)
+    self.watchdog.start_run(label)
+    self.noise.start()
+    record, leftovers = _run_once(bench, run, self.suite, self.settings, self.generators, self.cache,
+                                  self.coordinator, self.probe, self.link_stats, self.watchdog)  # fmt: skip
+    record = dataclasses.replace(record, metrics={**record.metrics, **self.noise.stop()})
+    host_records = _gathered(record, self.coordinator, self.writers)
+    self.records.extend(host_records)
+    self.progress.finished(label, record.duration_s, _first_failure(host_records))
+    self.coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
+    self.watchdog.end_run()
+    leftovers.free(self.coordinator.process_index == 0)
 
 
 def _manifest_and_probe(
@@ -177,10 +198,16 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
     _log.warning("%s", note)
   for generator, values, reason in plan.unsupported:
     _log.warning("unsupported here, not run: %s%s: %s", generator, values, reason)
-  setup_error = memory_problem(plan, coordinator) if settings.check_memory else None
+  setup_error = memory_problem(plan, coordinator, settings.ask("check_memory", False)) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
-      prepare_output_dir(settings)
+      repeats = resolve_repeats(suite, settings, len(plan.benchmarks))  # auto: its most rounds
+      need = disk_need(plan, repeats.count + repeats.warmups, keeps_checkpoints(settings, suite))
+      _log.info("disk for checkpoints: %s", need.describe())
+      root = settings.checkpoint_root or settings.output_dir
+      setup_error = disk_problem(need, root, settings) if settings.check_disk else None
+      if setup_error is None:
+        prepare_output_dir(settings)
     except CkptbenchError as e:
       setup_error = str(e)
   setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
@@ -189,17 +216,25 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   return plan
 
 
-def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool) -> SuiteSummary:
-  """summary.json: statistics per benchmark, and what the plan left out and why."""
+def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool, repeats: Repeats) -> SuiteSummary:
+  """summary.json: statistics per benchmark, the verdicts, and what the plan left out and why."""
+  # Unset, the reference is the plan's first benchmark (records of shuffled rounds are in no plan order).
+  reference = suite.config.reference
+  if reference is None and plan.benchmarks:
+    reference = plan.benchmarks[0].describe()["varying"]
+  position = {b.key: i for i, b in enumerate(plan.benchmarks)}
+  in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
+  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=repeats.design)
   return SuiteSummary(
       suite=suite.name,
-      reference=suite.config.reference,
+      reference=reference or None,
       interrupted=interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
       notes=list(suite.notes),
       invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],
       unsupported=[NotRun(g, o, r) for g, o, r in plan.unsupported],
       benchmarks=summarize_benchmarks(records),
+      verdicts=verdicts,
   )
 
 
@@ -243,7 +278,8 @@ def _run_once(
     probe: StorageProbe | StoreRoofline | None,
     link_stats: Callable[[], Mapping[str, int]] | None,
     watchdog: RunWatchdog,
-) -> RunRecord:
+) -> tuple[RunRecord, RunLeftovers]:
+  """One run of one benchmark, as a record, and what it left on disk to free after every host recorded it."""
   out = settings.output_dir
   run_name = f"warmup_{run.repeat}" if run.warmup else f"repeat_{run.repeat}"
   run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
@@ -283,12 +319,13 @@ def _run_once(
   tags, inventory = _measured(created, None if error else result, run_dir, probe)
   if store_url is not None:
     error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
-  return RunRecord(
+  record = RunRecord(
       suite=suite.name, **bench.describe(), repeat=run.repeat, warmup=run.warmup,
       host=coordinator.process_index, num_hosts=coordinator.process_count, path=str(run_dir),
       started_at=started_at, duration_s=time.perf_counter() - t0, metrics=tags, inventory=inventory,
       notes=list(result.notes) if result is not None else [], error=error,
   )  # fmt: skip
+  return record, RunLeftovers.of(run_dir, local_path, result, settings, suite)
 
 
 def _prepare_location(run_dir: Any, store_url: StoreURL | None, coordinator: Coordinator, barrier: str) -> None:

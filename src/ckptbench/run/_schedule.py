@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import random
 from typing import Sequence, TypeVar
 
 _B = TypeVar("_B")
@@ -16,14 +17,20 @@ class ScheduledRun:
 
 
 def schedule_runs(
-    num_benchmarks: int, num_repeats: int, num_warmups: int = 0, interleave: bool = False
+    num_benchmarks: int,
+    num_repeats: int,
+    num_warmups: int = 0,
+    interleave: bool = False,
+    rng: random.Random | None = None,
 ) -> list[ScheduledRun]:
   """Every run of a suite, in order.
 
   Back to back (default): each benchmark's warm-ups, then its repeats.
   Interleaved: all warm-ups first, then repeat 0 of every benchmark, then
   repeat 1 of every benchmark, ..., so slow drift of a shared machine spreads
-  over all benchmarks instead of favouring the ones that ran first.
+  over all benchmarks instead of favouring the ones that ran first; with
+  `rng`, each round in a fresh random order (so no benchmark always runs
+  right after the same other one).
   """
   warmups = [[ScheduledRun(b, r, True) for r in range(num_warmups)] for b in range(num_benchmarks)]
   repeats = [[ScheduledRun(b, r, False) for r in range(num_repeats)] for b in range(num_benchmarks)]
@@ -31,7 +38,10 @@ def schedule_runs(
     return [run for b in range(num_benchmarks) for run in warmups[b] + repeats[b]]
   out = [run for b in range(num_benchmarks) for run in warmups[b]]
   for r in range(num_repeats):
-    out.extend(repeats[b][r] for b in range(num_benchmarks))
+    order = list(range(num_benchmarks))
+    if rng is not None:
+      rng.shuffle(order)
+    out.extend(repeats[b][r] for b in order)
   return out
 
 

@@ -8,6 +8,9 @@ import pathlib
 from ckptbench.stats import DEFAULT_THRESHOLD
 from ckptbench.storage import is_store_url, parse_store_url, store_for
 
+# Settings whose flag is not `--<field>`.
+_FLAGS = {("check_memory", False): "--skip_memory_check", ("check_disk", False): "--skip_disk_check"}
+
 # Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
 STAGING_DIR = ".ckptbench-staging"
 
@@ -22,7 +25,8 @@ class RunSettings:
 
   output_dir: pathlib.Path  # a directory, or gs://... / s3://... (results staged locally, then copied)
   local_directory: pathlib.Path | None = None
-  remove_repeated_dir: bool = False
+  remove_repeated_dir: bool = False  # also remove what a run keeps besides its checkpoint (its artifacts)
+  keep_checkpoints: bool = False  # keep every run's checkpoint (else removed once measured; or the suite's key)
   resume: bool = False
   overwrite: bool = False
   show_progress: bool | None = None  # None: a bar on a terminal, lines otherwise
@@ -31,6 +35,7 @@ class RunSettings:
   write_views: bool = True  # the registered views (TensorBoard, HTML report) at the end
   views_in_background: bool = False  # write them in a detached process after this one exits (outputs/_background.py)
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
+  check_disk: bool = True  # refuse a suite whose checkpoints would not fit on disk (see _disk.py)
   argv: tuple[str, ...] = ()
   select: tuple[str, ...] = ()  # `-k`: only the benchmarks matching one of these (see _select.py)
   overrides: tuple[str, ...] = ()  # `--set KEY=VALUE`, applied to a suite file before validation
@@ -45,13 +50,23 @@ class RunSettings:
   baseline_label: str | None = None
   regression_threshold: float = DEFAULT_THRESHOLD
   fail_on_regression: bool = False
+  allow_inconclusive: bool = False  # with fail_on_regression: an inconclusive headline metric passes
+  # num_repeats: auto stops adding rounds that would end past this; None: the suite's time_budget_s, else 90 s.
+  time_budget_s: float | None = None
+  flush_between_runs: bool = True  # os.sync before each run, so earlier checkpoints' writeback is done
   # Object storage (docs/storage.md).
   checkpoint_root: str | None = None  # gs://, s3:// or a directory; None: the suite's key, else OUT
   link: str | None = None  # shape the way to the store, e.g. "rtt=20ms,bw=1GB/s,errors=1%"
   output_url: str | None = None  # set from an output_dir that is a store URL
-  # Run only repeats below this number (with `resume`, one more round each call): how
-  # `ckptbench matrix` interleaves repeats across environments. None runs them all.
+  # Run repeats 0 to N-1, whatever the suite's num_repeats (with `resume`, one more round each call): how
+  # `ckptbench matrix` interleaves repeats across environments and `bisect` adds repeats. None: the suite's.
   repeats_upto: int | None = None
+
+  def ask(self, field: str, value: object = True) -> str:
+    """How the caller asks for `field=value`: the flag on the command line (`argv` set), else the keyword."""
+    if not self.argv:
+      return f"RunSettings({field}={value!r})"
+    return _FLAGS.get((field, value), f"--{field}")
 
   def __post_init__(self):
     for place in (str(self.output_dir), self.checkpoint_root):

@@ -8,9 +8,9 @@ from ckptbench.stats._compare import (
     Verdict,
     compare_samples,
     median_ratio,
-    min_p_value,
     per_repeat_across_hosts,
 )
+from ckptbench.stats._decide import AUTO_LOOKS, Decision, Design, decide
 from ckptbench.stats._direction import (
     Direction,
     absolute_floor,
@@ -49,10 +49,13 @@ __all__ = [
     "expected_goodput",
     "host_statistics",
     "median_ratio",
+    "AUTO_LOOKS",
+    "Decision",
+    "Design",
+    "decide",
     "metric_direction",
     "metric_samples",
     "metric_statistics",
-    "min_p_value",
     "optimal_interval",
     "per_repeat_across_hosts",
     "simulate_goodput",

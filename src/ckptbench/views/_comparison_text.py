@@ -9,25 +9,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ckptbench.results import Comparison, ComparisonRow
+from ckptbench.results import Comparison
 from ckptbench.stats import Verdict
 
 _LOG_WIDTH = 160
-# asv's marks: + worse, - better; ours add ? (too few samples to tell).
+# asv's marks: + worse, - better; ours add ? (inconclusive) and = (shown equivalent).
 _VERDICT_STYLE = {
-    Verdict.REGRESSED: ("+", "bold red"),
-    Verdict.IMPROVED: ("-", "green"),
-    Verdict.NOT_ENOUGH_SAMPLES: ("?", "yellow"),
-    Verdict.UNCHANGED: ("", ""),
+    Verdict.WORSE: ("+", "bold red"),
+    Verdict.BETTER: ("-", "green"),
+    Verdict.INCONCLUSIVE: ("?", "yellow"),
+    Verdict.EQUIVALENT: ("=", ""),
     Verdict.NOT_JUDGED: ("", "dim"),
 }
-
-
-
-def _large(row: ComparisonRow, threshold: float) -> bool:
-  if row.ratio is None or row.ratio <= 0:
-    return False
-  return max(row.ratio, 1 / row.ratio) > 1 + threshold
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -55,10 +48,11 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   if comparison.rows:
     console.print(table)
   console.print(
-      "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
-      " * headline (time, throughput, peak memory)"
-      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else "")
+      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (interval within"
+      " +-threshold), ? inconclusive, * headline (time, throughput, peak memory)"
+      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
   )
+  console.print(f"rule: {escape(comparison.rule)}", highlight=False)
   _print_notes(comparison, console)
 
 
@@ -66,24 +60,22 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
   """The table of the rows shown (regressions, improvements, headline metrics) and how many were hidden."""
   table = Table(
       title=f"Comparison with baseline {escape(comparison.baseline_label)}"
-      f" (threshold {comparison.threshold:.0%}, alpha {comparison.alpha:g})"
+      f" (threshold {comparison.threshold:.0%}, {1 - comparison.alpha:.0%} intervals)"
   )
   table.add_column("", no_wrap=True)
   table.add_column("benchmark", overflow="fold")
   table.add_column("metric", overflow="fold")
-  for column in ("baseline", "current", "ratio", "95% CI", "p", "n"):
+  for column in ("baseline", "current", "ratio", "interval", "n"):
     table.add_column(column, justify="right", no_wrap=True)
   hidden = 0
   for row in comparison.rows:
     quiet = row.verdict == Verdict.NOT_JUDGED or (
-        not row.headline and row.verdict not in (Verdict.REGRESSED, Verdict.IMPROVED)
+        not row.headline and row.verdict not in (Verdict.WORSE, Verdict.BETTER)
     )
     if quiet and not show_all:
       hidden += 1
       continue
     mark, style = _VERDICT_STYLE[row.verdict]
-    if row.verdict == Verdict.UNCHANGED and _large(row, comparison.threshold):
-      mark = "~"  # as asv: beyond the threshold, but not significant
     table.add_row(
         mark,
         escape(row.benchmark),
@@ -91,8 +83,7 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
         _fmt(row.baseline, row.unit),
         _fmt(row.current, row.unit),
         "-" if row.ratio is None else f"{row.ratio:.2f}x",
-        "-" if row.ci_low is None and row.ci_high is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
-        "-" if row.p_value is None else f"{row.p_value:.3f}",
+        "-" if row.ratio is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
         f"{row.n_baseline}/{row.n_current}",
         style=style,
     )
@@ -100,11 +91,12 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
 
 
 def _print_notes(comparison: Comparison, console: Console) -> None:
-  """What the table cannot say: too few samples, nothing matched and why, what one side lacks, the counts."""
-  if any(r.verdict == Verdict.NOT_ENOUGH_SAMPLES for r in comparison.rows):
+  """What the table cannot say: repeats a decision needs, nothing matched and why, what one side lacks, the counts."""
+  needed = comparison.repeats_needed()
+  if needed:
     console.print(
-        f"too few samples: with these repeat counts no change can reach p < {comparison.alpha:g};"
-        " run 5 or more repeats on each side (num_repeats)"
+        f"[yellow]inconclusive:[/yellow] {len(comparison.headline_inconclusive)} headline metric(s);"
+        f" about {needed} repeats a side would decide at the noise observed (num_repeats: auto decides for you)"
     )
   if comparison.matched_nothing:
     console.print(
@@ -118,8 +110,9 @@ def _print_notes(comparison: Comparison, console: Console) -> None:
       if names:
         console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
   counts = {v: sum(r.verdict == v for r in comparison.rows) for v in Verdict}
-  console.print(
-      ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
-      + (f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
-         if comparison.headline_regressions else "")
-  )
+  summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+  if comparison.headline_regressions:
+    summary += f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
+  elif comparison.no_regression:
+    summary += "; [green]no regression[/green] (every headline metric equivalent or better)"
+  console.print(summary)

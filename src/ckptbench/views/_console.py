@@ -12,12 +12,9 @@ from rich.table import Table
 
 from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary
 from ckptbench.api import Tag
+from ckptbench.analysis import stability_warnings
 from ckptbench.analysis import (
-    BETTER,
-    LARGE,
     LEGEND,
-    TOO_FEW,
-    WORSE,
     VerdictTable,
     build_verdict,
     interval_note,
@@ -25,6 +22,7 @@ from ckptbench.analysis import (
     median_text,
     outlier_lines,
     ratio_text,
+    rules,
 )
 
 # Logs and CI output are read in wide windows; rich would otherwise fold tables at 80 columns.
@@ -93,7 +91,7 @@ def suite_table(summary: SuiteSummary) -> Table:
   return table
 
 
-_JUDGEMENT_STYLE = {BETTER: "green", WORSE: "bold red", LARGE: "yellow", TOO_FEW: "yellow"}
+_JUDGEMENT_STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yellow"}
 
 
 def verdict_table(table: VerdictTable, title: str) -> Table:
@@ -112,8 +110,8 @@ def verdict_table(table: VerdictTable, title: str) -> Table:
       if cell is None:
         row.append("-")
         continue
-      ratio = ratio_text(cell)
-      style = _JUDGEMENT_STYLE.get(judgement(cell.comparison))
+      ratio = ratio_text(cell, variant.key == table.reference)
+      style = _JUDGEMENT_STYLE.get(judgement(cell.verdict))
       row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
     out.add_row(*row)
   return out
@@ -144,6 +142,8 @@ def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
     console.print(effects)
   console.print(escape(interval_note(table)), highlight=False)
   console.print(escape(LEGEND), highlight=False)
+  for rule in rules(table):
+    console.print(f"rule: {escape(rule)}", highlight=False)
   for line in outlier_lines(table):
     console.print(f"[yellow]! outlier:[/yellow] {escape(line)}", highlight=False)
 
@@ -170,9 +170,11 @@ def print_suite_tables(
     >>> print_suite_tables(out.summary, records=out.results)
   """
   console = console or make_console()
-  verdict = build_verdict(records, summary.reference) if records else None
+  verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console)
+  for line in stability_warnings(records or ()):
+    console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False)
   for bench in summary.benchmarks:
     # A benchmark that measured nothing (every run failed early) gets its error lines, not an empty table.
     if (detail or all_metrics or verdict is None) and bench.metrics:

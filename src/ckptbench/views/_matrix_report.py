@@ -91,10 +91,13 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
       if row.headline:
         cells.setdefault((row.benchmark, row.metric), {})[label] = row
   regressed = sorted({label for label in labels for row in comparisons[label].headline_regressions})
-  note = (
-      f"<p class=fail>headline regression in {esc(', '.join(regressed))}</p>" if regressed
-      else "<p class=ok>no headline regression</p>"
-  )  # fmt: skip
+  unsure = sorted(label for label in labels if comparisons[label].headline_inconclusive)
+  if regressed:
+    note = f"<p class=fail>headline metric worse in {esc(', '.join(regressed))}</p>"
+  elif unsure:  # "no regression" only where every headline metric is equivalent or better
+    note = f"<p class=unsure>inconclusive in {esc(', '.join(unsure))}: more repeats would decide</p>"
+  else:
+    note = "<p class=ok>no headline regression: every headline metric equivalent or better</p>"
   head = ["benchmark", "metric", "unit", f"{reference} (reference)"] + [f"{label}: median, ratio [95% CI]" for label in labels]
   rows = []
   for (benchmark, metric), by_label in sorted(cells.items()):
@@ -106,9 +109,10 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
   header = "".join(f"<th>{esc(h)}</th>" for h in head)
   threshold = next(iter(comparisons.values())).threshold
   legend = (
-      f"<p class=note>ratio: the environment's median over the reference's (bootstrap 95% interval);"
-      f" regressed / improved: significant (Mann-Whitney U) and beyond {threshold:.0%} in the worse /"
-      " better direction. Every metric, not only the headlines: each environment's report.html.</p>"
+      f"<p class=note>ratio: Hodges-Lehmann estimate of the environment's over the reference's, with its"
+      f" interval; worse / better: the interval excludes 1 and the ratio is beyond {threshold:.0%};"
+      f" equivalent: the interval lies within +-{threshold:.0%}; inconclusive: neither."
+      " Every metric, not only the headlines: each environment's report.html.</p>"
   )
   return (
       "<h2>headline metrics against the reference</h2>" + note
@@ -122,5 +126,5 @@ def _cell(row: ComparisonRow | None) -> str:
   ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
   if row.ci_low is not None and row.ci_high is not None:
     ratio += f" [{row.ci_low:.2f}, {row.ci_high:.2f}]"
-  css = row.verdict.value if row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) else "num"
+  css = row.verdict.value if row.verdict in (Verdict.WORSE, Verdict.BETTER, Verdict.INCONCLUSIVE) else "num"
   return f"<td class='{css}'>{num(row.current)}<br>{esc(ratio)} {esc(row.verdict.value)}</td>"

@@ -42,6 +42,15 @@ class RunProgress:
     else:
       print(line, flush=True)
 
+  def note(self, line: str) -> None:
+    """A line between runs, e.g. what a look at the data found."""
+    if not self._enabled:
+      return
+    if self._bar is not None:
+      self._bar.console.print(line, markup=False, highlight=False)
+    else:
+      print(line, flush=True)
+
   def close(self) -> None:
     if self._bar is not None:
       self._bar.stop()

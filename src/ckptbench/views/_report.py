@@ -59,7 +59,7 @@ def write_report(out_dir: str | pathlib.Path, output: str | pathlib.Path | None 
 def render_report(outputs: RunOutputs) -> str:
   """The report page as HTML text."""
   figures = FigureIds()
-  verdict = build_verdict(outputs.results, outputs.reference)
+  verdict = build_verdict(outputs.results, outputs.reference, outputs.summary.verdicts if outputs.summary else ())
   body = [_overview(outputs), verdict_section(verdict), _comparison(outputs.comparison)]
   if verdict is not None:
     body.append(runs_in_order(outputs, verdict, figures))
@@ -133,8 +133,8 @@ def _failures(outputs: RunOutputs) -> str:
   return "\n".join(parts)
 
 
-_VERDICT_ORDER = {Verdict.REGRESSED: 0, Verdict.IMPROVED: 1, Verdict.UNCHANGED: 2}
-_COMPARISON_COLUMNS = ("benchmark", "metric", "baseline", "current", "ratio", "ci_low", "ci_high", "p_value", "verdict")
+_VERDICT_ORDER = {Verdict.WORSE: 0, Verdict.INCONCLUSIVE: 1, Verdict.BETTER: 2, Verdict.EQUIVALENT: 3}
+_COMPARISON_COLUMNS = ("benchmark", "metric", "baseline", "current", "ratio", "ci_low", "ci_high", "verdict")
 
 
 def _comparison(comparison: Comparison | None) -> str:
@@ -142,8 +142,14 @@ def _comparison(comparison: Comparison | None) -> str:
     return ""
   rows = sorted(comparison.rows, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 3), r.benchmark))
   body = [[row.to_json()[c] for c in _COMPARISON_COLUMNS] for row in rows]
-  regressed = len(comparison.regressions)
-  note = f"<p class=fail>{regressed} regressed</p>" if regressed else "<p class=ok>no regression</p>"
+  regressed, unsure = len(comparison.headline_regressions), len(comparison.headline_inconclusive)
+  if regressed:
+    note = f"<p class=fail>{regressed} headline metric(s) worse</p>"
+  elif comparison.no_regression:
+    note = "<p class=ok>no regression: every headline metric equivalent or better</p>"
+  else:
+    note = f"<p class=unsure>{unsure} headline metric(s) inconclusive: more repeats would decide</p>"
+  note += f"<p class=note>{esc(comparison.rule)}</p>"
   table_html = table(_COMPARISON_COLUMNS, body, numeric_from=2, row_class=lambda i: rows[i].verdict.value)
   return "<h2>baseline comparison</h2>" + note + table_html
 

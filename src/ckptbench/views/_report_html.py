@@ -55,5 +55,5 @@ pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:.85em;max-height:3
 .figure{margin:.6em 0}#verdict td{white-space:nowrap}.better{color:#1b7f3a}.worse{color:#b00020;font-weight:bold}
 .unsure{color:#a86b00}
 .fail{color:#b00020}.ok{color:#1b7f3a}.note{color:#666}
-tr.regressed td,td.regressed{background:#fde8e8}tr.improved td,td.improved{background:#e8f7ec}
+tr.worse td,td.worse{background:#fde8e8}tr.better td,td.better{background:#e8f7ec}tr.inconclusive td,td.inconclusive{background:#fff4d6}
 """

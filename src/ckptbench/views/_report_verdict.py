@@ -6,21 +6,18 @@ from ckptbench.api import Tag
 from ckptbench.results import RunOutputs
 from ckptbench.views._report_html import FigureIds, esc, table
 from ckptbench.analysis import (
-    BETTER,
-    LARGE,
     LEGEND,
-    TOO_FEW,
-    WORSE,
     VerdictTable,
     interval_note,
     judgement,
     median_text,
     outlier_lines,
     ratio_text,
+    rules,
 )
 from ckptbench.views import _plots
 
-_JUDGEMENT_CLASS = {BETTER: "better", WORSE: "worse", LARGE: "unsure", TOO_FEW: "unsure"}
+_JUDGEMENT_CLASS = {"better": "better", "worse": "worse", "inconclusive": "unsure"}
 
 
 def verdict_section(verdict: VerdictTable | None) -> str:
@@ -37,8 +34,9 @@ def verdict_section(verdict: VerdictTable | None) -> str:
       if cell is None:
         cells.append("<td class=num>-</td>")
         continue
-      css = _JUDGEMENT_CLASS.get(judgement(cell.comparison), "")
-      cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio_text(cell))}</span></td>")
+      css = _JUDGEMENT_CLASS.get(judgement(cell.verdict), "")
+      ratio = ratio_text(cell, variant.key == verdict.reference)
+      cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio)}</span></td>")
     rows.append(f"<tr><th>{esc(metric.label)}</th><td>{esc(metric.unit)}</td>{''.join(cells)}</tr>")
   parts = [
       f"<h2>verdict</h2><p>reference: <b>{esc(by_key[verdict.reference].label)}</b></p>",
@@ -54,7 +52,8 @@ def verdict_section(verdict: VerdictTable | None) -> str:
     parts.append("<h3>main effect of each option</h3><p class=note>geometric mean of the ratios between"
                  " variants that differ in this option alone</p>")
     parts.append(table(["option", "pairs"] + [m.label for m in metrics], effect_rows))
-  parts.append(f"<p class=note>{esc(interval_note(verdict))}<br>{esc(LEGEND)}</p>")
+  rule_lines = "".join(f"<br>rule: {esc(rule)}" for rule in rules(verdict))
+  parts.append(f"<p class=note>{esc(interval_note(verdict))}<br>{esc(LEGEND)}{rule_lines}</p>")
   outliers = outlier_lines(verdict)
   if outliers:
     parts.append("<p class=unsure>outlying repeats:</p><ul>" + "".join(f"<li>{esc(l)}</li>" for l in outliers) + "</ul>")

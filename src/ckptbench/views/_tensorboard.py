@@ -26,9 +26,9 @@ import pathlib
 import time
 from typing import Any, Iterable
 
-from tensorboard.compat.proto import event_pb2, summary_pb2
+from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
 from tensorboard.plugins.hparams import summary_v2 as hparams_summary
-from tensorboard.plugins.scalar import summary_v2 as scalar_summary
+from tensorboard.plugins.scalar import plugin_data_pb2 as scalar_plugin_data
 from tensorboard.plugins.text import summary_v2 as text_summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
@@ -41,6 +41,20 @@ TENSORBOARD_DIR = "tensorboard"
 # Our event files end with this, so a rewrite removes exactly what we wrote.
 _SUFFIX = ".ckptbench"
 _STATS = ("mean", "std", "min", "max", "median", "n")
+# What the scalars plugin's own `scalar_pb` attaches to each value (built once: that function
+# converts every float through TensorFlow's dtype machinery, most of this view's cost).
+_SCALAR_METADATA = summary_pb2.SummaryMetadata(
+    plugin_data=summary_pb2.SummaryMetadata.PluginData(
+        plugin_name="scalars", content=scalar_plugin_data.ScalarPluginData(version=0).SerializeToString()
+    )
+)
+_SCALAR_SHAPE = tensor_shape_pb2.TensorShapeProto()
+
+
+def scalar_value(tag: str, value: float) -> summary_pb2.Summary.Value:
+  """One float32 scalar as the scalars plugin writes it (the same bytes as its `scalar_pb`)."""
+  tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, tensor_shape=_SCALAR_SHAPE, float_val=[value])
+  return summary_pb2.Summary.Value(tag=tag, metadata=_SCALAR_METADATA, tensor=tensor)
 
 
 def tensorboard_run_name(benchmark: str) -> str:
@@ -102,8 +116,9 @@ class _Writer:
     event = event_pb2.Event(wall_time=wall_time or time.time(), step=step, summary=summary)
     self._writer.add_event(event)
 
-  def scalar(self, tag: str, value: float, step: int = 0, wall_time: float | None = None) -> None:
-    self.add(scalar_summary.scalar_pb(tag, value), step, wall_time)
+  def scalars(self, values: Iterable[tuple[str, float]], step: int = 0, wall_time: float | None = None) -> None:
+    """Scalars of one step, in one event (TensorBoard reads every value of an event)."""
+    self.add(summary_pb2.Summary(value=[scalar_value(tag, v) for tag, v in values]), step, wall_time)
 
   def text(self, tag: str, markdown: str, step: int = 0) -> None:
     self.add(text_summary.text_pb(tag, markdown), step)
@@ -124,11 +139,9 @@ def _write_host_scalars(bench_dir: pathlib.Path, records: list[RunRecord]) -> No
     with _Writer(bench_dir / f"host_{host}") as writer:
       for record in sorted(host_records, key=lambda r: r.repeat):
         step, wall = record.repeat, _wall_time(record)
-        for tag in sorted(record.metrics):
-          value = record.value(tag)
-          if value is not None:
-            writer.scalar(tag, value, step, wall)
-        writer.scalar("run/duration_s", float(record.duration_s), step, wall)
+        values = [(tag, record.value(tag)) for tag in sorted(record.metrics)]
+        values = [(tag, v) for tag, v in values if v is not None] + [("run/duration_s", float(record.duration_s))]
+        writer.scalars(values, step, wall)
         if record.failed:
           writer.text("error", _error_card(record), step)
 
@@ -138,14 +151,12 @@ def _write_benchmark_run(
 ) -> None:
   with _Writer(bench_dir) as writer:
     writer.add(hparams_summary.hparams_pb(hparams, trial_id=bench.key or bench.name))
+    values = []
     for tag, stats in sorted(bench.metrics.items()):
-      for stat in _STATS:
-        value = getattr(stats, stat)
-        if value is not None:
-          writer.scalar(f"{tag}/{stat}", float(value))
+      values += [(f"{tag}/{stat}", float(v)) for stat in _STATS if (v := getattr(stats, stat)) is not None]
       # The cross-host block under the names summary.json gives it (hosts/per_host/0, ...).
-      for stat, value in _numeric_leaves(stats.hosts.to_json() if stats.hosts else None):
-        writer.scalar(f"{tag}/hosts/{stat}", value)
+      values += [(f"{tag}/hosts/{stat}", v) for stat, v in _numeric_leaves(stats.hosts.to_json() if stats.hosts else None)]
+    writer.scalars(values)
     writer.text("configuration", _configuration_card(bench))
     writer.text("inventory", _inventory_card(bench))
     writer.text("run_summary", _summary_card(bench, records))

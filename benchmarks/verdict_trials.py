@@ -1,0 +1,206 @@
+"""A/B and A/A on a busy machine: do the four-word verdicts decide, and decide right?
+
+Each trial is one `ckptbench.run` of a two-variant sweep at the default
+settings (`num_repeats: auto`: interleaved random rounds until decided or the
+90 s budget is spent), with background load this script starts itself and
+bounds in time: a CPU hog (a busy loop) and a disk writer (64 MiB files,
+fsynced, in a loop).
+
+- A/B: the `planted` variant really saves more: an extra array of
+  `--extra` times the checkpoint's bytes, saved and loaded by Orbax with the
+  rest (no sleep anywhere). `--calibrate` measures the save-time ratio several
+  extras give here, to pick the one that makes save time 20% slower (twice
+  the 10% threshold). Goal: at least 18/20 trials `worse` for its save time,
+  none `better`.
+- A/A: two variants that differ only by a label (`copy: [0, 1]`). Goal: no
+  `better` or `worse` in 20 trials, at least 15/20 `equivalent`.
+
+It prints each trial's verdicts, the counts and the median time to a verdict
+(the seconds of rounds until the run stopped, from summary.json `repeats`).
+
+Usage:
+  PYTHONPATH=src python benchmarks/verdict_trials.py --calibrate
+  PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 0.6] [--no-load]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import dataclasses
+import io
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+import ckptbench  # noqa: E402
+from ckptbench.benchmarks.save_restore import SaveRestoreBenchmark, SaveRestoreOptions  # noqa: E402
+
+SAVE, LOAD = "save_0_basics/time_s", "load_0_basics/time_s"
+
+
+@dataclasses.dataclass(frozen=True)
+class PlantedOptions(SaveRestoreOptions):
+  """save_restore's options, plus the plant.
+
+  Attributes:
+    extra: an extra array saved and loaded with the checkpoint, this fraction of its bytes.
+    copy: a label and nothing else (A/A: two names for the same code).
+  """
+
+  extra: float | Sequence[float] = 0.0
+  copy: int | Sequence[int] = 0
+
+
+@ckptbench.benchmark_options(PlantedOptions)
+class PlantedSave(SaveRestoreBenchmark):
+  """save_restore of the suite's array grown by `extra` (more rows): a real difference in bytes saved.
+
+  Every variant takes the same path (a fresh array, built before the timed
+  save), so only the bytes differ; a second array would add its own fixed
+  cost (at 16 MiB, any second array made the save 1.4x slower).
+  """
+
+  _arrays: dict = {}  # (rows, extra) -> the grown array, built once per process
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    (leaf,) = jax.tree_util.tree_leaves(context.pytree)  # the suite's one array
+    rows = int(leaf.shape[0] * (1 + context.options.extra)) // 8 * 8  # whole shards on each device
+    key = (rows, leaf.shape[1:], str(leaf.sharding))
+    if key not in self._arrays:
+      data = np.random.default_rng(0).random((rows, *leaf.shape[1:]), dtype=np.float32)  # incompressible
+      if len(self._arrays) >= 4:  # a few sizes at a time: memory stays bounded
+        self._arrays.clear()
+      self._arrays[key] = jax.device_put(data, leaf.sharding)
+    context = dataclasses.replace(context, pytree={"params": self._arrays[key]})
+    return super().test_fn(context)
+
+
+SUITE = """
+suite_name: {name}
+checkpoint_config:
+  spec:
+    params: {{dtype: float32, shape: [{rows}, 2048], sharding: [fsdp]}}
+  fill: random_bits
+mesh_config: {{mesh_axes: [fsdp], ici_parallelism: {{fsdp: 4}}}}
+benchmarks:
+  - generator: __main__.PlantedSave
+    options: {{async_enabled: false, use_compression: false, {sweep}}}
+"""
+
+
+@contextlib.contextmanager
+def background_load(seconds: float, work: pathlib.Path):
+  """A CPU hog and a disk writer, each ending by itself after `seconds` (and stopped on exit)."""
+  hog = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass\n"
+  writer = (
+      "import os, time\n"
+      f"end = time.time() + {seconds}\nblock = os.urandom(64 << 20)\n"
+      "while time.time() < end:\n"
+      f"  with open({str(work / 'noise.bin')!r}, 'wb') as f:\n"
+      "    f.write(block); f.flush(); os.fsync(f.fileno())\n"
+  )
+  procs = [subprocess.Popen([sys.executable, "-c", code]) for code in (hog, writer)]
+  try:
+    yield
+  finally:
+    for proc in procs:
+      proc.terminate()
+      proc.wait()
+    (work / "noise.bin").unlink(missing_ok=True)
+
+
+def run_trial(sweep: str, rows: int, out: pathlib.Path, settings: dict) -> ckptbench.RunOutcome:
+  suite = ckptbench.load_suite_text(SUITE.format(name="trial", rows=rows, sweep=sweep), file="<verdict_trials>")
+  with contextlib.redirect_stdout(io.StringIO()):  # the progress lines
+    outcome = ckptbench.run(suite, ckptbench.RunSettings(
+        output_dir=out, overwrite=True, show_progress=False, remove_repeated_dir=True, probe_storage=False,
+        write_views=False, devices=4, **settings))  # fmt: skip
+  if outcome.exit_code:
+    errors = [r.error.text for r in outcome.records if r.error is not None]
+    raise SystemExit(f"the trial failed in {out} (exit code {outcome.exit_code}): {errors[:1]}")
+  return outcome
+
+
+def verdict_of(outcome: ckptbench.RunOutcome, metric: str):
+  (verdict,) = [v for v in outcome.summary.verdicts if v.metric == metric]
+  return verdict
+
+
+def calibrate(args, work: pathlib.Path) -> None:
+  """Save-time ratio of each extra against none, 12 interleaved rounds each, under the same load."""
+  extras = ", ".join(str(e) for e in [0.0] + args.extras)
+  outcome = run_trial(f"extra: [{extras}]", args.rows, work / "calibrate", {"overrides": ("num_repeats=12", "interleave_repeats=true")})
+  for metric in (SAVE, LOAD):
+    for v in (v for v in outcome.summary.verdicts if v.metric == metric):
+      print(f"extra {v.variant['extra']}: {metric} ratio {v.ratio:.3f} [{v.low:.3f}, {v.high:.3f}] {v.verdict.value}")
+  for bench in outcome.summary.benchmarks:
+    saves = [f"{r.value(SAVE):.2f}" for r in sorted(outcome.records, key=lambda r: r.repeat)
+             if r.key == bench.key and not r.warmup]  # fmt: skip
+    print(f"{bench.name}: median save {bench.metrics[SAVE]['median']:.3f} s, load {bench.metrics[LOAD]['median']:.3f} s;"
+          f" saves by round {' '.join(saves)}")
+
+
+def trials(args, work: pathlib.Path, sweep: str, label: str) -> list[tuple[str, str, float, int]]:
+  rows = []
+  for i in range(args.trials):
+    outcome = run_trial(sweep, args.rows, work / f"{label}_{i}", {})
+    save, load = verdict_of(outcome, SAVE), verdict_of(outcome, LOAD)
+    rep = outcome.summary.repeats
+    rows.append((save.verdict.value, load.verdict.value, rep["seconds"], rep["rounds"]))
+    print(f"{label} trial {i:2d}: save {save.ratio:.3f} [{save.low}, {save.high}] {save.verdict.value:12s}"
+          f" load {load.ratio:.3f} {load.verdict.value:12s} {rep['rounds']:2d} rounds {rep['seconds']:6.1f} s"
+          f" ({rep['stopped']})", flush=True)  # fmt: skip
+  return rows
+
+
+def report(label: str, rows: list[tuple[str, str, float, int]]) -> None:
+  saves = collections.Counter(r[0] for r in rows)
+  loads = collections.Counter(r[1] for r in rows)
+  print(f"{label}: save time {dict(saves)}; load time {dict(loads)};"
+        f" median time to a verdict {statistics.median(r[2] for r in rows):.1f} s,"
+        f" median rounds {statistics.median(r[3] for r in rows):g}")  # fmt: skip
+
+
+def main() -> None:
+  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--trials", type=int, default=20)
+  parser.add_argument("--extra", type=float, default=0.6, help="planted extra bytes, a fraction of the checkpoint")
+  parser.add_argument("--rows", type=int, default=2048, help="checkpoint rows of 2048 float32 (2048: 16 MiB)")
+  parser.add_argument("--calibrate", action="store_true", help="measure the save-time ratio of --extras")
+  parser.add_argument("--extras", type=float, nargs="+", default=[0.1, 0.2, 0.35, 0.5])
+  parser.add_argument("--only", choices=("ab", "aa"), help="run one of the two experiments")
+  parser.add_argument("--no-load", dest="load", action="store_false", help="no background load")
+  args = parser.parse_args()
+  with tempfile.TemporaryDirectory(prefix="verdict_trials_") as tmp:
+    work = pathlib.Path(tmp)
+    # Bounded: the load ends by itself even if this process is killed.
+    load = background_load(3600, work) if args.load else contextlib.nullcontext()
+    t0 = time.perf_counter()
+    with load:
+      if args.calibrate:
+        calibrate(args, work)
+        return
+      results = {}
+      if args.only in (None, "ab"):
+        results["A/B"] = trials(args, work, f"extra: [0.0, {args.extra}]", "A/B")
+      if args.only in (None, "aa"):
+        results["A/A"] = trials(args, work, "copy: [0, 1]", "A/A")
+    for label, rows in results.items():
+      report(label, rows)
+    print(f"wall time {time.perf_counter() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+  main()

@@ -1,0 +1,88 @@
+"""The sweep's verdicts as data: each variant against the reference, per headline metric.
+
+Computed once, when the run ends (and at each look of adaptive repeats), into
+summary.json's `verdicts`; the console and the report read them from there.
+With interleaved rounds the samples pair by repeat (a round), so the per-round
+ratio cancels what the round shared (slow drift, a neighbour's burst).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ckptbench.api import RunRecord, Verdict, VerdictRecord
+from ckptbench.analysis._verdict import HeadlineMetric, Variant, headline_metrics, reference_variant, variants_of
+from ckptbench.stats import DEFAULT_THRESHOLD, Design, absolute_floor, decide, per_repeat_across_hosts
+
+
+def sweep_verdicts(
+    records: Sequence[RunRecord],
+    reference: Mapping[str, Any] | None,
+    *,
+    paired: bool,
+    design: Design = Design(),
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[VerdictRecord]:
+  """One `VerdictRecord` per variant (but the reference) and judged headline metric.
+
+  Args:
+    records: results.jsonl records (warm-ups and failed runs are left out).
+    reference: swept option values that pick the reference variant (default the first).
+    paired: the rounds interleaved the variants, so repeat r of each pairs up.
+    design: the error rate and the looks sharing it.
+    threshold: the relative change that matters.
+  """
+  measured = [r for r in records if not r.warmup and not r.failed]
+  variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
+  if len(variants) < 2:
+    return []
+  ref = reference_variant(variants, reference)
+  units: dict[str, str] = {}
+  for record in measured:
+    for tag, entry in record.metrics.items():
+      units.setdefault(tag, entry.unit)
+  by_key: dict[str, list[RunRecord]] = {}
+  for record in measured:
+    by_key.setdefault(record.key, []).append(record)
+  out = []
+  for metric in headline_metrics(units):
+    ref_samples = _by_repeat(by_key[ref.key], metric)
+    for variant in variants:
+      if variant.key != ref.key:
+        samples = _by_repeat(by_key[variant.key], metric)
+        out.append(_one(metric, variant, ref, ref_samples, samples, paired, design, threshold))
+  return [v for v in out if v.verdict != Verdict.NOT_JUDGED]
+
+
+def _one(
+    metric: HeadlineMetric, variant: Variant, ref: Variant, ref_samples: Mapping[int, float],
+    samples: Mapping[int, float], paired: bool, design: Design, threshold: float,
+) -> VerdictRecord:  # fmt: skip
+  if paired:  # the rounds both ran, in round order
+    rounds = sorted(set(ref_samples) & set(samples))
+    a, b = [ref_samples[r] for r in rounds], [samples[r] for r in rounds]
+  else:
+    a, b = list(ref_samples.values()), list(samples.values())
+  d = decide(a, b, metric.direction, paired=paired, threshold=threshold, design=design,
+             floor=absolute_floor(metric.unit))  # fmt: skip
+  return VerdictRecord(
+      metric=metric.tag, benchmark=variant.key, variant=dict(variant.varying), reference=dict(ref.varying),
+      ratio=d.ratio, low=d.low, high=d.high, n=d.n, verdict=d.verdict, rule=design.rule(threshold, paired),
+      repeats_needed=d.repeats_needed,
+  )  # fmt: skip
+
+
+def _by_repeat(records: Sequence[RunRecord], metric: HeadlineMetric) -> dict[int, float]:
+  """{repeat: value}, the worst host's value of each repeat."""
+  by_host: dict[int, dict[int, float]] = {}
+  for record in records:
+    value = record.value(metric.tag)
+    if value is not None:
+      by_host.setdefault(record.host, {})[record.repeat] = value
+  repeats = sorted({r for values in by_host.values() for r in values})
+  return dict(zip(repeats, per_repeat_across_hosts(by_host, metric.direction)))
+
+
+def undecided(verdicts: Sequence[VerdictRecord]) -> list[VerdictRecord]:
+  """The verdicts adaptive repeats still wait for."""
+  return [v for v in verdicts if not v.verdict.decided]

@@ -1,0 +1,90 @@
+"""Quiet the machine before a run, and record how noisy it was while the run ran.
+
+Before each run the dirty pages (earlier repeats' checkpoints among them) are
+written back and waited for (`os.sync`), so a save does not pay for the one
+before it. Each run then records what else the machine did meanwhile, as
+neutral tags under `machine_9_other/` (never judged): the load average, CPU
+time spent by other processes, time stolen by the hypervisor, and the bytes
+still dirty or under writeback when it started. The console reads them back
+to say why a result is unstable (views `_stability.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from typing import Any
+
+import psutil
+
+from ckptbench.api import MetricEntry
+
+NOISE_OP = "machine"
+_MIB = 2**20
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sample:
+  wall: float
+  busy: float  # CPU seconds of every process on the machine (psutil: all but idle and iowait)
+  steal: float
+  own: float  # this process's CPU seconds, children included
+
+
+def _sample() -> _Sample:
+  cpu = psutil.cpu_times()
+  busy = cpu.user + cpu.system + getattr(cpu, "nice", 0.0) + getattr(cpu, "irq", 0.0) + getattr(cpu, "softirq", 0.0)
+  own = psutil.Process().cpu_times()
+  return _Sample(time.perf_counter(), busy, getattr(cpu, "steal", 0.0),
+                 own.user + own.system + own.children_user + own.children_system)  # fmt: skip
+
+
+def _meminfo_mib(*fields: str) -> dict[str, float]:
+  """Fields of /proc/meminfo in MiB (absent on other systems: empty)."""
+  found: dict[str, float] = {}
+  try:
+    with open("/proc/meminfo", encoding="ascii") as f:
+      for line in f:
+        name, _, rest = line.partition(":")
+        if name in fields:
+          found[name] = int(rest.split()[0]) * 1024 / _MIB
+  except OSError:
+    return {}
+  return found
+
+
+class NoiseMeter:
+  """Flushes before a run (`start`) and says how busy the machine was during it (`stop`)."""
+
+  def __init__(self, flush: bool = True):
+    self._flush = flush
+    self._start: _Sample | None = None
+    self._tags: dict[str, Any] = {}
+
+  def start(self) -> None:
+    tags: dict[str, Any] = {}
+    if self._flush:
+      t0 = time.perf_counter()
+      os.sync()  # waits for writeback on Linux: the previous runs' pages are on disk before timing starts
+      tags["flush_wait"] = (time.perf_counter() - t0, "wall-seconds")
+    pending = _meminfo_mib("Dirty", "Writeback")
+    if pending:
+      tags["dirty_mib"] = (pending.get("Dirty", 0.0), "MiB")
+      tags["writeback_mib"] = (pending.get("Writeback", 0.0), "MiB")
+    self._tags = tags
+    self._start = _sample()
+
+  def stop(self) -> dict[str, MetricEntry]:
+    """The run's noise tags, as a record's metrics hold them."""
+    if self._start is None:
+      return {}
+    end, start = _sample(), self._start
+    wall = max(end.wall - start.wall, 1e-9)
+    other = max(0.0, (end.busy - start.busy) - (end.own - start.own))
+    tags = dict(self._tags)
+    tags["load_1m"] = (os.getloadavg()[0], "load")
+    tags["cpus"] = (psutil.cpu_count() or 1, "cpus")
+    tags["other_cpu_share"] = (other / wall, "cpus busy")  # 1.0: one whole CPU used by others throughout
+    tags["steal_share"] = (max(0.0, end.steal - start.steal) / wall, "cpus stolen")
+    return {f"{NOISE_OP}_9_other/{k}": MetricEntry(float(v), u) for k, (v, u) in tags.items()}

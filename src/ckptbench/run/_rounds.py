@@ -1,0 +1,109 @@
+"""How many repeats a run makes: a fixed count, or rounds until decided (`num_repeats: auto`).
+
+Auto repeats run rounds: every benchmark once per round, in a fresh random
+order each round (randomised multiple interleaved trials, Abedi and Brecht,
+ICPE 2017), so slow drift of a shared machine hits every variant alike and
+the per-round ratio cancels it. After the rounds in `AUTO_LOOKS` the run looks
+at its headline comparisons (each variant against the reference, and the
+baseline when one is given) and stops once all are decided, or when the next
+round would end past the time budget (then that look is the last). The
+verdicts' intervals are at the level `Design` gives for that many looks, so
+looking early does not inflate false alarms.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from typing import Any
+
+from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
+from ckptbench.run._settings import RunSettings
+from ckptbench.stats import AUTO_LOOKS, Design
+
+
+@dataclasses.dataclass(frozen=True)
+class Repeats:
+  """The run's repeats, resolved from the suite and the flags.
+
+  Attributes:
+    auto: rounds until decided (else `count` repeats).
+    count: the repeats of a fixed run; the most rounds of an auto one.
+    warmups: warm-up runs per benchmark, first.
+    interleaved: rounds of every benchmark, in a random order each round.
+    budget_s: auto: no round is started that would end past this many seconds of the run.
+  """
+
+  auto: bool
+  count: int
+  warmups: int
+  interleaved: bool
+  budget_s: float | None = None
+
+  @property
+  def design(self) -> Design:
+    """The error rate over the looks this run may take (one for a fixed count)."""
+    return Design(looks=len(AUTO_LOOKS) if self.auto else 1)
+
+  def describe(self, rounds: int, stopped: str, seconds: float) -> dict[str, Any]:
+    """summary.json's `repeats`."""
+    return {
+        "mode": "auto" if self.auto else "fixed", "rounds": rounds, "interleaved": self.interleaved,
+        "paired": self.interleaved, "looks": self.design.looks, "alpha": self.design.alpha,
+        "time_budget_s": self.budget_s, "stopped": stopped, "seconds": round(seconds, 3),
+    }  # fmt: skip
+
+
+def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int) -> Repeats:
+  """The repeats of this run (see `SuiteConfig.repeats`); `repeats_upto` (matrix) makes them fixed."""
+  cfg = suite.config
+  compares = num_benchmarks > 1 or bool(settings.baseline_path or cfg.baseline_path)
+  repeats = cfg.repeats(compares)
+  warmups, interleaved = cfg.warmups(repeats), cfg.interleaved(repeats)
+  if settings.repeats_upto is not None:  # `matrix` (and `bisect` through it) runs one round per call, its count
+    return Repeats(False, settings.repeats_upto, warmups, interleaved)
+  if repeats == "auto":
+    budget = settings.time_budget_s or cfg.time_budget_s or DEFAULT_TIME_BUDGET_S
+    return Repeats(True, AUTO_LOOKS[-1], warmups, True, budget)
+  return Repeats(False, int(repeats), warmups, interleaved)
+
+
+def round_order(num_benchmarks: int, rng: random.Random) -> list[int]:
+  """The benchmarks of one round, in a fresh random order."""
+  order = list(range(num_benchmarks))
+  rng.shuffle(order)
+  return order
+
+
+class RoundClock:
+  """When to look, and whether another round fits in the budget."""
+
+  def __init__(self, repeats: Repeats, started: float):
+    self._repeats, self._started = repeats, started
+    self._round_started = started
+    self._longest_round = 0.0
+
+  def round_started(self) -> None:
+    self._round_started = time.perf_counter()
+
+  def round_ended(self) -> None:
+    self._longest_round = max(self._longest_round, time.perf_counter() - self._round_started)
+
+  def next_round_fits(self) -> bool:
+    if self._repeats.budget_s is None:
+      return True
+    return time.perf_counter() - self._started + self._longest_round <= self._repeats.budget_s
+
+  def is_look(self, rounds_done: int) -> bool:
+    """A look after the scheduled rounds, and always when the next round will not run."""
+    return rounds_done in AUTO_LOOKS or rounds_done >= self._repeats.count or not self.next_round_fits()
+
+
+def fixed_runs(todo, execute, stop, count: int) -> tuple[bool, int, str]:
+  """Runs `todo` in order until done or stopped: (interrupted, repeats, why it ended)."""
+  for run in todo:
+    if stop.requested:
+      return True, count, "interrupted"
+    execute(run)
+  return False, count, "fixed"

@@ -1,0 +1,264 @@
+"""The four-word verdict: better, worse, equivalent or inconclusive. Pure statistics.
+
+The rule, on the effect of the current variant against its reference (the log
+of the ratio for times and throughputs; the difference for memory, whose
+values sit near zero):
+- `worse` / `better`: the confidence interval of the effect excludes no change
+  and the estimate lies beyond the threshold, the bad / good way (as asv decides);
+- `equivalent`: the whole interval lies within +-threshold;
+- `inconclusive`: neither; `repeats_needed` says about how many repeats a
+  decision would take at the spread observed.
+
+The estimate and its interval are Hodges-Lehmann's, distribution-free and
+robust to the odd slow repeat a shared machine produces: paired (the median of
+the Walsh averages of per-round differences, interval from the Wilcoxon
+signed-rank distribution) when the samples come in interleaved rounds, else
+unpaired (the median of all pairwise differences, interval from the
+Mann-Whitney distribution). Both distributions are exact (counted, not
+approximated).
+
+Repeated looks: adaptive repeats look at the data after several rounds and stop
+once every comparison is decided. Looking K times at level alpha would call a
+difference far more often than alpha; `Design` spends alpha over at most
+`len(looks)` looks (Bonferroni), so every interval the run ever reports holds
+the truth with probability 1 - alpha at once, whichever look it stops at.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import statistics
+from typing import Sequence
+
+import numpy as np
+
+from ckptbench.api import Verdict
+from ckptbench.stats._direction import Direction
+
+DEFAULT_THRESHOLD = 0.10
+DEFAULT_ALPHA = 0.05  # the whole run's: 95% intervals, divided over its looks
+# Rounds after which adaptive repeats look at the data: the first where the
+# per-look level can be reached, then about 1.5x apart; a run's budget may stop it earlier.
+AUTO_LOOKS = (8, 12, 18, 27, 40, 60)
+_MAX_NEEDED = 10_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Design:
+  """How many looks share the error rate `alpha`.
+
+  Attributes:
+    alpha: the chance, over the whole run, that any reported interval misses.
+    looks: the number of looks the run may take (1 for a fixed repeat count).
+  """
+
+  alpha: float = DEFAULT_ALPHA
+  looks: int = 1
+
+  @property
+  def level(self) -> float:
+    """The confidence level of each look's intervals."""
+    return 1 - self.alpha / self.looks
+
+  def rule(self, threshold: float, paired: bool) -> str:
+    """The rule in one line, as summary.json's `rule` and the legends state it."""
+    how = "per-round (paired)" if paired else "unpaired"
+    looks = f", alpha {self.alpha:g} over {self.looks} looks" if self.looks > 1 else ""
+    return (f"Hodges-Lehmann {self.level:.2%} interval of the {how} ratio{looks}; worse/better: interval"
+            f" excludes 1 and ratio beyond {threshold:.0%}; equivalent: interval within +-{threshold:.0%}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Decision:
+  """One comparison, current against reference.
+
+  Attributes:
+    verdict: one of the four words, or not judged.
+    ratio: estimate of current / reference; None when it has no meaning (reference not positive).
+    low: lower end of the ratio's interval (None: unbounded, too few samples).
+    high: upper end.
+    n: rounds paired, or the smaller sample when unpaired.
+    paired: whether per-round ratios were used.
+    level: the confidence level of the interval.
+    repeats_needed: for inconclusive, about how many repeats a decision needs.
+  """
+
+  verdict: Verdict
+  ratio: float | None
+  low: float | None
+  high: float | None
+  n: int
+  paired: bool
+  level: float
+  repeats_needed: int | None = None
+
+
+@functools.lru_cache(maxsize=256)
+def _signed_rank_cdf(n: int) -> tuple[float, ...]:
+  """P(T+ <= t) for t = 0..n(n+1)/2: Wilcoxon's signed-rank statistic under no change."""
+  counts = np.zeros(n * (n + 1) // 2 + 1)
+  counts[0] = 1.0
+  for rank in range(1, n + 1):
+    counts[rank:] = counts[rank:] + counts[:-rank].copy()
+  return tuple(np.cumsum(counts) / 2.0**n)
+
+
+@functools.lru_cache(maxsize=256)
+def _rank_sum_cdf(m: int, n: int) -> tuple[float, ...]:
+  """P(U <= u) for u = 0..m*n: Mann-Whitney's U under no change (a Gaussian binomial, exact ints)."""
+  counts = [1] + [0] * (m * n)  # the coefficients of prod_{i=1..m} (1 - q^(n+i)) / (1 - q^i)
+  for i in range(1, m + 1):
+    for u in range(len(counts) - 1, n + i - 1, -1):
+      counts[u] -= counts[u - n - i]
+    for u in range(i, len(counts)):
+      counts[u] += counts[u - i]
+  total = math.comb(m + n, m)
+  cumulative, out = 0, []
+  for c in counts:
+    cumulative += c
+    out.append(cumulative / total)
+  return tuple(out)
+
+
+def _rank(cdf: Sequence[float], alpha: float) -> int:
+  """The largest k with P(statistic <= k - 1) <= alpha / 2; 0 when none (no interval)."""
+  k = 0
+  while k < len(cdf) and cdf[k] <= alpha / 2:
+    k += 1
+  return k
+
+
+def effect_interval(
+    reference: Sequence[float], current: Sequence[float], paired: bool, level: float
+) -> tuple[float, float, float]:
+  """Hodges-Lehmann estimate of current - reference and its interval (-inf/inf: too few samples).
+
+  Example:
+    >>> effect_interval([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [2.0, 3.0, 4.0, 5.0, 6.0, 7.0], True, 0.9)
+    (1.0, 1.0, 1.0)
+  """
+  ref, cur = np.asarray(reference, float), np.asarray(current, float)
+  alpha = 1 - level
+  if paired:
+    d = cur - ref
+    i, j = np.triu_indices(len(d))
+    spread = np.sort((d[i] + d[j]) / 2)
+    k = _rank(_signed_rank_cdf(len(d)), alpha)
+  else:
+    spread = np.sort((cur[None, :] - ref[:, None]).ravel())
+    k = _rank(_rank_sum_cdf(len(ref), len(cur)), alpha)
+  estimate = float(np.median(spread))
+  if k == 0:
+    return estimate, -math.inf, math.inf
+  return estimate, float(spread[k - 1]), float(spread[len(spread) - k])
+
+
+def _min_rounds(alpha: float, paired: bool) -> int:
+  """The fewest repeats a side whose interval is bounded at this alpha."""
+  n = 2
+  while _rank(_signed_rank_cdf(n) if paired else _rank_sum_cdf(n, n), alpha) == 0:
+    n += 1
+  return n
+
+
+def _needed(n: int, estimate: float, low: float, high: float, margin: float, alpha: float, paired: bool) -> int:
+  """About how many repeats would decide, with the spread scaling as 1/sqrt(n)."""
+  if not math.isfinite(low) or not math.isfinite(high):
+    return max(_min_rounds(alpha, paired), n + 1)
+  half = (high - low) / 2
+  # Leaning to a difference: the interval must shed no-change; else it must fit in +-margin.
+  room = abs(estimate) if abs(estimate) > margin else margin - abs(estimate)
+  if room <= 0:
+    return _MAX_NEEDED
+  return int(min(_MAX_NEEDED, max(n + 1, math.ceil(n * (half / room) ** 2))))
+
+
+def decide(
+    reference: Sequence[float],
+    current: Sequence[float],
+    direction: Direction,
+    *,
+    paired: bool,
+    threshold: float = DEFAULT_THRESHOLD,
+    design: Design = Design(),
+    floor: float = 0.0,
+) -> Decision:
+  """The verdict of `current` against `reference` (see the module docstring).
+
+  Args:
+    reference: the reference's samples (with `paired`, one per round, in round order).
+    current: the current samples, the same rounds when `paired`.
+    direction: which way is better; neutral metrics are not judged.
+    paired: compare per-round ratios (interleaved rounds) instead of two samples.
+    threshold: the relative change that matters (0.1 = 10%).
+    design: the error rate and the looks sharing it.
+    floor: changes this small in absolute units never count (memory: 8 MiB);
+      with a floor the effect is the difference, else the log of the ratio.
+
+  Raises:
+    ValueError: paired samples of different lengths, a negative threshold.
+
+  Example:
+    >>> ref = [1.0, 1.1, 0.9, 1.0, 1.05, 0.95, 1.02, 0.98, 1.01, 0.99]
+    >>> decide(ref, [1.3 * v for v in ref], Direction.LOWER, paired=True).verdict
+    <Verdict.WORSE: 'worse'>
+  """
+  if threshold < 0:
+    raise ValueError(f"Invalid value for threshold={threshold}; it must be >= 0 (0.1 = 10%)")
+  if paired and len(reference) != len(current):
+    raise ValueError(f"paired samples need one value per round on both sides, got {len(reference)} and {len(current)}")
+  if paired:  # a round with a value missing on either side drops out whole
+    pairs = [(float(r), float(c)) for r, c in zip(reference, current) if math.isfinite(r) and math.isfinite(c)]
+    ref, cur = [r for r, _ in pairs], [c for _, c in pairs]
+  else:
+    ref = [float(v) for v in reference if math.isfinite(float(v))]
+    cur = [float(v) for v in current if math.isfinite(float(v))]
+  n, level = min(len(ref), len(cur)), design.level
+  if direction == Direction.NEUTRAL or n == 0:
+    return _unjudged(ref, cur, direction, paired, level)
+  ref_median = statistics.median(ref)
+  logs = floor == 0 and min(ref + cur) > 0
+  if logs:
+    x_ref, x_cur, margin = np.log(ref), np.log(cur), math.log1p(threshold)
+  else:
+    x_ref, x_cur, margin = np.asarray(ref), np.asarray(cur), max(floor, threshold * abs(ref_median))
+  estimate, low, high = effect_interval(x_ref, x_cur, paired, level)
+  verdict = _verdict(estimate, low, high, margin, direction)
+  needed = None
+  if verdict == Verdict.INCONCLUSIVE:
+    needed = _needed(n, estimate, low, high, margin, 1 - level, paired)
+  ratio, r_low, r_high = _as_ratios(estimate, low, high, logs, ref_median, floor)
+  return Decision(verdict, ratio, r_low, r_high, n, paired, level, needed)
+
+
+def _verdict(estimate: float, low: float, high: float, margin: float, direction: Direction) -> Verdict:
+  if -margin <= low and high <= margin:
+    return Verdict.EQUIVALENT
+  if (low > 0 or high < 0) and abs(estimate) > margin:
+    worse = (estimate > 0) == (direction == Direction.LOWER)
+    return Verdict.WORSE if worse else Verdict.BETTER
+  return Verdict.INCONCLUSIVE
+
+
+def _as_ratios(estimate: float, low: float, high: float, logs: bool, ref_median: float, floor: float):
+  """The effect and its interval as ratios to the reference (None: unbounded, or no meaning:
+  a reference within the floor of zero, such as a few MiB of memory added)."""
+  if logs:
+    to_ratio = math.exp
+  elif ref_median > max(floor, 0.0):
+    to_ratio = lambda v: 1 + v / ref_median  # noqa: E731
+  else:
+    return None, None, None
+  return tuple(to_ratio(v) if math.isfinite(v) else None for v in (estimate, low, high))
+
+
+def _unjudged(ref: Sequence[float], cur: Sequence[float], direction: Direction, paired: bool, level: float) -> Decision:
+  """A neutral metric (shown, not judged), or a side without samples (inconclusive)."""
+  ratio = None
+  if ref and cur and statistics.median(ref) > 0:
+    ratio = statistics.median(cur) / statistics.median(ref)
+  if direction == Direction.NEUTRAL:
+    return Decision(Verdict.NOT_JUDGED, ratio, None, None, min(len(ref), len(cur)), paired, level)
+  return Decision(Verdict.INCONCLUSIVE, ratio, None, None, 0, paired, level, _min_rounds(1 - level, paired))
