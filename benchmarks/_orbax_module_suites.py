@@ -4,7 +4,8 @@ Each takes the options of the module's suite file in the wheel (`configs/...`,
 `configs/evaluations/...`, `orbax_load/configs/`, `safetensors/configs/`),
 scaled to this machine: 8 simulated CPU devices instead of a TPU pod, arrays of
 KiB to a few MiB instead of GiB, a model preset at a small `scale` where the
-original loads a real model, repeats cut to 2. `{generator}` is the ported
+original loads a real model, repeats cut to 2 (unset, Orbax's 1, written out: ckptbench's default for a
+sweep is `auto`, repeating until the comparisons are decided). `{generator}` is the ported
 module's class, `{fixtures}` the directory of reference checkpoints written by
 `ckptbench fixture` from `FIXTURES`.
 """
@@ -89,6 +90,7 @@ benchmarks: [{generator: save_restore}]
 MODULES = (
     Module("array_handler_benchmark.py", "ArrayHandlerBenchmark", """
 suite_name: "ArrayHandler Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: ["data", "model"]
     ici_parallelism: {{"data": 2, "model": 2}}
@@ -124,6 +126,7 @@ benchmarks:
     # No suite file ships for it: the options are the module's defaults.
     Module("checkpoint_manager_perf_benchmark.py", "CheckpointManagerPerfBenchmark", """
 suite_name: "CheckpointManager perf (scaled)"
+num_repeats: 1
 """ + _DATA_MODEL + """
 benchmarks:
   - generator: {generator}
@@ -133,6 +136,7 @@ benchmarks:
 """),
     Module("checkpoint_policy_benchmark.py", "CheckpointPolicyBenchmark", """
 suite_name: "CheckpointPolicy Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: ["data", "model"]
     ici_parallelism: {{"data": 4, "model": 2}}
@@ -165,6 +169,7 @@ benchmarks:
     # Orbax's suite loads a model from a path; here a preset at a small scale.
     Module("deleter_benchmark.py", "DeleterBenchmark", """
 suite_name: "Deleter Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: ["data", "model"]
     ici_parallelism: {{"data": 2, "model": 4}}
@@ -181,6 +186,7 @@ benchmarks:
 """),
     Module("emergency_checkpoint_manager_benchmark.py", "EmergencyCheckpointManagerBenchmark", """
 suite_name: "EmergencyCheckpointManager Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: """ + _MAXTEXT_AXES + """
     ici_parallelism: {{"fsdp": 2, "tensor": 2, "data": 1}}
@@ -204,6 +210,7 @@ benchmarks:
     # found" by its own code, under Orbax's runner as well: only the dispatcher it can run.
     Module("multihost_dispatchers_benchmark.py", "MultihostDispatchersBenchmark", """
 suite_name: "Multihost Dispatchers Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: ["data", "model"]
     ici_parallelism: {{"data": 2, "model": 2}}
@@ -219,6 +226,7 @@ benchmarks:
 """),
     Module("multislice_broadcast_benchmark.py", "MultisliceBroadcastBenchmark", """
 suite_name: "Multislice Broadcast Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: """ + _MAXTEXT_AXES + """
     ici_parallelism: {{"fsdp": 2, "tensor": 2}}
@@ -250,6 +258,7 @@ benchmarks:
 """),
     Module("p2p_checkpoint_manager_benchmark.py", "P2pCheckpointManagerBenchmark", """
 suite_name: "P2P CheckpointManager Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: ["data", "model", "tensor", "fsdp"]
     ici_parallelism: {{"data": 1, "model": 4}}
@@ -282,6 +291,7 @@ benchmarks:
 """),
     Module("pytree_checkpoint_benchmark.py", "PyTreeCheckpointBenchmark", """
 suite_name: "PyTreeCheckpointer Performance Matrix (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: """ + _MAXTEXT_AXES + """
     ici_parallelism: {{"tensor": 4, "data": 2}}
@@ -307,6 +317,7 @@ benchmarks:
 """),
     Module("single_replica_benchmark.py", "SingleReplicaBenchmark", """
 suite_name: "SingleReplicaArrayHandler Benchmark (scaled)"
+num_repeats: 1
 mesh_configs:
   - mesh_axes: """ + _MAXTEXT_AXES + """
     ici_parallelism: {{"fsdp": 2, "tensor": 2, "data": 1}}
@@ -326,6 +337,7 @@ benchmarks:
 """),
     Module("v0_checkpointer_cancel_benchmark.py", "V0CheckpointerCancelBenchmark", """
 suite_name: "V0 Checkpointer Cancel Benchmark (scaled)"
+num_repeats: 1
 """ + _DATA_MODEL + """
 benchmarks:
   - generator: {generator}
@@ -409,6 +421,7 @@ benchmarks:
 """),
     Module("v1/snapshotter_benchmark.py", "SnapshotterBenchmark", """
 suite_name: "Snapshotter Benchmark Suite (scaled)"
+num_repeats: 1
 checkpoint_config:
   spec: {{}}
 benchmarks:
@@ -420,6 +433,7 @@ benchmarks:
 """),
     Module("v1_checkpointer_cancel_benchmark.py", "V1CheckpointerCancelBenchmark", """
 suite_name: "V1 Checkpointer Cancel Benchmark (scaled)"
+num_repeats: 1
 """ + _DATA_MODEL + """
 benchmarks:
   - generator: {generator}

@@ -229,7 +229,7 @@ def test_a_from_dict_that_raises_is_a_config_error_naming_the_options(tmp_path):
   """)
   with pytest.raises(ckptbench.ConfigError, match="Options.from_dict rejected the options: KeyError") as e:
     run_text(tmp_path, "suite_name: bad\nbenchmarks:\n  - generator: badfd.Bad\n    options: {x: 1}\n")
-  assert e.value.line == 4  # the options mapping
+  assert e.value.line == 5  # the options mapping (run_text puts num_repeats: 1 first)
 
 
 def test_a_module_calling_torch_cuda_set_device_is_recorded_unsupported_with_the_reason(tmp_path):
@@ -445,7 +445,7 @@ def test_an_is_valid_that_asks_jax_sees_the_simulated_devices(tmp_path):
           return benchmarks_core.TestResult(metrics=metric_lib.Metrics())
   """)
   (tmp_path / "s.yaml").write_text(
-      "suite_name: asks\nmesh_config: {mesh_axes: [data], ici_parallelism: {data: 8}}\n"
+      "suite_name: asks\nnum_repeats: 1\nmesh_config: {mesh_axes: [data], ici_parallelism: {data: 8}}\n"
       "benchmarks:\n  - generator: asks_jax.AsksJax\n    options: {devices: [8, 9]}\n"
   )
   done = run_cli("run", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-progress", "--no-probe", "--no-views")
