@@ -33,6 +33,7 @@ _COMMANDS = (
     "matrix",
     "bisect",
     "examples",
+    "port",
 )
 
 
