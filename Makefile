@@ -22,6 +22,7 @@ dev: $(VENV)/.dev-installed
 
 run: $(VENV)/.installed
 	$(VENV)/bin/ckptbench run examples/quickstart.yaml -o out/quickstart --overwrite
+	@echo "ckptbench is $(VENV)/bin/ckptbench; 'source $(VENV)/bin/activate' puts it on your PATH"
 
 test: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports

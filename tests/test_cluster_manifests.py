@@ -13,6 +13,8 @@ import yaml
 from ckptbench.cli._main import main
 
 _RUN = ["suite.yaml", "-o", "/shared/out dir", "--resume"]
+# What each host runs: the suite file's path made absolute (the hosts do not start in this directory).
+_EMITTED = [str(pathlib.Path("suite.yaml").resolve()), *_RUN[1:]]
 
 # The parts of the JobSet v1alpha2 / batch/v1 Job / core/v1 Pod schemas that the manifest uses.
 _STR, _INT, _BOOL = str, int, bool
@@ -70,7 +72,7 @@ def test_jobset_manifest_runs_the_suite_on_every_pod(tmp_path):
   assert job["parallelism"] == job["completions"] == 4 and job["completionMode"] == "Indexed"
   container = job["template"]["spec"]["containers"][0]
   assert container["image"] == "ghcr.io/acme/ckptbench:1"
-  assert container["command"] == ["python", "-m", "ckptbench", "run", *_RUN]
+  assert container["command"] == ["python", "-m", "ckptbench", "run", *_EMITTED]
   env = {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
   assert env["JAX_COORDINATOR_ADDRESS"] == "ckptbench-workers-0-0.ckptbench"
   assert env["JAX_COORDINATOR_PORT"] == "8476" and env["JAX_NUM_PROCESSES"] == "4"
@@ -109,7 +111,7 @@ def test_slurm_script_is_valid_bash_and_starts_one_process_per_task(tmp_path):
     (bin_dir / name).chmod(stat.S_IRWXU)
   env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_JOB_NODELIST": "node-[a-b]"}
   lines = subprocess.run(["bash", str(script)], env=env, check=True, capture_output=True, text=True).stdout.split("\n")
-  expected = "|node-a|8476|4|--xla_force_host_platform_device_count=2|-m ckptbench run " + " ".join(_RUN)
+  expected = "|node-a|8476|4|--xla_force_host_platform_device_count=2|-m ckptbench run " + " ".join(_EMITTED)
   assert lines[:4] == [f"{i}{expected}" for i in range(4)]
 
 

@@ -18,6 +18,7 @@ from packaging.version import Version
 
 from ckptbench.config import load_suite_text
 from ckptbench.envs import parse_with, unique_labels
+from ckptbench.results import LOCK_FILE
 from ckptbench.envs._build import project_fingerprint
 from ckptbench.envs._index import nearest
 from ckptbench.envs._run_with import without_with
@@ -261,7 +262,7 @@ def test_an_environment_that_fails_to_run_leaves_nothing_in_out(cli, tmp_path, e
   assert len(failure) == 1 and "sample_benchmarks" in failure[0]
   assert "no environment finished the suite" in done.stderr
   # The record of what happened, no half run.
-  assert sorted(p.name for p in out.iterdir()) == ["comparison.json", "report.html"]
+  assert sorted(p.name for p in out.iterdir() if p.name != LOCK_FILE) == ["comparison.json", "report.html"]
   assert "no environment finished" in (out / "report.html").read_text()
   document = json.loads((out / "comparison.json").read_text())
   assert document["environments"][0]["status"] == "run_failed" and document["reference"] is None

@@ -164,7 +164,11 @@ def test_emulate_command_serves_and_prints_the_environment(kind, tmp_path, monke
         key, _, value = line.removeprefix("export ").strip().partition("=")
         exports[key] = value
       if line.startswith("#"):
+        hint = line
         break
+    # The command it suggests is one that runs on this store (the example suite of it, by name).
+    scheme = "gs" if kind == "gcs" else "s3"
+    assert f"ckptbench run storage_{kind} -o out/storage_{kind} --checkpoint_root {scheme}://bkt1/runs" in hint
     endpoint = exports["STORAGE_EMULATOR_HOST" if kind == "gcs" else "AWS_ENDPOINT_URL"]
     assert endpoint == f"http://127.0.0.1:{port}"
     for key, value in exports.items():  # what the printed lines set is all a client needs

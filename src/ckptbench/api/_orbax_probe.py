@@ -15,7 +15,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.metadata
+import sys
 from typing import Any, Callable, Mapping
+
+from ckptbench.api._probe_cache import probe_cache_path, read_probe, write_probe
 
 # Sections of the v1 Context that built-ins configure: name -> (0.11 keyword, options class path).
 _SECTIONS = {
@@ -51,6 +54,13 @@ class OrbaxCapabilities:
   checkpoint_manager: bool
   events: bool
   v1_import_error: str | None = None  # why `orbax.checkpoint.v1` did not import, if it did not
+
+  def to_json(self) -> dict[str, Any]:
+    return {**dataclasses.asdict(self), "options": {k: sorted(v) for k, v in self.options.items()}}
+
+  @classmethod
+  def from_json(cls, data: Mapping[str, Any]) -> OrbaxCapabilities:
+    return cls(**{**data, "options": {k: frozenset(v) for k, v in data["options"].items()}})
 
   def missing_options(self, requested: Mapping[str, Mapping[str, Any]]) -> str | None:
     """Why the installed Orbax cannot express `requested` ({section: {field: value}}), or None.
@@ -91,7 +101,28 @@ def _options_class(options_module: Any, path: tuple[str, ...]) -> Any:
 
 @functools.cache
 def orbax_capabilities() -> OrbaxCapabilities:
-  """Probes the installed orbax-checkpoint once per process."""
+  """Probes the installed orbax-checkpoint once per process, or reads the probe kept on disk.
+
+  A process that has not imported Orbax (`ckptbench plan`) reads the kept probe of this
+  installation (`_probe_cache.py`) and so starts neither Orbax nor JAX; one that has, probes.
+  A probe where Orbax's v1 API did not import is never kept: a dependency installed later
+  (flax for 0.11.34) changes that answer without changing orbax-checkpoint.
+  """
+  path = None if "orbax.checkpoint" in sys.modules else probe_cache_path()
+  kept = read_probe(path)
+  if kept is not None:
+    try:
+      return OrbaxCapabilities.from_json(kept)
+    except (TypeError, KeyError, AttributeError):  # kept by a ckptbench whose record differs: probe again
+      pass
+  capabilities = _probe()
+  if path is not None and capabilities.v1_api:
+    write_probe(path, capabilities.to_json())
+  return capabilities
+
+
+def _probe() -> OrbaxCapabilities:
+  """Asks the installed orbax-checkpoint (importing it, and JAX)."""
   try:
     version = importlib.metadata.version("orbax-checkpoint")
   except importlib.metadata.PackageNotFoundError:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ckptbench.analysis import compare_to_baseline
-from ckptbench.views import print_comparison
 from ckptbench.stats import DEFAULT_THRESHOLD
 
 
@@ -60,6 +58,9 @@ def _fraction(text: str) -> float:
 
 
 def _handle(args: argparse.Namespace) -> int:
+  from ckptbench.analysis import compare_to_baseline  # noqa: PLC0415
+  from ckptbench.views import print_comparison  # noqa: PLC0415
+
   comparison = compare_to_baseline(args.baseline, args.out, threshold=args.regression_threshold)
   print_comparison(comparison, show_all=args.all)
   return comparison.exit_code(args.fail_on_regression, args.allow_inconclusive)

@@ -7,7 +7,6 @@ import argparse
 import signal
 import sys
 
-from ckptbench.storage import shell_exports, start_emulator, stop_emulator
 
 
 def register(subparsers) -> None:
@@ -24,11 +23,17 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+  from ckptbench.storage import shell_exports, start_emulator, stop_emulator  # noqa: PLC0415  (numpy, clients)
+
   emulator, proc = start_emulator(args.kind, port=args.port, bucket=args.bucket)
   try:
     print(shell_exports(emulator.env), flush=True)
-    print(f"# {args.kind} emulator on {emulator.endpoint} (pid {emulator.pid}), bucket {emulator.url};"
-          f" try: ckptbench run SUITE -o out --checkpoint_root {emulator.url}/runs", flush=True)  # fmt: skip
+    # The example suite of this store: Orbax cannot write every store (s3://, docs/storage.md), so a
+    # suite of the user's own may be refused where this one runs.
+    example = f"storage_{args.kind}"
+    print(f"# {args.kind} emulator on {emulator.endpoint} (pid {emulator.pid}), bucket {emulator.url}."
+          f" In another shell, run the exports above, then: ckptbench run {example} -o out/{example}"
+          f" --checkpoint_root {emulator.url}/runs", flush=True)  # fmt: skip
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     proc.wait()
   except KeyboardInterrupt:

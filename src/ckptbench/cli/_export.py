@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ckptbench.results import FORMATS, export_results
+from ckptbench.results import FORMATS
 
 
 def register(subparsers) -> None:
@@ -17,11 +17,13 @@ def register(subparsers) -> None:
   parser.add_argument("out_dir", metavar="OUT", help="the output directory of `ckptbench run`")
   parser.add_argument("--format", choices=FORMATS, default="csv", help="file format (default csv)")
   parser.add_argument("-o", "--output", help="the file to write (default OUT/results.<format>)")
-  parser.add_argument("--include_warmups", "--include-warmups", dest="include_warmups", action="store_true",
+  parser.add_argument("--include_warmups", dest="include_warmups", action="store_true",
                       help="also the warm-up runs (left out by default, as summary.json leaves them out)")
   parser.set_defaults(handler=run_export)
 
 
 def run_export(args: argparse.Namespace) -> int:
+  from ckptbench.results import export_results  # noqa: PLC0415
+
   print(export_results(args.out_dir, args.format, args.output, include_warmups=args.include_warmups))
   return 0

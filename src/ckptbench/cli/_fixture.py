@@ -3,7 +3,9 @@
 Builds the suite's first checkpoint data (a `spec` or a `preset`) on its first
 mesh, saves it with Orbax as DIR/checkpoint and writes DIR/sharding.json (the
 sharding-file format of `checkpoint_config.sharding_config_path` and of the
-built-ins' `reference_sharding_path`). A load benchmark can then read a
+built-ins' `reference_sharding_path`) and DIR/abstract_state.json (the same in
+the format Orbax's load benchmarks read, for modules ported from Orbax's
+framework). A load benchmark can then read a
 checkpoint written before the run, as on a real cluster.
 
 With `--format safetensors` it writes DIR/safetensors/ instead: Hugging
@@ -20,7 +22,6 @@ import pathlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ckptbench.run import set_xla_flags
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
 
@@ -35,7 +36,7 @@ def register(subparsers) -> None:
       description="Save a suite's synthetic checkpoint data (spec or preset) as a reference checkpoint.",
   )
   add_suite_arguments(p)
-  p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
+  p.add_argument("-o", "--output_directory", dest="output_directory",
                  help="where DIR/checkpoint and DIR/sharding.json go")  # fmt: skip
   p.add_argument("--format", choices=FORMATS, default="orbax",
                  help="orbax: DIR/checkpoint; safetensors: sharded DIR/safetensors/*.safetensors")  # fmt: skip
@@ -54,7 +55,8 @@ def write_fixture(
     shard_mb: float = 64.0,
     overrides: Sequence[str] = (),
 ) -> dict[str, Any]:
-  """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors) and OUTPUT_DIR/sharding.json.
+  """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors), OUTPUT_DIR/sharding.json and
+  OUTPUT_DIR/abstract_state.json (Orbax's format).
 
   `suite` is a loaded suite or a suite file; `overrides` are `--set KEY=VALUE`
   edits of a suite file. Returns what it wrote.
@@ -86,19 +88,24 @@ def write_fixture(
   if fmt == "orbax":
     ocp.save(checkpoint, pytree)
     write_sharding_config(out / "sharding.json", pytree)
+    write_sharding_config(out / "abstract_state.json", pytree, layout="orbax")
   else:
     write_safetensors(pytree, checkpoint, int(shard_mb * (1 << 20)))
     write_sharding_config(out / "sharding.json", pytree, name_of=safetensors_name)
+    write_sharding_config(out / "abstract_state.json", pytree, name_of=safetensors_name, layout="orbax")
   return {
       "format": fmt,
       "checkpoint": str(checkpoint.resolve()),
       "sharding": str((out / "sharding.json").resolve()),
+      "orbax_sharding": str((out / "abstract_state.json").resolve()),
       "mesh": None if mesh_config is None else mesh_config.describe(),
       "checkpoint_config": source.config.describe(),
   }
 
 
 def handle(args: argparse.Namespace) -> int:
+  from ckptbench.run import set_xla_flags  # noqa: PLC0415
+
   config_file = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o DIR")

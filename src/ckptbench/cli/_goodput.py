@@ -6,8 +6,6 @@ import argparse
 import pathlib
 import re
 
-from ckptbench.analysis import plan_goodput
-from ckptbench.views import plans_as_text, write_goodput
 
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|m|min|h|d)?\s*$")
@@ -61,6 +59,9 @@ def register(subparsers) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+  from ckptbench.analysis import plan_goodput  # noqa: PLC0415
+  from ckptbench.views import plans_as_text, write_goodput  # noqa: PLC0415
+
   if args.mttf is not None and args.accelerators is None:
     args.parser.error("--mttf needs --accelerators (the job fails when any of them does)")
   if args.accelerators is not None and args.mttf is None:

@@ -14,8 +14,9 @@ import pathlib
 import shlex
 import sys
 
-from ckptbench.distributed import launch_local
-from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
+from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS
+from ckptbench.cli._examples import suite_file
+from ckptbench.cli._parser import Parser
 from ckptbench.errors import CkptbenchError
 
 
@@ -70,7 +71,7 @@ def register(subparsers) -> None:
 
 def split_run_args(args: argparse.Namespace) -> argparse.Namespace:
   """Moves launch options given after the suite file out of `args.run_args`."""
-  late = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+  late = Parser(add_help=False, strict=False)
   _add_launch_options(late, defaults=False)
   mine = args.run_args
   theirs: list[str] = []
@@ -85,29 +86,45 @@ def split_run_args(args: argparse.Namespace) -> argparse.Namespace:
 
 def _handle(args: argparse.Namespace) -> int:
   args = split_run_args(args)
+  args.config = suite_file(args.config)
   if args.num_processes is None:
     raise CkptbenchError("launch needs -n N, the number of processes")
   if args.out is None:
     raise CkptbenchError("launch needs -o OUT, the output directory")
-  run_args = [args.config, "-o", args.out, *args.run_args]
   if args.emit:
-    job = ClusterJob(
-        num_hosts=args.num_processes,
-        run_args=tuple(run_args),
-        image=args.image,
-        command=tuple(shlex.split(args.command)),
-        devices_per_host=args.devices_per_process,
-        accelerator=args.accelerator,
-        name=args.name,
-        **({"port": args.port} if args.port else {}),
-    )
-    text = render_manifest(args.emit, job)
-    if args.emit_to == "-":
-      sys.stdout.write(text)
-    else:
-      pathlib.Path(args.emit_to).write_text(text)
-      print(f"wrote {args.emit} for {args.num_processes} hosts to {args.emit_to}")
-    return 0
+    return _emit(args)
+  return _launch_here(args, [args.config, "-o", args.out, *args.run_args])
+
+
+def _emit(args: argparse.Namespace) -> int:
+  """Writes the cluster launch file; its paths are absolute, as its hosts start elsewhere."""
+  from ckptbench.distributed import ClusterJob, render_manifest  # noqa: PLC0415
+  from ckptbench.storage import is_store_url  # noqa: PLC0415
+
+  out = args.out if is_store_url(args.out) else str(pathlib.Path(args.out).resolve())
+  job = ClusterJob(
+      num_hosts=args.num_processes,
+      run_args=(str(pathlib.Path(args.config).resolve()), "-o", out, *args.run_args),
+      image=args.image,
+      command=tuple(shlex.split(args.command)),
+      devices_per_host=args.devices_per_process,
+      accelerator=args.accelerator,
+      name=args.name,
+      **({"port": args.port} if args.port else {}),
+  )
+  text = render_manifest(args.emit, job)
+  if args.emit_to == "-":
+    sys.stdout.write(text)
+  else:
+    pathlib.Path(args.emit_to).write_text(text)
+    print(f"wrote {args.emit} for {args.num_processes} hosts to {args.emit_to}")
+  return 0
+
+
+def _launch_here(args: argparse.Namespace, run_args: list[str]) -> int:
+  """N processes of one job on this machine."""
+  from ckptbench.distributed import launch_local  # noqa: PLC0415
+
   per_process = args.devices_per_process
   if per_process is None:
     from ckptbench.config import load_suite  # noqa: PLC0415

@@ -15,6 +15,7 @@ import os
 import sys
 
 from ckptbench._version import __version__
+from ckptbench.cli._parser import Parser
 from ckptbench.errors import EXIT_INTERRUPTED, EXIT_USAGE, CkptbenchError
 
 # One entry per subcommand module (ckptbench.cli._<name>).
@@ -31,12 +32,14 @@ _COMMANDS = (
     "emulate",
     "matrix",
     "bisect",
+    "examples",
+    "port",
     "scale",
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-  parser = argparse.ArgumentParser(
+  parser = Parser(
       prog="ckptbench", description="Benchmark ML checkpointing (Orbax, JAX, PyTorch)."
   )
   parser.add_argument("--version", action="version", version=f"ckptbench {__version__}")

@@ -37,6 +37,7 @@ def _handle(args: argparse.Namespace) -> int:
   from ckptbench.config import load_suite  # noqa: PLC0415
   from ckptbench.envs import MatrixSettings, parse_with, run_matrix, unique_labels  # noqa: PLC0415
   from ckptbench.views import print_comparison  # noqa: PLC0415
+  from ckptbench.results import output_lock  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
   suite = load_suite(suite_file)  # a bad suite fails here, before any environment is built
@@ -49,7 +50,8 @@ def _handle(args: argparse.Namespace) -> int:
       threshold=args.regression_threshold,
       devices=args.devices,
   )
-  outcome = run_matrix(settings, suite.config.fixed_repeats(), say=lambda line: print(line, flush=True))
+  with output_lock(settings.output_dir, "matrix"):
+    outcome = run_matrix(settings, suite.config.fixed_repeats(), say=lambda line: print(line, flush=True))
   for env in outcome.environments:
     if env.status == "ok":
       versions = ", ".join(f"{name} {(env.versions or {}).get(name)}" for name in _SHOWN_VERSIONS)

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from rich.table import Table
-
 from ckptbench.cli._run import add_selection_argument, add_suite_arguments, config_path
-from ckptbench.run import describe_plan, format_bytes
-from ckptbench.views import make_console
 
 
 def register(subparsers) -> None:
@@ -21,7 +17,11 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+  from rich.table import Table  # noqa: PLC0415
+
   from ckptbench.config import load_suite  # noqa: PLC0415
+  from ckptbench.run import describe_plan, format_bytes  # noqa: PLC0415
+  from ckptbench.views import make_console  # noqa: PLC0415
 
   config_file = config_path(args)
   suite = load_suite(config_file, args.overrides, check_paths=False)

@@ -6,8 +6,6 @@ import argparse
 import dataclasses
 import json
 
-from rich.table import Table
-
 
 def register(subparsers) -> None:
   p = subparsers.add_parser(
@@ -16,15 +14,17 @@ def register(subparsers) -> None:
       " behind DIR, and host memcpy bandwidth. Results are cached per host and filesystem.",
   )  # fmt: skip
   p.add_argument("directory", nargs="?", default=".", help="a directory on the storage to probe (default: .)")
-  p.add_argument("--size-mib", "--size_mib", dest="size_mib", type=int, default=256,
+  p.add_argument("--size_mib", dest="size_mib", type=int, default=256,
                  help="MiB written and read per measurement (default 256)")  # fmt: skip
   p.add_argument("--refresh", action="store_true", help="measure again even when cached")
-  p.add_argument("--no-cache", dest="cache", action="store_false", help="neither read nor write the cache")
+  p.add_argument("--no_cache", dest="cache", action="store_false", help="neither read nor write the cache")
   p.add_argument("--json", action="store_true", help="print the result as JSON")
   p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
+  from rich.table import Table  # noqa: PLC0415
+
   from ckptbench.errors import CkptbenchError  # noqa: PLC0415
   from ckptbench.metrics import probe_storage  # noqa: PLC0415
   from ckptbench.views import make_console  # noqa: PLC0415

@@ -30,11 +30,19 @@ def register(subparsers) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
   from ckptbench import views  # noqa: PLC0415  (the views' libraries are slow to import)
-  from ckptbench.results import check_output_dir  # noqa: PLC0415
+  from ckptbench.results import check_output_dir, output_lock  # noqa: PLC0415
 
   check_output_dir(args.out_dir)
   if args.after_parent_fd is not None:
     views.wait_for_parent(args.after_parent_fd)
+  if args.output and args.view == ["report"] and not args.probe_missing:  # nothing written into OUT
+    return _write(args, views)
+  # The views process of a run waits for whoever took OUT after the run; a user is refused.
+  with output_lock(args.out_dir, "report", wait=args.after_parent_fd is not None, create=False):
+    return _write(args, views)
+
+
+def _write(args: argparse.Namespace, views) -> int:
   if args.probe_missing:
     views.add_missing_probe(args.out_dir)
   views.import_view_sources(args.views_from)

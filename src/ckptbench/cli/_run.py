@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import sys
+from typing import TYPE_CHECKING
 
 from ckptbench.cli._compare import add_comparison_arguments
+from ckptbench.cli._examples import suite_file
 from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
-from ckptbench.run import RunOutcome, RunSettings, run
+
+if TYPE_CHECKING:
+  from ckptbench.run import RunOutcome, RunSettings
 
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
   """The config file, both as a positional and the guide's --config_file."""
-  parser.add_argument("config", nargs="?", help="the suite YAML file")
+  parser.add_argument("config", nargs="?", help="the suite YAML file, or the name of an example (`ckptbench examples`)")
   parser.add_argument("--config_file", dest="config_file", help="the suite YAML file (guide form)")
   parser.add_argument("--devices", type=int, help="simulated CPU devices (default: what the meshes need)")
   parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -35,16 +40,16 @@ def config_path(args: argparse.Namespace) -> str:
     raise CkptbenchError("give the suite file: ckptbench run CONFIG -o OUT")
   if args.config and args.config_file and args.config != args.config_file:
     raise CkptbenchError("give the suite file once (positional or --config_file)")
-  return path
+  return suite_file(path)
 
 
 def register(subparsers) -> None:
   p = subparsers.add_parser("run", help="run a suite", description="Run every benchmark of a suite.")
   add_suite_arguments(p)
   add_selection_argument(p)
-  p.add_argument("-o", "--output_directory", "--output-directory", dest="output_directory",
+  p.add_argument("-o", "--output_directory", dest="output_directory",
                  help="where results go")  # fmt: skip
-  p.add_argument("--checkpoint_root", "--checkpoint-root", dest="checkpoint_root",
+  p.add_argument("--checkpoint_root", dest="checkpoint_root",
                  help="where checkpoints go (gs://BUCKET/PREFIX, s3://..., or a directory) while results"
                  " stay in OUT (default: OUT, or the suite's checkpoint_root)")  # fmt: skip
   p.add_argument("--link", help="shape the way to the store: a local proxy adding latency, capping"
@@ -54,7 +59,7 @@ def register(subparsers) -> None:
   p.add_argument("--remove_repeated_dir", action="store_true",
                  help="delete each run's whole directory after it, the files it keeps for you (such as"
                  " timeline.json) too (checkpoints alone are removed by default)")  # fmt: skip
-  p.add_argument("--keep_checkpoints", "--keep-checkpoints", dest="keep_checkpoints", action="store_true",
+  p.add_argument("--keep_checkpoints", dest="keep_checkpoints", action="store_true",
                  help="keep every run's checkpoint in OUT (default: each is removed once measured and"
                  " verified, so a suite needs room for its largest checkpoint only)")  # fmt: skip
   p.add_argument("--enable_hlo_dump", action="store_true", help="dump XLA HLO to OUT/hlo_dump/")
@@ -78,24 +83,24 @@ def register(subparsers) -> None:
   p.add_argument("--distributed", choices=DISTRIBUTED_MODES, default="env",
                  help="multi-process: 'env' reads JAX_COORDINATOR_ADDRESS/JAX_NUM_PROCESSES/JAX_PROCESS_ID"
                  " (default), 'auto' also detects SLURM/Kubernetes/MPI, 'off' runs alone")  # fmt: skip
-  p.add_argument("--no-progress", dest="progress", action="store_false", default=None,
+  p.add_argument("--no_progress", dest="progress", action="store_false", default=None,
                  help="plain log lines instead of a progress bar")  # fmt: skip
-  p.add_argument("--no-probe", dest="probe", action="store_false",
+  p.add_argument("--no_probe", dest="probe", action="store_false",
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
-  p.add_argument("--no-views", dest="views", action="store_false",
+  p.add_argument("--no_views", dest="views", action="store_false",
                  help="do not write TensorBoard and the HTML report in the background after the run"
                  " (write them when wanted with `ckptbench report OUT`)")  # fmt: skip
-  p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
+  p.add_argument("--skip_memory_check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
-  p.add_argument("--skip_disk_check", "--skip-disk-check", action="store_true",
+  p.add_argument("--skip_disk_check", action="store_true",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
   """The `ckptbench run` flags as RunSettings."""
-  if not args.output_directory:
-    raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  from ckptbench.run import RunSettings  # noqa: PLC0415  (JAX starts once the process is set up)
+
   # In a terminal the prompt comes back while a detached process writes the views; piped (CI,
   # a script) the run writes them before it exits, so whatever archives OUT next finds them.
   background = args.views and sys.stdout.isatty()
@@ -120,6 +125,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       enable_hlo_dump=args.enable_hlo_dump,
       distributed=args.distributed,
       verbose=args.verbose,
+      capture_library_output=True,  # into OUT/logs/ (unless -v)
       baseline_path=args.baseline_path,
       baseline_capture_path=args.baseline_capture_path,
       baseline_label=args.baseline_label,
@@ -148,8 +154,16 @@ def handle(args: argparse.Namespace) -> int:
     from ckptbench.envs import run_with  # noqa: PLC0415
 
     return run_with(args.with_, args.argv)
+  config = config_path(args)
+  if not args.output_directory:
+    raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  if os.environ.get("JAX_PROCESS_ID", "0") == "0":  # one process of a job speaks
+    # Starting JAX and loading the suite take seconds on a busy machine: say something first.
+    print(f"ckptbench run {config}: starting (results in {args.output_directory})", flush=True)
+  from ckptbench.run import run  # noqa: PLC0415
+
   settings = settings_from(args)
-  outcome = run(config_path(args), settings)
+  outcome = run(config, settings)
   if outcome.is_writer:  # the others' records are in process 0's tables
     print_run(outcome, detail=args.verbose, views=args.views, background=settings.views_in_background)
   return outcome.exit_code
@@ -183,6 +197,8 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True, bac
   if outcome.link is not None:
     stats = outcome.link["stats"]
     print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")
+  if outcome.library_log_lines:
+    print(f"library messages: {outcome.library_log_lines} lines in {outcome.library_log} (-v shows them here)")
   if outcome.uploaded_to is not None:
     print(f"results copied to {outcome.uploaded_to} ({outcome.uploaded_files} files; staged in {out})")
   if background:

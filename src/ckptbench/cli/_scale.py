@@ -6,11 +6,13 @@ import argparse
 import pathlib
 import sys
 
+from typing import TYPE_CHECKING
+
 from ckptbench.cli._goodput import parse_duration
 from ckptbench.errors import CkptbenchError
-from ckptbench.run import ScaleSettings, measured_latency, scale, store_profile
-from ckptbench.stats import PROFILES, StoreProfile
-from ckptbench.views import scale_as_text, write_scale_page
+
+if TYPE_CHECKING:
+  from ckptbench.stats import StoreProfile
 
 
 def _counts(text: str) -> tuple[int, ...]:
@@ -21,6 +23,8 @@ def _counts(text: str) -> tuple[int, ...]:
 
 
 def _store_argument(text: str) -> StoreProfile:
+  from ckptbench.run import store_profile  # noqa: PLC0415  (the command line starts without numpy)
+
   try:
     return store_profile(text)
   except CkptbenchError as e:  # argparse prints it as one line and exits 2
@@ -50,7 +54,7 @@ def register(subparsers) -> None:
   p.add_argument("--link", default="rtt=0ms", help="the shaped link of every process (default rtt=0ms: counts only)")
   p.add_argument("--checkpoint_root", help="gs:// or s3:// root of the checkpoints (default: the suite's)")
   p.add_argument("--emulate", choices=("gcs", "s3"), help="start a local emulator of this store for the run")
-  p.add_argument("--store", type=_store_argument, default=PROFILES["gcs"],
+  p.add_argument("--store", type=_store_argument, default="gcs",
                  help="target store profile: gcs, s3, or a JSON file of its fields (default gcs)")
   p.add_argument("--store_from", metavar="OUT", help="take the profile's latency from a run of the storage"
                  " built-in in OUT (its write time per wave of requests in flight)")
@@ -66,6 +70,9 @@ def register(subparsers) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
+  from ckptbench.run import ScaleSettings, measured_latency, scale  # noqa: PLC0415  (JAX-free start)
+  from ckptbench.views import scale_as_text, write_scale_page  # noqa: PLC0415
+
   store = measured_latency(args.store, args.store_from) if args.store_from else args.store
   settings = ScaleSettings(
       suite=args.config, output_dir=pathlib.Path(args.output_directory), hosts=args.hosts, mode=args.mode,

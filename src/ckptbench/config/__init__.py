@@ -10,6 +10,7 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
+from ckptbench.config._mesh_list import mesh_skip_reason
 from ckptbench.config._options import OptionPoint
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
 from ckptbench.config._spec import SpecTree, iter_arrays
@@ -38,4 +39,5 @@ __all__ = [
     "preset_shape",
     "preset_spec",
     "preset_summary",
+    "mesh_skip_reason",
 ]

@@ -21,21 +21,26 @@ class GeneratorResolutionError(Exception):
   """Carries a message for the loader to locate in the suite file."""
 
 
+def _closest(name: str, known) -> str:
+  """A short hint: the closest few names, or where the whole list is (it is too long for one line)."""
+  close = difflib.get_close_matches(name, list(known), n=3, cutoff=0.5)
+  if close:
+    return "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+  return "; docs/builtins.md lists what is supported"
+
+
 def resolve_generator(name: str) -> tuple[str, type[BenchmarksGenerator]]:
   """Returns (canonical import path, class) for a `generator:` value."""
   path = BUILTINS.get(name) or ORBAX_ALIASES.get(name) or name
   if name.startswith(_ORBAX_PREFIX) and name not in ORBAX_ALIASES:
     raise GeneratorResolutionError(
         f"{name!r} is a generator of Orbax's in-tree framework that ckptbench has no"
-        f" equivalent for; supported: {', '.join(sorted(ORBAX_ALIASES))}"
+        f" equivalent for{_closest(name, ORBAX_ALIASES)}"
     )
   module_name, _, attr = path.rpartition(".")
   if not module_name:
-    close = difflib.get_close_matches(name, list(BUILTINS), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
     raise GeneratorResolutionError(
-        f"{name!r} is neither a built-in ({', '.join(sorted(BUILTINS))}) nor an import path"
-        f" like 'package.module.Class'{hint}"
+        f"{name!r} is neither a built-in nor an import path like 'package.module.Class'{_closest(name, BUILTINS)}"
     )
   try:
     module = importlib.import_module(module_name)

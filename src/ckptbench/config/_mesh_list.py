@@ -10,7 +10,10 @@ long as one entry remains.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+  from ckptbench.config._models import MeshConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,3 +69,13 @@ def without_undeclared_axes(data: dict[str, Any]) -> tuple[dict[str, Any], tuple
   if len(skipped) == len(entries):
     return data, ()
   return {**data, "mesh_configs": cleaned}, tuple(skipped)
+
+
+def mesh_skip_reason(config: MeshConfig, device_count: int) -> str | None:
+  """Why a mesh cannot run on `device_count` devices, or None when it can."""
+  if config.num_devices != device_count:
+    return (
+        f"mesh {config.describe()} needs {config.num_devices} devices but"
+        f" {device_count} are available"
+    )
+  return None

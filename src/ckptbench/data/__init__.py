@@ -8,7 +8,7 @@ from ckptbench.data._existing import (
     read_sharding_config,
     write_sharding_config,
 )
-from ckptbench.data._mesh import build_mesh, mesh_skip_reason
+from ckptbench.data._mesh import build_mesh
 from ckptbench.data._synthetic import build_pytree
 from ckptbench.data._read_errors import DataMismatchError, reading_checkpoint
 from ckptbench.data._safetensors import safetensors_name, write_safetensors
@@ -25,7 +25,6 @@ __all__ = [
     "build_pytree",
     "leaf_name",
     "load_existing",
-    "mesh_skip_reason",
     "pytree_checksums",
     "read_sharding_config",
     "reading_checkpoint",

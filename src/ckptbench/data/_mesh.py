@@ -13,16 +13,6 @@ from ckptbench.config import MeshConfig
 _log = logging.getLogger(__name__)
 
 
-def mesh_skip_reason(config: MeshConfig, device_count: int) -> str | None:
-  """Why a mesh cannot run on `device_count` devices, or None when it can."""
-  if config.num_devices != device_count:
-    return (
-        f"mesh {config.describe()} needs {config.num_devices} devices but"
-        f" {device_count} are available"
-    )
-  return None
-
-
 def build_mesh(config: MeshConfig) -> jax.sharding.Mesh:
   """Builds the mesh over all global devices (ICI within a slice, DCN across)."""
   devices = jax.devices()

@@ -1,17 +1,33 @@
-"""Multi-process runs on JAX's own distributed runtime."""
+"""Multi-process runs on JAX's own distributed runtime.
 
-from ckptbench.distributed._coordinator import Coordinator, LocalCoordinator
-from ckptbench.distributed._init import DISTRIBUTED_MODES, DistributedTimeouts, initialize
-from ckptbench.distributed._jax_coordinator import JaxCoordinator, make_coordinator
-from ckptbench.distributed._launcher import LaunchOutcome, launch_local
-from ckptbench.distributed._manifests import ClusterJob, jobset_manifest, render_manifest, slurm_script
-from ckptbench.distributed._pathways import (
-    check_colocated_python_supported,
-    is_pathways_backend,
-    pathways_load_context,
-)
+Names load on first use: the launcher, the cluster manifests and the flag
+choices do not import JAX; initializing and coordinating do.
+"""
 
-from ckptbench.distributed._manifests import ACCELERATORS, MANIFEST_KINDS
+from ckptbench._lazy import lazy_getattr
+
+_EXPORTS = {
+    "ACCELERATORS": "ckptbench.distributed._manifests",
+    "ClusterJob": "ckptbench.distributed._manifests",
+    "Coordinator": "ckptbench.distributed._coordinator",
+    "DISTRIBUTED_MODES": "ckptbench.distributed._init",
+    "DistributedTimeouts": "ckptbench.distributed._init",
+    "JaxCoordinator": "ckptbench.distributed._jax_coordinator",
+    "LaunchOutcome": "ckptbench.distributed._launcher",
+    "LocalCoordinator": "ckptbench.distributed._coordinator",
+    "MANIFEST_KINDS": "ckptbench.distributed._manifests",
+    "check_colocated_python_supported": "ckptbench.distributed._pathways",
+    "initialize": "ckptbench.distributed._init",
+    "is_pathways_backend": "ckptbench.distributed._pathways",
+    "jobset_manifest": "ckptbench.distributed._manifests",
+    "launch_local": "ckptbench.distributed._launcher",
+    "make_coordinator": "ckptbench.distributed._jax_coordinator",
+    "pathways_load_context": "ckptbench.distributed._pathways",
+    "render_manifest": "ckptbench.distributed._manifests",
+    "slurm_script": "ckptbench.distributed._manifests",
+    "torch_process_group": "ckptbench.distributed._torch",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "ACCELERATORS",
@@ -32,5 +48,6 @@ __all__ = [
     "pathways_load_context",
     "render_manifest",
     "slurm_script",
+    "torch_process_group",
 ]
 

@@ -28,8 +28,6 @@ import socket
 import time
 from typing import Literal, Mapping
 
-import jax
-
 from ckptbench.distributed._pathways import is_pathways_backend
 from ckptbench.errors import CkptbenchError
 
@@ -224,6 +222,8 @@ def initialize(
     )
   if mode == "off":
     return "single"
+  import jax  # noqa: PLC0415  (here, not at the top: the launcher and the CLI's flags need no JAX)
+
   if is_pathways_backend():
     import pathwaysutils  # noqa: PLC0415  (optional: the pathways extra)
 

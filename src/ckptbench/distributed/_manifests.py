@@ -14,7 +14,6 @@ import re
 import shlex
 from typing import Literal
 
-import yaml
 
 from ckptbench.distributed._init import DEFAULT_COORDINATOR_PORT
 from ckptbench.errors import CkptbenchError
@@ -143,6 +142,8 @@ def jobset_manifest(job: ClusterJob) -> str:
       "# Apply with: kubectl apply -f THIS_FILE; the suite file and the output directory must be\n"
       "# visible to every pod under the same path (mount a shared volume or use a bucket path).\n"
   )
+  import yaml  # noqa: PLC0415  (the command line imports this module for its flag choices)
+
   return header + yaml.safe_dump(manifest, sort_keys=False)
 
 

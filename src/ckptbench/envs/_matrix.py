@@ -177,8 +177,8 @@ def _run_round(env: BuiltEnv, settings: MatrixSettings, round_index: int, say) -
   out = settings.output_dir / env.spec.label
   command = [
       str(env.path / "bin" / "ckptbench"), "run", str(settings.suite_file), "-o", str(out),
-      "--resume", "--repeats_upto", str(round_index), "--no-progress", "--distributed", "off",
-      "--no-views",  # the report is written once, with the comparison, after the last round
+      "--resume", "--repeats_upto", str(round_index), "--no_progress", "--distributed", "off",
+      "--no_views",  # the report is written once, with the comparison, after the last round
   ]  # fmt: skip
   if settings.devices:
     command += ["--devices", str(settings.devices)]

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.api import Tag
-from ckptbench.results._read import read_outputs
 
 if TYPE_CHECKING:
   import pandas as pd
@@ -56,6 +55,8 @@ def load_results(out_dir: str | pathlib.Path, include_warmups: bool = False) -> 
     >>> df[df.tag == "save_0_basics/time_s"].groupby("benchmark").value.mean()
   """
   import pandas as pd  # deferred: `import ckptbench` stays light
+
+  from ckptbench.results._read import read_outputs  # noqa: PLC0415  (the command line reads FORMATS without numpy)
 
   outputs = read_outputs(out_dir)
   fixed = set(RUN_COLUMNS) | set(METRIC_COLUMNS)

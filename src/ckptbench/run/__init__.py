@@ -2,14 +2,25 @@
 memory and failure handling, plans, and baselines after the run.
 
 `run(suite, settings)` is the one entry point; `ckptbench run` calls it.
+
+Names load on first use, so `ckptbench plan` and the command line's start do not
+import JAX (the runner does, once the process is set up).
 """
 
-from ckptbench.run._entry import RunOutcome, run
-from ckptbench.run._settings import RunSettings
+from ckptbench._lazy import lazy_getattr
 
-from ckptbench.run._devices import set_xla_flags
-from ckptbench.run._plan_view import describe_plan, format_bytes
-from ckptbench.run._scale import ScaleSettings, scale
-from ckptbench.run._scale_store import measured_latency, store_profile
+_EXPORTS = {
+    "RunOutcome": "ckptbench.run._entry",
+    "RunSettings": "ckptbench.run._settings",
+    "describe_plan": "ckptbench.run._plan_view",
+    "format_bytes": "ckptbench.run._plan_view",
+    "run": "ckptbench.run._entry",
+    "set_xla_flags": "ckptbench.run._devices",
+    "ScaleSettings": "ckptbench.run._scale",
+    "measured_latency": "ckptbench.run._scale_store",
+    "scale": "ckptbench.run._scale",
+    "store_profile": "ckptbench.run._scale_store",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = ["RunOutcome", "RunSettings", "run"]

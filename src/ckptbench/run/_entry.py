@@ -12,19 +12,22 @@ process that starts once this one has exited, so the run does not wait for them.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import pathlib
 from typing import TYPE_CHECKING
 
 from ckptbench.config import Suite, load_suite
-from ckptbench.distributed import check_colocated_python_supported, make_coordinator
+from ckptbench.distributed import Coordinator, check_colocated_python_supported, make_coordinator
 from ckptbench.errors import EXIT_OK
 from ckptbench.views import write_views
 from ckptbench.views import start_views
+from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.run._process import prepare_process
+from ckptbench.run._library_output import LibraryOutput, library_output_captured
 from ckptbench.run._link import shaped_link, write_link_summary
 from ckptbench.run._locations import check_store_targets
 from ckptbench.run._runner import SuiteOutcome, run_suite
@@ -46,6 +49,8 @@ class RunOutcome(SuiteOutcome):
   link: dict | None = None  # the shaped link's shape and counters (OUT/link.json)
   uploaded_to: str | None = None  # the store URL the results were copied to (`-o gs://...`)
   uploaded_files: int = 0
+  library_log: pathlib.Path | None = None  # OUT/logs/process_<i>.log, when the libraries' output was captured
+  library_log_lines: int = 0
 
   @property
   def exit_code(self) -> int:
@@ -61,8 +66,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   """Runs a suite as `ckptbench run` does; results land in `settings.output_dir`.
 
   Args:
-    suite: a suite file's path, or a `Suite` from `load_suite`. The suite is
-      loaded before JAX starts, so its meshes decide how many CPU devices to simulate.
+    suite: a suite file's path, or a `Suite` from `load_suite`. Its meshes
+      decide how many CPU devices to simulate: JAX is set up once they are
+      read, before the generators are imported (a `Suite` loaded already must
+      not have started JAX's backend).
     settings: the run's settings (the `ckptbench run` flags).
 
   Returns:
@@ -77,11 +84,35 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     >>> outcome.exit_code
     0
   """
-  if not isinstance(suite, Suite):
-    suite = load_suite(suite, settings.overrides)  # touches no device: JAX's flags are not set yet
-  prepare_process(settings, suite.devices_needed)
+  with library_output_captured(settings.capture_library_output and not settings.verbose) as captured:
+    return _run(suite, settings, captured)
+
+
+def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: LibraryOutput | None) -> RunOutcome:
+  """`run`, with what native libraries print captured (or not)."""
+  if isinstance(suite, Suite):
+    prepare_process(settings, suite.devices_needed)
+  else:  # JAX set up once the meshes are known, before options classes (which may ask JAX) are checked
+    suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))
   settings, baseline_path, capture_path = _checked_targets(suite, settings)
   coordinator = make_coordinator()
+  with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
+    if captured is not None:  # OUT is this run's now (process 0 holds its lock)
+      captured.keep_in(settings.output_dir, coordinator.process_index)
+    outcome = _run_and_write(suite, settings, coordinator, baseline_path, capture_path)
+  if captured is None:
+    return outcome
+  return dataclasses.replace(outcome, library_log=captured.path, library_log_lines=captured.lines())
+
+
+def _run_and_write(
+    suite: Suite,
+    settings: RunSettings,
+    coordinator: Coordinator,
+    baseline_path: str | None,
+    capture_path: str | None,
+) -> RunOutcome:
+  """The runner, then (process 0) the baseline, the views and the upload."""
   with shaped_link(settings.link, settings.checkpoint_root) as link:
     outcome = run_suite(suite, settings, coordinator, link_stats=link.stats if link else None)
     is_writer = coordinator.process_index == 0

@@ -44,6 +44,8 @@ class RunSettings:
   enable_hlo_dump: bool = False  # XLA HLO into OUT/hlo_dump/
   distributed: str = "env"  # "env", "auto" or "off" (ckptbench.distributed.initialize)
   verbose: bool = False  # leave library logs (absl, jax, orbax, tensorstore) at their levels
+  # Native libraries' standard error (AWS SDK, Gloo, glog) into OUT/logs/ unless verbose (_library_output.py).
+  capture_library_output: bool = False
   # Baselines after the run; None takes the suite file's key of the same name.
   baseline_path: str | None = None
   baseline_capture_path: str | None = None

@@ -24,6 +24,7 @@ Deadlines (`DistributedTimeouts`, seconds), one run at a time:
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 
@@ -104,5 +105,6 @@ class RunWatchdog:
           f" limit of {self._why}; the processes are likely waiting in different collectives (one skipped"
           f" a collective that the others entered); exiting with code {EXIT_RUN_STUCK}\n"
       )
-    os.write(2, line.encode("utf-8", errors="replace"))
+    # sys.stderr's descriptor: the terminal even while the libraries' output is captured (_library_output.py).
+    os.write(sys.stderr.fileno(), line.encode("utf-8", errors="replace"))
     os._exit(EXIT_RUN_STUCK)

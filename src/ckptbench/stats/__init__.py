@@ -1,38 +1,74 @@
-"""Statistics and aggregation: pure functions over numbers and records (no I/O, no JAX)."""
+"""Statistics and aggregation: pure functions over numbers and records (no I/O, no JAX).
 
-from ckptbench.stats._compare import (
-    CONFIDENCE_LEVEL,
-    DEFAULT_ALPHA,
-    DEFAULT_THRESHOLD,
-    MetricComparison,
-    Verdict,
-    compare_samples,
-    median_ratio,
-    per_repeat_across_hosts,
-)
-from ckptbench.stats._decide import AUTO_LOOKS, Decision, Design, decide
-from ckptbench.stats._direction import (
-    Direction,
-    absolute_floor,
-    metric_direction,
-)
-from ckptbench.stats._goodput import (
-    CheckpointCost,
-    expected_goodput,
-    optimal_interval,
-    simulate_goodput,
-    young_interval,
-)
-from ckptbench.stats._hosts import host_statistics
-from ckptbench.stats._summary import describe, metric_samples, metric_statistics, summarize_benchmarks
-from ckptbench.stats._trend import Slope, theil_sen_slope
-from ckptbench.stats._scaling import LAWS, Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
-from ckptbench.stats._store_model import PROFILES, BenchmarkModel, StoreProfile, StoreTime, model_benchmark, store_time
+Names load on first use: the command line reads the default thresholds without numpy.
+"""
 
-from ckptbench.stats._interval import MedianInterval, median_interval
-from ckptbench.stats._outliers import modified_z_scores, outlier_indices
+from ckptbench._lazy import lazy_getattr
+
+_EXPORTS = {
+    "LAWS": "ckptbench.stats._scaling",
+    "Check": "ckptbench.stats._scaling",
+    "Fit": "ckptbench.stats._scaling",
+    "Prediction": "ckptbench.stats._scaling",
+    "check_largest": "ckptbench.stats._scaling",
+    "first_crossing": "ckptbench.stats._scaling",
+    "predict": "ckptbench.stats._scaling",
+    "select_law": "ckptbench.stats._scaling",
+    "PROFILES": "ckptbench.stats._store_model",
+    "BenchmarkModel": "ckptbench.stats._store_model",
+    "StoreProfile": "ckptbench.stats._store_model",
+    "StoreTime": "ckptbench.stats._store_model",
+    "model_benchmark": "ckptbench.stats._store_model",
+    "store_time": "ckptbench.stats._store_model",
+    "AUTO_LOOKS": "ckptbench.stats._decide",
+    "CONFIDENCE_LEVEL": "ckptbench.stats._compare",
+    "CheckpointCost": "ckptbench.stats._goodput",
+    "DEFAULT_ALPHA": "ckptbench.stats._defaults",
+    "DEFAULT_THRESHOLD": "ckptbench.stats._defaults",
+    "Decision": "ckptbench.stats._decide",
+    "Design": "ckptbench.stats._decide",
+    "Direction": "ckptbench.stats._direction",
+    "MedianInterval": "ckptbench.stats._interval",
+    "MetricComparison": "ckptbench.stats._compare",
+    "Slope": "ckptbench.stats._trend",
+    "Verdict": "ckptbench.stats._compare",
+    "absolute_floor": "ckptbench.stats._direction",
+    "compare_samples": "ckptbench.stats._compare",
+    "decide": "ckptbench.stats._decide",
+    "describe": "ckptbench.stats._summary",
+    "expected_goodput": "ckptbench.stats._goodput",
+    "host_statistics": "ckptbench.stats._hosts",
+    "median_interval": "ckptbench.stats._interval",
+    "median_ratio": "ckptbench.stats._compare",
+    "metric_direction": "ckptbench.stats._direction",
+    "metric_samples": "ckptbench.stats._summary",
+    "metric_statistics": "ckptbench.stats._summary",
+    "modified_z_scores": "ckptbench.stats._outliers",
+    "optimal_interval": "ckptbench.stats._goodput",
+    "outlier_indices": "ckptbench.stats._outliers",
+    "per_repeat_across_hosts": "ckptbench.stats._compare",
+    "simulate_goodput": "ckptbench.stats._goodput",
+    "summarize_benchmarks": "ckptbench.stats._summary",
+    "theil_sen_slope": "ckptbench.stats._trend",
+    "young_interval": "ckptbench.stats._goodput",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
+    "LAWS",
+    "Check",
+    "Fit",
+    "Prediction",
+    "check_largest",
+    "first_crossing",
+    "predict",
+    "select_law",
+    "PROFILES",
+    "BenchmarkModel",
+    "StoreProfile",
+    "StoreTime",
+    "model_benchmark",
+    "store_time",
     "BenchmarkModel",
     "Check",
     "Fit",

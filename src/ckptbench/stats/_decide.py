@@ -35,10 +35,9 @@ from typing import Sequence
 import numpy as np
 
 from ckptbench.api import Verdict
+from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-DEFAULT_THRESHOLD = 0.10
-DEFAULT_ALPHA = 0.05  # the whole run's: 95% intervals, divided over its looks
 # Rounds after which adaptive repeats look at the data: the first where the
 # per-look level can be reached, then about 1.5x apart; a run's budget may stop it earlier.
 AUTO_LOOKS = (8, 12, 18, 27, 40, 60)

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
 
 from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary
@@ -94,18 +95,19 @@ def suite_table(summary: SuiteSummary) -> Table:
 _JUDGEMENT_STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yellow"}
 
 
-def verdict_table(table: VerdictTable, title: str) -> Table:
-  """The variants side by side: a row per headline metric, a column per variant."""
+def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | None = None) -> Table:
+  """The variants side by side: a row per headline metric, a column per variant (all, or `variants`)."""
   by_key = {v.key: v for v in table.variants}
+  variants = table.variants if variants is None else variants
   out = Table(title=f"{escape(title)}  (reference: {escape(by_key[table.reference].label)})",
               title_justify="left", title_style="bold")
   out.add_column("metric")
   out.add_column("unit")
-  for variant in table.variants:
+  for variant in variants:
     out.add_column(escape(variant.label), justify="right", overflow="fold")
   for metric in table.metrics:
     row = [escape(metric.label), escape(metric.unit)]
-    for variant in table.variants:
+    for variant in variants:
       cell = table.cell(metric.tag, variant.key)
       if cell is None:
         row.append("-")
@@ -115,6 +117,41 @@ def verdict_table(table: VerdictTable, title: str) -> Table:
       row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
     out.add_row(*row)
   return out
+
+
+def verdict_tables(table: VerdictTable, title: str, width: int) -> list[Table]:
+  """The verdict in as few tables as fit in `width` columns: each the reference and some of the others.
+
+  One table with a column per variant is clearest; with many variants (or long
+  labels) it would be folded past reading, so the other variants are split into
+  groups, each table repeating the reference's column.
+  """
+  reference = [v for v in table.variants if v.key == table.reference]
+  others = [v for v in table.variants if v.key != table.reference]
+  for per_table in range(len(others), 0, -1):
+    groups = [others[i : i + per_table] for i in range(0, len(others), per_table)] or [[]]
+    titles = [title] if len(groups) == 1 else [f"{title} ({i}/{len(groups)})" for i in range(1, len(groups) + 1)]
+    tables = [verdict_table(table, t, reference + group) for t, group in zip(titles, groups)]
+    if per_table == 1 or all(_natural_width(t) <= width for t in tables):
+      return tables
+  return [verdict_table(table, title)]  # no variant but the reference
+
+
+def _natural_width(table: Table) -> int:
+  """The width `table` takes unfolded."""
+  console = Console(width=100_000)
+  return Measurement.get(console, console.options, table).maximum
+
+
+def legend_lines(legend: str) -> list[str]:
+  """The legend a clause per line (split at the semicolons outside parentheses), so none is cut mid-sentence."""
+  lines, depth, start = [], 0, 0
+  for i, char in enumerate(legend):
+    depth += {"(": 1, ")": -1}.get(char, 0)
+    if char == ";" and depth == 0:
+      lines.append(legend[start:i].strip())
+      start = i + 1
+  return [*lines, legend[start:].strip()]
 
 
 def effects_table(table: VerdictTable) -> Table | None:
@@ -136,12 +173,14 @@ def effects_table(table: VerdictTable) -> Table | None:
 
 def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
   """The verdict, the main effects, then the legend and any outlying repeats."""
-  console.print(verdict_table(table, title))
+  for part in verdict_tables(table, title, console.width):
+    console.print(part)
   effects = effects_table(table)
   if effects is not None:
     console.print(effects)
   console.print(escape(interval_note(table)), highlight=False)
-  console.print(escape(LEGEND), highlight=False)
+  for line in legend_lines(LEGEND):
+    console.print(escape(line), highlight=False)
   for rule in rules(table):
     console.print(f"rule: {escape(rule)}", highlight=False)
   for line in outlier_lines(table):

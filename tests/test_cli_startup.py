@@ -1,0 +1,52 @@
+"""The command line answers without starting JAX when it does not need it (benchmarks/cli_latency.py times it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+
+
+def _imported(*argv: str) -> set[str]:
+  """The top-level packages `python -m ckptbench ARGV` imports (from `-X importtime`)."""
+  done = subprocess.run(
+      [sys.executable, "-X", "importtime", "-m", "ckptbench", *argv],
+      env={**os.environ, "PYTHONPATH": str(REPO / "src")}, capture_output=True, text=True, timeout=120,
+  )  # fmt: skip
+  assert done.returncode == 0, done.stderr[-2000:]
+  names = [line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")]
+  return {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("argv", [("--version",), ("--help",), ("run", "--help"), ("examples",)])
+def test_version_help_and_examples_import_no_jax_nor_numpy(argv):
+  imported = _imported(*argv)
+  assert "ckptbench" in imported
+  assert not imported & {"jax", "jaxlib", "orbax", "tensorstore", "numpy", "pandas", "pydantic"}, sorted(imported)
+
+
+def test_plan_reads_the_kept_orbax_probe_and_imports_no_jax(tmp_path, monkeypatch):
+  monkeypatch.setenv("CKPTBENCH_CACHE_DIR", str(tmp_path / "cache"))
+  first = _imported("plan", "quickstart")  # probes Orbax (and so imports JAX) once, and keeps the answer
+  assert "orbax" in first and list((tmp_path / "cache" / "orbax-capabilities").glob("*.json"))
+  imported = _imported("plan", "quickstart")
+  assert not imported & {"jax", "jaxlib", "orbax", "tensorstore", "pandas", "scipy"}, sorted(imported)
+
+
+def test_the_kept_probe_is_the_probe(tmp_path, monkeypatch):
+  from ckptbench.api._orbax_probe import OrbaxCapabilities, _probe
+
+  live = _probe()
+  assert OrbaxCapabilities.from_json(json.loads(json.dumps(live.to_json()))) == live
+
+
+def test_ckptbench_run_stays_the_function_after_the_subpackage_is_imported():
+  code = "import inspect, ckptbench.run, ckptbench; assert inspect.isfunction(ckptbench.run), ckptbench.run"
+  done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                        capture_output=True, text=True, timeout=120)  # fmt: skip
+  assert done.returncode == 0, done.stderr

@@ -1,0 +1,51 @@
+"""Wide verdicts fit the terminal: split into tables that repeat the reference; the legend a clause per line."""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+from ckptbench.api import RunRecord
+from ckptbench.analysis import LEGEND, build_verdict
+from ckptbench.views._console import legend_lines, print_verdict
+
+
+def _record(variant: int, repeat: int) -> RunRecord:
+  save_s = 0.1 * (1 + variant / 10) * (1 + repeat / 100)
+  return RunRecord(
+      suite="wide", benchmark=f"SaveRestore chunk_byte_size_of_the_array={variant}", key=f"k{variant:02d}",
+      generator="g.G", options={"chunk_byte_size_of_the_array": variant},
+      varying={"chunk_byte_size_of_the_array": variant}, mesh=None, checkpoint_config=None, repeat=repeat,
+      warmup=False, host=0, num_hosts=1, path="p", started_at="t", duration_s=1.0,
+      metrics={"save_0_basics/time_s": {"value": save_s, "unit": "s"},
+               "load_0_basics/time_s": {"value": save_s / 2, "unit": "s"}},
+  )  # fmt: skip
+
+
+def _printed(width: int, variants: int) -> list[str]:
+  verdict = build_verdict([_record(v, r) for v in range(variants) for r in range(3)])
+  console = Console(record=True, width=width, color_system=None)
+  print_verdict(verdict, "verdict: wide", console)
+  return [line.rstrip() for line in console.export_text().splitlines()]
+
+
+def test_a_verdict_wider_than_the_terminal_is_split_with_the_reference_in_each_part():
+  lines = _printed(100, 12)
+  assert max(map(len, lines)) <= 100
+  titles = [line for line in lines if line.startswith("verdict: wide")]
+  assert len(titles) > 1 and titles[0].startswith(f"verdict: wide (1/{len(titles)})")
+  header_rows = [line for line in lines if "chunk_byte_size_of_the_array=0" in line]
+  assert len(header_rows) >= len(titles)  # the reference column in every part
+  for variant in range(1, 12):  # every variant shown once, unfolded
+    assert sum(f"chunk_byte_size_of_the_array={variant} " in line for line in lines) == 1, variant
+
+
+def test_a_verdict_that_fits_stays_one_table():
+  lines = _printed(200, 3)
+  assert [line for line in lines if line.startswith("verdict: wide")] == ["verdict: wide  (reference: chunk_byte_size_of_the_array=0)"]
+
+
+def test_the_legend_is_a_clause_per_line_never_cut():
+  lines = legend_lines(LEGEND)
+  assert len(lines) >= 4
+  assert "; ".join(lines) == " ".join(LEGEND.split())  # nothing lost
+  assert any("(modified z-score; about 1 in 100" in line for line in lines)  # split outside parentheses only
