@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the import-linter
   )
   from ckptbench.config import (
       PRESETS,
+      CheckpointConfig,
+      MeshConfig,
       ModelShape,
       Suite,
       load_suite,
@@ -65,6 +67,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the import-linter
       verify_pytree,
       write_sharding_config,
   )
+  from ckptbench.distributed import torch_process_group
   from ckptbench.metrics import (
       evict_for_load,
       evict_from_page_cache,
@@ -95,6 +98,7 @@ _EXPORTS = {
     "BenchmarkOptions": "ckptbench.api",
     "BenchmarkSummary": "ckptbench.api",
     "BenchmarksGenerator": "ckptbench.api",
+    "CheckpointConfig": "ckptbench.config",
     "Collector": "ckptbench.api",
     "Comparison": "ckptbench.results",
     "DataMismatchError": "ckptbench.data",
@@ -103,6 +107,7 @@ _EXPORTS = {
     "HostStatistics": "ckptbench.api",
     "MetricEntry": "ckptbench.api",
     "MetricStatistics": "ckptbench.api",
+    "MeshConfig": "ckptbench.config",
     "MetricValue": "ckptbench.api",
     "Metrics": "ckptbench.metrics",
     "ModelShape": "ckptbench.config",
@@ -146,6 +151,7 @@ _EXPORTS = {
     "run": "ckptbench.run",
     "scan_inventory": "ckptbench.metrics",
     "theil_sen_slope": "ckptbench.stats",
+    "torch_process_group": "ckptbench.distributed",
     "uses_fsspec": "ckptbench.storage",
     "verify_pytree": "ckptbench.data",
     "write_kvstore": "ckptbench.storage",
@@ -178,6 +184,7 @@ __all__ = [
     "BenchmarkOptions",
     "BenchmarkSummary",
     "BenchmarksGenerator",
+    "CheckpointConfig",
     "CkptbenchError",
     "Collector",
     "Comparison",
@@ -186,6 +193,7 @@ __all__ = [
     "DirectoryStore",
     "ErrorRecord",
     "HostStatistics",
+    "MeshConfig",
     "MetricEntry",
     "MetricStatistics",
     "MetricValue",
@@ -232,6 +240,7 @@ __all__ = [
     "run",
     "scan_inventory",
     "theil_sen_slope",
+    "torch_process_group",
     "uses_fsspec",
     "verify_pytree",
     "write_kvstore",

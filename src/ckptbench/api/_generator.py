@@ -95,8 +95,10 @@ class TestResult:
   Attributes:
     metrics: what the test measured.
     inventory: optional description of the checkpoint the test used, when it is
-      not the run directory (a load benchmark reports what it loaded). Leave it
-      None and the framework fills it in from a scan of the run directory.
+      not the run directory (a load benchmark reports what it loaded): a dict
+      from `scan_inventory(path).to_dict()`, the inventory itself, or Orbax's
+      `CheckpointInventory`. Leave it None and the framework fills it in from a
+      scan of the run directory.
     notes: what the reader of the record must know to trust its figures, for
       example what was emulated because this machine lacks the hardware
       (slices emulated as processes); written to the record as `notes`.
@@ -109,7 +111,7 @@ class TestResult:
   __test__: ClassVar[bool] = False
 
   metrics: Metrics
-  inventory: dict[str, Any] | None = None
+  inventory: Any = None
   notes: tuple[str, ...] = ()
   artifacts: tuple[str, ...] = ()
   path: pathlib.Path | None = None

@@ -179,6 +179,7 @@ _add("store_requests", "sum", "count", {
     "5_inventory/store_put_count": "object-store writes during the run (by the shaped link, else TensorStore's)",
     "5_inventory/store_get_count": "object-store reads and metadata reads during the run",
     "5_inventory/store_list_count": "object-store listings during the run",
+    "5_inventory/store_delete_count": "object-store deletes during the run",
     "5_inventory/store_injected_errors_count": "429/503 answers the shaped link injected during the run",
 })
 _add("store_requests", "last", "USD", {
@@ -252,9 +253,11 @@ _add("jax_monitoring", "sum", "count", {
     "8_jax/orbax_async_checkpointer_init_count": "Orbax AsyncCheckpointer objects created",
     "8_jax/orbax_checkpoint_manager_init_count": "Orbax CheckpointManager objects created",
     "8_jax/orbax_deprecation_count": "uses of deprecated Orbax APIs (legacy args, inferred structure)",
+    "8_jax/orbax_barrier_count": "Orbax barriers across processes (sync_global_processes; none with one process)",
 })
 _add("jax_monitoring", "sum", "s", {
     "8_jax/cache_retrieval_s": "time reading executables from the compilation cache",
+    "8_jax/orbax_barrier_s": "time in Orbax barriers across processes (waiting for the slowest)",
     "8_jax/compile_time_saved_s": "compile time the cache saved",
     "8_jax/trace_s": "tracing Python to jaxprs",
     "8_jax/lower_s": "lowering jaxprs to MLIR",

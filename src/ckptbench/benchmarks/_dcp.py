@@ -1,8 +1,7 @@
 """torch.distributed.checkpoint (DCP) for `pytorch`: one rank per process, over gloo.
 
-Under `ckptbench launch -n N` every process is one rank: process 0 picks a
-port on the coordinator's host and hands it to the others through JAX's
-collectives, then all join one gloo group. With several ranks each tensor is a
+Under `ckptbench launch -n N` every process is one rank of the gloo group
+`ckptbench.torch_process_group()` sets up. With several ranks each tensor is a
 DTensor split along its first dimension (replicated when the rank count does
 not divide it, as Orbax's PyTorch benchmark does), so DCP writes the shards of
 every rank; alone, tensors stay plain. The writer takes DCP's knobs
@@ -12,38 +11,11 @@ every rank; alone, tensors stay plain. The writer takes DCP's knobs
 
 from __future__ import annotations
 
-import os
-import socket
 from typing import Any
-
-import jax
-import numpy as np
 
 import ckptbench
 
 _MIB = 1 << 20
-
-
-def ensure_process_group() -> tuple[int, int]:
-  """(rank, world size) of a gloo group spanning the JAX processes; created on first use."""
-  import torch.distributed as dist
-
-  if not dist.is_initialized():
-    rank, world = jax.process_index(), jax.process_count()
-    if world == 1:
-      dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
-    else:
-      from jax.experimental import multihost_utils  # noqa: PLC0415
-
-      host = os.environ.get("JAX_COORDINATOR_ADDRESS", "127.0.0.1:0").rpartition(":")[0] or "127.0.0.1"
-      port = 0
-      if rank == 0:
-        with socket.socket() as s:
-          s.bind((host, 0))
-          port = s.getsockname()[1]
-      port = int(multihost_utils.broadcast_one_to_all(np.int32(port)))
-      dist.init_process_group("gloo", init_method=f"tcp://{host}:{port}", rank=rank, world_size=world)
-  return dist.get_rank(), dist.get_world_size()
 
 
 def _rows(n: int, rank: int, world: int) -> tuple[int, int] | None:

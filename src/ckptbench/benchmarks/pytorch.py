@@ -209,7 +209,7 @@ def _save_load_torch(library: str, tensors: dict, path, metrics, context, cold: 
 
 def _save_load_dcp(library: str, tensors: dict, path, metrics, context, options) -> tuple[dict, dict]:
   """(what this rank saved, what it loaded back): its own parts of every tensor."""
-  rank, world = _dcp.ensure_process_group()
+  rank, world = ckptbench.torch_process_group()
   state = _dcp.distribute(tensors, rank, world)
   loaded = _dcp.save_and_load(state, str(path / "dcp"), options, library == "dcp_async", metrics, context)
   metrics.record("save", "9_other/ranks", world, "count")

@@ -3,7 +3,9 @@
 Builds the suite's first checkpoint data (a `spec` or a `preset`) on its first
 mesh, saves it with Orbax as DIR/checkpoint and writes DIR/sharding.json (the
 sharding-file format of `checkpoint_config.sharding_config_path` and of the
-built-ins' `reference_sharding_path`). A load benchmark can then read a
+built-ins' `reference_sharding_path`) and DIR/abstract_state.json (the same in
+the format Orbax's load benchmarks read, for modules ported from Orbax's
+framework). A load benchmark can then read a
 checkpoint written before the run, as on a real cluster.
 
 With `--format safetensors` it writes DIR/safetensors/ instead: Hugging
@@ -53,7 +55,8 @@ def write_fixture(
     shard_mb: float = 64.0,
     overrides: Sequence[str] = (),
 ) -> dict[str, Any]:
-  """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors) and OUTPUT_DIR/sharding.json.
+  """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors), OUTPUT_DIR/sharding.json and
+  OUTPUT_DIR/abstract_state.json (Orbax's format).
 
   `suite` is a loaded suite or a suite file; `overrides` are `--set KEY=VALUE`
   edits of a suite file. Returns what it wrote.
@@ -85,13 +88,16 @@ def write_fixture(
   if fmt == "orbax":
     ocp.save(checkpoint, pytree)
     write_sharding_config(out / "sharding.json", pytree)
+    write_sharding_config(out / "abstract_state.json", pytree, layout="orbax")
   else:
     write_safetensors(pytree, checkpoint, int(shard_mb * (1 << 20)))
     write_sharding_config(out / "sharding.json", pytree, name_of=safetensors_name)
+    write_sharding_config(out / "abstract_state.json", pytree, name_of=safetensors_name, layout="orbax")
   return {
       "format": fmt,
       "checkpoint": str(checkpoint.resolve()),
       "sharding": str((out / "sharding.json").resolve()),
+      "orbax_sharding": str((out / "abstract_state.json").resolve()),
       "mesh": None if mesh_config is None else mesh_config.describe(),
       "checkpoint_config": source.config.describe(),
   }

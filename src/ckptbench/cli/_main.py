@@ -33,6 +33,8 @@ _COMMANDS = (
     "matrix",
     "bisect",
     "examples",
+    "port",
+    "scale",
 )
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import difflib
 import pathlib
 import sys
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import pydantic
 
@@ -95,7 +95,13 @@ class Suite:
     return max((m.num_devices for m in self.meshes if m is not None), default=None)
 
 
-def load_suite(path: str | pathlib.Path, overrides: Sequence[str] = (), *, check_paths: bool = True) -> Suite:
+def load_suite(
+    path: str | pathlib.Path,
+    overrides: Sequence[str] = (),
+    *,
+    check_paths: bool = True,
+    before_generators: Callable[[int | None], None] | None = None,
+) -> Suite:
   """Reads, validates and resolves a suite file.
 
   Args:
@@ -104,13 +110,18 @@ def load_suite(path: str | pathlib.Path, overrides: Sequence[str] = (), *, check
     check_paths: refuse local checkpoint paths that do not exist here. `plan`
       passes False (a suite may be planned on a machine without its data): such
       a path becomes a note instead.
+    before_generators: called with the devices of the largest usable mesh (None
+      without a mesh) before any generator module is imported or its options
+      checked. `ckptbench.run` sets up JAX there: an options class may ask JAX
+      about its backend in `is_valid()` (Orbax's ask whether it is Pathways),
+      which starts the backend with whatever flags are set by then.
 
   Raises:
     ConfigError: naming the file, line and key of the first problem (or the override).
     CkptbenchError: for an override that cannot be read or applied.
   """
   doc = apply_overrides(load_yaml_file(path), [parse_override(text) for text in overrides])
-  return _resolve(doc, pathlib.Path(path).resolve().parent, check_paths)
+  return _resolve(doc, pathlib.Path(path).resolve().parent, check_paths, before_generators)
 
 
 def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | None = None) -> Suite:
@@ -118,7 +129,12 @@ def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | 
   return _resolve(parse_yaml(text, file), base_dir or pathlib.Path.cwd())
 
 
-def _resolve(doc: LocatedDocument, base_dir: pathlib.Path, check_paths: bool = True) -> Suite:
+def _resolve(
+    doc: LocatedDocument,
+    base_dir: pathlib.Path,
+    check_paths: bool = True,
+    before_generators: Callable[[int | None], None] | None = None,
+) -> Suite:
   if not isinstance(doc.data, dict):
     raise doc.error(
         f"a suite is a mapping of keys (suite_name, benchmarks, ...), got {type(doc.data).__name__}"
@@ -148,9 +164,9 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path, check_paths: bool = T
     at = ("checkpoint_configs", i, "spec") if plural else ("checkpoint_config", "spec")
     indexed = _meshes_for_spec(doc, source, at, indexed, config.mesh_configs is not None, skipped, notes)
   meshes = [m for _, m in indexed]
-
-  if str(base_dir) not in sys.path:
-    sys.path.insert(0, str(base_dir))  # a suite may name a class in a module beside it
+  if before_generators is not None:
+    before_generators(max((m.num_devices for m in meshes if m is not None), default=None))
+  _importable(base_dir)
   entries = []
   for i, entry in enumerate(config.benchmarks):
     try:
@@ -169,6 +185,13 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path, check_paths: bool = T
       config, doc.file, tuple(checkpoints), tuple(meshes), tuple(entries), doc.data,
       tuple(sorted(skipped, key=lambda s: s.index)), tuple(notes),
   )  # fmt: skip
+
+
+def _importable(base_dir: pathlib.Path) -> None:
+  """A `generator:` import path may name a module beside the suite or in the current directory."""
+  for directory in (str(pathlib.Path.cwd()), str(base_dir)):
+    if directory not in sys.path:
+      sys.path.insert(0, directory)
 
 
 def _meshes_for_spec(

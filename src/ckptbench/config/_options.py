@@ -52,8 +52,20 @@ def _union_members(tp: Any) -> tuple[Any, ...]:
   return (tp,)
 
 
+def _is_record(tp: Any) -> bool:
+  return dataclasses.is_dataclass(tp) or (isinstance(tp, type) and issubclass(tp, pydantic.BaseModel))
+
+
+def _has_record(tp: Any) -> bool:
+  return _is_record(tp) or any(_has_record(arg) for arg in typing.get_args(tp))
+
+
 @functools.lru_cache(maxsize=None)
 def _adapter(tp: Any) -> pydantic.TypeAdapter:
+  if _has_record(tp):
+    # A typed record option (a dataclass): a YAML mapping becomes the record, which
+    # strict mode would refuse; such types carry their own config.
+    return pydantic.TypeAdapter(tp)
   return pydantic.TypeAdapter(tp, config=pydantic.ConfigDict(strict=True))
 
 
@@ -73,11 +85,12 @@ def check_options(
   fields = {f.name for f in dataclasses.fields(options_cls) if f.init}
   fixed: dict[str, Any] = {}
   axes: dict[str, list[Any]] = {}
-  for name, value in raw.items():
+  for name in raw:
     if name not in fields:
       close = difflib.get_close_matches(name, sorted(fields), n=1)
       hint = f"did you mean {close[0]!r}?" if close else f"known options: {', '.join(sorted(fields))}"
       raise error_at(f"{options_cls.__name__} has no option {name!r}; {hint}", (name,))
+  for name, value in _from_dict(options_cls, raw, error_at).items():
     field_type = hints[name]
     members = _union_members(field_type)
     scalar_members = tuple(m for m in members if not _is_list_type(m))
@@ -94,6 +107,24 @@ def check_options(
     if timeout is not None and timeout <= 0:
       raise error_at(f"timeout_s must be a positive number of seconds, got {timeout!r}", ("timeout_s",))
   return OptionAxes(fixed, axes)
+
+
+def _from_dict(options_cls: type[BenchmarkOptions], raw: dict[str, Any], error_at: ErrorAt) -> dict[str, Any]:
+  """The options as the class's own `from_dict` builds them (Orbax's hook for typed fields), if it has one.
+
+  `from_dict` takes the suite's mapping (a list still sweeps) and returns an
+  options instance; the values it gives the suite's keys replace the raw ones.
+  """
+  from_dict = getattr(options_cls, "from_dict", None)
+  if not callable(from_dict) or not raw:
+    return raw
+  try:
+    built = from_dict(dict(raw))
+  except Exception as e:  # noqa: BLE001  (user code: any failure is a bad options mapping)
+    raise error_at(f"{options_cls.__name__}.from_dict rejected the options: {type(e).__name__}: {e}", ()) from None
+  if not isinstance(built, options_cls):
+    raise error_at(f"{options_cls.__name__}.from_dict returned a {type(built).__name__}, not the options", ())
+  return {name: getattr(built, name) for name in raw}
 
 
 def _check_value(name: str, value: Any, tp: Any, path: tuple, error_at: ErrorAt) -> Any:

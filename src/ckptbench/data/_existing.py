@@ -45,16 +45,28 @@ def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.Par
   return out
 
 
-def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any = None) -> None:
+def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any = None, layout: str = "ckptbench") -> None:
   """Writes the sharding config of a pytree of NamedSharding arrays.
 
-  `name_of(key_path)` names each array (default: its keys joined with "/").
+  `layout` "ckptbench" maps each array's name (default: its keys joined with
+  "/") to its partition spec. "orbax" writes the file Orbax's load benchmarks
+  read (`abstract_state.json`): each name (default: keys joined with ".") maps
+  to its shape, dtype and sharding, the mesh's shape and axes included.
+  `name_of(key_path)` names each array.
   """
-  out = {}
+  if layout not in ("ckptbench", "orbax"):
+    raise ValueError(f"layout must be 'ckptbench' or 'orbax', got {layout!r}")
+  default_name = leaf_name if layout == "ckptbench" else (lambda key_path: leaf_name(key_path).replace("/", "."))
+  out: dict[str, Any] = {}
   for key_path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
     sharding = getattr(leaf, "sharding", None)
-    if isinstance(sharding, jax.sharding.NamedSharding):
-      out[(name_of or leaf_name)(key_path)] = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
+    if not isinstance(sharding, jax.sharding.NamedSharding):
+      continue
+    spec = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
+    if layout == "orbax":
+      mesh = {"shape": list(sharding.mesh.devices.shape), "axes": list(sharding.mesh.axis_names)}
+      spec = {"shape": list(leaf.shape), "dtype": str(leaf.dtype), "sharding": {"mesh": mesh, "spec": spec}}
+    out[(name_of or default_name)(key_path)] = spec
   write_location(path, json.dumps(out, indent=1, sort_keys=True).encode())
 
 

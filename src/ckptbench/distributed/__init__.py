@@ -25,6 +25,7 @@ _EXPORTS = {
     "pathways_load_context": "ckptbench.distributed._pathways",
     "render_manifest": "ckptbench.distributed._manifests",
     "slurm_script": "ckptbench.distributed._manifests",
+    "torch_process_group": "ckptbench.distributed._torch",
 }
 __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
@@ -47,5 +48,6 @@ __all__ = [
     "pathways_load_context",
     "render_manifest",
     "slurm_script",
+    "torch_process_group",
 ]
 

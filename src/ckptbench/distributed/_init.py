@@ -260,7 +260,7 @@ def _check_complete(asked: DistributedEnv) -> None:
 
 def _start_jax(asked: DistributedEnv, timeouts: DistributedTimeouts, mode: DistributedMode) -> Backend:
   """Starts jax.distributed as `asked`; "single" when "auto" finds no cluster and nothing was asked for."""
-  import jax  # noqa: PLC0415  (see initialize)
+  import jax  # noqa: PLC0415  (as in initialize: the launcher and the CLI's flags need no JAX)
 
   if asked.process_id and asked.coordinator_address:
     wait_for_coordinator(asked.coordinator_address, timeouts.init_s)

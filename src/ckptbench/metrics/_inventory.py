@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from ckptbench.api import tag_value
 from ckptbench.api import MetricValue
+from ckptbench.errors import CkptbenchError
 from ckptbench.storage import is_store_url, list_objects, parse_store_url
 
 SMALL_FILE_BYTES = 1 << 20
@@ -35,7 +36,9 @@ class CheckpointInventory:
     small_file_count: files smaller than 1 MiB.
     largest_file_bytes: the largest file's size.
     largest_file: its path relative to `path` ("" when there are no files).
+    smallest_file_bytes: the smallest file's size (0 when there are no files).
     ocdbt_files / zarr_files / metadata_files / other_files: files by kind.
+    metadata_bytes: bytes of the Orbax metadata files.
     layouts: the layouts found, in a fixed order: "OCDBT", "Zarr v3",
       "Zarr v2", "safetensors", "Orbax metadata".
   """
@@ -46,10 +49,12 @@ class CheckpointInventory:
   small_file_count: int = 0
   largest_file_bytes: int = 0
   largest_file: str = ""
+  smallest_file_bytes: int = 0
   ocdbt_files: int = 0
   zarr_files: int = 0
   metadata_files: int = 0
   other_files: int = 0
+  metadata_bytes: int = 0
   layouts: tuple[str, ...] = ()
 
   @property
@@ -84,6 +89,46 @@ class CheckpointInventory:
     names = {f.name for f in dataclasses.fields(cls)}
     fields = {k: v for k, v in data.items() if k in names}
     return cls(**{**fields, "layouts": tuple(fields.get("layouts", ()))})
+
+  @classmethod
+  def from_result(cls, value: Any) -> "CheckpointInventory":
+    """A `TestResult.inventory` as an inventory: our `to_dict()` form, a `CheckpointInventory`,
+    or an object with the fields of Orbax's `CheckpointInventory` (its `format` counts
+    files by kind: "ocdbt", "zarr3", "metadata", "other").
+
+    Raises:
+      CkptbenchError: naming the type of anything else, or what is wrong with it.
+    """
+    if isinstance(value, cls):
+      return value
+    try:
+      if isinstance(value, Mapping):
+        found = cls.from_dict({"path": "", **value})
+        bad = [f.name for f in dataclasses.fields(cls) if f.type == "int" and not isinstance(getattr(found, f.name), int)]
+        if bad:
+          raise ValueError(f"{', '.join(bad)} must be whole numbers")
+        return found
+      if isinstance(getattr(value, "total_bytes", None), int) and isinstance(getattr(value, "format", None), Mapping):
+        return cls._from_orbax(value)
+    except (TypeError, ValueError) as e:
+      raise CkptbenchError(f"TestResult.inventory ({type(value).__name__}) cannot be read: {e}") from None
+    raise CkptbenchError(
+        f"TestResult.inventory is a {type(value).__name__}; give a dict from"
+        " CheckpointInventory.to_dict(), a CheckpointInventory, or Orbax's inventory"
+    )
+
+  @classmethod
+  def _from_orbax(cls, value: Any) -> "CheckpointInventory":
+    counts = {k: int(value.format.get(k, 0)) for k in ("ocdbt", "zarr3", "metadata", "other")}
+    layouts = [name for name, kind in (("OCDBT", "ocdbt"), ("Zarr v3", "zarr3"), ("Orbax metadata", "metadata")) if counts[kind]]
+    return cls(
+        path="", total_bytes=value.total_bytes, file_count=int(getattr(value, "file_count", 0)),
+        small_file_count=int(getattr(value, "small_file_count", 0)),
+        largest_file_bytes=int(getattr(value, "largest_file_bytes", 0)),
+        smallest_file_bytes=int(getattr(value, "smallest_file_bytes", 0)),
+        ocdbt_files=counts["ocdbt"], zarr_files=counts["zarr3"], metadata_files=counts["metadata"],
+        other_files=counts["other"], layouts=tuple(layouts),
+    )  # fmt: skip
 
 
 def _kind(rel_parts: tuple[str, ...], zarr_dirs: set[str]) -> str:
@@ -142,12 +187,13 @@ def inventory_of(path: str, files: list[tuple[tuple[str, ...], int]]) -> Checkpo
       zarr_dirs.add("/".join(parts[:-1]))
       zarr_versions.add("Zarr v3" if parts[-1] == "zarr.json" else "Zarr v2")
   counts = {"ocdbt": 0, "zarr": 0, "metadata": 0, "other": 0}
-  largest, largest_name, small, total = 0, "", 0, 0
+  largest, largest_name, small, total, metadata_bytes = 0, "", 0, 0, 0
   safetensors = False
   for parts, size in files:
     # Chunk files sit below the array directory (c/0/1 in Zarr v3, 0.1 in v2).
     kind = _kind(parts, zarr_dirs) if not _under(parts, zarr_dirs) else "zarr"
     counts[kind] += 1
+    metadata_bytes += size if kind == "metadata" else 0
     total += size
     small += size < SMALL_FILE_BYTES
     safetensors |= parts[-1].endswith(".safetensors")
@@ -163,9 +209,10 @@ def inventory_of(path: str, files: list[tuple[tuple[str, ...], int]]) -> Checkpo
     layouts.append("Orbax metadata")
   return CheckpointInventory(
       path=path, total_bytes=total, file_count=len(files), small_file_count=small,
-      largest_file_bytes=largest, largest_file=largest_name, ocdbt_files=counts["ocdbt"],
+      largest_file_bytes=largest, largest_file=largest_name,
+      smallest_file_bytes=min((size for _, size in files), default=0), ocdbt_files=counts["ocdbt"],
       zarr_files=counts["zarr"], metadata_files=counts["metadata"], other_files=counts["other"],
-      layouts=tuple(layouts),
+      metadata_bytes=metadata_bytes, layouts=tuple(layouts),
   )
 
 

@@ -22,9 +22,11 @@ WATCHED_PREFIXES = ("/jax/orbax/", "/jax/checkpoint/", "/jax/compilation_cache/"
 
 @dataclasses.dataclass(frozen=True)
 class Tag:
-  """The value (1 for a bare event) feeds `tag`, combined by the tag's reduce."""
+  """The value (1 for a bare event) feeds `tag`, combined by the tag's reduce; each event
+  also adds 1 to `count` when given."""
 
   tag: str
+  count: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,6 +172,8 @@ EVENTS: dict[tuple[str, str], Tag | Ignore | Pair] = {
     (_S, "/jax/orbax/read/worker/io/raw/throughput/gbytes_per_sec"): _PER_HOST_RATE,
     (_S, "/jax/orbax/read/worker/io/compression_ratio"): Ignore(
         "equals load_requested_gb / load_raw_gb; derived as 5_inventory/load_compression_ratio"),
+    (_D, "/jax/checkpoint/sync_global_devices_duration_sec"): Tag(
+        "8_jax/orbax_barrier_s", count="8_jax/orbax_barrier_count"),
     # --- Orbax object lifecycle -------------------------------------------------
     (_E, "/jax/orbax/array_handler/init"): Tag("8_jax/orbax_array_handler_init_count"),
     (_E, "/jax/orbax/pytree_checkpoint_handler/init/ocdbt"): Tag(

@@ -119,6 +119,8 @@ def summarize(records: list[tuple[str, str, float]]) -> dict[str, MetricValue]:
     action = ev.EVENTS.get((kind, name))
     if isinstance(action, ev.Tag):
       add(action.tag, x)
+      if action.count is not None:
+        add(action.count, 1.0)
     elif isinstance(action, ev.Pair):
       group = action.group
       if action.role == "rate":

@@ -16,7 +16,7 @@ def post_run_tags(
     tags: Mapping[str, MetricEntry],
     run_dir: str | os.PathLike,
     *,
-    inventory: Mapping[str, Any] | None = None,
+    inventory: Any = None,
     probe: StorageProbe | None = None,
 ) -> tuple[dict[str, MetricEntry], dict[str, Any]]:
   """The inventory tags and roofline shares of one successful run.
@@ -24,8 +24,8 @@ def post_run_tags(
   Args:
     tags: the run's tags (`merged(...)` / `Metrics.to_dict()` form).
     run_dir: the run's directory, scanned when `inventory` is None.
-    inventory: `TestResult.inventory` (a `CheckpointInventory.to_dict()`), when
-      the test_fn described the checkpoint itself.
+    inventory: `TestResult.inventory` (see `CheckpointInventory.from_result`),
+      when the test_fn described the checkpoint itself.
     probe: the suite's storage probe; None adds no shares.
 
   Returns:
@@ -36,7 +36,7 @@ def post_run_tags(
     >>> new, inv = post_run_tags(tags, run_path, inventory=result.inventory, probe=probe)
     >>> tags.update(new); record["inventory"] = inv
   """
-  inv = CheckpointInventory.from_dict(inventory) if inventory is not None else scan_inventory(run_dir)
+  inv = CheckpointInventory.from_result(inventory) if inventory is not None else scan_inventory(run_dir)
   new = {f"{INVENTORY_OP}_{key}": MetricEntry(v.value, v.unit) for key, v in inv.to_metrics().items()}
   if probe is not None:
     new.update(roofline_shares(tags, probe))

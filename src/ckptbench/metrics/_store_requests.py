@@ -1,4 +1,4 @@
-"""Requests one run made to an object store, by billing kind (put, get, list), and their price.
+"""Requests one run made to an object store, by kind (put, get, list, delete), and their price.
 
 Counted by the shaped link when one is in place (every client: TensorStore,
 gcsfs, s3fs, boto3), else from TensorStore's kvstore counters (the array data
@@ -7,16 +7,48 @@ only: Orbax's metadata files go through gcsfs/s3fs and are not counted then).
 
 from __future__ import annotations
 
+import json
+import os
+import urllib.request
 from typing import Any, Callable, Mapping
 
 from ckptbench.api import tag_value
-from ckptbench.api import MetricEntry, MetricValue
+from ckptbench.api import MetricEntry, MetricValue, register_collector
 from ckptbench.metrics._tensorstore import TensorStoreCollector
-from ckptbench.storage import StoreURL, checkpoint_cost, store_for
+from ckptbench.storage import LINK_STATS_URL_ENV, StoreURL, checkpoint_cost, store_for
 
-_KINDS = ("put", "get", "list")
+_KINDS = ("put", "get", "list", "delete")
 _TENSORSTORE = {"write": "put", "read": "get", "list": "list"}
 OP = "checkpoint"
+
+
+class LinkRequestsCollector:
+  """The shaped link's requests by kind during a measured block (nothing without a link).
+
+  Every process's link counts every client of that process, so a block's counts are this
+  host's requests while the block was open, other threads' included (as TensorStore's are).
+  """
+
+  def _stats(self) -> dict[str, int] | None:
+    url = os.environ.get(LINK_STATS_URL_ENV)
+    if not url:
+      return None
+    with urllib.request.urlopen(url, timeout=5) as answer:
+      return json.loads(answer.read())
+
+  def start(self) -> None:
+    self._before = self._stats()
+
+  def stop(self) -> dict[str, MetricValue]:
+    if self._before is None:
+      return {}
+    after = self._stats() or {}
+    return {f"5_inventory/store_{k}_count": tag_value(f"5_inventory/store_{k}_count",
+                                                               float(after.get(k, 0) - self._before.get(k, 0)))
+            for k in _KINDS}  # fmt: skip
+
+
+register_collector("link_requests", LinkRequestsCollector)
 
 
 class StoreRequests:
@@ -45,7 +77,7 @@ class StoreRequests:
       self._tensorstore.start()
 
   def stop(self) -> dict[str, float]:
-    """`{"put": n, "get": n, "list": n, "injected_errors": n?}` since `start()`."""
+    """`{"put": n, "get": n, "list": n, "delete": n, "injected_errors": n?}` since `start()`."""
     if self._link_stats:
       after = self._link_stats()
       keys = _KINDS + ("injected_errors",)

@@ -16,6 +16,10 @@ _EXPORTS = {
     "format_bytes": "ckptbench.run._plan_view",
     "run": "ckptbench.run._entry",
     "set_xla_flags": "ckptbench.run._devices",
+    "ScaleSettings": "ckptbench.run._scale",
+    "measured_latency": "ckptbench.run._scale_store",
+    "scale": "ckptbench.run._scale",
+    "store_profile": "ckptbench.run._scale_store",
 }
 __getattr__ = lazy_getattr(globals(), _EXPORTS)
 

@@ -66,8 +66,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   """Runs a suite as `ckptbench run` does; results land in `settings.output_dir`.
 
   Args:
-    suite: a suite file's path, or a `Suite` from `load_suite`. The suite is
-      loaded before JAX starts, so its meshes decide how many CPU devices to simulate.
+    suite: a suite file's path, or a `Suite` from `load_suite`. Its meshes
+      decide how many CPU devices to simulate: JAX is set up once they are
+      read, before the generators are imported (a `Suite` loaded already must
+      not have started JAX's backend).
     settings: the run's settings (the `ckptbench run` flags).
 
   Returns:
@@ -88,9 +90,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
 
 def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: LibraryOutput | None) -> RunOutcome:
   """`run`, with what native libraries print captured (or not)."""
-  if not isinstance(suite, Suite):
-    suite = load_suite(suite, settings.overrides)  # touches no device: JAX's flags are not set yet
-  prepare_process(settings, suite.devices_needed)
+  if isinstance(suite, Suite):
+    prepare_process(settings, suite.devices_needed)
+  else:  # JAX set up once the meshes are known, before options classes (which may ask JAX) are checked
+    suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))
   settings, baseline_path, capture_path = _checked_targets(suite, settings)
   coordinator = make_coordinator()
   with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():

@@ -12,6 +12,7 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.storage import (
     Link, is_store_url, link_env, link_upstream, parse_link, parse_store_url, start_link, stop_emulator, url_forms,
 )
+from ckptbench.storage import LINK_STATS_PATH, LINK_STATS_URL_ENV
 
 
 @contextlib.contextmanager
@@ -32,9 +33,11 @@ def shaped_link(spec: str | None, checkpoint_root: str | None) -> Iterator[Link 
   url = parse_store_url(checkpoint_root)
   link, proc = start_link(link_upstream(url), shape)
   os.environ.update(link_env(url.scheme, link.endpoint))  # TensorStore, gcsfs, s3fs and boto3 read these
+  os.environ[LINK_STATS_URL_ENV] = link.endpoint + LINK_STATS_PATH  # each measured block's requests
   try:
     yield link
   finally:
+    os.environ.pop(LINK_STATS_URL_ENV, None)
     stop_emulator(proc)
 
 

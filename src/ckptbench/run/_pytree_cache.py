@@ -6,6 +6,8 @@ import logging
 import time
 from typing import Any
 
+import jax
+
 from ckptbench.data import build_mesh, build_pytree, load_existing
 from ckptbench.run._sweep import PlannedBenchmark
 
@@ -16,6 +18,8 @@ class PytreeCache:
   """Keeps the most recent checkpoint data, so benchmarks sharing it build it once.
 
   With `reuse` False (the suite's `reuse_checkpoint: false`) every run builds its own.
+  Data a run deleted or donated (`jax.Array.delete()`, a donating jit) is built
+  again for the next, so every run starts from intact data.
   """
 
   def __init__(self, reuse: bool = True):
@@ -26,7 +30,9 @@ class PytreeCache:
 
   def get(self, bench: PlannedBenchmark) -> tuple[Any, Any]:
     key = (bench.checkpoint_index, bench.mesh_index)
-    if key != self._key or not self._reuse:
+    if key != self._key or not self._reuse or _deleted(self._value):
+      if key == self._key and self._reuse:
+        _log.info("a previous run deleted or donated arrays of the checkpoint data; building it again")
       self._key, self._value, self._mesh = None, None, None  # free the old data first
       mesh = None if bench.mesh is None else build_mesh(bench.mesh)
       ckpt = bench.checkpoint
@@ -43,3 +49,8 @@ class PytreeCache:
       _log.info("checkpoint data for %s ready in %.2f s", bench.name, time.perf_counter() - t0)
       self._key, self._value, self._mesh = key, value, mesh
     return self._value, self._mesh
+
+
+def _deleted(pytree: Any) -> bool:
+  """Whether any array of `pytree` has been deleted (freed, or donated to a computation)."""
+  return any(isinstance(x, jax.Array) and x.is_deleted() for x in jax.tree.leaves(pytree))

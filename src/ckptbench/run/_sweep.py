@@ -80,19 +80,19 @@ def _label(name: str, value: Any, swept: list[Any]) -> str:
   return f"{name}={value}"
 
 
-def expand(suite: Suite, device_count: int | None, *, planning: bool = False) -> Plan:
+def expand(suite: Suite, device_count: int | None) -> Plan:
   """The benchmarks to run; meshes that do not fit `device_count` are skipped.
+
+  A sweep that this machine or this Orbax cannot run at all (every point
+  unsupported here) is listed, not refused: the suite itself is sound, only
+  this place cannot run it, and the run records why (summary.json's `unsupported`).
 
   Args:
     suite: the loaded suite (its option combinations built and checked by the loader).
     device_count: the devices there are (None: any number).
-    planning: for `ckptbench plan`, a sweep that this machine or this Orbax
-      cannot run at all (every point unsupported here) is listed rather than
-      refused: the suite itself is sound, only this place cannot run it.
 
   Raises:
-    ConfigError: when no mesh fits, or every combination is dropped (by
-      `is_valid`, or, when running, as unsupported here).
+    ConfigError: when no mesh fits, or every combination is invalid (`is_valid`).
   """
   meshes, skipped = _fitting_meshes(suite, device_count)
   namer = _Namer(multi_mesh=len(suite.meshes) > 1, multi_ckpt=len(suite.checkpoints) > 1)
@@ -110,7 +110,7 @@ def expand(suite: Suite, device_count: int | None, *, planning: bool = False) ->
         unsupported.append((cls_name, point.values, reason))
       else:
         planned += [_planned(entry, point, mesh, ckpt, namer) for mesh, ckpt in itertools.product(meshes, enumerate(suite.checkpoints))]
-  if not planned and not (planning and unsupported):
+  if not planned and not unsupported:
     raise ConfigError(
         "every sweep point was dropped, nothing would run: "
         + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid + unsupported),

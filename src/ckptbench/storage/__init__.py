@@ -4,6 +4,7 @@ registered), local emulators, bounded client calls, placement checks, the shaped
 from ckptbench.storage._cost import PRICE_TABLE_ENV, checkpoint_cost, price_table
 from ckptbench.storage._directory import DirectoryStore
 from ckptbench.storage._emulator import (
+    DEFAULT_BUCKET,
     Emulator,
     emulator_kinds,
     running_emulator,
@@ -19,6 +20,9 @@ from ckptbench.storage._kvstore import (
     read_kvstore,
     write_kvstore,
 )
+from ckptbench.storage._link import START_TIMEOUT_ENV as LINK_START_TIMEOUT_ENV
+from ckptbench.storage._link import STATS_PATH as LINK_STATS_PATH
+from ckptbench.storage._link import STATS_URL_ENV as LINK_STATS_URL_ENV
 from ckptbench.storage._link import Link, LinkShape, link_env, link_upstream, parse_link, start_link
 from ckptbench.storage._location import read_location, write_location
 from ckptbench.storage._objects import (
@@ -44,6 +48,10 @@ from ckptbench.storage._store import ObjectStore, Prices, StoredObject
 from ckptbench.storage._url import StoreURL
 
 __all__ = [
+    "DEFAULT_BUCKET",
+    "LINK_START_TIMEOUT_ENV",
+    "LINK_STATS_PATH",
+    "LINK_STATS_URL_ENV",
     "PRICE_TABLE_ENV",
     "DirectoryStore",
     "Emulator",

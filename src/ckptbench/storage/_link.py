@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ctypes
 import dataclasses
 import json
+import os
 import random
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -31,6 +35,12 @@ from ckptbench.storage._registry import store_for
 from ckptbench.storage._url import StoreURL
 
 STATS_PATH = "/__ckptbench_link__/stats"
+# Set while a run's link is up: where its counters are, for the per-block request collector.
+STATS_URL_ENV = "CKPTBENCH_LINK_STATS_URL"
+_PR_SET_PDEATHSIG = 1
+# How long the link may take to answer after it starts; many processes starting at once on a
+# few cores (`ckptbench scale`) need longer than one does.
+START_TIMEOUT_ENV = "CKPTBENCH_LINK_START_S"
 _UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
                "proxy-authorization", "proxy-authenticate", "host", "content-length", "expect"}  # fmt: skip
@@ -208,17 +218,29 @@ def link_upstream(url: StoreURL) -> str:
   return upstream
 
 
+def _die_with(parent_pid: int) -> None:
+  """In the link's own process: Linux kills it when the process that started it dies (even by
+  SIGKILL, as `launch` stops a stuck host), so no link outlives its run. Set here rather than
+  between fork and exec, where the starting process (JAX running) must not run Python."""
+  with contextlib.suppress(OSError, AttributeError):
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
+  if os.getppid() != parent_pid:  # it died before the line above
+    sys.exit(0)
+
+
 def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link, subprocess.Popen]:
   """Starts the link in a subprocess, forwarding to `upstream`; stop it with `stop_emulator`."""
   port = free_port()
   proc = subprocess.Popen(
       [sys.executable, "-m", "ckptbench.storage._link", "--upstream", upstream, "--port", str(port),
-       "--shape", shape.describe().replace("bw=unlimited,", ""), "--seed", str(seed)],
+       "--shape", shape.describe().replace("bw=unlimited,", ""), "--seed", str(seed),
+       "--parent_pid", str(os.getpid())],
       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
       start_new_session=True,
   )  # fmt: skip
   link = Link(f"http://127.0.0.1:{port}", upstream, shape, proc.pid)
-  deadline = time.monotonic() + 30
+  limit = float(os.environ.get(START_TIMEOUT_ENV, "30"))
+  deadline = time.monotonic() + limit
   while time.monotonic() < deadline:
     if proc.poll() is not None:
       raise CkptbenchError(f"the shaped link to {upstream} exited at start (code {proc.returncode})")
@@ -228,7 +250,7 @@ def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link,
     except OSError:
       time.sleep(0.1)
   stop_emulator(proc)
-  raise CkptbenchError(f"the shaped link to {upstream} did not start within 30 s")
+  raise CkptbenchError(f"the shaped link to {upstream} did not start within {limit:g} s ({START_TIMEOUT_ENV})")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -237,7 +259,10 @@ def main(argv: list[str] | None = None) -> None:
   parser.add_argument("--port", type=int, required=True)
   parser.add_argument("--shape", default="")
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--parent_pid", type=int)
   args = parser.parse_args(argv)
+  if args.parent_pid and sys.platform.startswith("linux"):
+    _die_with(args.parent_pid)
   from aiohttp import web  # noqa: PLC0415
 
   web.run_app(build_app(args.upstream.rstrip("/"), parse_link(args.shape), args.seed),

@@ -1,0 +1,1 @@
+"""Orbax's `benchmarks.core` modules on ckptbench."""

@@ -1,0 +1,77 @@
+"""Orbax's `core.checkpoint_generation` on ckptbench: abstract state from Orbax's sharding file.
+
+Orbax's sharding config (`abstract_state.json`) maps each array, its keys
+joined with ".", to its shape, dtype and sharding:
+`{"params.w": {"shape": [8, 4], "dtype": "float32",
+  "sharding": {"mesh": {"shape": [2, 4], "axes": ["data", "model"]}, "spec": ["data", null]}}}`.
+ckptbench's `read_sharding_config` reads the partition specs of such a file
+onto the suite's mesh; this reads the whole of it, meshes included, as Orbax's
+load benchmarks do.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jax
+import numpy as np
+
+import ckptbench
+
+
+def _entry_key(key_path: Any) -> str:
+  parts = []
+  for k in key_path:
+    for attr in ("key", "idx", "name"):
+      if hasattr(k, attr):
+        parts.append(str(getattr(k, attr)))
+        break
+    else:
+      parts.append(str(k))
+  return ".".join(parts)
+
+
+def _spec_entry(e: Any) -> Any:
+  return tuple(e) if isinstance(e, list) else e
+
+
+def _abstract_array(key: str, entry: Any, devices: list[jax.Device], where: str) -> jax.ShapeDtypeStruct:
+  try:
+    mesh_shape, axes = entry["sharding"]["mesh"]["shape"], entry["sharding"]["mesh"]["axes"]
+    mesh = jax.sharding.Mesh(np.array(devices).reshape(mesh_shape), axes)
+    spec = jax.sharding.PartitionSpec(*[_spec_entry(e) for e in entry["sharding"]["spec"]])
+    return jax.ShapeDtypeStruct(
+        tuple(entry["shape"]), np.dtype(entry["dtype"]), sharding=jax.sharding.NamedSharding(mesh, spec)
+    )
+  except (KeyError, TypeError, ValueError) as e:
+    raise ckptbench.CkptbenchError(f"{where}: entry {key!r} is not a sharding entry Orbax writes: {type(e).__name__}: {e}") from None
+
+
+def get_abstract_state_from_sharding_config(sharding_config_path: Any, metadata: Any, *, devices: list[jax.Device]) -> Any:
+  """`metadata`'s tree with every array replaced by its `jax.ShapeDtypeStruct` from the sharding file.
+
+  Args:
+    sharding_config_path: the JSON file (a local path, gs:// or s3://).
+    metadata: the checkpoint's metadata tree (`ocp.metadata(path).metadata`);
+      its structure is kept.
+    devices: the devices each entry's mesh is laid over, in order.
+
+  Raises:
+    CkptbenchError: when the file cannot be read or parsed, or lacks an array of `metadata`.
+  """
+  where = str(sharding_config_path)
+  try:
+    entries = json.loads(ckptbench.read_location(where))
+  except (json.JSONDecodeError, UnicodeDecodeError) as e:
+    raise ckptbench.CkptbenchError(f"{where}: the sharding config is not JSON: {e}") from None
+  if not isinstance(entries, dict):
+    raise ckptbench.CkptbenchError(f"{where}: the sharding config must map array names to entries")
+
+  def abstract(key_path: Any, _: Any) -> jax.ShapeDtypeStruct:
+    key = _entry_key(key_path)
+    if key not in entries:
+      raise ckptbench.CkptbenchError(f"{where}: no entry for array {key!r} of the checkpoint")
+    return _abstract_array(key, entries[key], devices, where)
+
+  return jax.tree_util.tree_map_with_path(abstract, metadata)

@@ -1,0 +1,52 @@
+"""Orbax's `core.inventory` on ckptbench: `scan_checkpoint` and Orbax's `CheckpointInventory`.
+
+The scan is ckptbench's `scan_inventory` (local directories and gs://, s3://
+locations alike); the result has Orbax's fields. A `TestResult` may carry it
+(or Orbax's own inventory): ckptbench's runner takes either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Mapping
+
+import ckptbench
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckpointInventory:
+  """A checkpoint directory's files and sizes, in Orbax's fields.
+
+  Attributes:
+    total_bytes: bytes of every file.
+    file_count: files.
+    small_file_count: files under 1 MiB.
+    small_file_pct: their share of the files (0..1).
+    largest_file_bytes: the largest file's size.
+    smallest_file_bytes: the smallest file's size (0 without files).
+    format: files by kind: "ocdbt", "zarr3", "metadata", "other".
+  """
+
+  total_bytes: int = 0
+  file_count: int = 0
+  small_file_count: int = 0
+  small_file_pct: float = 0.0
+  largest_file_bytes: int = 0
+  smallest_file_bytes: int = 0
+  format: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+
+def scan_checkpoint(path: str | os.PathLike) -> CheckpointInventory:
+  """The inventory of `path` (empty when it does not exist)."""
+  found = ckptbench.scan_inventory(str(path))
+  kinds = {"ocdbt": found.ocdbt_files, "zarr3": found.zarr_files, "metadata": found.metadata_files, "other": found.other_files}
+  return CheckpointInventory(
+      total_bytes=found.total_bytes,
+      file_count=found.file_count,
+      small_file_count=found.small_file_count,
+      small_file_pct=found.small_file_count / found.file_count if found.file_count else 0.0,
+      largest_file_bytes=found.largest_file_bytes,
+      smallest_file_bytes=found.smallest_file_bytes,
+      format={k: n for k, n in kinds.items() if n},
+  )

@@ -1,0 +1,80 @@
+"""Orbax's `core.pytree_utils` on ckptbench: compare, digest and log pytrees.
+
+`assert_pytree_equal` is ckptbench's `verify_pytree` (byte-for-byte, shard by
+shard on each process) behind Orbax's structure and type checks, raising
+`AssertionError` as Orbax's does. `digest_pytree` hashes ckptbench's
+`pytree_checksums` of each leaf, so a digest covers dtype, shape and the bytes
+of every shard this process holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from typing import Any
+
+import jax
+
+import ckptbench
+
+_log = logging.getLogger(__name__)
+
+
+def _leaf_key(key_path: Any) -> str:
+  return jax.tree_util.keystr(key_path) or "<root>"
+
+
+def assert_pytree_equal(pytree_expected: Any, pytree_actual: Any) -> None:
+  """Raises AssertionError unless both pytrees have one structure, leaf types, dtypes, shapes and bytes.
+
+  Args:
+    pytree_expected: the reference pytree.
+    pytree_actual: the pytree to check.
+  """
+  expected, expected_def = jax.tree_util.tree_flatten_with_path(pytree_expected)
+  actual, actual_def = jax.tree_util.tree_flatten_with_path(pytree_actual)
+  if expected_def != actual_def:
+    raise AssertionError(f"Pytree structure mismatch: expected {expected_def}, actual {actual_def}")
+  for (key_path, want), (_, got) in zip(expected, actual):
+    if not isinstance(got, type(want)):
+      raise AssertionError(f"Type mismatch at {_leaf_key(key_path)}: expected {type(want)}, actual {type(got)}")
+  try:
+    ckptbench.verify_pytree(pytree_expected, pytree_actual)
+  except ckptbench.DataMismatchError as e:
+    raise AssertionError(str(e)) from None
+
+
+def log_pytree(msg: str, pytree: Any) -> None:
+  """Logs every leaf's path, shape, dtype and sharding (not its values)."""
+  for key_path, leaf in jax.tree_util.tree_flatten_with_path(pytree)[0]:
+    _log.info(
+        "%s %s: shape=%s dtype=%s sharding=%s", msg, _leaf_key(key_path),
+        getattr(leaf, "shape", None), getattr(leaf, "dtype", None), getattr(leaf, "sharding", None),
+    )  # fmt: skip
+
+
+def digest_pytree(pytree: Any) -> dict[str, str]:
+  """Per-leaf SHA-256 of (dtype, shape, the bytes of this process's shards), keyed by leaf path.
+
+  Load benchmarks capture these once and check later loads with
+  `assert_digests_match`; each process digests what it holds.
+  """
+  leaves = jax.tree_util.tree_flatten_with_path(pytree)[0]
+  out = {}
+  for key_path, leaf in leaves:
+    checksum = ckptbench.pytree_checksums(leaf)
+    text = json.dumps(checksum, sort_keys=True, default=repr)
+    out[_leaf_key(key_path)] = hashlib.sha256(text.encode()).hexdigest()
+  return out
+
+
+def assert_digests_match(expected_digests: dict[str, str], pytree: Any) -> None:
+  """Raises AssertionError naming the first leaf missing, unexpected or differing from `expected_digests`."""
+  actual = digest_pytree(pytree)
+  for key in sorted(set(expected_digests) ^ set(actual)):
+    where = "missing in pytree" if key in expected_digests else "unexpected"
+    raise AssertionError(f"Digest key mismatch at {key}: {where}")
+  for key, want in expected_digests.items():
+    if actual[key] != want:
+      raise AssertionError(f"Digest mismatch at {key}: expected {want}, got {actual[key]}")

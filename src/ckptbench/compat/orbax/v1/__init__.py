@@ -1,0 +1,1 @@
+"""Orbax's `benchmarks.v1` helpers on ckptbench."""

@@ -1,0 +1,107 @@
+"""Orbax's `v1.benchmark` helpers on ckptbench: the v1 options, `clear_pytree`, `get_metrics_to_measure`.
+
+`BenchmarkOptions.context` builds the `ocp.Context` through
+`ckptbench.orbax_v1_context`, which knows the Context of every supported Orbax
+release; an option this Orbax lacks makes the sweep point unsupported (with the
+reason) instead of failing its runs. Options left at Orbax's default are not set.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import jax
+
+import ckptbench
+from ckptbench.compat.orbax.core import core
+from ckptbench.compat.orbax.core import metric
+
+_GIB = 1024**3
+
+
+def get_metrics_to_measure(options: Any) -> list[str]:
+  """The default metric keys, plus `tracemalloc` when `options.metric_tracemalloc_enabled`."""
+  keys = metric.default_metrics()
+  if getattr(options, "metric_tracemalloc_enabled", False):
+    keys.append("tracemalloc")
+  return keys
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkOptions(core.BenchmarkOptions):
+  """The options of Orbax's v1 save/load benchmarks (a list sweeps).
+
+  Attributes:
+    async_enabled: save with `save_async`.
+    use_ocdbt: write with the OCDBT driver.
+    use_zarr3: write Zarr v3 (else v2).
+    use_compression: compress array data.
+    save_concurrent_gb: limit of bytes in flight while saving (GiB).
+    restore_concurrent_gb: limit of bytes in flight while loading (GiB).
+    metric_tracemalloc_enabled: add the tracemalloc metric.
+    use_load_and_broadcast: one replica loads, then broadcasts to the others.
+    use_replica_parallel: split the writes of replicated shards across replicas.
+    enable_replica_parallel_separate_folder: one folder per replica (needs
+      use_replica_parallel and use_ocdbt; other combinations are invalid).
+    chunk_byte_size: target size of array chunks in bytes.
+  """
+
+  async_enabled: bool | Sequence[bool] = True
+  use_ocdbt: bool | Sequence[bool] = True
+  use_zarr3: bool | Sequence[bool] = True
+  use_compression: bool | Sequence[bool] = True
+  save_concurrent_gb: int | None | Sequence[int | None] = None
+  restore_concurrent_gb: int | None | Sequence[int | None] = None
+  metric_tracemalloc_enabled: bool = False
+  use_load_and_broadcast: bool | Sequence[bool] = False
+  use_replica_parallel: bool | Sequence[bool] = False
+  enable_replica_parallel_separate_folder: bool | Sequence[bool] = False
+  chunk_byte_size: int | None | Sequence[int | None] = None
+
+  def is_valid(self) -> bool:
+    return self.invalid_reason() is None
+
+  def invalid_reason(self) -> str | None:
+    if self.enable_replica_parallel_separate_folder and not (self.use_replica_parallel and self.use_ocdbt):
+      return "enable_replica_parallel_separate_folder needs use_replica_parallel and use_ocdbt"
+    return None
+
+  def unsupported_reason(self) -> str | None:
+    return super().unsupported_reason() or ckptbench.orbax_capabilities().missing_options(self.context_settings())
+
+  def context_settings(self) -> dict[str, dict[str, Any]]:
+    """The `ckptbench.orbax_v1_context` settings these options ask for."""
+    saving: dict[str, Any] = {"use_ocdbt": self.use_ocdbt, "use_zarr3": self.use_zarr3}
+    if self.chunk_byte_size is not None:
+      saving["storage_options.chunk_byte_size"] = self.chunk_byte_size
+    if not self.use_compression:
+      saving["use_compression"] = False
+    if self.use_replica_parallel:
+      saving["use_replica_parallel"] = True
+    if self.enable_replica_parallel_separate_folder:
+      saving["enable_replica_parallel_separate_folder"] = True
+    settings: dict[str, dict[str, Any]] = {"saving": saving}
+    if self.use_load_and_broadcast:
+      settings["loading"] = {"use_load_and_broadcast": True}
+    memory = {}
+    if self.save_concurrent_gb is not None:
+      memory["write_concurrent_bytes"] = int(self.save_concurrent_gb * _GIB)
+    if self.restore_concurrent_gb is not None:
+      memory["read_concurrent_bytes"] = int(self.restore_concurrent_gb * _GIB)
+    if memory:
+      settings["memory"] = memory
+    return settings
+
+  @property
+  def context(self) -> Any:
+    """The `orbax.checkpoint.v1.Context` these options configure."""
+    return ckptbench.orbax_v1_context(self.context_settings())
+
+
+def clear_pytree(pytree: Any) -> Any:
+  """Deletes every `jax.Array` of `pytree` to free its memory; returns a tree of Nones.
+
+  ckptbench builds a run's data again when a previous run deleted it.
+  """
+  return jax.tree.map(lambda x: x.delete() if isinstance(x, jax.Array) else None, pytree)

@@ -1,0 +1,249 @@
+"""How a quantity grows with the host count: growth laws, their selection by held-out error,
+and the check that predicts the largest measured host count from the smaller ones. Pure math.
+
+Every law is `value = a + b * f(n)` with one basis `f`: constant (no `b`), log (log2 n), linear
+(n), n log n (n log2 n), and inverse (1/n: what a strong-scaling per-host quantity does). The law
+is chosen by leave-one-out error: each point is predicted from a fit to the others, and the law
+with the smallest mean relative error wins; laws within 10% of the best error lose to a simpler
+one (fewer parameters, then the order of `LAWS`), so an exact count picks the plainest law that
+reproduces it.
+
+The interval of a prediction is the spread of the leave-one-out refits' predictions, widened by
+the largest held-out relative error: it says how well the law fits the measured range, not that
+the law still holds far beyond it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable, Sequence
+
+import numpy as np
+
+LAWS = ("constant", "log", "linear", "nlogn", "inverse")
+_BASES: dict[str, Callable[[float], float]] = {
+    "constant": lambda n: 0.0,
+    "log": lambda n: math.log2(n),
+    "linear": lambda n: float(n),
+    "nlogn": lambda n: n * math.log2(n),
+    "inverse": lambda n: 1.0 / n,
+}
+_FORMULAS = {
+    "constant": "a",
+    "log": "a + b*log2(n)",
+    "linear": "a + b*n",
+    "nlogn": "a + b*n*log2(n)",
+    "inverse": "a + b/n",
+}
+# A law whose held-out error is within this factor of the best loses to a simpler one.
+SIMPLER_WITHIN = 1.10
+# Below this, two errors count as equal (exact counts fit exactly, up to float rounding).
+_EXACT = 1e-9
+
+
+@dataclasses.dataclass(frozen=True)
+class Fit:
+  """A growth law fitted to (host count, value) points.
+
+  Attributes:
+    law: one of `LAWS`.
+    a: the constant term.
+    b: the coefficient of the law's basis (0 for "constant").
+    held_out_error: mean relative error of predicting each point from the others
+      (None when there were too few points to hold one out).
+    max_held_out_error: the largest of those errors (None likewise).
+    hosts: the host counts fitted.
+    values: the values fitted.
+  """
+
+  law: str
+  a: float
+  b: float
+  held_out_error: float | None
+  max_held_out_error: float | None
+  hosts: tuple[int, ...]
+  values: tuple[float, ...]
+
+  @property
+  def formula(self) -> str:
+    return _FORMULAS[self.law]
+
+  def at(self, n: float) -> float:
+    """The law's value at `n` hosts."""
+    return self.a + self.b * _BASES[self.law](n)
+
+  def terms_at(self, n: float) -> dict[str, float]:
+    """The law's two terms at `n`: `{"constant": a, "<law>": b * f(n)}` (one for "constant")."""
+    if self.law == "constant":
+      return {"constant": self.a}
+    return {"constant": self.a, self.law: self.b * _BASES[self.law](n)}
+
+
+@dataclasses.dataclass(frozen=True)
+class Prediction:
+  """A fitted law's value at a host count, its interval, and its larger term."""
+
+  hosts: int
+  value: float
+  low: float
+  high: float
+  dominant: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+  """The largest measured host count predicted from the smaller ones."""
+
+  hosts: int
+  predicted: float
+  measured: float
+  relative_error: float
+  law: str
+
+
+def _parameters(law: str) -> int:
+  return 1 if law == "constant" else 2
+
+
+def fit_law(law: str, hosts: Sequence[float], values: Sequence[float]) -> tuple[float, float]:
+  """Least-squares `(a, b)` of one law.
+
+  Raises:
+    ValueError: an unknown law, or fewer distinct host counts than the law has parameters.
+
+  Example:
+    >>> fit_law("linear", [1, 2, 4], [5.0, 7.0, 11.0])
+    (3.0, 2.0)
+  """
+  if law not in _BASES:
+    raise ValueError(f"Invalid value for law={law!r}, possible values are {LAWS}")
+  if len(set(hosts)) < _parameters(law):
+    raise ValueError(f"the {law} law needs {_parameters(law)} distinct host counts, got {sorted(set(hosts))}")
+  y = np.asarray(values, dtype=float)
+  if law == "constant":
+    return float(y.mean()), 0.0
+  x = np.array([_BASES[law](n) for n in hosts])
+  design = np.column_stack([np.ones_like(x), x])
+  (a, b), *_ = np.linalg.lstsq(design, y, rcond=None)
+  return float(round(a, 12)), float(round(b, 12))
+
+
+def relative_error(predicted: float, measured: float, floor: float = 1e-12) -> float:
+  """|predicted - measured| / max(|measured|, floor); 0 when both are 0."""
+  gap = abs(predicted - measured)
+  return 0.0 if gap <= _EXACT * max(1.0, abs(measured)) else gap / max(abs(measured), floor)
+
+
+def _held_out(law: str, hosts: Sequence[int], values: Sequence[float], floor: float) -> list[float] | None:
+  """Each point's relative error when predicted from a fit to the others; None when too few points."""
+  errors = []
+  for i in range(len(hosts)):
+    rest_h = [h for j, h in enumerate(hosts) if j != i]
+    rest_v = [v for j, v in enumerate(values) if j != i]
+    if len(set(rest_h)) < _parameters(law):
+      return None
+    a, b = fit_law(law, rest_h, rest_v)
+    errors.append(relative_error(a + b * _BASES[law](hosts[i]), values[i], floor))
+  return errors
+
+
+def select_law(hosts: Sequence[int], values: Sequence[float], *, floor: float = 1e-12,
+               laws: Sequence[str] = LAWS) -> Fit:  # fmt: skip
+  """The law with the smallest leave-one-out error (a simpler one when within 10% of it).
+
+  Args:
+    hosts: the measured host counts (at least 1 each, at least 2 points).
+    values: the value at each.
+    floor: the smallest denominator of a relative error (1 for counts, so that
+      0 vs 0.4 is an error of 0.4, not infinity).
+    laws: the laws to consider.
+
+  Raises:
+    ValueError: fewer than two points, or hosts and values of different lengths.
+
+  Example:
+    >>> select_law([1, 2, 4, 8], [3.0, 5.0, 9.0, 17.0]).law
+    'linear'
+  """
+  if len(hosts) != len(values):
+    raise ValueError(f"{len(hosts)} host counts but {len(values)} values")
+  if len(hosts) < 2:
+    raise ValueError(f"a growth law needs at least 2 host counts, got {list(hosts)}")
+  if any(h < 1 for h in hosts):
+    raise ValueError(f"host counts must be at least 1, got {list(hosts)}")
+  scored = []
+  for order, law in enumerate(laws):
+    errors = _held_out(law, hosts, values, floor)
+    if errors is not None:
+      scored.append((sum(errors) / len(errors), max(errors), _parameters(law), order, law))
+  best = min(s[0] for s in scored)
+  close = [s for s in scored if s[0] <= best * SIMPLER_WITHIN + _EXACT]
+  mean_error, max_error, _, _, law = min(close, key=lambda s: (s[2], s[3]))
+  a, b = fit_law(law, hosts, values)
+  return Fit(law, a, b, mean_error, max_error, tuple(hosts), tuple(float(v) for v in values))
+
+
+def predict(fit: Fit, n: int) -> Prediction:
+  """The fit's value at `n` hosts, with the interval of its leave-one-out refits widened by
+  its largest held-out error, and which of its terms is larger there.
+
+  Example:
+    >>> p = predict(select_law([1, 2, 4, 8], [3.0, 5.0, 9.0, 17.0]), 1024)
+    >>> p.value, p.low, p.high, p.dominant
+    (2049.0, 2049.0, 2049.0, 'linear')
+  """
+  value = fit.at(n)
+  refits = [value]
+  for i in range(len(fit.hosts)):
+    rest_h = [h for j, h in enumerate(fit.hosts) if j != i]
+    rest_v = [v for j, v in enumerate(fit.values) if j != i]
+    if len(set(rest_h)) >= _parameters(fit.law):
+      a, b = fit_law(fit.law, rest_h, rest_v)
+      refits.append(a + b * _BASES[fit.law](n))
+  widen = fit.max_held_out_error or 0.0
+  low, high = min(refits), max(refits)
+  low, high = low - abs(low) * widen, high + abs(high) * widen
+  terms = fit.terms_at(n)
+  dominant = max(terms, key=lambda k: abs(terms[k]))
+  return Prediction(n, value, low, high, dominant)
+
+
+def check_largest(hosts: Sequence[int], values: Sequence[float], *, floor: float = 1e-12) -> Check | None:
+  """Predicts the largest host count's value from the smaller ones; None with fewer than 3 counts.
+
+  Example:
+    >>> c = check_largest([1, 2, 4, 8, 16], [3.0, 5.0, 9.0, 17.0, 33.0])
+    >>> c.hosts, c.predicted, c.relative_error, c.law
+    (16, 33.0, 0.0, 'linear')
+  """
+  if len(set(hosts)) < 3:
+    return None
+  largest = max(hosts)
+  smaller = [(h, v) for h, v in zip(hosts, values) if h != largest]
+  fit = select_law([h for h, _ in smaller], [v for _, v in smaller], floor=floor)
+  measured = float(np.mean([v for h, v in zip(hosts, values) if h == largest]))
+  predicted = fit.at(largest)
+  return Check(largest, predicted, measured, relative_error(predicted, measured, floor), fit.law)
+
+
+def first_crossing(value_at: Callable[[int], float], limit: float, *, start: int = 1,
+                   stop: int = 1 << 20) -> int | None:  # fmt: skip
+  """The smallest host count in [start, stop] where `value_at(n) >= limit`, for a
+  non-decreasing `value_at`; None when it stays below the limit up to `stop`.
+
+  Example:
+    >>> first_crossing(lambda n: 2.0 * n, 1000.0)
+    500
+  """
+  if value_at(start) >= limit:
+    return start
+  low, high = start, start
+  while value_at(high) < limit:
+    if high >= stop:
+      return None
+    low, high = high, min(stop, high * 2)
+  while high - low > 1:  # value_at(low) < limit <= value_at(high)
+    middle = (low + high) // 2
+    low, high = (middle, high) if value_at(middle) < limit else (low, middle)
+  return high

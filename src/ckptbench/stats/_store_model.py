@@ -1,0 +1,242 @@
+"""What a checkpoint's requests cost on a real object store at a host count: the store profile
+and the bottleneck terms of a save or a restore. Pure math.
+
+A save (or restore) on `n` hosts is estimated by the largest of these terms, which names what
+dominates it; all come from counts, none from a time measured on this machine:
+
+- write (read) request rate: every host's requests of that kind, over the bucket's (prefix's)
+  request rate;
+- request latency: the busiest host's requests, one round trip each, `in_flight` at a time;
+- host bandwidth: the busiest host's bytes over one host's network (when the profile has it);
+- primary commit: the primary's requests beyond another host's (its commit work) during the save
+  (`primary_extra_requests_save`; the whole run's when blocks were not counted apart), one round
+  trip after another (the commit's metadata steps wait on each other).
+
+`model_benchmark` puts it together for one benchmark: a growth law per metric, its check and
+predictions, the save's and the restore's store time at each target, and the host counts where
+a limit is crossed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Mapping, Sequence
+
+from ckptbench.stats._scaling import Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreProfile:
+  """The limits of a target store.
+
+  Attributes:
+    name: what the profile describes.
+    latency_s: one request's round trip.
+    write_requests_per_s: writes (uploads, updates, deletes) the bucket or prefix takes per second
+      before it throttles (None: no limit known).
+    read_requests_per_s: reads (object reads, metadata reads, lists) likewise.
+    host_bandwidth_bps: bytes per second one host moves to or from the store (None: not limited).
+    in_flight: requests each host keeps in flight.
+    source: where the figures come from.
+  """
+
+  name: str
+  latency_s: float
+  write_requests_per_s: float | None
+  read_requests_per_s: float | None
+  host_bandwidth_bps: float | None = None
+  in_flight: int = 32
+  source: str = ""
+
+
+# Published request-rate guidance; neither store publishes a per-request latency for writes to
+# rely on, so the latencies are stated assumptions (measure yours with the `storage` built-in).
+PROFILES: dict[str, StoreProfile] = {
+    "gcs": StoreProfile(
+        "gcs", latency_s=0.05, write_requests_per_s=1000.0, read_requests_per_s=5000.0,
+        source=(
+            "request rates: Cloud Storage 'Request rate and access distribution guidelines' "
+            "(cloud.google.com/storage/docs/request-rate): a bucket's initial IO capacity is about "
+            "1000 object writes and 5000 object reads per second, raised by auto-scaling over "
+            "minutes; latency 50 ms is an assumption, not a published figure"
+        ),
+    ),
+    "s3": StoreProfile(
+        "s3", latency_s=0.1, write_requests_per_s=3500.0, read_requests_per_s=5500.0,
+        source=(
+            "request rates: Amazon S3 'Best practices design patterns: optimizing Amazon S3 "
+            "performance' (docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance.html): "
+            "at least 3,500 PUT/COPY/POST/DELETE and 5,500 GET/HEAD requests per second per "
+            "partitioned prefix; latency 100 ms from the same page's 100-200 ms for small objects"
+        ),
+    ),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class StoreTime:
+  """The lower bound of an operation's time on the target store, term by term."""
+
+  seconds: float
+  terms: Mapping[str, float]
+  dominant: str
+
+
+def store_time(
+    profile: StoreProfile,
+    *,
+    total_requests: float,
+    busiest_host_requests: float,
+    busiest_host_bytes: float,
+    writes: bool,
+    primary_round_trips: float | None = None,
+) -> StoreTime:
+  """The terms of one save (`writes`) or restore on the target store, and the largest.
+
+  Example:
+    >>> t = store_time(PROFILES["gcs"], total_requests=20000, busiest_host_requests=40,
+    ...                busiest_host_bytes=1e9, writes=True)
+    >>> round(t.seconds, 3), t.dominant
+    (20.0, 'write request rate')
+  """
+  terms: dict[str, float] = {}
+  rate = profile.write_requests_per_s if writes else profile.read_requests_per_s
+  if rate:
+    terms["write request rate" if writes else "read request rate"] = total_requests / rate
+  terms["request latency"] = busiest_host_requests * profile.latency_s / max(1, profile.in_flight)
+  if profile.host_bandwidth_bps:
+    terms["host bandwidth"] = busiest_host_bytes / profile.host_bandwidth_bps
+  if primary_round_trips is not None:
+    terms["primary commit"] = max(0.0, primary_round_trips) * profile.latency_s
+  dominant = max(terms, key=lambda k: terms[k])
+  return StoreTime(terms[dominant], terms, dominant)
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricModel:
+  """One metric's growth law, its check on the largest measured host count, its predictions."""
+
+  kind: str
+  fit: Fit
+  check: Check | None
+  predictions: tuple[Prediction, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Limit:
+  """Where a limit is first crossed: the host count (None: not up to `CROSSING_STOP`), and how."""
+
+  name: str
+  hosts: int | None
+  detail: str
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchmarkModel:
+  """The scale model of one benchmark."""
+
+  metrics: Mapping[str, MetricModel]
+  save: Mapping[int, StoreTime]
+  restore: Mapping[int, StoreTime]
+  limits: tuple[Limit, ...]
+
+
+CROSSING_STOP = 1 << 20
+_SAVE = ("requests_put_total", "requests_delete_total", "requests_put_max_host", "array_bytes_written_max_host")
+_RESTORE = ("requests_get_total", "requests_list_total", "requests_get_max_host", "requests_list_max_host")
+
+
+def _floor(kind: str) -> float:
+  return 1.0 if kind in ("count", "memory") else 1e-3  # a count off by 0.4 is 40% off a count of 0 or 1
+
+
+def _store_times(fits: Mapping[str, Fit], profile: StoreProfile, n: int) -> tuple[StoreTime, StoreTime] | None:
+  """The save's and the restore's store time at `n` hosts from the fitted counts (None: counts missing)."""
+  if not all(k in fits for k in _SAVE + _RESTORE):
+    return None
+  f = {k: max(0.0, fit.at(n)) for k, fit in fits.items()}
+  save = store_time(
+      profile, total_requests=f["requests_put_total"] + f["requests_delete_total"],
+      busiest_host_requests=f["requests_put_max_host"], busiest_host_bytes=f["array_bytes_written_max_host"],
+      writes=True, primary_round_trips=f.get("primary_extra_requests_save", f.get("primary_extra_requests")),
+  )  # fmt: skip
+  restore = store_time(
+      profile, total_requests=f["requests_get_total"] + f["requests_list_total"],
+      busiest_host_requests=f["requests_get_max_host"] + f["requests_list_max_host"],
+      busiest_host_bytes=f["array_bytes_written_max_host"], writes=False,
+  )  # fmt: skip
+  return save, restore
+
+
+def _limits(fits: Mapping[str, Fit], profile: StoreProfile, save_interval_s: float, memory_mib: float) -> list[Limit]:
+  limits = []
+
+  def times(n: int) -> tuple[StoreTime, StoreTime]:
+    return _store_times(fits, profile, n)  # type: ignore[return-value]
+
+  if _store_times(fits, profile, 1) is not None:
+    for i, (name, term) in enumerate((("write request rate", "save"), ("read request rate", "restore"))):
+      if name in times(1)[i].terms:
+        n = first_crossing(lambda n, i=i, name=name: times(n)[i].terms[name] / max(
+            times(n)[i].terms["request latency"], 1e-12), 1.0, stop=CROSSING_STOP)  # fmt: skip
+        limits.append(Limit(name, n, f"the {term}'s requests arrive faster than the store takes them"
+                                     f" ({name} term above the busiest host's request latency)"))  # fmt: skip
+    n = first_crossing(lambda n: times(n)[0].seconds, save_interval_s, stop=CROSSING_STOP)
+    limits.append(Limit("save over the interval", n, f"the save's store time reaches the {save_interval_s:g} s interval"))
+  if _store_times(fits, profile, 1) is not None and "primary commit" in times(1)[0].terms:
+    n = first_crossing(lambda n: times(n)[0].terms["primary commit"], save_interval_s, stop=CROSSING_STOP)
+    limits.append(Limit("primary commit over the interval", n, "the primary's extra requests, one round trip"
+                        f" each, reach the {save_interval_s:g} s interval"))  # fmt: skip
+  if "primary_commit_s" in fits:
+    n = first_crossing(lambda n: fits["primary_commit_s"].at(n), save_interval_s, stop=CROSSING_STOP)
+    limits.append(Limit("primary commit time measured here over the interval", n,
+                        f"the primary's commit time on this machine (inflated) reaches the {save_interval_s:g} s"
+                        " interval"))  # fmt: skip
+  if "primary_rss_peak_mib" in fits:
+    n = first_crossing(lambda n: fits["primary_rss_peak_mib"].at(n), memory_mib, stop=CROSSING_STOP)
+    limits.append(Limit("primary memory", n, f"the primary's peak memory reaches {memory_mib:g} MiB"))
+  return limits
+
+
+def model_benchmark(
+    series: Mapping[str, Mapping[int, float]],
+    kinds: Mapping[str, str],
+    targets: Sequence[int],
+    profile: StoreProfile,
+    *,
+    save_interval_s: float,
+    host_memory_mib: float,
+    fit_from: int = 1,
+) -> BenchmarkModel:
+  """Fits every metric of one benchmark, predicts it at `targets`, and finds the limits.
+
+  Args:
+    series: `{metric: {host count: value}}` (two host counts at least).
+    kinds: each metric's kind: "count", "time" or "memory".
+    targets: host counts to predict.
+    profile: the target store.
+    save_interval_s: the interval the save and the primary's commit must fit in.
+    host_memory_mib: the memory of one target host.
+    fit_from: the smallest host count the laws are fitted to (one process skips every
+      cross-host step: no barriers, no other hosts' files), at least two counts from it on.
+
+  Raises:
+    ValueError: fewer than two host counts from `fit_from` on.
+  """
+  metrics, fits = {}, {}
+  for name, points in series.items():
+    hosts = [h for h in sorted(points) if h >= fit_from]
+    if len(hosts) < 2:
+      raise ValueError(f"fitting from {fit_from} hosts needs 2 measured host counts from there, got {hosts}")
+    values = [points[h] for h in hosts]
+    fit = select_law(hosts, values, floor=_floor(kinds[name]))
+    fits[name] = fit
+    metrics[name] = MetricModel(kinds[name], fit, check_largest(hosts, values, floor=_floor(kinds[name])),
+                                tuple(predict(fit, t) for t in targets))  # fmt: skip
+  save, restore = {}, {}
+  for t in targets:
+    pair = _store_times(fits, profile, t)
+    if pair is not None:
+      save[t], restore[t] = pair
+  limits = _limits(fits, profile, save_interval_s, host_memory_mib)
+  return BenchmarkModel(metrics, save, restore, tuple(limits))

@@ -1,0 +1,117 @@
+"""`ckptbench port`: Orbax's 21 generator modules, taken from the installed wheel, port with their imports alone.
+
+The slow test runs some of them end to end; benchmarks/run_orbax_modules.py runs all 21 and prints the count.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import sys
+import textwrap
+
+import pytest
+
+from conftest import REPO, run_cli
+from ckptbench.compat.orbax import port_file, port_source
+from ckptbench.config._generators import resolve_generator
+
+_spec = importlib.util.spec_from_file_location("run_orbax_modules", REPO / "benchmarks" / "run_orbax_modules.py")
+run_orbax_modules = importlib.util.module_from_spec(_spec)
+sys.modules["run_orbax_modules"] = run_orbax_modules  # its dataclasses look their module up
+_spec.loader.exec_module(run_orbax_modules)
+
+
+def test_the_table_lists_every_generator_module_of_the_installed_wheel():
+  found = {p.relative_to(run_orbax_modules.FRAMEWORK).as_posix() for p in run_orbax_modules.module_files()}
+  assert len(found) == 21
+  assert found == {m.source for m in run_orbax_modules.MODULES}
+
+
+def test_all_21_modules_port_with_only_import_lines_changed_and_resolve_as_generators(tmp_path, monkeypatch):
+  monkeypatch.syspath_prepend(str(tmp_path))
+  problems = run_orbax_modules.port_all(tmp_path)  # asserts that only import lines changed
+  assert problems == {m.source: [] for m in run_orbax_modules.MODULES}
+  for module in run_orbax_modules.MODULES:
+    name = run_orbax_modules.ported_name(module.source)
+    text = (tmp_path / f"{name}.py").read_text()
+    assert "orbax.checkpoint._src.testing.benchmarks" not in text
+    path, cls = resolve_generator(f"{name}.{module.cls}")
+    assert cls.__name__ == module.cls and path == f"{name}.{module.cls}"
+
+
+def test_port_lists_what_still_needs_a_hand():
+  source = textwrap.dedent("""
+      import orbax.checkpoint._src.testing.benchmarks.core.core
+      from orbax.checkpoint._src.testing.benchmarks.core import (
+          core as benchmarks_core,
+          metric as metric_lib,
+      )
+      from orbax.checkpoint._src.testing.benchmarks.core import metrics_manager
+      from orbax.checkpoint._src.testing.benchmarks.core.pytree_utils import assert_pytree_equal, no_such_helper
+
+      GENERATOR = "orbax.checkpoint._src.testing.benchmarks.v1.benchmark.Benchmark"
+      metric_lib.METRIC_REGISTRY["x"] = None
+      benchmarks_core.TestSuite
+      benchmarks_core.TestContext
+  """)
+  result = port_source(source, "mine.py")
+  assert result.rewritten == (2, 3, 7, 8)
+  assert "from ckptbench.compat.orbax.core import (\n    core as benchmarks_core," in result.ported
+  assert "\nimport ckptbench.compat.orbax.core.core\n" in result.ported  # rewritten, and listed: code naming it in full
+  assert result.needs_hand == (
+      "line 2: 'import orbax.checkpoint._src.testing.benchmarks.core.core' without 'as': code naming it in full needs the new name",
+      "line 7: ckptbench.compat.orbax.core has no 'metrics_manager'",
+      "line 8: ckptbench.compat.orbax.core.pytree_utils has no 'no_such_helper'",
+      "line 10: names orbax.checkpoint._src.testing.benchmarks outside an import statement:"
+      ' GENERATOR = "orbax.checkpoint._src.testing.benchmarks.v1.benchmark.Benchmark"',
+      "line 11: ckptbench.compat.orbax.core.metric has no 'METRIC_REGISTRY' (used as metric_lib.METRIC_REGISTRY)",
+      "line 12: ckptbench.compat.orbax.core.core has no 'TestSuite' (used as benchmarks_core.TestSuite)",
+  )
+  assert port_source("import os\n").needs_hand == () and not port_source("import os\n").changed
+
+
+def test_the_cli_prints_a_diff_by_default_and_writes_with_write(tmp_path):
+  target = tmp_path / "deleter_benchmark.py"
+  original = (run_orbax_modules.FRAMEWORK / "deleter_benchmark.py").read_text()
+  target.write_text(original)
+  dry = run_cli("port", str(target))
+  assert dry.returncode == 0, dry.stderr
+  assert "-from orbax.checkpoint._src.testing.benchmarks.core import core as benchmarks_core" in dry.stdout
+  assert "+from ckptbench.compat.orbax.core import core as benchmarks_core" in dry.stdout
+  assert "2 import line(s) to rewrite (26, 27)" in dry.stdout and "dry run: nothing written" in dry.stdout
+  assert target.read_text() == original
+  wrote = run_cli("port", "--write", "--quiet", str(target))
+  assert wrote.returncode == 0 and "2 import line(s) rewritten (26, 27)" in wrote.stdout and "---" not in wrote.stdout
+  assert "from ckptbench.compat.orbax.core import metric as metric_lib" in target.read_text()
+  assert not port_file(target).changed  # porting again changes nothing
+
+  needs = tmp_path / "needs.py"
+  needs.write_text("from orbax.checkpoint._src.testing.benchmarks.core import baseline\n")
+  assert run_cli("port", str(needs)).returncode == 1
+  broken = tmp_path / "broken.py"
+  broken.write_text("def (:\n")
+  done = run_cli("port", str(broken), str(tmp_path / "absent.py"))
+  assert done.returncode == 2 and f"{broken}:1: not valid Python" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_ported_modules_run_under_ckptbench(tmp_path):
+  """From_dict options, an Orbax sharding file and inventory, absl flags under launch -n 2, a CUDA-only module."""
+  run_orbax_modules.port_all(tmp_path)
+  run_orbax_modules.write_fixtures(tmp_path, only=("orbax8",))
+  wanted = {"checkpoint_policy_benchmark", "orbax_load_load_benchmark", "emergency_checkpoint_manager_benchmark",
+            "pytorch_checkpoint_benchmark"}  # fmt: skip
+  outcomes = {
+      o.name: o for o in (run_orbax_modules.run_module(m, tmp_path) for m in run_orbax_modules.MODULES
+                          if run_orbax_modules.ported_name(m.source) in wanted)
+  }  # fmt: skip
+  assert {n: o.status for n, o in outcomes.items()} == {
+      "checkpoint_policy_benchmark": "passed", "orbax_load_load_benchmark": "passed",
+      "emergency_checkpoint_manager_benchmark": "passed", "pytorch_checkpoint_benchmark": "unsupported",
+  }, {n: o.detail for n, o in outcomes.items()}  # fmt: skip
+  assert "torch.cuda.set_device" in outcomes["pytorch_checkpoint_benchmark"].detail
+  assert outcomes["checkpoint_policy_benchmark"].runs == 3
+  records = [json.loads(line) for line in (tmp_path / "out" / "orbax_load_load_benchmark" / "results.jsonl").open()]
+  assert all(r["inventory"]["file_count"] > 0 and r["error"] is None for r in records)

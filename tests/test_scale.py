@@ -1,0 +1,204 @@
+"""`ckptbench scale`: suites per host count, the memory refusal, bad input, and 1-4 emulated hosts
+end to end against the GCS emulator through the shaped link."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from ckptbench.cli._scale import _counts
+from ckptbench.config import load_suite
+from ckptbench.errors import CkptbenchError, ConfigError
+from ckptbench.run._scale import check_hosts
+from ckptbench.run._scale_store import measured_latency, store_profile
+from ckptbench.stats._store_model import PROFILES
+from ckptbench.run._scale_suite import PROCESS_BYTES, memory_refusal, scaled_suites
+
+SUITE = """\
+suite_name: scale test
+num_repeats: 1
+num_warmups: 0
+checkpoint_config:
+  preset: llama-3.1-8b
+  scale: 0.00002
+mesh_config:
+  mesh_axes: [fsdp]
+  ici_parallelism: {fsdp: 1}
+benchmarks:
+  - generator: save_restore
+    options:
+      use_ocdbt: [true]
+      use_compression: false
+"""
+
+
+def _suite(tmp_path, text=SUITE):
+  path = tmp_path / "suite.yaml"
+  path.write_text(text)
+  return path
+
+
+def _leaves(tree):
+  for key, value in tree.items():
+    if "shape" in value:
+      yield key, value
+    else:
+      yield from _leaves(value)
+
+
+def test_weak_scaling_keeps_each_hosts_shard_and_strong_keeps_the_total(tmp_path):
+  suite = load_suite(_suite(tmp_path))
+  weak = scaled_suites(suite, [1, 4], "weak", "fsdp", "gs://b/p")
+  strong = scaled_suites(suite, [1, 4], "strong", "fsdp", "gs://b/p")
+  assert [s.raw["mesh_config"]["ici_parallelism"] for s in weak] == [{"fsdp": 1}, {"fsdp": 4}]
+  assert weak[1].raw["checkpoint_root"] == "gs://b/p/hosts_4"
+  # The preset became its spec: same tensors; the absent axis `tensor` is replicated.
+  one, four = (dict(_leaves(s.raw["checkpoint_config"]["spec"])) for s in weak)
+  assert one.keys() == four.keys() and len(one) == 12
+  assert one["embedding"]["sharding"] == [None, "fsdp"]
+  assert four["embedding"]["shape"] == [one["embedding"]["shape"][0], 4 * one["embedding"]["shape"][1]]
+  # Weak: a host's shard is the same at 4 hosts (replicated norms aside); the total grows 4 times.
+  assert weak[1].host_bytes == pytest.approx(weak[0].host_bytes, rel=0.01)
+  assert weak[1].data_bytes == pytest.approx(4 * weak[0].data_bytes, rel=0.01)
+  assert strong[1].data_bytes == strong[0].data_bytes
+  assert strong[1].host_bytes == pytest.approx(strong[0].host_bytes / 4, rel=0.01)
+  assert "preset" not in weak[0].raw["checkpoint_config"]
+
+
+def test_suites_scale_cannot_run_are_named(tmp_path):
+  suite = load_suite(_suite(tmp_path))
+  with pytest.raises(ConfigError, match="no axis 'tensor'"):
+    scaled_suites(suite, [1, 2], "weak", "tensor", "gs://b/p")
+  with pytest.raises(CkptbenchError, match="not gs:// or s3://"):
+    scaled_suites(suite, [1, 2], "weak", "fsdp", str(tmp_path))
+  two_meshes = SUITE.replace("mesh_config:\n  mesh_axes: [fsdp]\n  ici_parallelism: {fsdp: 1}",
+                             "mesh_configs:\n  - {mesh_axes: [fsdp], ici_parallelism: {fsdp: 1}}\n"
+                             "  - {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}")  # fmt: skip
+  with pytest.raises(ConfigError, match="exactly one mesh_config"):
+    scaled_suites(load_suite(_suite(tmp_path, two_meshes)), [1, 2], "weak", "fsdp", "gs://b/p")
+
+
+def test_host_counts_that_cannot_start_are_refused_by_memory(tmp_path):
+  suite = load_suite(_suite(tmp_path))
+  fits = scaled_suites(suite, [1, 2], "weak", "fsdp", "gs://b/p")
+  assert memory_refusal(fits) is None
+  too_many = scaled_suites(suite, [2, 100_000], "weak", "fsdp", "gs://b/p")
+  message = memory_refusal(too_many)
+  assert message.startswith("--hosts: 100000 hosts need about") and "2 hosts" not in message
+  assert "400.0 MiB per process" in message and PROCESS_BYTES == 400 << 20
+
+
+def _cli(*args, cwd=None, timeout=600):
+  return subprocess.run([sys.executable, "-m", "ckptbench", "scale", *map(str, args)], capture_output=True,
+                        text=True, cwd=cwd, timeout=timeout)  # fmt: skip
+
+
+def test_bad_input_is_named(tmp_path):
+  with pytest.raises(argparse.ArgumentTypeError, match="expected host counts such as 1,2,4,8"):
+    _counts("1,x")
+  with pytest.raises(CkptbenchError, match="--fit_from=2: --hosts has fewer than 2 counts"):
+    check_hosts((1, 2), (1024,), fit_from=2)
+  (tmp_path / "p.json").write_text('{"base": "s3", "latency": 1}')
+  with pytest.raises(CkptbenchError, match="unknown field 'latency'"):
+    store_profile(str(tmp_path / "p.json"))
+  (tmp_path / "p.json").write_text('{"base": "s3", "latency_s": 0.02}')
+  profile = store_profile(str(tmp_path / "p.json"))
+  assert (profile.latency_s, profile.write_requests_per_s, profile.name) == (0.02, 3500.0, "p")
+
+
+def test_the_cli_refuses_a_local_root_in_one_line_with_exit_2(tmp_path):
+  result = _cli(_suite(tmp_path), "--hosts", "1,2,4", "-o", tmp_path / "o")
+  assert result.returncode == 2 and "is not gs:// or s3://" in result.stderr and "Traceback" not in result.stderr
+  assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.slow
+def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
+  pytest.importorskip("gcp_storage_emulator")
+  out = tmp_path / "out"
+  result = _cli(_suite(tmp_path), "--hosts", "1,2,4", "--emulate", "gcs", "--predict", "1024", "-o", out)
+  assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+  doc = json.loads((out / "scale.json").read_text())
+  assert doc["hosts"] == [1, 2, 4] and doc["mode"] == "weak" and "inflated" in doc["notes"][0]
+  (bench,) = doc["measured"]
+  measured = doc["measured"][bench]
+  puts = [measured["requests_put_total"][str(n)]["value"] for n in (1, 2, 4)]
+  assert measured["requests_put_total"]["1"]["kind"] == "count" and measured["save_time_s"]["1"]["kind"] == "time"
+  assert not measured["requests_put_total"]["1"]["inflated"] and measured["save_time_s"]["1"]["inflated"]
+  assert all(measured["requests_put_total"][str(n)]["repeat_spread"] == 0 for n in (1, 2, 4))
+  # Each block counted apart (the link_requests collector): the primary's commit work is in the save.
+  assert measured["requests_save_total"]["4"]["value"] > 0 and measured["requests_load_total"]["4"]["value"] > 0
+  assert measured["primary_extra_requests_save"]["4"]["value"] > 0
+  # OCDBT: the primary's writes stay, every other host adds the same few (its own OCDBT files).
+  assert puts[1] > puts[0] and puts[2] - puts[1] == 2 * (puts[1] - puts[0])
+  assert measured["barriers_save"]["1"]["value"] == 0 < measured["barriers_save"]["2"]["value"]
+  assert measured["barriers_save"]["2"]["value"] == measured["barriers_save"]["4"]["value"]
+  files = [measured["files"][str(n)]["value"] for n in (1, 2, 4)]
+  assert files[0] < files[1] < files[2]
+  assert measured["metadata_bytes"]["4"]["value"] > 0
+  pred = doc["predictions"][bench]["requests_put_total"]["1024"]
+  assert pred["low"] <= pred["value"] <= pred["high"] and pred["dominant"]
+  assert doc["fits"][bench]["requests_put_total"]["law"] in ("constant", "log", "linear", "nlogn", "inverse")
+  save = doc["store_times"][bench]["save"]["1024"]
+  assert save["dominant"] in save["terms"] and math.isclose(save["seconds"], max(save["terms"].values()))
+  assert {limit["name"] for limit in doc["limits"][bench]} >= {"write request rate", "primary memory"}
+  assert doc["load"]["4"]["cpus"] >= 1 and doc["load"]["4"]["wall_s"] > 0
+  page = (out / "scale.html").read_text()
+  assert "at 1,024 hosts" in page and "dominated by" in page and "Plotly" in page
+  assert "requests_put_total" in result.stdout and "at 1,024 hosts" in result.stdout
+  for n in (1, 2, 4):
+    assert (out / f"hosts_{n}" / "results.jsonl").exists() and (out / "logs" / f"hosts_{n}.log").exists()
+  again = _cli(_suite(tmp_path), "--hosts", "1,2,4", "--emulate", "gcs", "--predict", "1024", "-o", out, "--resume")
+  assert again.returncode == 0 and again.stdout.count("(--resume)") == 3, again.stdout[-2000:] + again.stderr[-2000:]
+  assert json.loads((out / "scale.json").read_text())["measured"] == doc["measured"]
+
+
+def test_the_profile_latency_comes_from_a_storage_run(tmp_path):
+  import ckptbench  # noqa: PLC0415
+
+  suite = tmp_path / "storage.yaml"
+  suite.write_text("suite_name: rtt\nnum_repeats: 2\nnum_warmups: 0\nbenchmarks:\n  - generator: storage\n"
+                   "    options: {object_count: 8, object_size_mib: 0.01, concurrency: 4, use_ocdbt: [false, true]}\n")
+  out = tmp_path / "out"
+  outcome = ckptbench.run(str(suite), ckptbench.RunSettings(output_dir=out, write_views=False, probe_storage=False))
+  assert outcome.exit_code == 0
+  times = sorted(r.value("write_0_basics/time_s") for r in outcome.records if not r.options["use_ocdbt"])
+  profile = measured_latency(PROFILES["s3"], out)
+  assert profile.latency_s == pytest.approx(sum(times) / 2 / 2)  # median of 2 runs, 8 objects / 4 in flight
+  assert profile.write_requests_per_s == 3500.0 and "storage built-in" in profile.source
+  with pytest.raises(CkptbenchError, match="no successful run of the storage built-in"):
+    measured_latency(PROFILES["s3"], tmp_path)
+
+
+def test_the_link_counts_each_measured_blocks_requests(monkeypatch):
+  import urllib.error  # noqa: PLC0415
+  import urllib.request  # noqa: PLC0415
+
+  from ckptbench.metrics._store_requests import LinkRequestsCollector  # noqa: PLC0415
+  from ckptbench.storage import (  # noqa: PLC0415
+      LINK_STATS_PATH, LINK_STATS_URL_ENV, LinkShape, start_link, stop_emulator,
+  )
+
+  monkeypatch.delenv(LINK_STATS_URL_ENV, raising=False)
+  outside = LinkRequestsCollector()
+  outside.start()
+  assert outside.stop() == {}  # no link, no tags
+  link, proc = start_link("http://127.0.0.1:9", LinkShape())  # nothing listens upstream: the request fails
+  try:
+    monkeypatch.setenv(LINK_STATS_URL_ENV, link.endpoint + LINK_STATS_PATH)
+    block = LinkRequestsCollector()
+    block.start()
+    for method in ("GET", "PUT", "DELETE"):
+      with pytest.raises(urllib.error.HTTPError):
+        request = urllib.request.Request(link.endpoint + "/b/o", method=method, data=b"" if method == "PUT" else None)
+        urllib.request.urlopen(request, timeout=10)
+    counts = {tag: m.value for tag, m in block.stop().items()}
+  finally:
+    stop_emulator(proc)
+  assert counts == {"5_inventory/store_put_count": 1, "5_inventory/store_get_count": 1,
+                    "5_inventory/store_list_count": 0, "5_inventory/store_delete_count": 1}  # fmt: skip
