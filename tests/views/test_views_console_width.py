@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.console import Console
 
-from ckptbench.api import RunRecord
+from ckptbench.api import MetricEntry, RunRecord
 from ckptbench.analysis import LEGEND, build_verdict
 from ckptbench.views._console import legend_lines, print_verdict
 
@@ -16,8 +16,8 @@ def _record(variant: int, repeat: int) -> RunRecord:
       generator="g.G", options={"chunk_byte_size_of_the_array": variant},
       varying={"chunk_byte_size_of_the_array": variant}, mesh=None, checkpoint_config=None, repeat=repeat,
       warmup=False, host=0, num_hosts=1, path="p", started_at="t", duration_s=1.0,
-      metrics={"save_0_basics/time_s": {"value": save_s, "unit": "s"},
-               "load_0_basics/time_s": {"value": save_s / 2, "unit": "s"}},
+      metrics={"save_0_basics/time_s": MetricEntry(save_s, "s"),
+               "load_0_basics/time_s": MetricEntry(save_s / 2, "s")},
   )  # fmt: skip
 
 

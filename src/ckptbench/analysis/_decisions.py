@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import RunRecord, Verdict, VerdictRecord
-from ckptbench.analysis._verdict import HeadlineMetric, Variant, headline_metrics, reference_variant, variants_of
+from ckptbench.analysis._verdict import HeadlineMetric, Variant, headline_metrics, references_of, variants_of
 from ckptbench.stats import DEFAULT_THRESHOLD, Design, absolute_floor, decide, per_repeat_across_hosts
 
 
@@ -23,7 +23,9 @@ def sweep_verdicts(
     design: Design = Design(),
     threshold: float = DEFAULT_THRESHOLD,
 ) -> list[VerdictRecord]:
-  """One `VerdictRecord` per variant (but the reference) and judged headline metric.
+  """One `VerdictRecord` per variant (but the references) and judged headline metric.
+
+  Each variant is compared with the reference of its own generator (see `references_of`).
 
   Args:
     records: results.jsonl records (warm-ups and failed runs are left out).
@@ -34,9 +36,7 @@ def sweep_verdicts(
   """
   measured = [r for r in records if not r.warmup and not r.failed]
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
-  if len(variants) < 2:
-    return []
-  ref = reference_variant(variants, reference)
+  refs = references_of(variants, reference)  # each generator's own
   units: dict[str, str] = {}
   for record in measured:
     for tag, entry in record.metrics.items():
@@ -46,10 +46,10 @@ def sweep_verdicts(
     by_key.setdefault(record.key, []).append(record)
   out = []
   for metric in headline_metrics(units):
-    ref_samples = _by_repeat(by_key[ref.key], metric)
     for variant in variants:
+      ref = refs[variant.key]
       if variant.key != ref.key:
-        samples = _by_repeat(by_key[variant.key], metric)
+        ref_samples, samples = _by_repeat(by_key[ref.key], metric), _by_repeat(by_key[variant.key], metric)
         out.append(_one(metric, variant, ref, ref_samples, samples, paired, design, threshold))
   return [v for v in out if v.verdict != Verdict.NOT_JUDGED]
 

@@ -71,12 +71,13 @@ class Cell:
 
 @dataclasses.dataclass(frozen=True)
 class Variant:
-  """A benchmark of the suite: its key, name, short label and swept option values."""
+  """A benchmark of the suite: its key, name, short label, swept option values and generator."""
 
   key: str
   name: str
   label: str
   varying: Mapping[str, Any]
+  generator: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,13 +103,20 @@ class VerdictTable:
   """The variants of a sweep side by side (see the module docstring)."""
 
   variants: tuple[Variant, ...]
-  reference: str  # the key of the reference variant
+  references: Mapping[str, str]  # variant key -> the key of its reference (its generator's)
   metrics: tuple[HeadlineMetric, ...]
   cells: Mapping[tuple[str, str], Cell]  # (metric tag, variant key) -> cell
   effects: tuple[MainEffect, ...]
 
   def cell(self, tag: str, key: str) -> Cell | None:
     return self.cells.get((tag, key))
+
+  def is_reference(self, key: str) -> bool:
+    return self.references.get(key) == key
+
+  def reference_labels(self) -> list[str]:
+    by_key = {v.key: v for v in self.variants}
+    return [by_key[k].label for k in dict.fromkeys(self.references.values())]
 
   def outliers(self) -> list[tuple[Variant, HeadlineMetric, Outlier]]:
     return [
@@ -157,7 +165,7 @@ def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
     varying = dict(record.varying)
     # One generator: "use_ocdbt=True" says all; several: the name keeps the class.
     label = ", ".join(f"{k}={v}" for k, v in varying.items()) if one_generator and varying else name
-    variants.append(Variant(key, name, label, varying))
+    variants.append(Variant(key, name, label, varying, record.generator))
   labels = [v.label for v in variants]
   if len(set(labels)) < len(labels):  # e.g. the same options on two meshes: the names tell them apart
     variants = [dataclasses.replace(v, label=v.name) for v in variants]
@@ -169,6 +177,23 @@ def reference_variant(variants: Sequence[Variant], reference: Mapping[str, Any] 
     if all(_same(variant.varying.get(k, _ABSENT), v) for k, v in reference.items()):
       return variant
   return variants[0]
+
+
+def references_of(variants: Sequence[Variant], reference: Mapping[str, Any] | None) -> dict[str, Variant]:
+  """Each variant's reference: the one of its own generator that `reference` picks (else its first).
+
+  Variants of different generators measure different things (a raw store write
+  and an Orbax save), so a ratio between them means nothing: every generator's
+  variants are compared with a reference of their own.
+  """
+  groups: dict[str, list[Variant]] = {}
+  for variant in variants:
+    groups.setdefault(variant.generator, []).append(variant)
+  refs = {}
+  for group in groups.values():
+    ref = reference_variant(group, reference)
+    refs.update({v.key: ref for v in group})
+  return refs
 
 
 _ABSENT = object()
@@ -221,7 +246,7 @@ def build_verdict(
   if not measured:
     return None
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
-  ref = reference_variant(variants, reference)
+  refs = references_of(variants, reference)
   judged = {(v.metric, v.benchmark): v for v in verdicts}
   units: dict[str, str] = {}
   for record in measured:
@@ -242,8 +267,12 @@ def build_verdict(
       cells[(metric.tag, variant.key)] = Cell(
           tuple(samples), tuple(repeats), interval, judged.get((metric.tag, variant.key)), outliers
       )
-  effects = main_effects(variants, ref, metrics, cells)
-  return VerdictTable(tuple(variants), ref.key, tuple(metrics), cells, tuple(effects))
+  effects = []
+  for ref in {r.key: r for r in refs.values()}.values():
+    group = [v for v in variants if refs[v.key].key == ref.key]
+    effects += main_effects(group, ref, metrics, cells)
+  references = {key: ref.key for key, ref in refs.items()}
+  return VerdictTable(tuple(variants), references, tuple(metrics), cells, tuple(effects))
 
 
 def main_effects(

@@ -97,9 +97,8 @@ _JUDGEMENT_STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yel
 
 def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | None = None) -> Table:
   """The variants side by side: a row per headline metric, a column per variant (all, or `variants`)."""
-  by_key = {v.key: v for v in table.variants}
   variants = table.variants if variants is None else variants
-  out = Table(title=f"{escape(title)}  (reference: {escape(by_key[table.reference].label)})",
+  out = Table(title=f"{escape(title)}  (reference: {escape('; '.join(table.reference_labels()))})",
               title_justify="left", title_style="bold")
   out.add_column("metric")
   out.add_column("unit")
@@ -112,7 +111,7 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
       if cell is None:
         row.append("-")
         continue
-      ratio = ratio_text(cell, variant.key == table.reference)
+      ratio = ratio_text(cell, table.is_reference(variant.key))
       style = _JUDGEMENT_STYLE.get(judgement(cell.verdict))
       row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
     out.add_row(*row)
@@ -126,8 +125,8 @@ def verdict_tables(table: VerdictTable, title: str, width: int) -> list[Table]:
   labels) it would be folded past reading, so the other variants are split into
   groups, each table repeating the reference's column.
   """
-  reference = [v for v in table.variants if v.key == table.reference]
-  others = [v for v in table.variants if v.key != table.reference]
+  reference = [v for v in table.variants if table.is_reference(v.key)]
+  others = [v for v in table.variants if not table.is_reference(v.key)]
   for per_table in range(len(others), 0, -1):
     groups = [others[i : i + per_table] for i in range(0, len(others), per_table)] or [[]]
     titles = [title] if len(groups) == 1 else [f"{title} ({i}/{len(groups)})" for i in range(1, len(groups) + 1)]

@@ -24,7 +24,6 @@ def verdict_section(verdict: VerdictTable | None) -> str:
   """The console's verdict table, as HTML: a row per metric, a column per variant."""
   if verdict is None:
     return ""
-  by_key = {v.key: v for v in verdict.variants}
   head = "".join(f"<th>{esc(v.label)}</th>" for v in verdict.variants)
   rows = []
   for metric in verdict.metrics:
@@ -35,11 +34,11 @@ def verdict_section(verdict: VerdictTable | None) -> str:
         cells.append("<td class=num>-</td>")
         continue
       css = _JUDGEMENT_CLASS.get(judgement(cell.verdict), "")
-      ratio = ratio_text(cell, variant.key == verdict.reference)
+      ratio = ratio_text(cell, verdict.is_reference(variant.key))
       cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio)}</span></td>")
     rows.append(f"<tr><th>{esc(metric.label)}</th><td>{esc(metric.unit)}</td>{''.join(cells)}</tr>")
   parts = [
-      f"<h2>verdict</h2><p>reference: <b>{esc(by_key[verdict.reference].label)}</b></p>",
+      f"<h2>verdict</h2><p>reference: <b>{esc('; '.join(verdict.reference_labels()))}</b></p>",
       f"<table id=verdict><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
   ]
   if verdict.effects:
