@@ -247,12 +247,9 @@ def _resolve_checkpoint(
     if path is not None:
       if not path.exists():
         raise doc.error(f"checkpoint path {ckpt.path!r} does not exist", at + ("path",))
-      if not _looks_like_checkpoint(path):
-        raise doc.error(
-            f"checkpoint path {ckpt.path!r} is not an Orbax checkpoint directory (no"
-            f" {' or '.join(_CHECKPOINT_MARKERS)} in it or its subdirectories)",
-            at + ("path",),
-        )
+      problem = _not_a_checkpoint(path)
+      if problem:
+        raise doc.error(f"checkpoint path {ckpt.path!r} {problem}", at + ("path",))
       ckpt = ckpt.model_copy(update={"path": str(path)})
     if ckpt.sharding_config_path is not None and "://" not in ckpt.sharding_config_path:
       sharding = (base_dir / ckpt.sharding_config_path).resolve()
@@ -276,11 +273,21 @@ def _resolve_checkpoint(
 _CHECKPOINT_MARKERS = ("_CHECKPOINT_METADATA", "_METADATA", "manifest.ocdbt")
 
 
-def _looks_like_checkpoint(path: pathlib.Path) -> bool:
-  if not path.is_dir():
-    return False
-  dirs = [path] + [d for d in path.iterdir() if d.is_dir()]
-  return any((d / marker).exists() for d in dirs for marker in _CHECKPOINT_MARKERS)
+def _not_a_checkpoint(path: pathlib.Path) -> str | None:
+  """Why `path` is not a checkpoint Orbax's load reads, or None.
+
+  A step directory (`.../0` holding `items/`) is refused: Orbax's loaders
+  read the checkpoint itself and fail on the directory above it.
+  """
+  if path.is_dir() and any((path / marker).exists() for marker in _CHECKPOINT_MARKERS):
+    return None
+  inner = [d.name for d in sorted(path.iterdir()) if d.is_dir() and not _not_a_checkpoint(d)] if path.is_dir() else []
+  if inner:
+    return (
+        f"names a step directory, not a checkpoint: the checkpoint is its subdirectory {inner[0]!r}"
+        f" ({path / inner[0]})"
+    )
+  return f"is not an Orbax checkpoint directory (no {' or '.join(_CHECKPOINT_MARKERS)} in it)"
 
 
 def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:

@@ -5,9 +5,9 @@ from ckptbench.data._existing import (
     abstract_pytree,
     leaf_name,
     load_existing,
-    read_sharding_config,
     write_sharding_config,
 )
+from ckptbench.data._sharding_file import ShardingFile, check_loaded_shardings, read_sharding_config
 from ckptbench.data._mesh import build_mesh, mesh_skip_reason
 from ckptbench.data._synthetic import build_pytree
 from ckptbench.data._read_errors import DataMismatchError, reading_checkpoint
@@ -16,10 +16,12 @@ from ckptbench.data._verify import pytree_checksums, verify_pytree
 
 __all__ = [
     "DataMismatchError",
+    "ShardingFile",
     "abstract_from_checkpoint",
     "abstract_pytree",
     "build_mesh",
     "build_pytree",
+    "check_loaded_shardings",
     "leaf_name",
     "load_existing",
     "mesh_skip_reason",

@@ -24,7 +24,7 @@ from ckptbench.outputs import write_views
 from ckptbench.outputs._background import start_views
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import mesh_sizes, prepare_process
+from ckptbench.run._process import MESHLESS_DEVICES, mesh_sizes, prepare_process
 from ckptbench.run._link import shaped_link, write_link_summary
 from ckptbench.run._locations import check_store_targets
 from ckptbench.run._runner import SuiteOutcome, run_suite
@@ -76,7 +76,8 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     0
   """
   if isinstance(suite, Suite):
-    prepare_process(settings, [m.num_devices for m in suite.meshes if m is not None])
+    sizes = [m.num_devices for m in suite.meshes if m is not None]
+    prepare_process(settings, sizes if tuple(suite.meshes) != (None,) else [MESHLESS_DEVICES])
   else:
     prepare_process(settings, mesh_sizes(suite, settings.overrides))
     suite = load_suite(suite, settings.overrides)

@@ -6,6 +6,7 @@ import math
 from typing import Any, Sequence
 
 from ckptbench.config import Suite, iter_arrays
+from ckptbench.run._schedule import schedule_runs, warmup_groups
 from ckptbench.run._select import select
 from ckptbench.run._sweep import PlannedBenchmark, expand
 from ckptbench.config._dtypes import numpy_dtype
@@ -58,7 +59,7 @@ def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str
   return {
       "benchmarks": rows,
       "presets": presets,
-      "runs": len(plan.benchmarks) * (cfg.num_repeats + cfg.num_warmups),
+      "runs": len(schedule_runs(len(plan.benchmarks), cfg.num_repeats, cfg.num_warmups, False, warmup_groups(plan, cfg))),
       "skipped_meshes": plan.all_skipped_meshes(),
       "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],

@@ -18,6 +18,12 @@ from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._settings import RunSettings
 
 
+# A suite without a mesh runs on what JAX has, as Orbax's runner does; on CPU that is
+# this many simulated devices (a TPU host's count, the guide's), so that benchmarks
+# that split the devices themselves (snapshotter's slices) have some to split.
+MESHLESS_DEVICES = 8
+
+
 def mesh_sizes(path: str | os.PathLike, overrides: Sequence[str] = ()) -> list[int]:
   """The device counts of a suite file's usable meshes (after `--set`), read without JAX; [] if unknown.
 
@@ -32,7 +38,10 @@ def mesh_sizes(path: str | os.PathLike, overrides: Sequence[str] = ()) -> list[i
   except Exception:  # noqa: BLE001  (reported properly by load_suite)
     return []
   unusable = {s.index for s in skipped}
-  return [m.num_devices for i, m in enumerate(config.all_mesh_configs()) if m is not None and i not in unusable]
+  meshes = config.all_mesh_configs()
+  if meshes == [None]:
+    return [MESHLESS_DEVICES]
+  return [m.num_devices for i, m in enumerate(meshes) if m is not None and i not in unusable]
 
 
 def devices_needed(path: str | os.PathLike, overrides: Sequence[str] = ()) -> int | None:

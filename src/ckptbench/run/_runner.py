@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import pathlib
@@ -29,7 +30,7 @@ from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
-from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._stop import StopRequest
@@ -93,7 +94,7 @@ def run_suite(
 
   cfg = suite.config
   num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
-  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats)
+  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats, warmup_groups(plan, cfg))
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
   keys = [b.key for b in plan.benchmarks]
@@ -272,24 +273,23 @@ def _run_once(
     for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
       if partial is not None:
         remove_location(partial)
-  tags, inventory = _measured(created, None if error else result, run_dir, probe)
-  if store_url is not None:
-    error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
-  return RunRecord(
-      suite=suite.name,
-      **bench.describe(),
-      repeat=run.repeat,
-      warmup=run.warmup,
-      host=coordinator.process_index,
-      num_hosts=coordinator.process_count,
-      path=str(run_dir),
-      started_at=started_at,
-      duration_s=time.perf_counter() - t0,
-      metrics=tags,
-      inventory=inventory,
-      notes=list(result.notes) if result is not None else [],
-      error=error,
-  )
+  identity = dict(
+      suite=suite.name, **bench.describe(), repeat=run.repeat, warmup=run.warmup,
+      host=coordinator.process_index, num_hosts=coordinator.process_count, path=str(run_dir), started_at=started_at,
+  )  # fmt: skip
+  try:
+    tags, inventory = _measured(created, None if error else result, run_dir, probe)
+    if store_url is not None:
+      error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
+    notes = [str(n) for n in result.notes] if result is not None else []
+    record = RunRecord(**identity, duration_s=time.perf_counter() - t0, metrics=tags, inventory=inventory,
+                       notes=notes, error=error)  # fmt: skip
+    json.dumps(record.to_json(), allow_nan=True)  # what the writers and the gather will do with it
+  except Exception as e:  # noqa: BLE001  (a bad result fails this run only; the others go on)
+    _log.warning("handling the result of %s failed: %s", bench.name, e)
+    failure = ErrorRecord.from_exception(e, message=f"handling the run's result failed: {type(e).__name__}: {e}")
+    record = RunRecord(**identity, duration_s=time.perf_counter() - t0, metrics={}, error=error or failure)
+  return record
 
 
 def _context(
