@@ -38,7 +38,7 @@ def checkpoint_bytes(bench: PlannedBenchmark) -> tuple[int, int] | None:
 
 
 def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str] = ()) -> dict[str, Any]:
-  plan = select(expand(suite, device_count, planning=True), patterns)
+  plan = select(expand(suite, device_count), patterns)
   rows = []
   for bench in plan.benchmarks:
     sizes = checkpoint_bytes(bench)

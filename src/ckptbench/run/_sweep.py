@@ -88,20 +88,18 @@ def options_product(entry: GeneratorEntry) -> list[dict[str, Any]]:
   return [{**entry.options.fixed, **dict(zip(names, values))} for values in combos]
 
 
-def expand(suite: Suite, device_count: int | None, *, planning: bool = False) -> Plan:
+def expand(suite: Suite, device_count: int | None) -> Plan:
   """The benchmarks to run; meshes that do not fit `device_count` are skipped.
+
+  `ckptbench plan` and `run` expand alike, so plan refuses what run would.
 
   Args:
     suite: the loaded suite.
     device_count: the devices there are (None: any number).
-    planning: for `ckptbench plan`, a sweep that this machine or this Orbax
-      cannot run at all (every point unsupported here) is listed rather than
-      refused: the suite itself is sound, only this place cannot run it.
 
   Raises:
     ConfigError: when no mesh fits, an options class rejects a combination,
-      or every combination is dropped (by `is_valid`, or, when running, as
-      unsupported here).
+      or every combination is dropped (by `is_valid`, or as unsupported here).
   """
 
   meshes: list[tuple[int, MeshConfig | None]] = []
@@ -172,7 +170,7 @@ def expand(suite: Suite, device_count: int | None, *, planning: bool = False) ->
                 dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
             )
         )  # fmt: skip
-  if not planned and not (planning and unsupported):
+  if not planned:
     raise ConfigError(
         "every sweep point was dropped, nothing would run: "
         + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid + unsupported),

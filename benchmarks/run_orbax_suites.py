@@ -1,0 +1,177 @@
+"""Runs Orbax's shipped suite files, scaled to this machine, under ckptbench and under Orbax's own runner.
+
+Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax]
+
+Each of the wheel's suite files is scaled (benchmarks/_orbax_scaled.py: meshes
+of at most 8 devices, small shapes, capped repeats, gs:// and other remote
+paths replaced by small local fixtures of the same layout written under
+WORK/fixtures), planned with `ckptbench plan`, and, when the plan accepts it,
+run with `ckptbench run` in a process of its own; then the same scaled file
+runs under Orbax's runner (`run_benchmarks.py` from the wheel) with as many
+simulated devices. Printed: each suite's outcome (ran / refused by plan, with
+the reason / failed runs), the count that ran, and for the suites both ran,
+the ratio Orbax/ckptbench of the median `save` and `load` times
+(`<op>_0_basics/time_s`), with their geometric mean. N suites at a time (-j,
+default 2); -k keeps the suites whose path contains a SUBSTRING.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import math
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _orbax_scaled  # noqa: E402
+
+_OPS = ("save", "load")
+_TIMEOUT_S = 1800
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+  suite: str
+  status: str  # ran | refused | failed
+  detail: str
+  ckptbench: dict[str, float]  # op -> median time_s
+  orbax: dict[str, float] | None
+
+
+def _env(devices: int) -> dict[str, str]:
+  env = dict(os.environ, JAX_PLATFORMS="cpu")
+  env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+  return env
+
+
+def _ckptbench(args: list[str], devices: int) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "ckptbench", *args], capture_output=True, text=True,
+                        env=_env(devices), timeout=_TIMEOUT_S)  # fmt: skip
+
+
+def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path) -> Outcome:
+  """Plans, then runs, one scaled suite; the outcome with ckptbench's median times."""
+  name = _orbax_scaled.relative_name(scaled.source)
+  devices = _orbax_scaled.devices_for(scaled)
+  plan = _ckptbench(["plan", str(suite_file)], devices)
+  if plan.returncode:
+    return Outcome(name, "refused", _first_line(plan.stderr or plan.stdout), {}, None)
+  run = _ckptbench(["run", str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views", "--no-probe", "--no-progress"], devices)
+  summary = out / "summary.json"
+  if not summary.exists():
+    return Outcome(name, "failed", f"exit {run.returncode}, no summary.json: {_first_line(run.stderr)}", {}, None)
+  data = json.loads(summary.read_text())
+  errors = [e["message"] for b in data["benchmarks"] for e in b.get("errors", [])]
+  if run.returncode or errors:
+    return Outcome(name, "failed", f"exit {run.returncode}: {(errors or [_first_line(run.stderr)])[0][:300]}", {}, None)
+  times = {}
+  for op in _OPS:
+    values = [b["metrics"][f"{op}_0_basics/time_s"]["median"] for b in data["benchmarks"]
+              if f"{op}_0_basics/time_s" in b["metrics"]]  # fmt: skip
+    if values:
+      times[op] = statistics.median(values)
+  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", times, None)
+
+
+def run_orbax(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path) -> dict[str, float] | None:
+  """Orbax's runner on the same scaled file: median time per op from its TensorBoard scalars; None if it failed."""
+  runner = _orbax_scaled.wheel_root() / "run_benchmarks.py"
+  args = [sys.executable, str(runner), f"--config_file={suite_file}", f"--output_directory={out}", "--remove_repeated_dir"]
+  try:
+    done = subprocess.run(args, capture_output=True, text=True, env=_env(_orbax_scaled.devices_for(scaled)),
+                          timeout=_TIMEOUT_S)  # fmt: skip
+  except subprocess.TimeoutExpired:
+    return None
+  if done.returncode:
+    return None
+  values = _scalars(out / "tensorboard")
+  times = {}
+  for op in _OPS:
+    found = [v for tag, vs in values.items() if re.fullmatch(rf"(.*/)?{op}_0_basics/time_s", tag) for v in vs]
+    if found:
+      times[op] = statistics.median(found)
+  return times
+
+
+def _scalars(root: pathlib.Path) -> dict[str, list[float]]:
+  """Every scalar in the TensorBoard event files under `root`, by tag (per-host runs only, not aggregates)."""
+  from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: PLC0415
+  from tensorboard.util import tensor_util  # noqa: PLC0415
+
+  out: dict[str, list[float]] = {}
+  for events in root.rglob("events.out.tfevents.*"):
+    if "host_" not in events.as_posix():
+      continue
+    acc = EventAccumulator(str(events.parent), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    for tag in acc.Tags().get("scalars", []):
+      out.setdefault(tag, []).extend(e.value for e in acc.Scalars(tag))
+    for tag in acc.Tags().get("tensors", []):
+      out.setdefault(tag, []).extend(float(tensor_util.make_ndarray(e.tensor_proto)) for e in acc.Tensors(tag))
+  return out
+
+
+def _first_line(text: str) -> str:
+  lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+  return lines[-1][:300] if lines else ""
+
+
+def one_suite(path: pathlib.Path, work: pathlib.Path, with_orbax: bool) -> Outcome:
+  stem = _orbax_scaled.relative_name(path).replace("/", "__").removesuffix(".yaml")
+  scaled = _orbax_scaled.Scaled(path, work / "fixtures" / stem)  # per suite: a path may need another layout elsewhere
+  scaled.write_fixtures()
+  suite_file = work / "suites" / f"{stem}.yaml"
+  suite_file.parent.mkdir(parents=True, exist_ok=True)
+  suite_file.write_text(scaled.text())
+  outcome = run_ckptbench(scaled, suite_file, work / "ckptbench" / stem)
+  if with_orbax and outcome.status == "ran":
+    outcome = dataclasses.replace(outcome, orbax=run_orbax(scaled, suite_file, work / "orbax" / stem))
+  return outcome
+
+
+def report(outcomes: list[Outcome], total: int) -> None:
+  for o in sorted(outcomes, key=lambda o: (o.status, o.suite)):
+    times = " ".join(f"{op} {o.ckptbench[op]:.3f}s" for op in _OPS if op in o.ckptbench)
+    peer = "" if o.orbax is None else " | orbax " + " ".join(f"{op} {o.orbax[op]:.3f}s" for op in _OPS if op in o.orbax)
+    print(f"{o.status:8} {o.suite}: {o.detail} {times}{peer}")
+  ran = [o for o in outcomes if o.status == "ran"]
+  print(f"\n{len(ran)}/{total} suites ran under ckptbench;"
+        f" refused by plan: {sum(o.status == 'refused' for o in outcomes)};"
+        f" failed: {sum(o.status == 'failed' for o in outcomes)}")  # fmt: skip
+  both = [o for o in ran if o.orbax is not None]
+  print(f"{len(both)} of them also ran under Orbax's runner")
+  for op in _OPS:
+    ratios = [o.orbax[op] / o.ckptbench[op] for o in both if op in o.orbax and o.ckptbench.get(op)]
+    if ratios:
+      geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
+      print(f"{op}: Orbax/ckptbench median time ratio over {len(ratios)} suites: geometric mean {geo:.2f},"
+            f" median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f}")  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("work", type=pathlib.Path)
+  parser.add_argument("-j", type=int, default=2)
+  parser.add_argument("-k", action="append", default=[])
+  parser.add_argument("--no-orbax", dest="orbax", action="store_false")
+  args = parser.parse_args(argv)
+  files = [p for p in _orbax_scaled.suite_files() if not args.k or any(k in str(p) for k in args.k)]
+  with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
+    outcomes = []
+    for outcome in pool.map(lambda p: one_suite(p, args.work, args.orbax), files):
+      print(f"{outcome.status:8} {outcome.suite}", flush=True)
+      outcomes.append(outcome)
+  print()
+  report(outcomes, len(files))
+  return 0 if all(o.status == "ran" for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))
