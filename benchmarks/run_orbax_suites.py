@@ -1,6 +1,6 @@
 """Runs Orbax's shipped suite files, scaled to this machine, under ckptbench and under Orbax's own runner.
 
-Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax]
+Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax] [--orbax-python PY]
 
 Each of the wheel's suite files is scaled (benchmarks/_orbax_scaled.py: meshes
 of at most 8 devices, small shapes, capped repeats, gs:// and other remote
@@ -12,7 +12,9 @@ simulated devices. Printed: each suite's outcome (ran / refused by plan, with
 the reason / failed runs), the count that ran, and for the suites both ran,
 the ratio Orbax/ckptbench of the median `save` and `load` times
 (`<op>_0_basics/time_s`), with their geometric mean. N suites at a time (-j,
-default 2); -k keeps the suites whose path contains a SUBSTRING.
+default 2); -k keeps the suites whose path contains a SUBSTRING. Orbax's
+runner imports `clu`, whose metric writers import TensorFlow: --orbax-python
+names an interpreter that has them and ckptbench's packages (default: this one).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Outcome:
   status: str  # ran | refused | failed
   detail: str
   ckptbench: dict[str, float]  # op -> median time_s
-  orbax: dict[str, float] | None
+  orbax: dict[str, float] | str | None  # its times, why its runner failed, or not run
 
 
 def _env(devices: int) -> dict[str, str]:
@@ -80,17 +82,19 @@ def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: p
   return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", times, None)
 
 
-def run_orbax(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path) -> dict[str, float] | None:
-  """Orbax's runner on the same scaled file: median time per op from its TensorBoard scalars; None if it failed."""
+def run_orbax(
+    scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path, python: str
+) -> dict[str, float] | str:
+  """Orbax's runner on the same scaled file: median time per op from its TensorBoard scalars, or why it failed."""
   runner = _orbax_scaled.wheel_root() / "run_benchmarks.py"
-  args = [sys.executable, str(runner), f"--config_file={suite_file}", f"--output_directory={out}", "--remove_repeated_dir"]
+  args = [python, str(runner), f"--config_file={suite_file}", f"--output_directory={out}", "--remove_repeated_dir"]
   try:
     done = subprocess.run(args, capture_output=True, text=True, env=_env(_orbax_scaled.devices_for(scaled)),
                           timeout=_TIMEOUT_S)  # fmt: skip
   except subprocess.TimeoutExpired:
-    return None
+    return f"timed out after {_TIMEOUT_S} s"
   if done.returncode:
-    return None
+    return f"exit {done.returncode}: {_last_error(done.stderr)}"
   values = _scalars(out / "tensorboard")
   times = {}
   for op in _OPS:
@@ -119,11 +123,19 @@ def _scalars(root: pathlib.Path) -> dict[str, list[float]]:
 
 
 def _first_line(text: str) -> str:
-  lines = [ln for ln in text.strip().splitlines() if ln.strip()]
-  return lines[-1][:300] if lines else ""
+  """ckptbench's one-line error (its message may wrap onto more lines)."""
+  text = text.strip()
+  start = text.rfind("ckptbench: error:")
+  return " ".join((text[start:] if start >= 0 else text).split())[:600]
 
 
-def one_suite(path: pathlib.Path, work: pathlib.Path, with_orbax: bool) -> Outcome:
+def _last_error(text: str) -> str:
+  """The last line of a traceback or absl log naming an error."""
+  lines = [ln for ln in text.splitlines() if "Error" in ln or "error" in ln]
+  return (lines[-1] if lines else text.strip()[-300:])[:300]
+
+
+def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) -> Outcome:
   stem = _orbax_scaled.relative_name(path).replace("/", "__").removesuffix(".yaml")
   scaled = _orbax_scaled.Scaled(path, work / "fixtures" / stem)  # per suite: a path may need another layout elsewhere
   scaled.write_fixtures()
@@ -131,21 +143,24 @@ def one_suite(path: pathlib.Path, work: pathlib.Path, with_orbax: bool) -> Outco
   suite_file.parent.mkdir(parents=True, exist_ok=True)
   suite_file.write_text(scaled.text())
   outcome = run_ckptbench(scaled, suite_file, work / "ckptbench" / stem)
-  if with_orbax and outcome.status == "ran":
-    outcome = dataclasses.replace(outcome, orbax=run_orbax(scaled, suite_file, work / "orbax" / stem))
+  if orbax_python and outcome.status == "ran":
+    outcome = dataclasses.replace(outcome, orbax=run_orbax(scaled, suite_file, work / "orbax" / stem, orbax_python))
   return outcome
 
 
 def report(outcomes: list[Outcome], total: int) -> None:
   for o in sorted(outcomes, key=lambda o: (o.status, o.suite)):
     times = " ".join(f"{op} {o.ckptbench[op]:.3f}s" for op in _OPS if op in o.ckptbench)
-    peer = "" if o.orbax is None else " | orbax " + " ".join(f"{op} {o.orbax[op]:.3f}s" for op in _OPS if op in o.orbax)
+    if isinstance(o.orbax, dict):
+      peer = " | orbax " + " ".join(f"{op} {o.orbax[op]:.3f}s" for op in _OPS if op in o.orbax)
+    else:
+      peer = "" if o.orbax is None else f" | orbax's runner failed: {o.orbax}"
     print(f"{o.status:8} {o.suite}: {o.detail} {times}{peer}")
   ran = [o for o in outcomes if o.status == "ran"]
   print(f"\n{len(ran)}/{total} suites ran under ckptbench;"
         f" refused by plan: {sum(o.status == 'refused' for o in outcomes)};"
         f" failed: {sum(o.status == 'failed' for o in outcomes)}")  # fmt: skip
-  both = [o for o in ran if o.orbax is not None]
+  both = [o for o in ran if isinstance(o.orbax, dict)]
   print(f"{len(both)} of them also ran under Orbax's runner")
   for op in _OPS:
     ratios = [o.orbax[op] / o.ckptbench[op] for o in both if op in o.orbax and o.ckptbench.get(op)]
@@ -161,11 +176,13 @@ def main(argv: list[str]) -> int:
   parser.add_argument("-j", type=int, default=2)
   parser.add_argument("-k", action="append", default=[])
   parser.add_argument("--no-orbax", dest="orbax", action="store_false")
+  parser.add_argument("--orbax-python", default=sys.executable)
   args = parser.parse_args(argv)
+  orbax_python = args.orbax_python if args.orbax else None
   files = [p for p in _orbax_scaled.suite_files() if not args.k or any(k in str(p) for k in args.k)]
   with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
     outcomes = []
-    for outcome in pool.map(lambda p: one_suite(p, args.work, args.orbax), files):
+    for outcome in pool.map(lambda p: one_suite(p, args.work, orbax_python), files):
       print(f"{outcome.status:8} {outcome.suite}", flush=True)
       outcomes.append(outcome)
   print()

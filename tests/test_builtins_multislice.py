@@ -30,7 +30,7 @@ def _records(out):
   return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
-def test_single_replica_restores_through_the_peer_path_and_skips_colocated_python(tmp_path):
+def test_single_replica_restores_through_the_peer_path_with_and_without_colocated_python(tmp_path):
   outcome = run_text(tmp_path, REPLICAS, f"""\
       benchmarks:
         - generator: {ORBAX}single_replica_benchmark.SingleReplicaBenchmark
@@ -40,16 +40,15 @@ def test_single_replica_restores_through_the_peer_path_and_skips_colocated_pytho
             use_colocated_python: [true, false]
       """)
   metrics = ok_metrics(outcome)
-  assert len(metrics) == 2  # the colocated-Python points are not run here ...
-  unsupported = outcome.summary.unsupported
-  assert len(unsupported) == 2  # ... and say why
-  assert all(u.options["use_colocated_python"] is True and "Pathways" in u.reason for u in unsupported)
+  assert len(metrics) == 4 and not outcome.summary.unsupported  # colocated Python runs on CPU, as the peer's runner has it
   for m in metrics:
     assert m["restore_9_other/replicas"]["value"] == 2 and m["restore_9_other/reads_checkpoint"]["value"] == 1
     assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m
     assert m["construct_restore_args_0_basics/time_s"]["value"] < m["restore_0_basics/time_s"]["value"]
   notes = outcome.records[0].notes
   assert "emulated slices" in notes[0] and "in-process copy" in notes[0]
+  colocated = [r.notes for r in outcome.records if r.options["use_colocated_python"]]
+  assert all("colocated Python on the CPU backend" in n[-1] for n in colocated)
 
 
 def test_single_replica_check_fails_when_the_checkpoint_on_disk_is_wrong(tmp_path):

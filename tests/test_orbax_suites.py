@@ -47,7 +47,7 @@ def test_the_shipped_suites_plan_unchanged_but_the_pathways_only_one():
 
 def _outcome(rel: str, tmp_path):
   (path,) = [p for p in _orbax_scaled.suite_files() if _orbax_scaled.relative_name(p) == rel]
-  return run_orbax_suites.one_suite(path, tmp_path, with_orbax=False)
+  return run_orbax_suites.one_suite(path, tmp_path, orbax_python=None)
 
 
 def _records(tmp_path, rel: str) -> list[dict]:

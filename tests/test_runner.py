@@ -156,3 +156,38 @@ def test_verify_names_the_array_that_differs():
   assert ckptbench.verify_pytree(good, good) == 2
   with pytest.raises(ckptbench.DataMismatchError, match=r"differs .* in 1 array\(s\): w"):
     ckptbench.verify_pytree(good, bad)
+
+
+def test_a_result_the_framework_cannot_take_fails_that_run_only(tmp_path):
+  outcome = run(tmp_path, """\
+      num_warmups: 0
+      benchmarks:
+        - generator: sample_benchmarks.BadResultBenchmark
+          options: {bad: [inventory, notes, none]}
+      """)
+  assert outcome.exit_code == 1
+  by_option = {r.options["bad"]: r for r in outcome.records}
+  assert not by_option["none"].failed
+  for bad in ("inventory", "notes"):
+    assert by_option[bad].failed
+    assert by_option[bad].error.message.startswith("handling the run's result failed:")
+  summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+  assert [b["failed"] for b in summary["benchmarks"]] == [1, 1, 0]
+
+
+def test_the_first_run_on_each_mesh_and_data_is_a_warmup(tmp_path):
+  suite = load_suite_text(textwrap.dedent("""\
+      suite_name: t
+      checkpoint_config:
+        spec: {params: {dtype: float32, shape: [64, 32], sharding: [fsdp]}}
+      mesh_configs:
+        - {mesh_axes: [fsdp], ici_parallelism: {fsdp: 8}}
+        - {mesh_axes: [fsdp], ici_parallelism: {fsdp: 4}}
+      benchmarks:
+        - generator: sample_benchmarks.FlakyBenchmark
+          options: {sleep_s: [0.0, 0.001]}
+      """), str(tmp_path / "s.yaml"))  # fmt: skip
+  outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
+  warmups = [(r.mesh["ici_parallelism"]["fsdp"], r.options["sleep_s"]) for r in outcome.records if r.warmup]
+  assert sorted(warmups) == [(4, 0.0), (8, 0.0)]  # one per mesh, before its first benchmark
+  assert sum(not r.warmup for r in outcome.records) == 4
