@@ -27,7 +27,7 @@ import time
 
 from _suite_runs import compare_runs, load, run_once
 
-from ckptbench.outputs import read_run
+from ckptbench.analysis import read_run
 
 SUITE = """
 suite_name: aa

@@ -29,7 +29,7 @@ import time
 from _suite_runs import compare_runs, load, run_once
 
 import ckptbench
-from ckptbench.outputs import read_run
+from ckptbench.analysis import read_run
 
 METRIC = "work_0_basics/time_s"
 

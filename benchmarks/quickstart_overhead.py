@@ -31,7 +31,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "examples" / "quickstart.yaml"
 sys.path.insert(0, str(REPO / "src"))
 
-from ckptbench.outputs._background import views_written  # noqa: E402
+from ckptbench.views._background import views_written  # noqa: E402
 
 # The same saves and loads as examples/quickstart.yaml: an 8192x8192 bf16 array over 8 devices,
 # use_ocdbt true/false, 1 warm-up + 3 repeats, async save, evict, load, compare.

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from ckptbench.errors import EXIT_REGRESSION, CkptbenchError
-from ckptbench.outputs import capture_baseline, compare_to_baseline, load_baseline, resolve_label
+from ckptbench.analysis import capture_baseline, compare_to_baseline, load_baseline, resolve_label
 
 TIMES = [0.50, 0.52, 0.49, 0.51, 0.50]
 
@@ -149,7 +149,7 @@ def test_unreadable_inputs_are_user_errors(tmp_path):
 
 
 def test_run_captures_then_compares_and_the_report_shows_the_comparison(tmp_path):
-  from ckptbench.outputs import write_views
+  from ckptbench.views import write_views
   from ckptbench.run._baselines import capture_and_compare
   from ckptbench.stats import DEFAULT_THRESHOLD
 
@@ -174,8 +174,9 @@ def test_run_captures_then_compares_and_the_report_shows_the_comparison(tmp_path
 def test_table_marks_regressions_first_and_large_insignificant_changes(tmp_path):
   from rich.console import Console
 
-  from ckptbench.outputs import compare_documents, print_comparison
-  from ckptbench.outputs._baseline import build_baseline, read_run
+  from ckptbench.analysis import compare_documents
+  from ckptbench.views import print_comparison
+  from ckptbench.analysis._baseline import build_baseline, read_run
 
   base = build_baseline(*read_run(write_run(tmp_path / "a")), label="base")
   cur = build_baseline(*read_run(write_run(tmp_path / "b", slowdown=1.3)), label="cur")

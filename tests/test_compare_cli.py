@@ -10,7 +10,7 @@ from conftest import run_cli
 
 from ckptbench.cli import main
 from ckptbench.errors import EXIT_REGRESSION
-from ckptbench.outputs import capture_baseline, load_baseline
+from ckptbench.analysis import capture_baseline, load_baseline
 
 TINY = """\
 suite_name: tiny-baseline

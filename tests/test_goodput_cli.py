@@ -9,7 +9,7 @@ import pytest
 from builtin_support import ok_metrics, run_text
 from ckptbench.api._records import RunRecord
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._goodput import plan_goodput
+from ckptbench.analysis._goodput import plan_goodput
 from ckptbench.stats import CheckpointCost, expected_goodput, optimal_interval
 
 SUITE = """\

@@ -16,7 +16,7 @@ from rich.console import Console
 
 from ckptbench.distributed._launcher import free_port
 from ckptbench.api._records import BenchmarkSummary
-from ckptbench.outputs._console import benchmark_table
+from ckptbench.views._console import benchmark_table
 
 pytestmark = pytest.mark.slow
 

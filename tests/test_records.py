@@ -16,9 +16,9 @@ from ckptbench.api._records import (
     SuiteSummary,
 )
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs import read_outputs
-from ckptbench.outputs._results import read_records
-from ckptbench.outputs._writers import ResultsFile, SummaryFile
+from ckptbench.results import read_outputs
+from ckptbench.results._results import read_records
+from ckptbench.results._writers import ResultsFile, SummaryFile
 from ckptbench.stats import summarize_benchmarks
 
 RECORD = RunRecord(

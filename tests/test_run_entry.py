@@ -10,7 +10,7 @@ import pytest
 
 import ckptbench
 from conftest import run_cli
-from ckptbench.outputs._background import views_written
+from ckptbench.views._background import views_written
 
 SUITE = """\
 suite_name: same

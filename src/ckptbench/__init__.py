@@ -16,13 +16,12 @@ from ckptbench.api import (
     TestResult,
     benchmark_options,
     default_collectors,
-    known_collectors,
     orbax_capabilities,
     orbax_v1_context,
     orbax_v1_io,
     register_collector,
 )
-from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
+from ckptbench.api import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
 from ckptbench.config import PRESETS, ModelShape, Suite, load_suite, load_suite_text, preset_shape, preset_spec, preset_summary
 from ckptbench.run import RunOutcome, RunSettings, run
 from ckptbench.data import (
@@ -44,10 +43,10 @@ from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
 _EXPORTS = {
-    "Comparison": "ckptbench.outputs._comparison_record",
-    "capture_baseline": "ckptbench.outputs._baseline",
-    "compare_to_baseline": "ckptbench.outputs._comparison",
-    "load_results": "ckptbench.outputs._export",
+    "Comparison": "ckptbench.results",
+    "capture_baseline": "ckptbench.analysis",
+    "compare_to_baseline": "ckptbench.analysis",
+    "load_results": "ckptbench.results",
 }
 __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
@@ -83,7 +82,6 @@ __all__ = [
     "default_collectors",
     "evict_for_load",
     "evict_from_page_cache",
-    "known_collectors",
     "kvstore_payload",
     "kvstore_spec",
     "load_results",

@@ -60,8 +60,9 @@ def register_collector(
   _REGISTRY[key] = _Registration(factory, default)
 
 
-def known_collectors() -> list[str]:
-  return list(_REGISTRY)
+def collector_registrations() -> list[tuple[str, Callable[[], Collector], bool]]:
+  """Every registered collector as (key, factory, default), in registration order."""
+  return [(key, reg.factory, reg.default) for key, reg in _REGISTRY.items()]
 
 
 def default_collectors() -> list[str]:

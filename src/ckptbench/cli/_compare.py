@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ckptbench.outputs import compare_to_baseline, print_comparison
+from ckptbench.analysis import compare_to_baseline
+from ckptbench.views import print_comparison
 from ckptbench.stats import DEFAULT_THRESHOLD
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ckptbench.outputs import FORMATS, export_results
+from ckptbench.results import FORMATS, export_results
 
 
 def register(subparsers) -> None:

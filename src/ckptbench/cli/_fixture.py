@@ -20,8 +20,8 @@ import pathlib
 from collections.abc import Sequence
 from typing import Any
 
-from ckptbench.run._devices import set_xla_flags
-from ckptbench.run._process import devices_needed
+from ckptbench.run import set_xla_flags
+from ckptbench.run import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
 

@@ -6,7 +6,8 @@ import argparse
 import pathlib
 import re
 
-from ckptbench.outputs._goodput import plan_goodput, plans_as_text, write_goodput
+from ckptbench.analysis import plan_goodput
+from ckptbench.views import plans_as_text, write_goodput
 
 _UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|m|min|h|d)?\s*$")

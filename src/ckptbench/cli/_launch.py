@@ -14,9 +14,9 @@ import pathlib
 import shlex
 import sys
 
-from ckptbench.run._process import devices_needed
-from ckptbench.distributed._launcher import launch_local
-from ckptbench.distributed._manifests import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
+from ckptbench.run import devices_needed
+from ckptbench.distributed import launch_local
+from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
 from ckptbench.errors import CkptbenchError
 
 

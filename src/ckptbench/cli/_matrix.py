@@ -36,7 +36,7 @@ def register(subparsers) -> None:
 def _handle(args: argparse.Namespace) -> int:
   from ckptbench.config import load_suite  # noqa: PLC0415
   from ckptbench.envs import MatrixSettings, parse_with, run_matrix, unique_labels  # noqa: PLC0415
-  from ckptbench.outputs import print_comparison  # noqa: PLC0415
+  from ckptbench.views import print_comparison  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
   suite = load_suite(suite_file)  # a bad suite fails here, before any environment is built

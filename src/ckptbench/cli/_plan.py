@@ -6,10 +6,10 @@ import argparse
 
 from rich.table import Table
 
-from ckptbench.run._process import devices_needed
+from ckptbench.run import devices_needed
 from ckptbench.cli._run import add_selection_argument, add_suite_arguments, config_path
-from ckptbench.run._plan_view import describe_plan, format_bytes
-from ckptbench.outputs._console import make_console
+from ckptbench.run import describe_plan, format_bytes
+from ckptbench.views import make_console
 
 
 def register(subparsers) -> None:

@@ -27,7 +27,7 @@ def register(subparsers) -> None:
 def handle(args: argparse.Namespace) -> int:
   from ckptbench.errors import CkptbenchError  # noqa: PLC0415
   from ckptbench.metrics import probe_storage  # noqa: PLC0415
-  from ckptbench.outputs._console import make_console  # noqa: PLC0415
+  from ckptbench.views import make_console  # noqa: PLC0415
 
   if args.size_mib <= 0:
     raise CkptbenchError(f"--size-mib must be positive, got {args.size_mib}")

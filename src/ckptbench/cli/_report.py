@@ -1,4 +1,4 @@
-"""`ckptbench report OUT [-o report.html] [--tensorboard]`: the HTML report of finished results."""
+"""`ckptbench report OUT [--view NAME]... [-o report.html]`: the views of finished results."""
 
 from __future__ import annotations
 
@@ -8,38 +8,44 @@ import argparse
 def register(subparsers) -> None:
   parser = subparsers.add_parser(
       "report",
-      help="write the HTML report (and optionally TensorBoard logs) of a run's output directory",
-      description="Writes one self-contained HTML file (plots inlined, no network needed) from"
-      " OUT/results.jsonl, summary.json, manifest.json and comparison.json.",
+      help="write the views of a run's output directory (the HTML report, TensorBoard, registered views)",
+      description="Writes the registered views from OUT/results.jsonl, summary.json, manifest.json and"
+      " comparison.json: by default every default view (the self-contained HTML report, OUT/tensorboard/"
+      " and any view registered with ckptbench.views.register_view by the files given with --views_from).",
   )
   parser.add_argument("out_dir", metavar="OUT", help="the output directory of `ckptbench run`")
-  parser.add_argument("-o", "--output", help="the HTML file to write (default OUT/report.html)")
   parser.add_argument(
-      "--tensorboard", action="store_true", help="also (re)write OUT/tensorboard/ from the results"
+      "--view", action="append", metavar="NAME", help="write only this view (repeatable; default: every default view)"
   )
-  # `ckptbench run` starts this command detached and passes the pipe to wait on (see outputs/_background.py).
+  parser.add_argument("-o", "--output", help="write the HTML report to this file instead of OUT/report.html")
+  parser.add_argument(
+      "--views_from", action="append", default=[], metavar="FILE",
+      help="a Python file that registers views; imported before the views are written (repeatable)",
+  )  # fmt: skip
+  # `ckptbench run` starts this command detached and passes the pipe to wait on (see views/_background.py).
   parser.add_argument("--after_parent_fd", type=int, help=argparse.SUPPRESS)
   parser.add_argument("--probe_missing", action="store_true", help=argparse.SUPPRESS)
   parser.set_defaults(handler=run_report)
 
 
 def run_report(args: argparse.Namespace) -> int:
-  from ckptbench.outputs import write_report, write_tensorboard  # noqa: PLC0415  (tensorboard is slow to import)
+  from ckptbench import views  # noqa: PLC0415  (the views' libraries are slow to import)
+  from ckptbench.results import check_output_dir  # noqa: PLC0415
 
+  check_output_dir(args.out_dir)
   if args.after_parent_fd is not None:
-    from ckptbench.outputs._background import wait_for_parent  # noqa: PLC0415
-
-    wait_for_parent(args.after_parent_fd)
+    views.wait_for_parent(args.after_parent_fd)
   if args.probe_missing:
-    from ckptbench.outputs._background import add_missing_probe  # noqa: PLC0415
-
-    add_missing_probe(args.out_dir)
-  path = write_report(args.out_dir, args.output)
-  print(f"report: {path}", flush=True)
-  if args.tensorboard:
-    print(f"tensorboard: {write_tensorboard(args.out_dir)}", flush=True)
+    views.add_missing_probe(args.out_dir)
+  views.import_view_sources(args.views_from)
+  names = list(args.view or views.default_views())
+  failures = {}
+  if args.output and "report" in names:
+    names.remove("report")
+    print(f"report: {views.write_report(args.out_dir, args.output)}", flush=True)
+  failures = views.write_views(args.out_dir, names)
+  for name in names:
+    print(f"{name}: {'failed: ' + failures[name] if name in failures else 'written'}", flush=True)
   if args.after_parent_fd is not None:
-    from ckptbench.outputs._background import VIEWS_DONE  # noqa: PLC0415
-
-    print(VIEWS_DONE, flush=True)
-  return 0
+    print(views.VIEWS_DONE, flush=True)
+  return 1 if failures else 0

@@ -75,7 +75,7 @@ def register(subparsers) -> None:
                  help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.add_argument("--no-views", dest="views", action="store_false",
                  help="do not write TensorBoard and the HTML report in the background after the run"
-                 " (write them when wanted with `ckptbench report OUT --tensorboard`)")  # fmt: skip
+                 " (write them when wanted with `ckptbench report OUT`)")  # fmt: skip
   p.add_argument("--skip_memory_check", "--skip-memory-check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
@@ -134,16 +134,16 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True) -> 
     detail: also a table per benchmark (`-v`).
     views: whether the views are being written (in the background, unless uploading).
   """
-  from ckptbench.outputs import print_comparison, print_suite_tables  # noqa: PLC0415
+  from ckptbench.views import print_comparison, print_suite_tables  # noqa: PLC0415
 
   out = outcome.output_dir
   print_suite_tables(outcome.summary, records=outcome.records, detail=detail)
   files = f"report {out / 'report.html'} and tensorboard --logdir {out / 'tensorboard'}"
   if not views:
-    print(f"results: {out}  (no views; `ckptbench report {out} --tensorboard` writes {files})")
+    print(f"results: {out}  (no views; `ckptbench report {out}` writes {files})")
   elif outcome.uploaded_to is None:
     print(f"results: {out}  ({files}: being written in the background, log {out / 'views.log'};"
-          f" `ckptbench report {out} --tensorboard` writes them now)")
+          f" `ckptbench report {out}` writes them now)")
   else:
     print(f"results: {out}  ({files})")
   if outcome.captured_baseline is not None:

@@ -14,7 +14,13 @@ from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_
 from ckptbench.config._spec import SpecTree, iter_arrays
 from ckptbench.config._yaml import load_yaml_file
 
+from ckptbench.config._dtypes import numpy_dtype
+from ckptbench.config._overrides import apply_overrides, parse_override
+
 __all__ = [
+    "apply_overrides",
+    "numpy_dtype",
+    "parse_override",
     "ArraySpec",
     "BenchmarkEntry",
     "CheckpointConfig",

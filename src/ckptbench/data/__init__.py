@@ -14,7 +14,10 @@ from ckptbench.data._read_errors import DataMismatchError, reading_checkpoint
 from ckptbench.data._safetensors import safetensors_name, write_safetensors
 from ckptbench.data._verify import pytree_checksums, verify_pytree
 
+from ckptbench.data._read_errors import unreadable_array_message
+
 __all__ = [
+    "unreadable_array_message",
     "DataMismatchError",
     "ShardingFile",
     "abstract_from_checkpoint",

@@ -16,7 +16,7 @@ import jax
 
 from ckptbench.data._read_errors import reading_checkpoint
 from ckptbench.data._sharding_file import ShardingLayout, check_loaded_shardings, read_sharding_config
-from ckptbench.distributed._pathways import pathways_load_context
+from ckptbench.distributed import pathways_load_context
 from ckptbench.storage import write_location
 
 

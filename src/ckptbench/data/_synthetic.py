@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from ckptbench.config import ArraySpec, ScalarSpec, SpecTree
-from ckptbench.config._dtypes import numpy_dtype
+from ckptbench.config import numpy_dtype
 
 
 def _shard_rng(seed: int, path: tuple, index: tuple[slice, ...], shape: tuple[int, ...]) -> np.random.Generator:

@@ -11,7 +11,11 @@ from ckptbench.distributed._pathways import (
     pathways_load_context,
 )
 
+from ckptbench.distributed._manifests import ACCELERATORS, MANIFEST_KINDS
+
 __all__ = [
+    "ACCELERATORS",
+    "MANIFEST_KINDS",
     "DISTRIBUTED_MODES",
     "ClusterJob",
     "Coordinator",

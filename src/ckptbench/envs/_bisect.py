@@ -20,7 +20,7 @@ from ckptbench.envs._index import check_released, released_versions
 from ckptbench.envs._matrix import MatrixSettings, run_matrix
 from ckptbench.envs._spec import parse_with
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._results import write_json_atomic
+from ckptbench.results import write_json_atomic
 from ckptbench.stats import DEFAULT_THRESHOLD, Verdict
 
 BISECT_FILE = "bisect.json"

@@ -69,7 +69,7 @@ class MatrixOutcome:
   output_dir: pathlib.Path
   environments: tuple[EnvOutcome, ...]
   reference: str | None
-  comparisons: dict[str, Any]  # label -> ckptbench.outputs.Comparison
+  comparisons: dict[str, Any]  # label -> ckptbench.results.Comparison
 
   def exit_code(self, fail_on_regression: bool) -> int:
     """1 when an environment or a benchmark failed; else 3 on a headline regression when asked."""
@@ -198,7 +198,7 @@ def _run_round(env: BuiltEnv, settings: MatrixSettings, round_index: int, say) -
 
 
 def _finished_facts(out: pathlib.Path) -> dict[str, Any]:
-  from ckptbench.outputs import read_run  # noqa: PLC0415
+  from ckptbench.analysis import read_run  # noqa: PLC0415
 
   records, manifest = read_run(out)
   return {"versions": manifest.get("versions"), "failed_runs": sum(1 for r in records if r.failed)}
@@ -207,10 +207,11 @@ def _finished_facts(out: pathlib.Path) -> dict[str, Any]:
 def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) -> dict[str, Any]:
   """Compares each finished environment with the first: OUT/<label>/comparison.json, and each its report.html.
 
-  TensorBoard files are not written (`ckptbench report OUT/<label> --tensorboard` writes them).
+  TensorBoard files are not written (`ckptbench report OUT/<label>` writes them).
   """
-  from ckptbench.outputs import build_baseline, compare_documents, read_run, write_report  # noqa: PLC0415
-  from ckptbench.outputs._results import write_json_atomic  # noqa: PLC0415
+  from ckptbench.analysis import build_baseline, compare_documents, read_run  # noqa: PLC0415
+  from ckptbench.views import write_report  # noqa: PLC0415
+  from ckptbench.results import write_json_atomic  # noqa: PLC0415
 
   comparisons = {}
   if labels:
@@ -230,7 +231,8 @@ def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) 
 
 def _write_matrix_page(outcome: MatrixOutcome) -> None:
   """OUT/report.html: every environment against the first, on one page."""
-  from ckptbench.outputs import read_outputs, write_matrix_report  # noqa: PLC0415
+  from ckptbench.results import read_outputs  # noqa: PLC0415
+  from ckptbench.views import write_matrix_report  # noqa: PLC0415
 
   out = outcome.output_dir
   suite = read_outputs(out / outcome.reference).suite if outcome.reference else out.name
@@ -241,7 +243,7 @@ def _write_matrix_page(outcome: MatrixOutcome) -> None:
 
 
 def _write_matrix_file(outcome: MatrixOutcome, settings: MatrixSettings) -> None:
-  from ckptbench.outputs._results import write_json_atomic  # noqa: PLC0415
+  from ckptbench.results import write_json_atomic  # noqa: PLC0415
 
   document = {
       "schema_version": 1,

@@ -6,12 +6,16 @@ from ckptbench.metrics import _device_memory  # noqa: F401  (registers device_me
 from ckptbench.metrics import _tensorstore  # noqa: F401  (registers tensorstore)
 from ckptbench.metrics import _tracemalloc  # noqa: F401  (registers tracemalloc, opt-in)
 from ckptbench.metrics._inventory import CheckpointInventory, scan_inventory
-from ckptbench.api._tag_table import NAMESPACES, TAGS, TagSpec, unit_of
+from ckptbench.api import NAMESPACES, TAGS, TagSpec, unit_of
 from ckptbench.metrics._page_cache import evict_for_load, evict_from_page_cache
 from ckptbench.metrics._post_run import post_run_tags
 from ckptbench.metrics._roofline import StorageProbe, cached_probe, probe_storage, roofline_shares
 
+from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
+
 __all__ = [
+    "StoreRequests",
+    "store_cost_tags",
     "NAMESPACES",
     "TAGS",
     "CheckpointInventory",

@@ -7,7 +7,7 @@ import time
 
 import psutil
 
-from ckptbench.api._collector import MetricValue, register_collector
+from ckptbench.api import MetricValue, register_collector
 
 _MIB = float(1 << 20)
 # How often the background thread samples RSS; fine enough to see a transient

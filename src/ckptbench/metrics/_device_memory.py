@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import sys
 
-from ckptbench.api import _tag_table
-from ckptbench.api._collector import MetricValue, register_collector
+from ckptbench.api import tag_value
+from ckptbench.api import MetricValue, register_collector
 
 _GIB = float(1 << 30)
 
@@ -55,7 +55,7 @@ class DeviceMemoryCollector:
     if jax is None:
       return {}
     out = {
-        "7_memory/jax_live_arrays_count_delta": _tag_table.value(
+        "7_memory/jax_live_arrays_count_delta": tag_value(
             "7_memory/jax_live_arrays_count_delta", len(jax.live_arrays()) - self._live0)
     }
     stats1 = _memory_stats(jax)
@@ -67,7 +67,7 @@ class DeviceMemoryCollector:
           ("7_memory/device_peak_gb", max(s["peak_bytes_in_use"] for s in stats1) / _GIB),
           ("7_memory/device_in_use_diff_gb", in_use / _GIB),
       ):
-        out[tag] = _tag_table.value(tag, x)
+        out[tag] = tag_value(tag, x)
     return out
 
 

@@ -11,8 +11,8 @@ import os
 import pathlib
 from typing import Any, Mapping
 
-from ckptbench.api import _tag_table
-from ckptbench.api._collector import MetricValue
+from ckptbench.api import tag_value
+from ckptbench.api import MetricValue
 from ckptbench.storage import is_store_url, list_objects, parse_store_url
 
 SMALL_FILE_BYTES = 1 << 20
@@ -72,7 +72,7 @@ class CheckpointInventory:
         "5_inventory/zarr_file_count": self.zarr_files,
         "5_inventory/metadata_file_count": self.metadata_files,
     }
-    return {tag: _tag_table.value(tag, float(x)) for tag, x in values.items()}
+    return {tag: tag_value(tag, float(x)) for tag, x in values.items()}
 
   def to_dict(self) -> dict:
     """JSON-friendly form (for `TestResult.inventory` and the manifest), `layout` included."""

@@ -9,7 +9,7 @@ reason; events under `WATCHED_PREFIXES` that are not listed land in `9_other/`.
 Orbax reports bandwidths as rates without their time. A rate is therefore
 paired with the byte count it was computed from (`Pair`): the collector turns
 each pair into seconds (bytes / rate) and sums bytes and seconds, and the
-bandwidth tags are derived from those sums (`_tag_table.DERIVED`).
+bandwidth tags are derived from those sums (`DERIVED`).
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ import threading
 from typing import Any
 
 from ckptbench.metrics import _jax_events as ev
-from ckptbench.api import _tag_table
-from ckptbench.api._collector import MetricValue, register_collector
+from ckptbench.api import TAGS, tag_value
+from ckptbench.api import MetricValue, register_collector
 
 _lock = threading.Lock()
 # Copy-on-write: listeners read it without locking; start/stop replace it.
@@ -104,7 +104,7 @@ def summarize(records: list[tuple[str, str, float]]) -> dict[str, MetricValue]:
   running: dict[str, float] = {}
 
   def add(tag: str, x: float) -> None:
-    if _tag_table.TAGS[tag].reduce == "last":
+    if TAGS[tag].reduce == "last":
       lasts[tag] = x
     else:
       sums[tag] = sums.get(tag, 0.0) + x
@@ -145,8 +145,8 @@ def summarize(records: list[tuple[str, str, float]]) -> dict[str, MetricValue]:
         prev = other.get(tag)
         total = x + (prev.value if prev else 0.0)
         other[tag] = MetricValue(total, "s" if kind == "duration" else "count", "sum")
-  out = {tag: _tag_table.value(tag, x) for tag, x in sums.items()}
-  out.update((tag, _tag_table.value(tag, x)) for tag, x in lasts.items())
+  out = {tag: tag_value(tag, x) for tag, x in sums.items()}
+  out.update((tag, tag_value(tag, x)) for tag, x in lasts.items())
   out.update(other)
   return out
 

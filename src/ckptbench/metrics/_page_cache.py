@@ -6,8 +6,8 @@ import logging
 import os
 from collections.abc import Sequence
 
-from ckptbench.api import _tag_table
-from ckptbench.api._metrics import Metrics
+from ckptbench.api import tag_value
+from ckptbench.api import Metrics
 from ckptbench.storage import is_store_url
 
 _log = logging.getLogger(__name__)
@@ -160,5 +160,5 @@ def evict_for_load(
   else:
     found = {_evict(p) for p in local}
     how = next(r for r in _READS if r in found)
-  metrics.add(f"{op}_0_basics/cold_cache_{how}", _tag_table.value(f"0_basics/cold_cache_{how}", 1.0))
+  metrics.add(f"{op}_0_basics/cold_cache_{how}", tag_value(f"0_basics/cold_cache_{how}", 1.0))
   return how

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from ckptbench.api import _collector, _tag_table
+from ckptbench.api import DERIVED, NAMESPACES, PATTERNS, TAGS, collector_registrations
 from ckptbench.metrics import _jax_events
 
 
@@ -40,7 +40,7 @@ def _event_target(action: object) -> str:
 def tags_table() -> list[str]:
   """The markdown table of every named tag (also embedded in the README)."""
   lines = ["| Tag | Unit | Reduce | Source | Meaning |", "|---|---|---|---|---|"]
-  for tag, spec in sorted(_tag_table.TAGS.items()):
+  for tag, spec in sorted(TAGS.items()):
     lines.append(f"| `{tag}` | {spec.unit} | {spec.reduce} | {spec.source} | {_cell(spec.doc)} |")
   return lines
 
@@ -103,7 +103,7 @@ def render() -> str:
       "| Namespace | Holds |",
       "|---|---|",
   ]
-  lines += [f"| `{ns}/` | {_cell(doc)} |" for ns, doc in _tag_table.NAMESPACES.items()]
+  lines += [f"| `{ns}/` | {_cell(doc)} |" for ns, doc in NAMESPACES.items()]
   lines += [
       "",
       "## Collectors",
@@ -114,10 +114,10 @@ def render() -> str:
       "| Key | Default | Records |",
       "|---|---|---|",
   ]
-  for key, reg in _collector._REGISTRY.items():  # noqa: SLF001  (same package)
-    if not getattr(reg.factory, "__module__", "").startswith("ckptbench.metrics."):
+  for key, factory, default in collector_registrations():
+    if not getattr(factory, "__module__", "").startswith("ckptbench.metrics."):
       continue  # registered by a user or a test, not built in
-    lines.append(f"| `{key}` | {'yes' if reg.default else 'no'} | {_cell(_first_line(reg.factory))} |")
+    lines.append(f"| `{key}` | {'yes' if default else 'no'} | {_cell(_first_line(factory))} |")
   lines += [
       "",
       "## Tags",
@@ -131,7 +131,7 @@ def render() -> str:
       "| Pattern (regular expression) | Unit | Source | Meaning |",
       "|---|---|---|---|",
   ]
-  for pattern, unit, source, doc in _tag_table.PATTERNS:
+  for pattern, unit, source, doc in PATTERNS:
     lines.append(f"| `{_cell(pattern)}` | {unit} | {source} | {_cell(doc)} |")
   lines += [
       "",
@@ -144,7 +144,7 @@ def render() -> str:
       "| Tag | = numerator | / sum of | Time fallback |",
       "|---|---|---|---|",
   ]
-  for tag, d in _tag_table.DERIVED.items():
+  for tag, d in DERIVED.items():
     denominators = " + ".join(f"`{x}`" for x in d.denominators)
     lines.append(
         f"| `{tag}` | `{d.numerator}` | {denominators} | {'yes' if d.time_fallback else 'no'} |")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-from ckptbench.api import _tag_table
-from ckptbench.api._collector import MetricValue
+from ckptbench.api import tag_value
+from ckptbench.api import MetricValue
 from ckptbench.metrics._tensorstore import TensorStoreCollector
 from ckptbench.storage import StoreURL
-from ckptbench.storage._cost import checkpoint_cost
+from ckptbench.storage import checkpoint_cost
 
 _KINDS = ("put", "get", "list")
 _TENSORSTORE = {"write": "put", "read": "get", "list": "list"}
@@ -66,6 +66,6 @@ def store_cost_tags(url: StoreURL, stored_bytes: int, requests: Mapping[str, flo
   values["5_inventory/store_usd_per_month"] = cost["storage_usd_per_month"]
   out = {}
   for key, x in values.items():
-    metric: MetricValue = _tag_table.value(key, float(x))
+    metric: MetricValue = tag_value(key, float(x))
     out[f"{OP}_{key}"] = {"value": metric.value, "unit": metric.unit}
   return out

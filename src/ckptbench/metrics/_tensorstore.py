@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sys
 
-from ckptbench.api import _tag_table
-from ckptbench.api._collector import MetricValue, register_collector
+from ckptbench.api import tag_value, unit_of
+from ckptbench.api import MetricValue, register_collector
 
 _PREFIX = "/tensorstore/"
 # kvstore drivers layered over another kvstore: their bytes are counted again
@@ -81,12 +81,12 @@ def diff_counters(before: dict[str, list[dict]], after: dict[str, list[dict]]) -
         sums[headline] = sums.get(headline, 0.0) + delta
     if key in _CACHE:
       sums[_CACHE[key]] = delta
-  out = {tag: _tag_table.value(tag, x) for tag, x in sums.items()}
+  out = {tag: tag_value(tag, x) for tag, x in sums.items()}
   for key, delta in changed.items():
     if key in _CACHE:
       continue
     tag = _flat(key)
-    out.setdefault(tag, MetricValue(delta, _tag_table.unit_of(tag) or "count", "sum"))
+    out.setdefault(tag, MetricValue(delta, unit_of(tag) or "count", "sum"))
   return out
 
 

@@ -17,8 +17,8 @@ import os
 import threading
 import tracemalloc
 
-from ckptbench.api import _tag_table
-from ckptbench.api._collector import MetricValue, register_collector
+from ckptbench.api import tag_value
+from ckptbench.api import MetricValue, register_collector
 
 _MIB = float(1 << 20)
 TOP_SITES = 5
@@ -56,9 +56,9 @@ class TracemallocCollector:
       if not _open:
         tracemalloc.stop()
     out = {
-        "7_memory/tracemalloc_peak_diff_mib": _tag_table.value(
+        "7_memory/tracemalloc_peak_diff_mib": tag_value(
             "7_memory/tracemalloc_peak_diff_mib", (peak - self._current0) / _MIB),
-        "7_memory/tracemalloc_diff_mib": _tag_table.value(
+        "7_memory/tracemalloc_diff_mib": tag_value(
             "7_memory/tracemalloc_diff_mib", (current - self._current0) / _MIB),
     }
     growth = [s for s in snapshot1.compare_to(self._snapshot0, "lineno") if s.size_diff > 0]

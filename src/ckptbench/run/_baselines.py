@@ -5,8 +5,9 @@ from __future__ import annotations
 import pathlib
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._baseline import capture_baseline
-from ckptbench.outputs._comparison import Comparison, compare_to_baseline
+from ckptbench.analysis import capture_baseline
+from ckptbench.analysis import compare_to_baseline
+from ckptbench.results import Comparison
 from ckptbench.storage import is_store_url, read_object
 
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from ckptbench.config import Suite, load_suite
 from ckptbench.distributed import check_colocated_python_supported, make_coordinator
 from ckptbench.errors import EXIT_OK
-from ckptbench.outputs import write_views
-from ckptbench.outputs._background import start_views
+from ckptbench.views import write_views
+from ckptbench.views import start_views
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.run._process import MESHLESS_DEVICES, mesh_sizes, prepare_process
@@ -31,7 +31,7 @@ from ckptbench.run._runner import SuiteOutcome, run_suite
 from ckptbench.run._settings import RunSettings
 
 if TYPE_CHECKING:
-  from ckptbench.outputs import Comparison
+  from ckptbench.results import Comparison
 
 
 @dataclasses.dataclass(frozen=True)

@@ -22,8 +22,8 @@ import signal
 import threading
 from typing import Iterator
 
-from ckptbench.api._records import ErrorRecord
-from ckptbench.data._read_errors import DataMismatchError, unreadable_array_message
+from ckptbench.api import ErrorRecord
+from ckptbench.data import DataMismatchError, unreadable_array_message
 
 TIMEOUT = "Timeout"
 DISK_FULL = "DiskFull"

@@ -10,8 +10,8 @@ from typing import Iterator
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.storage import is_store_url, parse_store_url, stop_emulator
-from ckptbench.storage._link import Link, link_env, parse_link, start_link
-from ckptbench.storage._objects import endpoint_of
+from ckptbench.storage import Link, link_env, parse_link, start_link
+from ckptbench.storage import endpoint_of
 
 
 @contextlib.contextmanager

@@ -12,14 +12,14 @@ import pathlib
 import shutil
 from typing import Any, Iterator, Mapping
 
-from ckptbench.api._records import ErrorRecord
-from ckptbench.api._tags import Tag
+from ckptbench.api import ErrorRecord
+from ckptbench.api import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import StorageProbe
 from ckptbench.storage import (
     StoreRoofline, StoreURL, check_store, is_store_url, list_objects, measure_store, parse_store_url,
 )
-from ckptbench.storage._placement import clear_location, misplaced_bytes
+from ckptbench.storage import clear_location, misplaced_bytes
 
 _FILE_BYTES_WRITTEN = "6_tensorstore/kvstore_file_bytes_written"
 _BYTES_WRITTEN = "6_tensorstore/kvstore_bytes_written"

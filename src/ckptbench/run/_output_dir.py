@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.outputs._results import RESULTS_FILE
-from ckptbench.outputs._writers import MANIFEST_FILE, SUMMARY_FILE
+from ckptbench.results import RESULTS_FILE
+from ckptbench.results import MANIFEST_FILE, SUMMARY_FILE
 from ckptbench.run._settings import RunSettings
 
 _OUTPUT_FILES = (RESULTS_FILE, SUMMARY_FILE, MANIFEST_FILE)

@@ -9,8 +9,8 @@ from ckptbench.config import Suite, iter_arrays
 from ckptbench.run._schedule import schedule_runs, warmup_groups
 from ckptbench.run._select import select
 from ckptbench.run._sweep import PlannedBenchmark, expand
-from ckptbench.config._dtypes import numpy_dtype
-from ckptbench.config._presets import preset_summary
+from ckptbench.config import numpy_dtype
+from ckptbench.config import preset_summary
 
 
 

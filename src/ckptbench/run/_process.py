@@ -12,7 +12,7 @@ import os
 from typing import Sequence
 
 from ckptbench.config import SuiteConfig, load_yaml_file, without_undeclared_axes
-from ckptbench.config._overrides import apply_overrides, parse_override
+from ckptbench.config import apply_overrides, parse_override
 from ckptbench.distributed import initialize
 from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._settings import RunSettings

@@ -21,8 +21,8 @@ from ckptbench.run._failures import (
     timeout_error,
     unreadable_data_error,
 )
-from ckptbench.api._generator import BenchmarksGenerator, TestContext, TestResult
-from ckptbench.api._records import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary
+from ckptbench.api import BenchmarksGenerator, TestContext, TestResult
+from ckptbench.api import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary
 from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
@@ -40,11 +40,11 @@ from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.api import collect_created_metrics, merged
 from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
-from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
-from ckptbench.outputs._manifest import build_manifest, now_iso
-from ckptbench.outputs._progress import RunProgress
-from ckptbench.outputs._results import read_records
-from ckptbench.outputs._writers import run_writers
+from ckptbench.metrics import StoreRequests, store_cost_tags
+from ckptbench.results import build_manifest, now_iso
+from ckptbench.views import RunProgress
+from ckptbench.results import read_records
+from ckptbench.results import run_writers
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)

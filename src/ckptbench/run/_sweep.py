@@ -10,9 +10,9 @@ from typing import Any
 
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
 from ckptbench.data import mesh_skip_reason
-from ckptbench.api._generator import safe_path_component
-from ckptbench.api._options import BenchmarkOptions, options_to_dict
-from ckptbench.api._orbax_probe import orbax_capabilities
+from ckptbench.api import safe_path_component
+from ckptbench.api import BenchmarkOptions, options_to_dict
+from ckptbench.api import orbax_capabilities
 from ckptbench.errors import ConfigError
 
 

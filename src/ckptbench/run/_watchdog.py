@@ -27,7 +27,7 @@ import os
 import threading
 import time
 
-from ckptbench.api._records import ErrorRecord
+from ckptbench.api import ErrorRecord
 from ckptbench.distributed import DistributedTimeouts
 from ckptbench.errors import EXIT_RUN_STUCK
 

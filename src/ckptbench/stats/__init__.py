@@ -27,7 +27,14 @@ from ckptbench.stats._hosts import host_statistics
 from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
 from ckptbench.stats._trend import Slope, theil_sen_slope
 
+from ckptbench.stats._interval import MedianInterval, median_interval
+from ckptbench.stats._outliers import modified_z_scores, outlier_indices
+
 __all__ = [
+    "MedianInterval",
+    "median_interval",
+    "modified_z_scores",
+    "outlier_indices",
     "CONFIDENCE_LEVEL",
     "CheckpointCost",
     "DEFAULT_ALPHA",

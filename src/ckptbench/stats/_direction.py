@@ -31,7 +31,7 @@ from __future__ import annotations
 import enum
 import re
 
-from ckptbench.api._tags import BYTES_PER_UNIT, Tag, is_memory_unit, is_rate_unit
+from ckptbench.api import BYTES_PER_UNIT, Tag, is_memory_unit, is_rate_unit
 
 _TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
 # Memory changes smaller than this are below what RSS and allocator

@@ -6,8 +6,8 @@ import math
 import statistics
 from typing import Any, Iterable, Sequence
 
-from ckptbench.api._records import BenchmarkSummary, RunFailure, RunRecord
-from ckptbench.api._tags import is_rate_unit
+from ckptbench.api import BenchmarkSummary, RunFailure, RunRecord
+from ckptbench.api import is_rate_unit
 from ckptbench.stats._hosts import host_statistics
 
 

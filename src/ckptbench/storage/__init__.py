@@ -27,7 +27,20 @@ from ckptbench.storage._objects import (
 )
 from ckptbench.storage._url import StoreURL, is_store_url, parse_store_url
 
+from ckptbench.storage._cost import checkpoint_cost
+from ckptbench.storage._link import Link, link_env, parse_link, start_link
+from ckptbench.storage._objects import endpoint_of
+from ckptbench.storage._placement import clear_location, misplaced_bytes
+
 __all__ = [
+    "Link",
+    "checkpoint_cost",
+    "clear_location",
+    "endpoint_of",
+    "link_env",
+    "misplaced_bytes",
+    "parse_link",
+    "start_link",
     "Emulator",
     "StoreRoofline",
     "StoreURL",

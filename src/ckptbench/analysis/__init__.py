@@ -1,0 +1,34 @@
+"""What the results mean: verdicts, baselines, comparisons with a baseline, goodput plans.
+
+Names load lazily: the report's libraries (plotly, tensorboard, pandas) cost only when used.
+"""
+
+from ckptbench._lazy import lazy_getattr
+
+_EXPORTS = {
+    "BETTER": "ckptbench.analysis._verdict",
+    "Baseline": "ckptbench.analysis._baseline",
+    "GoodputPlan": "ckptbench.analysis._goodput",
+    "LARGE": "ckptbench.analysis._verdict",
+    "LEGEND": "ckptbench.analysis._verdict",
+    "TOO_FEW": "ckptbench.analysis._verdict",
+    "VerdictTable": "ckptbench.analysis._verdict",
+    "WORSE": "ckptbench.analysis._verdict",
+    "build_baseline": "ckptbench.analysis._baseline",
+    "build_verdict": "ckptbench.analysis._verdict",
+    "capture_baseline": "ckptbench.analysis._baseline",
+    "compare_documents": "ckptbench.analysis._comparison",
+    "compare_to_baseline": "ckptbench.analysis._comparison",
+    "interval_note": "ckptbench.analysis._verdict",
+    "judgement": "ckptbench.analysis._verdict",
+    "load_baseline": "ckptbench.analysis._baseline",
+    "median_text": "ckptbench.analysis._verdict",
+    "outlier_lines": "ckptbench.analysis._verdict",
+    "plan_goodput": "ckptbench.analysis._goodput",
+    "ratio_text": "ckptbench.analysis._verdict",
+    "read_run": "ckptbench.analysis._baseline",
+    "resolve_label": "ckptbench.analysis._baseline",
+}
+__getattr__ = lazy_getattr(globals(), _EXPORTS)
+
+__all__ = sorted(_EXPORTS)

@@ -1,0 +1,240 @@
+"""Baseline files: every benchmark of a suite with its raw samples, stored by label.
+
+A baseline is `DIR/<label>.json` (label: the git sha of the code under test).
+It holds, per benchmark key and metric, the raw per-repeat samples of every
+host, their statistics per host and across hosts, and the run's manifest:
+
+```json
+{"schema_version": 1, "format": "ckptbench-baseline", "label": "3f9a...",
+ "captured_at": "2026-11-22T08:00:00+00:00", "suite": "...", "manifest": {...},
+ "benchmarks": {"<key>": {"name": "...", "generator": "...", "options": {...},
+   "varying": {...}, "mesh": ..., "checkpoint_config": ..., "runs": 5, "failed": 0,
+   "metrics": {"save_0_basics/time_s": {"unit": "s", "direction": "lower", "headline": true,
+     "hosts": {"0": {"repeats": [0, 1, 2, 3, 4], "values": [...], "stats": {"n": 5, ...}}},
+     "across_hosts": {"reduce": "max", "values": [...], "stats": {...}}}}}}}
+```
+
+`across_hosts.values` holds one sample per repeat, the worst host's (see
+`ckptbench.stats.per_repeat_across_hosts`); comparisons use those samples.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import os
+import pathlib
+from typing import Any, Mapping, Sequence
+
+from ckptbench.api import safe_path_component
+from ckptbench.api import BenchmarkSummary, RunRecord, SchemaError
+from ckptbench.api import Tag
+from ckptbench.errors import CkptbenchError
+from ckptbench.results import git_state, now_iso
+from ckptbench.results import read_outputs
+from ckptbench.results import write_json_atomic
+from ckptbench.storage import is_store_url, parse_store_url, read_object, write_object
+from ckptbench.stats import (
+    Direction,
+    describe,
+    metric_direction,
+    per_repeat_across_hosts,
+    summarize_benchmarks,
+)
+
+logger = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+_FORMAT = "ckptbench-baseline"
+
+
+@dataclasses.dataclass(frozen=True)
+class Baseline:
+  """A baseline document (the module docstring shows its JSON form)."""
+
+  label: str
+  captured_at: str
+  suite: str | None
+  manifest: dict[str, Any]
+  benchmarks: dict[str, BenchmarkSummary]  # by key; metrics: tag -> the samples and statistics shown above
+  schema_version: int = SCHEMA_VERSION
+
+  def to_json(self) -> dict[str, Any]:
+    return {
+        "schema_version": self.schema_version, "format": _FORMAT, "label": self.label,
+        "captured_at": self.captured_at, "suite": self.suite, "manifest": self.manifest,
+        "benchmarks": {key: _without_key(b.to_json()) for key, b in self.benchmarks.items()},
+    }  # fmt: skip
+
+  @classmethod
+  def from_json(cls, document: Any, where: str) -> Baseline:
+    """Reads a baseline document; `where` names it in errors.
+
+    Raises:
+      CkptbenchError: not a baseline, or of another schema version.
+    """
+    if not isinstance(document, dict) or document.get("format") != _FORMAT:
+      raise CkptbenchError(f"{where} is not a ckptbench baseline (no \"format\": \"{_FORMAT}\")")
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+      raise CkptbenchError(
+          f"{where} has schema_version {version}, this ckptbench reads {SCHEMA_VERSION};"
+          " capture the baseline again with this version"
+      )
+    try:
+      benchmarks = {key: BenchmarkSummary.from_json({**entry, "key": key})
+                    for key, entry in (document.get("benchmarks") or {}).items()}  # fmt: skip
+    except (SchemaError, TypeError) as e:
+      raise CkptbenchError(f"{where}: not a baseline this ckptbench can read: {e}") from None
+    return cls(
+        label=str(document.get("label", "")), captured_at=str(document.get("captured_at", "")),
+        suite=document.get("suite"), manifest=dict(document.get("manifest") or {}), benchmarks=benchmarks,
+    )  # fmt: skip
+
+
+def _without_key(entry: dict[str, Any]) -> dict[str, Any]:
+  """A benchmark's entry in the file: its key is the entry's name."""
+  return {k: v for k, v in entry.items() if k != "key"}
+_REDUCE_NAME = {Direction.LOWER: "max", Direction.HIGHER: "min", Direction.NEUTRAL: "mean"}
+
+
+def read_run(out_dir: str | os.PathLike) -> tuple[list[RunRecord], dict[str, Any]]:
+  """The measured records (warm-ups left out) and the manifest of a finished run.
+
+  Raises:
+    CkptbenchError: when `out_dir` holds no results.
+  """
+  run = read_outputs(out_dir)
+  return run.measured_runs(), run.manifest or {}
+
+
+def build_baseline(
+    records: Sequence[RunRecord], manifest: Mapping[str, Any], label: str
+) -> Baseline:
+  """The baseline document (see the module docstring) of a run's records.
+
+  Warm-up runs are left out; failed runs are counted in `failed` and `errors`
+  (as in summary.json) and give no samples.
+  """
+  measured = [r for r in records if not r.warmup]
+  # {key: {tag: {host: {repeat: value}}}}, from the runs that succeeded.
+  samples: dict[str, dict[str, dict[int, dict[int, float]]]] = {}
+  for record in measured:
+    if record.failed:
+      continue
+    by_tag = samples.setdefault(record.key, {})
+    for tag in record.metrics:
+      value = record.value(tag)
+      if value is not None:
+        by_tag.setdefault(tag, {}).setdefault(record.host, {})[record.repeat] = value
+  benchmarks = {}
+  for summary in summarize_benchmarks(measured):
+    metrics = {
+        tag: _metric_entry(tag, summary.metrics[tag], by_host)
+        for tag, by_host in sorted(samples.get(summary.key, {}).items())
+    }
+    benchmarks[summary.key] = dataclasses.replace(summary, metrics=metrics)
+  suite = next((r.suite for r in measured if r.suite), None)
+  return Baseline(label=label, captured_at=now_iso(), suite=suite, manifest=dict(manifest), benchmarks=benchmarks)
+
+
+def _metric_entry(
+    tag: str, summary: Mapping[str, Any], by_host: Mapping[int, Mapping[int, float]]
+) -> dict[str, Any]:
+  unit = str(summary.get("unit", ""))
+  direction = metric_direction(tag, unit)
+  hosts = {}
+  for host, by_repeat in sorted(by_host.items()):
+    repeats = sorted(by_repeat)
+    values = [by_repeat[r] for r in repeats]
+    hosts[str(host)] = {"repeats": repeats, "values": values, "stats": describe(values)}
+  across = per_repeat_across_hosts(by_host, direction)
+  return {
+      "unit": unit,
+      "direction": direction.value,
+      "headline": Tag.parse(tag).is_headline(unit),
+      "stats": {k: v for k, v in summary.items() if k != "unit"},
+      "hosts": hosts,
+      "across_hosts": {"reduce": _REDUCE_NAME[direction], "values": across, "stats": describe(across)},
+  }
+
+
+def resolve_label(label: str | None = None, manifest: Mapping[str, Any] | None = None) -> str:
+  """The baseline label: `label`, else $GIT_SHA, else the manifest's git sha, else `git` here.
+
+  Falls back to "unknown" with a warning. The result is safe as a file name.
+  """
+  if label:
+    return safe_path_component(label)
+  sha = os.environ.get("GIT_SHA") or _manifest_sha(manifest or {}) or git_state()["sha"]
+  if sha:
+    return safe_path_component(sha)
+  logger.warning(
+      "no git sha found (not a git checkout, no $GIT_SHA); the baseline is labelled"
+      " 'unknown': pass --baseline_label to name it"
+  )
+  return "unknown"
+
+
+def _manifest_sha(manifest: Mapping[str, Any]) -> str | None:
+  git = manifest.get("git")
+  return str(git["sha"]) if isinstance(git, Mapping) and git.get("sha") else None
+
+
+def capture_baseline(
+    out_dir: str | os.PathLike, capture_dir: str | os.PathLike, label: str | None = None
+) -> pathlib.Path | str:
+  """Writes `capture_dir/<label>.json` from the finished run in `out_dir`.
+
+  `capture_dir` may be a gs:// or s3:// location (the URL is returned then).
+
+  Args:
+    out_dir: the run's output directory (results.jsonl, manifest.json).
+    capture_dir: where baselines are kept; created when missing.
+    label: the baseline's name; default: the git sha (see `resolve_label`).
+
+  Returns:
+    The path of the baseline file (an existing one with that label is replaced).
+
+  Raises:
+    CkptbenchError: when the run's results cannot be read or hold no benchmark.
+
+  Example:
+    >>> capture_baseline("out", "baselines")  # doctest: +SKIP
+    PosixPath('baselines/3f9a1c....json')
+  """
+  records, manifest = read_run(out_dir)
+  baseline = build_baseline(records, manifest, resolve_label(label, manifest))
+  if not baseline.benchmarks:
+    raise CkptbenchError(f"{out_dir} holds no measured run in results.jsonl; nothing to capture")
+  if is_store_url(capture_dir):  # one PUT: readers see the old baseline or the new one
+    url = parse_store_url(str(capture_dir)).join(f"{baseline.label}.json")
+    write_object(url, json.dumps(baseline.to_json(), indent=1).encode())
+    return str(url)
+  directory = pathlib.Path(capture_dir)
+  directory.mkdir(parents=True, exist_ok=True)
+  path = directory / f"{baseline.label}.json"
+  write_json_atomic(path, baseline.to_json())
+  return path
+
+
+def load_baseline(path: str | os.PathLike) -> Baseline:
+  """Reads a baseline file, checking its format and schema version.
+
+  Raises:
+    CkptbenchError: when the file is missing, not JSON, not a baseline, or of
+      another schema version.
+  """
+  if is_store_url(path):
+    text = read_object(str(path)).decode("utf-8")
+  else:
+    path = pathlib.Path(path)
+    if not path.is_file():
+      raise CkptbenchError(f"baseline file {path} does not exist; capture one with --baseline_capture_path")
+    text = path.read_text(encoding="utf-8")
+  try:
+    document = json.loads(text)
+  except json.JSONDecodeError as e:
+    raise CkptbenchError(f"{path}: not valid JSON ({e.msg})") from None
+  return Baseline.from_json(document, str(path))

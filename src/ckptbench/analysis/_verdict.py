@@ -1,0 +1,382 @@
+"""The answer to a sweep: its variants side by side on the headline metrics.
+
+For every variant (benchmark of the suite) and headline metric (save, blocking
+and load time, save and load throughput, peak memory added): the median of the
+repeats with its distribution-free interval, the ratio to a reference variant
+with the significance verdict the baselines use (`stats.compare_samples`), and
+the repeats that lie far from the others. With several swept option axes, the
+main effect of each axis: the geometric mean of the ratios between variants
+that differ in that axis alone.
+
+Built from results.jsonl records, so the console and the report (and a run
+read back later) show the same table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from typing import Any, Iterable, Mapping, Sequence
+
+from ckptbench.api import RunRecord
+from ckptbench.api import Tag
+from ckptbench.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_THRESHOLD,
+    Direction,
+    MetricComparison,
+    Verdict,
+    compare_samples,
+    metric_direction,
+    min_p_value,
+    per_repeat_across_hosts,
+)
+from ckptbench.stats import MedianInterval, median_interval
+from ckptbench.stats import modified_z_scores, outlier_indices
+
+# Parts of another operation (the blocking and background halves of an async save)
+# and the check after a load are not answers of their own, except the blocking time.
+_SUB_OPERATIONS = ("_background", "verify")
+
+
+@dataclasses.dataclass(frozen=True)
+class HeadlineMetric:
+  """A row of the verdict: one metric tag, a readable label, its unit and direction."""
+
+  tag: str
+  label: str
+  unit: str
+  direction: Direction
+
+
+@dataclasses.dataclass(frozen=True)
+class Outlier:
+  """A repeat whose value lies far from the variant's other repeats (see stats._outliers)."""
+
+  repeat: int
+  value: float
+  z: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+  """One variant on one metric.
+
+  Attributes:
+    samples: one value per repeat (the worst host's), ordered by repeat.
+    repeats: the repeat index of each sample.
+    interval: median and its interval over `samples`.
+    comparison: against the reference variant; None for the reference itself.
+    outliers: repeats far from the others.
+  """
+
+  samples: tuple[float, ...]
+  repeats: tuple[int, ...]
+  interval: MedianInterval
+  comparison: MetricComparison | None
+  outliers: tuple[Outlier, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+  """A benchmark of the suite: its key, name, short label and swept option values."""
+
+  key: str
+  name: str
+  label: str
+  varying: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class MainEffect:
+  """The effect of setting one swept option to `level` instead of the reference's value.
+
+  Attributes:
+    axis: the option name.
+    level: its value here; `reference_level` is the reference variant's.
+    ratios: metric tag -> geometric mean of median ratios over matched pairs.
+    pairs: how many pairs of variants differ in this axis alone.
+  """
+
+  axis: str
+  level: Any
+  reference_level: Any
+  ratios: Mapping[str, float]
+  pairs: int
+
+
+@dataclasses.dataclass(frozen=True)
+class VerdictTable:
+  """The variants of a sweep side by side (see the module docstring)."""
+
+  variants: tuple[Variant, ...]
+  reference: str  # the key of the reference variant
+  metrics: tuple[HeadlineMetric, ...]
+  cells: Mapping[tuple[str, str], Cell]  # (metric tag, variant key) -> cell
+  effects: tuple[MainEffect, ...]
+
+  def cell(self, tag: str, key: str) -> Cell | None:
+    return self.cells.get((tag, key))
+
+  def outliers(self) -> list[tuple[Variant, HeadlineMetric, Outlier]]:
+    return [
+        (v, m, o) for m in self.metrics for v in self.variants
+        for o in (self.cell(m.tag, v.key).outliers if self.cell(m.tag, v.key) else ())
+    ]  # fmt: skip
+
+
+def headline_metrics(tags: Mapping[str, str]) -> list[HeadlineMetric]:
+  """The verdict's rows among `tags` (tag -> unit, in the order they were recorded).
+
+  Times of every operation but the background half of a save and the check;
+  each whole operation's own total bandwidth (not `save_blocking_gbps`: bytes
+  over the time the caller was blocked is no bandwidth); the peak memory each whole
+  operation added, on the host and on the devices.
+  """
+  ops = list(dict.fromkeys(Tag.parse(t).op for t in tags if Tag.parse(t).op))
+  wanted: list[tuple[str, str]] = []
+  for op in ops:
+    if not op.endswith(_SUB_OPERATIONS):
+      wanted.append((f"{op}_0_basics/time_s", f"{_words(op)} time"))
+  for op in ops:
+    if not op.endswith(_SUB_OPERATIONS) and not op.endswith("_blocking"):
+      own = [t for t in tags if t.startswith(f"{op}_4_throughput/") and t.endswith("_total_gbps")]
+      wanted += [(t, f"{_words(op)} throughput") for t in own[:1]]
+  for op in ops:
+    if not op.endswith(_SUB_OPERATIONS) and not op.endswith("_blocking"):
+      wanted.append((f"{op}_7_memory/host_rss_peak_diff_mib", f"{_words(op)} peak host memory added"))
+      wanted.append((f"{op}_7_memory/device_peak_diff_gb", f"{_words(op)} peak device memory added"))
+  return [HeadlineMetric(t, label, tags[t], metric_direction(t, tags[t])) for t, label in wanted if t in tags]
+
+
+def _words(op: str) -> str:
+  return op.replace("_", " ")
+
+
+def _variants(records: Sequence[RunRecord]) -> list[Variant]:
+  first: dict[str, RunRecord] = {}
+  for record in records:
+    first.setdefault(record.key, record)
+  one_generator = len({r.generator for r in first.values()}) == 1
+  variants = []
+  for key, record in first.items():
+    name = record.benchmark or key
+    varying = dict(record.varying)
+    # One generator: "use_ocdbt=True" says all; several: the name keeps the class.
+    label = ", ".join(f"{k}={v}" for k, v in varying.items()) if one_generator and varying else name
+    variants.append(Variant(key, name, label, varying))
+  labels = [v.label for v in variants]
+  if len(set(labels)) < len(labels):  # e.g. the same options on two meshes: the names tell them apart
+    variants = [dataclasses.replace(v, label=v.name) for v in variants]
+  return variants
+
+
+def _reference(variants: Sequence[Variant], reference: Mapping[str, Any] | None) -> Variant:
+  for variant in variants if reference else ():
+    if all(_same(variant.varying.get(k, _ABSENT), v) for k, v in reference.items()):
+      return variant
+  return variants[0]
+
+
+_ABSENT = object()
+
+
+def _same(a: Any, b: Any) -> bool:
+  return a == b or str(a).lower() == str(b).lower()  # a recorded True and "true", 1 and "1"
+
+
+def _samples(records: Iterable[RunRecord], tag: str, direction: Direction) -> tuple[list[int], list[float]]:
+  by_host: dict[int, dict[int, float]] = {}
+  for record in records:
+    value = record.value(tag)
+    if value is not None and math.isfinite(value):
+      by_host.setdefault(record.host, {})[record.repeat] = value
+  repeats = sorted({r for values in by_host.values() for r in values})
+  return repeats, per_repeat_across_hosts(by_host, direction)
+
+
+def _outliers(metric: HeadlineMetric, repeats: Sequence[int], samples: Sequence[float], median: float) -> tuple[Outlier, ...]:
+  """Repeats whose time lies far from the others (see stats._outliers) and more than 10% off.
+
+  Only times are flagged: a throughput is the same measurement seen upside
+  down, and memory changes of a few MiB are below what RSS resolves. The 10%
+  keeps three nearly equal repeats from making a fourth, 5% slower, an outlier.
+  """
+  if Tag.parse(metric.tag).namespace != "0_basics":
+    return ()
+  z_scores = modified_z_scores(samples)
+  return tuple(
+      Outlier(repeats[i], samples[i], z_scores[i]) for i in outlier_indices(samples)
+      if abs(samples[i] - median) > DEFAULT_THRESHOLD * abs(median)
+  )
+
+
+def _compare(reference: Sequence[float], samples: Sequence[float], direction: Direction) -> MetricComparison:
+  """`compare_samples`, short-cut when the sample sizes cannot reach significance.
+
+  Then the verdict is "not enough samples" whatever the data, and only the ratio
+  is shown; skipping the test and the bootstrap spares importing scipy (about
+  1.5 s at the end of a 3-repeat quick start).
+  """
+  if min_p_value(len(reference), len(samples)) < DEFAULT_ALPHA:
+    return compare_samples(reference, samples, direction)
+  base, cur = statistics.median(reference), statistics.median(samples)
+  return MetricComparison(
+      direction, base, cur, cur / base if base > 0 else None, None, None, None,
+      Verdict.NOT_ENOUGH_SAMPLES, len(reference), len(samples),
+  )
+
+
+def build_verdict(
+    records: Sequence[RunRecord], reference: Mapping[str, Any] | None = None
+) -> VerdictTable | None:
+  """The verdict table of a run's records; None when no run succeeded.
+
+  Args:
+    records: results.jsonl records (warm-ups and failed runs are left out here).
+    reference: swept option values that pick the reference variant (the
+      suite's `reference:`); default the first variant.
+  """
+  measured = [r for r in records if not r.warmup and not r.failed]
+  if not measured:
+    return None
+  variants = _variants(measured)
+  ref = _reference(variants, reference)
+  units: dict[str, str] = {}
+  for record in measured:
+    for tag, entry in record.metrics.items():
+      units.setdefault(tag, str(entry.get("unit") or ""))
+  metrics = headline_metrics(units)
+  by_key: dict[str, list[RunRecord]] = {}
+  for record in measured:
+    by_key.setdefault(record.key, []).append(record)
+  cells: dict[tuple[str, str], Cell] = {}
+  for metric in metrics:
+    ref_samples = _samples(by_key[ref.key], metric.tag, metric.direction)[1]
+    for variant in variants:
+      repeats, samples = _samples(by_key[variant.key], metric.tag, metric.direction)
+      interval = median_interval(samples)
+      if interval is None:
+        continue
+      comparison = None
+      if variant.key != ref.key and ref_samples:
+        comparison = _compare(ref_samples, samples, metric.direction)
+      outliers = _outliers(metric, repeats, samples, interval.median)
+      cells[(metric.tag, variant.key)] = Cell(tuple(samples), tuple(repeats), interval, comparison, outliers)
+  effects = main_effects(variants, ref, metrics, cells)
+  return VerdictTable(tuple(variants), ref.key, tuple(metrics), cells, tuple(effects))
+
+
+def main_effects(
+    variants: Sequence[Variant],
+    reference: Variant,
+    metrics: Sequence[HeadlineMetric],
+    cells: Mapping[tuple[str, str], Cell],
+) -> list[MainEffect]:
+  """Per swept axis and level, the typical ratio to the reference level; empty for one axis."""
+  axes = [a for a in reference.varying if len({str(v.varying.get(a)) for v in variants}) > 1]
+  if len(axes) < 2:
+    return []  # one axis: the variant columns already are its effect
+  effects = []
+  for axis in axes:
+    base_level = reference.varying[axis]
+    # Only variants that sweep this axis have a level of it (a suite may mix generators).
+    levels = list(dict.fromkeys(str(v.varying[axis]) for v in variants if axis in v.varying))
+    for level in levels:
+      if level == str(base_level):
+        continue
+      pairs = []
+      for variant in variants:
+        if str(variant.varying.get(axis)) != level:
+          continue
+        others = {k: str(v) for k, v in variant.varying.items() if k != axis}
+        partner = next((p for p in variants if str(p.varying.get(axis)) == str(base_level)
+                        and {k: str(v) for k, v in p.varying.items() if k != axis} == others), None)
+        if partner is not None:
+          pairs.append((variant, partner))
+      ratios = {}
+      for metric in metrics:
+        logs = []
+        for variant, partner in pairs:
+          a, b = cells.get((metric.tag, variant.key)), cells.get((metric.tag, partner.key))
+          if a and b and a.interval.median > 0 and b.interval.median > 0:
+            logs.append(math.log(a.interval.median / b.interval.median))
+        if logs:
+          ratios[metric.tag] = math.exp(statistics.fmean(logs))
+      value = next(v.varying[axis] for v in variants if axis in v.varying and str(v.varying[axis]) == level)
+      effects.append(MainEffect(axis, value, base_level, ratios, len(pairs)))
+  return effects
+
+
+# How a cell's comparison with the reference reads (console and report alike).
+BETTER, WORSE, LARGE, SAME, TOO_FEW = "better", "worse", "~", "=", "?"
+LEGEND = (
+    "better / worse: significant (Mann-Whitney U, p < 0.01) and beyond 10%;"
+    " ~ beyond 10% but not significant; = within 10% or not significant;"
+    " ? too few repeats for p < 0.01 (5 or more per variant can reach it);"
+    " ! a repeat lies far from the others (modified z-score;"
+    " about 1 in 100 normal repeats is flagged)"
+)
+
+
+def judgement(comparison: MetricComparison | None) -> str:
+  """better, worse, ~, = or ?, from a comparison with the reference ("" for the reference)."""
+  if comparison is None:
+    return ""
+  if comparison.verdict == Verdict.IMPROVED:
+    return BETTER
+  if comparison.verdict == Verdict.REGRESSED:
+    return WORSE
+  if comparison.verdict == Verdict.NOT_ENOUGH_SAMPLES:
+    return TOO_FEW
+  ratio = comparison.ratio
+  if ratio and ratio > 0 and max(ratio, 1 / ratio) > 1 + DEFAULT_THRESHOLD:
+    return LARGE
+  return SAME
+
+
+def number(value: float | None) -> str:
+  if value is None or not math.isfinite(value):
+    return "-"
+  return f"{value:.3g}" if abs(value) < 1e5 else f"{value:.3e}"
+
+
+def median_text(cell: Cell) -> str:
+  """`1.05 [0.98, 1.1]`: the median and its interval (the median alone for one repeat)."""
+  m = cell.interval
+  text = number(m.median)
+  if m.n > 1:
+    text += f" [{number(m.low)}, {number(m.high)}]"
+  return text + (" !" if cell.outliers else "")
+
+
+def ratio_text(cell: Cell) -> str:
+  """`0.52x better` against the reference; `reference` for the reference itself."""
+  if cell.comparison is None:
+    return "reference"
+  ratio = cell.comparison.ratio
+  return f"{'-' if ratio is None else f'{ratio:.2f}x'} {judgement(cell.comparison)}"
+
+
+def interval_note(table: VerdictTable) -> str:
+  """What the intervals are, with the coverage the repeat counts really give."""
+  coverages = sorted({c.interval.coverage for c in table.cells.values() if c.interval.n > 1})
+  if not coverages:
+    return "one repeat per variant: no interval (num_repeats: 5 or more gives one)"
+  low, high = coverages[0], coverages[-1]
+  cover = f"{low:.0%}" if low == high else f"{low:.0%} to {high:.0%}"
+  return (f"[low, high]: distribution-free interval of the median over repeats, coverage {cover}"
+          " (the full range below 6 repeats)")
+
+
+def outlier_lines(table: VerdictTable) -> list[str]:
+  """One line per outlying repeat: which variant, metric and repeat, against the median."""
+  lines = []
+  for variant, metric, outlier in table.outliers():
+    median = table.cell(metric.tag, variant.key).interval.median
+    lines.append(
+        f"{variant.label}: {metric.label} of repeat {outlier.repeat} is {number(outlier.value)} {metric.unit}"
+        f" against a median of {number(median)} (modified z {outlier.z:+.1f})"
+    )
+  return lines

@@ -1,0 +1,112 @@
+"""Results as a pandas DataFrame, and CSV / Parquet exports of it."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+from typing import TYPE_CHECKING, Any
+
+from ckptbench.errors import CkptbenchError
+from ckptbench.api import metric_value
+from ckptbench.api import Tag
+from ckptbench.results._read import read_outputs
+
+if TYPE_CHECKING:
+  import pandas as pd
+
+# Columns every row has; an option with one of these names becomes `option_<name>`.
+RUN_COLUMNS = (
+    "suite", "benchmark", "key", "generator", "repeat", "warmup", "host", "num_hosts",
+    "started_at", "duration_s", "mesh", "checkpoint_config", "error",
+)
+METRIC_COLUMNS = ("tag", "operation", "namespace", "metric", "value", "unit")
+FORMATS = ("csv", "parquet")
+
+
+def _cell(value: Any) -> Any:
+  """Scalars stay as they are; lists, dicts and the like become JSON text."""
+  if value is None or isinstance(value, (bool, int, float, str)):
+    return value
+  return json.dumps(value, sort_keys=True, default=str)
+
+
+def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
+  """One row per run x metric of OUT/results.jsonl, with the options as columns.
+
+  A run that recorded no metric (it failed early) still has one row, with an
+  empty `tag` and its `error`. Option columns follow the fixed columns
+  (`RUN_COLUMNS` + `METRIC_COLUMNS`); an option whose name clashes with one of
+  them is named `option_<name>`. Non-scalar values (lists, dicts) are JSON text.
+
+  Args:
+    out_dir: the output directory of a run.
+
+  Returns:
+    The DataFrame (empty, with the fixed columns, when no run finished).
+
+  Raises:
+    CkptbenchError: when `out_dir` holds no results.
+
+  Example:
+    >>> df = ckptbench.load_results("out/quickstart")
+    >>> df[df.tag == "save_0_basics/time_s"].groupby("benchmark").value.mean()
+  """
+  import pandas as pd  # deferred: `import ckptbench` stays light
+
+  outputs = read_outputs(out_dir)
+  fixed = set(RUN_COLUMNS) | set(METRIC_COLUMNS)
+  rows: list[dict[str, Any]] = []
+  option_columns: list[str] = []
+  for record in outputs.results:
+    run = {column: _cell(getattr(record, column)) for column in RUN_COLUMNS if column != "error"}
+    run["error"] = None if record.error is None else record.error.text
+    for name, value in record.options.items():
+      column = f"option_{name}" if name in fixed else name
+      if column not in option_columns:
+        option_columns.append(column)
+      run[column] = _cell(value)
+    if not record.metrics:
+      rows.append(run)
+    for tag, entry in record.metrics.items():
+      parts = Tag.parse(tag)
+      unit = entry.get("unit")
+      rows.append({**run, "tag": tag, "operation": parts.op, "namespace": parts.namespace,
+                   "metric": parts.metric, "value": metric_value(entry), "unit": unit})
+  columns = list(RUN_COLUMNS) + list(METRIC_COLUMNS) + option_columns
+  frame = pd.DataFrame(rows, columns=columns)
+  frame["value"] = frame["value"].astype(float)
+  return frame
+
+
+def export_results(
+    out_dir: str | pathlib.Path, fmt: str = "csv", output: str | pathlib.Path | None = None
+) -> pathlib.Path:
+  """Writes `load_results(out_dir)` as OUT/results.csv or OUT/results.parquet.
+
+  Args:
+    out_dir: the output directory of a run.
+    fmt: "csv" or "parquet".
+    output: the file to write; default OUT/results.<fmt>.
+
+  Returns:
+    The path written.
+
+  Raises:
+    CkptbenchError: for an unknown format or a directory without results.
+  """
+  if fmt not in FORMATS:
+    raise CkptbenchError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")
+  frame = load_results(out_dir)
+  path = pathlib.Path(output) if output is not None else pathlib.Path(out_dir) / f"results.{fmt}"
+  path.parent.mkdir(parents=True, exist_ok=True)
+  if fmt == "csv":
+    frame.to_csv(path, index=False)
+  else:
+    # Option columns can mix types across generators (a bool here, a string
+    # there); Arrow needs one type per column, so such columns become text.
+    for column in frame.columns[len(RUN_COLUMNS) + len(METRIC_COLUMNS):]:
+      kinds = {type(v) for v in frame[column].dropna()}
+      if len(kinds) > 1:
+        frame[column] = frame[column].map(lambda v: None if v is None or v != v else str(v))
+    frame.to_parquet(path, index=False)
+  return path

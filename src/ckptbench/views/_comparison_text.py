@@ -1,0 +1,115 @@
+"""A baseline comparison as a console table, regressions first."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ckptbench.results import Comparison, ComparisonRow
+from ckptbench.stats import Verdict
+
+_LOG_WIDTH = 160
+# asv's marks: + worse, - better; ours add ? (too few samples to tell).
+_VERDICT_STYLE = {
+    Verdict.REGRESSED: ("+", "bold red"),
+    Verdict.IMPROVED: ("-", "green"),
+    Verdict.NOT_ENOUGH_SAMPLES: ("?", "yellow"),
+    Verdict.UNCHANGED: ("", ""),
+    Verdict.NOT_JUDGED: ("", "dim"),
+}
+
+
+
+def _large(row: ComparisonRow, threshold: float) -> bool:
+  if row.ratio is None or row.ratio <= 0:
+    return False
+  return max(row.ratio, 1 / row.ratio) > 1 + threshold
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+  if value is None or (isinstance(value, float) and math.isnan(value)):
+    return "-"
+  text = f"{value:.3g}" if abs(value) < 1e5 else f"{value:.3e}"
+  return f"{text} {unit}".rstrip()
+
+
+def _bound(value: float | None) -> str:
+  return "?" if value is None else f"{value:.2f}"
+
+
+def print_comparison(comparison: Comparison, console: Console | None = None, show_all: bool = False) -> None:
+  """Prints the comparison as a table, regressions first.
+
+  Unchanged non-headline rows and neutral rows are counted in one line
+  unless `show_all`; comparison.json always holds every row.
+  """
+  # Off a terminal (CI logs), a wide table keeps metric names on one line.
+  console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
+  for warning in comparison.warnings:
+    console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+  table = Table(
+      title=f"Comparison with baseline {escape(comparison.baseline_label)}"
+      f" (threshold {comparison.threshold:.0%}, alpha {comparison.alpha:g})"
+  )
+  table.add_column("", no_wrap=True)
+  table.add_column("benchmark", overflow="fold")
+  table.add_column("metric", overflow="fold")
+  for column in ("baseline", "current", "ratio", "95% CI", "p", "n"):
+    table.add_column(column, justify="right", no_wrap=True)
+  hidden = 0
+  for row in comparison.rows:
+    # By default: every regression and improvement, and the headline metrics.
+    quiet = row.verdict == Verdict.NOT_JUDGED or (
+        not row.headline and row.verdict not in (Verdict.REGRESSED, Verdict.IMPROVED)
+    )
+    if quiet and not show_all:
+      hidden += 1
+      continue
+    mark, style = _VERDICT_STYLE[row.verdict]
+    if row.verdict == Verdict.UNCHANGED and _large(row, comparison.threshold):
+      mark = "~"  # as asv: beyond the threshold, but not significant
+    table.add_row(
+        mark,
+        escape(row.benchmark),
+        escape(row.metric) + (" *" if row.headline else ""),
+        _fmt(row.baseline, row.unit),
+        _fmt(row.current, row.unit),
+        "-" if row.ratio is None else f"{row.ratio:.2f}x",
+        "-" if row.ci_low is None and row.ci_high is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
+        "-" if row.p_value is None else f"{row.p_value:.3f}",
+        f"{row.n_baseline}/{row.n_current}",
+        style=style,
+    )
+  if comparison.rows:
+    console.print(table)
+  console.print(
+      "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
+      " * headline (time, throughput, peak memory)"
+      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else "")
+  )
+  if any(r.verdict == Verdict.NOT_ENOUGH_SAMPLES for r in comparison.rows):
+    console.print(
+        f"too few samples: with these repeat counts no change can reach p < {comparison.alpha:g};"
+        " run 5 or more repeats on each side (num_repeats)"
+    )
+  if comparison.matched_nothing:
+    console.print(
+        "[bold red]no benchmark of this run is in the baseline: nothing was compared[/bold red]"
+        " (a key hashes generator, options, mesh and checkpoint config; --fail_on_regression exits 3)"
+    )
+  for line in comparison.unmatched:
+    console.print(f"unmatched: {escape(line)}", highlight=False)
+  for side, missing in (("baseline only", comparison.only_in_baseline), ("run only", comparison.only_in_current)):
+    for kind, names in missing.items():
+      if names:
+        console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
+  counts = {v: sum(r.verdict == v for r in comparison.rows) for v in Verdict}
+  console.print(
+      ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+      + (f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
+         if comparison.headline_regressions else "")
+  )

@@ -1,0 +1,110 @@
+"""The report's verdict sections: the variants side by side, every run in order, per-host spreads."""
+
+from __future__ import annotations
+
+from ckptbench.api import Tag
+from ckptbench.results import RunOutputs
+from ckptbench.views._report_html import FigureIds, esc, table
+from ckptbench.analysis import (
+    BETTER,
+    LARGE,
+    LEGEND,
+    TOO_FEW,
+    WORSE,
+    VerdictTable,
+    interval_note,
+    judgement,
+    median_text,
+    outlier_lines,
+    ratio_text,
+)
+from ckptbench.views import _plots
+
+_JUDGEMENT_CLASS = {BETTER: "better", WORSE: "worse", LARGE: "unsure", TOO_FEW: "unsure"}
+
+
+def verdict_section(verdict: VerdictTable | None) -> str:
+  """The console's verdict table, as HTML: a row per metric, a column per variant."""
+  if verdict is None:
+    return ""
+  by_key = {v.key: v for v in verdict.variants}
+  head = "".join(f"<th>{esc(v.label)}</th>" for v in verdict.variants)
+  rows = []
+  for metric in verdict.metrics:
+    cells = []
+    for variant in verdict.variants:
+      cell = verdict.cell(metric.tag, variant.key)
+      if cell is None:
+        cells.append("<td class=num>-</td>")
+        continue
+      css = _JUDGEMENT_CLASS.get(judgement(cell.comparison), "")
+      cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio_text(cell))}</span></td>")
+    rows.append(f"<tr><th>{esc(metric.label)}</th><td>{esc(metric.unit)}</td>{''.join(cells)}</tr>")
+  parts = [
+      f"<h2>verdict</h2><p>reference: <b>{esc(by_key[verdict.reference].label)}</b></p>",
+      f"<table id=verdict><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
+  ]
+  if verdict.effects:
+    metrics = verdict.metrics
+    effect_rows = [
+        [f"{e.axis}={e.level} vs {e.reference_level}", e.pairs]
+        + [f"{e.ratios[m.tag]:.2f}x" if m.tag in e.ratios else "-" for m in metrics]
+        for e in verdict.effects
+    ]
+    parts.append("<h3>main effect of each option</h3><p class=note>geometric mean of the ratios between"
+                 " variants that differ in this option alone</p>")
+    parts.append(table(["option", "pairs"] + [m.label for m in metrics], effect_rows))
+  parts.append(f"<p class=note>{esc(interval_note(verdict))}<br>{esc(LEGEND)}</p>")
+  outliers = outlier_lines(verdict)
+  if outliers:
+    parts.append("<p class=unsure>outlying repeats:</p><ul>" + "".join(f"<li>{esc(l)}</li>" for l in outliers) + "</ul>")
+  return "\n".join(parts)
+
+
+def runs_in_order(outputs: RunOutputs, verdict: VerdictTable, figures: FigureIds) -> str:
+  """Each headline time, run by run per variant, warm-ups included: warm-up effects and drift."""
+  flagged = {(v.key, m.tag, o.repeat) for v, m, o in verdict.outliers()}
+  parts = []
+  for metric in verdict.metrics:
+    if Tag.parse(metric.tag).namespace != "0_basics":
+      continue
+    series = {}
+    for variant in verdict.variants:
+      points = []
+      runs = [r for r in outputs.results if r.key == variant.key and not r.failed]
+      for record in sorted(runs, key=lambda r: (not r.warmup, r.repeat)):
+        value = record.value(metric.tag)
+        if value is None or record.host != 0:
+          continue
+        repeat = record.repeat
+        kind = "warm-up" if record.warmup else "outlier" if (variant.key, metric.tag, repeat) in flagged else "repeat"
+        points.append(_plots.RunPoint(f"w{repeat}" if record.warmup else str(repeat), value, kind))
+      if points:
+        series[variant.label] = points
+    if series:
+      parts.append(_plots.repeat_series(f"{metric.label}, run by run (host 0)", metric.unit, series, figures.next()))
+  if not parts:
+    return ""
+  return ("<h2>runs in order</h2><p class=note>open circles: warm-ups (not counted); crosses: outlying repeats."
+          " A first repeat far above the others is a warm-up effect; a trend across repeats is drift.</p>"
+          + "".join(f"<div class=figure>{p}</div>" for p in parts))
+
+
+def hosts_section(outputs: RunOutputs, verdict: VerdictTable, figures: FigureIds) -> str:
+  """Per host, the headline times over the repeats (several hosts only): stragglers stand out."""
+  runs = [r for r in outputs.measured_runs() if not r.failed]
+  if len({r.host for r in runs}) < 2:
+    return ""
+  parts = []
+  for metric in verdict.metrics:
+    if Tag.parse(metric.tag).namespace != "0_basics":
+      continue
+    by_variant: dict[str, dict[int, list[float]]] = {}
+    for variant in verdict.variants:
+      for record in runs:
+        value = record.value(metric.tag)
+        if record.key == variant.key and value is not None:
+          by_variant.setdefault(variant.label, {}).setdefault(record.host, []).append(value)
+    if by_variant:
+      parts.append(_plots.host_distribution(f"{metric.label} per host", metric.unit, by_variant, figures.next()))
+  return "<h2>hosts</h2>" + "".join(f"<div class=figure>{p}</div>" for p in parts)

@@ -1,0 +1,140 @@
+"""TensorBoard logs written without TensorFlow, read back with TensorBoard's own reader."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+
+import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.plugins.hparams import plugin_data_pb2
+
+from ckptbench import BenchmarkOptions, TestContext
+from ckptbench.views import tensorboard_run_name, write_tensorboard
+from views_sample import sample_out  # noqa: F401  (fixture)
+
+OCDBT = "SaveRestore use_ocdbt=True"
+NO_OCDBT = "SaveRestore use_ocdbt=False"
+
+
+def _load(run_dir: pathlib.Path) -> EventAccumulator:
+  acc = EventAccumulator(str(run_dir), size_guidance={"tensors": 0})
+  acc.Reload()
+  return acc
+
+
+def _scalars(acc: EventAccumulator, tag: str) -> list[tuple[int, float]]:
+  return [(e.step, float(e.tensor_proto.float_val[0])) for e in acc.Tensors(tag)]
+
+
+def _text(acc: EventAccumulator, tag: str) -> str:
+  return acc.Tensors(tag)[0].tensor_proto.string_val[0].decode()
+
+
+def _hparams_data(acc: EventAccumulator, tag: str) -> plugin_data_pb2.HParamsPluginData:
+  return plugin_data_pb2.HParamsPluginData.FromString(acc.PluginTagToContent("hparams")[tag])
+
+
+def test_every_metric_of_every_run_is_a_scalar_per_host(sample_out):
+  logdir = write_tensorboard(sample_out)
+
+  host = _load(logdir / tensorboard_run_name(OCDBT) / "host_0")
+  assert _scalars(host, "save_0_basics/time_s") == [
+      (0, pytest.approx(0.4)), (1, pytest.approx(0.42)), (2, pytest.approx(0.44))
+  ]
+  assert len(host.Tags()["tensors"]) == 16 + 1  # the fixture's 16 metrics and run/duration_s
+
+
+def test_a_failed_run_keeps_its_metrics_and_shows_its_error(sample_out):
+  logdir = write_tensorboard(sample_out)
+
+  host = _load(logdir / tensorboard_run_name(NO_OCDBT) / "host_0")
+  # Repeat 1 failed after its save: the save time is there, the load time is not.
+  assert [step for step, _ in _scalars(host, "save_0_basics/time_s")] == [0, 1, 2]
+  assert [step for step, _ in _scalars(host, "load_0_basics/time_s")] == [0, 2]
+  (error,) = host.Tensors("error")
+  assert error.step == 1
+  assert "ValueError: restored data differs" in error.tensor_proto.string_val[0].decode()
+
+
+def test_aggregated_statistics_and_cross_host_block(sample_out):
+  logdir = write_tensorboard(sample_out)
+
+  bench = _load(logdir / tensorboard_run_name(OCDBT))
+  assert _scalars(bench, "save_0_basics/time_s/mean") == [(0, pytest.approx(0.42))]
+  assert _scalars(bench, "save_0_basics/time_s/n") == [(0, 3.0)]
+  for stat in ("std", "min", "max", "median"):
+    assert bench.Tensors(f"save_0_basics/time_s/{stat}")
+  assert _scalars(bench, "save_0_basics/time_s/hosts/p99") == [(0, pytest.approx(0.44))]
+  assert _scalars(bench, "save_0_basics/time_s/hosts/slowest_host") == [(0, 0.0)]
+
+
+def test_hparams_describe_options_mesh_checkpoint_and_headline_metrics(sample_out):
+  logdir = write_tensorboard(sample_out)
+
+  session = _hparams_data(_load(logdir / tensorboard_run_name(OCDBT)), "_hparams_/session_start_info")
+  hparams = session.session_start_info.hparams
+  assert hparams["use_ocdbt"].bool_value is True
+  assert hparams["mesh.ici_parallelism.fsdp"].number_value == 8
+  assert "bfloat16" in hparams["checkpoint.spec"].string_value
+  assert session.session_start_info.group_name == "3f9a1c0d2e"
+
+  experiment = _hparams_data(_load(logdir), "_hparams_/experiment").experiment
+  names = {info.name for info in experiment.hparam_infos}
+  assert {"use_ocdbt", "use_zarr3", "mesh.mesh_axes", "checkpoint.spec"} <= names
+  use_ocdbt = next(i for i in experiment.hparam_infos if i.name == "use_ocdbt")
+  assert sorted(v.bool_value for v in use_ocdbt.domain_discrete.values) == [False, True]
+  metric_tags = {m.name.tag for m in experiment.metric_infos}
+  assert {"save_0_basics/time_s/mean", "load_4_throughput/load_total_gbps/mean",
+          "save_7_memory/device_peak_diff_mib/mean"} <= metric_tags
+  assert "save_7_memory/host_rss_peak_mib/mean" not in metric_tags  # the process peak is no headline
+  # Every headline metric names a scalar that the session run holds.
+  bench_tags = set(_load(logdir / tensorboard_run_name(OCDBT)).Tags()["tensors"])
+  assert metric_tags <= bench_tags
+
+
+def test_text_cards_configuration_inventory_and_summary(sample_out):
+  logdir = write_tensorboard(sample_out)
+
+  bench = _load(logdir / tensorboard_run_name(NO_OCDBT))
+  assert "| use_ocdbt | false |" in _text(bench, "configuration")
+  assert '"mesh_axes"' in _text(bench, "configuration")
+  assert "save_5_inventory/total_gib" in _text(bench, "inventory")
+  summary = _text(bench, "run_summary")
+  assert "3 runs, 2 passed, 1 failed" in summary
+  assert "ValueError: restored data differs" in summary and "Traceback" in summary
+
+
+def test_writing_again_replaces_instead_of_duplicating(sample_out):
+  logdir = write_tensorboard(sample_out)
+  write_tensorboard(sample_out)
+
+  run = logdir / tensorboard_run_name(OCDBT) / "host_0"
+  assert len(list(run.glob("events.out.tfevents.*"))) == 1
+  assert len(_scalars(_load(run), "save_0_basics/time_s")) == 3
+
+
+def test_profiler_trace_lands_where_the_profile_tab_reads_it(tmp_path, sample_out):
+  """A real jax.profiler trace through TestContext.trace, beside the scalars."""
+  import jax.numpy as jnp
+
+  context = TestContext(
+      pytree=None, path=tmp_path / "run", options=BenchmarkOptions(enable_trace=True),
+      name=OCDBT, trace_root=sample_out / "tensorboard",
+  )
+  with context.trace("save") as trace_dir:
+    jnp.arange(64.0).sum().block_until_ready()
+  logdir = write_tensorboard(sample_out)  # must leave the trace alone
+
+  # The Profile tab lists run `<bench>__<op>` from <logdir>/<run>/plugins/profile/<session>/*.xplane.pb.
+  assert trace_dir == logdir / f"{tensorboard_run_name(OCDBT)}__save"
+  (xplane,) = trace_dir.glob("plugins/profile/*/*.xplane.pb")
+  assert xplane.stat().st_size > 0
+  # A later repeat is not traced unless trace_every_repeat is set.
+  later = TestContext(
+      pytree=None, path=tmp_path / "run1", options=BenchmarkOptions(enable_trace=True),
+      repeat_index=1, name=OCDBT, trace_root=sample_out / "tensorboard",
+  )
+  assert later.trace_path("save") is None

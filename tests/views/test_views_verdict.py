@@ -1,0 +1,129 @@
+"""The verdict: variants side by side with ratios, significance, outliers and main effects."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import pytest
+from rich.console import Console
+
+from conftest import run_cli
+from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
+from ckptbench.results import read_outputs
+from ckptbench.views import print_suite_tables
+from ckptbench.analysis._verdict import build_verdict, headline_metrics
+
+
+def _record(key, varying, repeat, save_s, load_s=0.1, warmup=False):
+  return RunRecord(
+      suite="s", benchmark=f"B({', '.join(f'{k}={v}' for k, v in varying.items())})", key=key, generator="m.G",
+      options=varying, varying=varying, mesh=None, checkpoint_config=None, repeat=repeat, warmup=warmup,
+      host=0, num_hosts=1, path="", started_at="", duration_s=1.0,
+      metrics={
+          "save_blocking_0_basics/time_s": {"value": 0.01, "unit": "s"},
+          "save_0_basics/time_s": {"value": save_s, "unit": "s"},
+          "load_0_basics/time_s": {"value": load_s, "unit": "s"},
+          "save_4_throughput/save_total_gbps": {"value": 1 / save_s, "unit": "GiB/s"},
+          "save_4_throughput/save_blocking_gbps": {"value": 40.0, "unit": "GiB/s"},
+          "save_blocking_4_throughput/save_blocking_gbps": {"value": 40.0, "unit": "GiB/s"},
+          "save_background_4_throughput/save_total_gbps": {"value": 1 / save_s, "unit": "GiB/s"},
+          "save_7_memory/host_rss_peak_diff_mib": {"value": 100.0, "unit": "MiB"},
+      },
+  )  # fmt: skip
+
+
+def _sweep(effects, repeats=6, jitter=(1.0, 1.01, 0.99, 1.02, 0.98, 1.0)):
+  """A 2x2 sweep whose save time is the product of one factor per option."""
+  records = []
+  for i, (ocdbt, zarr3) in enumerate([(True, True), (True, False), (False, True), (False, False)]):
+    scale = effects["ocdbt"] ** (not ocdbt) * effects["zarr3"] ** (not zarr3)
+    for r in range(repeats):
+      records.append(_record(f"k{i}", {"use_ocdbt": ocdbt, "use_zarr3": zarr3}, r, scale * jitter[r]))
+  return records
+
+
+def test_headline_rows_are_times_own_bandwidths_and_peaks_not_blocking_rates():
+  units = {t: m["unit"] for t, m in _record("k", {}, 0, 1.0).metrics.items()}
+  tags = [m.tag for m in headline_metrics(units)]
+  assert tags == [
+      "save_blocking_0_basics/time_s", "save_0_basics/time_s", "load_0_basics/time_s",
+      "save_4_throughput/save_total_gbps", "save_7_memory/host_rss_peak_diff_mib",
+  ]
+
+
+def test_ratios_verdicts_and_main_effects_of_a_two_axis_sweep():
+  table = build_verdict(_sweep({"ocdbt": 2.0, "zarr3": 1.0}))
+  assert [v.label for v in table.variants][0] == "use_ocdbt=True, use_zarr3=True"
+  assert table.reference == "k0"
+  slow = table.cell("save_0_basics/time_s", "k2")
+  assert slow.comparison.ratio == pytest.approx(2.0, rel=0.02) and slow.comparison.verdict.value == "regressed"
+  faster = table.cell("save_4_throughput/save_total_gbps", "k2")
+  assert faster.comparison.ratio == pytest.approx(0.5, rel=0.02)
+  effects = {(e.axis, str(e.level)): e for e in table.effects}
+  assert effects[("use_ocdbt", "False")].ratios["save_0_basics/time_s"] == pytest.approx(2.0, rel=0.02)
+  assert effects[("use_ocdbt", "False")].pairs == 2
+  assert effects[("use_zarr3", "False")].ratios["save_0_basics/time_s"] == pytest.approx(1.0, rel=0.02)
+
+
+def test_the_suites_reference_is_used_and_warmups_and_failures_are_left_out():
+  records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
+  records.append(_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 0, 50.0, warmup=True))
+  records.append(dataclasses.replace(_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 9, 50.0), error=ErrorRecord("E", "")))
+  table = build_verdict(records, reference={"use_ocdbt": "false", "use_zarr3": False})
+  assert table.reference == "k3"
+  assert table.cell("save_0_basics/time_s", "k0").interval.n == 6
+  assert table.cell("save_0_basics/time_s", "k0").comparison.ratio == pytest.approx(0.5, rel=0.02)
+
+
+def test_a_slow_first_repeat_is_flagged_and_three_repeats_are_too_few_to_judge():
+  records = _sweep({"ocdbt": 2.0, "zarr3": 1.0}, repeats=3, jitter=(2.3, 1.0, 1.01))
+  table = build_verdict(records)
+  flagged = {(v.key, m.tag, o.repeat) for v, m, o in table.outliers()}
+  assert ("k0", "save_0_basics/time_s", 0) in flagged
+  assert all(tag.endswith("time_s") for _, tag, _ in flagged)  # throughput is the same number upside down
+  assert table.cell("save_0_basics/time_s", "k2").comparison.verdict.value == "not enough samples"
+
+
+def _text(summary, records, **kwargs):
+  console = Console(record=True, width=200, color_system=None)
+  print_suite_tables(summary, console, records=records, **kwargs)
+  return console.export_text()
+
+
+def test_console_prints_the_verdict_first_and_details_only_when_asked():
+  records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
+  bench = BenchmarkSummary("B(x)", "k0", "m.G", {}, {}, None, None, runs=6, failed=0, errors=[], metrics={
+      "save_0_basics/time_s": {"unit": "s", "mean": 1.0, "std": 0.1, "min": 0.9, "max": 1.1}})
+  summary = SuiteSummary(suite="s", benchmarks=[bench])
+  text = _text(summary, records)
+  assert text.index("verdict: s") < text.index("suite s")
+  assert "reference: use_ocdbt=True, use_zarr3=True" in text
+  assert re.search(r"2\.0\dx worse", text) and "main effect of each option" in text
+  assert "use_ocdbt=False vs True" in text
+  assert "mean ± std" not in text
+  assert "mean ± std" in _text(summary, records, detail=True)
+
+
+@pytest.mark.slow
+def test_a_real_sweep_prints_its_verdict_first(tmp_path):
+  suite = tmp_path / "s.yaml"
+  suite.write_text(
+      "suite_name: verdict\nnum_repeats: 3\nreference: {use_ocdbt: false}\n"
+      "checkpoint_config: {spec: {params: {dtype: float32, shape: [64, 64], sharding: [fsdp]}}}\n"
+      "mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}\n"
+      "benchmarks:\n  - generator: save_restore\n    options: {use_ocdbt: [true, false]}\n"
+  )
+  done = run_cli("run", str(suite), "-o", str(tmp_path / "out"), "--no-progress", "--no-probe", "--no-views")
+  assert done.returncode == 0, done.stderr
+  text = done.stdout
+  assert text.index("verdict: verdict") < text.index("suite verdict")
+  assert "(reference: use_ocdbt=False)" in text
+  for label in ("save time", "save blocking time", "load time", "save throughput", "load throughput"):
+    assert label in text
+  assert "save_blocking_gbps" not in text and "mean ± std" not in text
+  assert re.search(r"\d\.\d\dx [?=~]", text)  # 3 vs 3 repeats: a ratio, never a verdict
+  out = read_outputs(tmp_path / "out")
+  assert sum(r.warmup for r in out.results) == 2  # the default warm-up with repeats
+  assert out.reference == {"use_ocdbt": False}
+  assert build_verdict(out.results, out.reference).variants[1].label == "use_ocdbt=False"
