@@ -2,8 +2,8 @@
 
 Scaling changes only what cannot run here: every mesh shrinks to at most 8
 devices (halving its largest degree, ici first on a tie; duplicates dropped),
-array shapes in a spec shrink to at most 64K elements, repeats and savings are
-capped (time), and every gs://orbax-benchmarks/..., /mnt/gcs_bucket/... or
+array shapes in a spec shrink to at most 64K elements, repeats (2) and savings
+(2) are capped (time), and every gs://orbax-benchmarks/..., /mnt/gcs_bucket/... or
 /tfhub/... path becomes a path under FIXTURES holding a small fixture of the
 same layout: an Orbax checkpoint (a step directory's `items` or a bare `ckpt`),
 a directory of Hugging Face-style safetensors files, or a sharding file in
@@ -26,7 +26,7 @@ import yaml
 
 MAX_DEVICES = 8
 MAX_ELEMENTS = 1 << 16
-MAX_REPEATS = 3
+MAX_REPEATS = 2
 MAX_SAVINGS = 2
 SUITE_DIRS = ("configs", "orbax_load/configs", "safetensors/configs")
 _REMOTE = (("gs://orbax-benchmarks/", ""), ("/mnt/gcs_bucket/", "mnt_gcs_bucket/"), ("/tfhub/", "tfhub/"))

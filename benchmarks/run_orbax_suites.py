@@ -59,15 +59,16 @@ def _ckptbench(args: list[str], devices: int) -> subprocess.CompletedProcess:
 
 
 def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path) -> Outcome:
-  """Plans, then runs, one scaled suite; the outcome with ckptbench's median times."""
+  """Runs one scaled suite (plans it when the run refuses it); the outcome with ckptbench's median times."""
   name = _orbax_scaled.relative_name(scaled.source)
   devices = _orbax_scaled.devices_for(scaled)
-  plan = _ckptbench(["plan", str(suite_file)], devices)
-  if plan.returncode:
-    return Outcome(name, "refused", _first_line(plan.stderr or plan.stdout), {}, None)
-  run = _ckptbench(["run", str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views", "--no-probe", "--no-progress"], devices)
+  run = _ckptbench(["run", str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views",
+                    "--no-probe", "--no-progress"], devices)  # fmt: skip
   summary = out / "summary.json"
-  if not summary.exists():
+  if not summary.exists():  # refused before running: plan must refuse it too, with the same reason
+    plan = _ckptbench(["plan", str(suite_file)], devices)
+    if plan.returncode:
+      return Outcome(name, "refused", _first_line(plan.stderr or plan.stdout), {}, None)
     return Outcome(name, "failed", f"exit {run.returncode}, no summary.json: {_first_line(run.stderr)}", {}, None)
   data = json.loads(summary.read_text())
   errors = [e["message"] for b in data["benchmarks"] for e in b.get("errors", [])]
@@ -98,7 +99,7 @@ def run_orbax(
   values = _scalars(out / "tensorboard")
   times = {}
   for op in _OPS:
-    found = [v for tag, vs in values.items() if re.fullmatch(rf"(.*/)?{op}_0_basics/time_s", tag) for v in vs]
+    found = [v for tag, vs in values.items() if re.fullmatch(rf"{op}[_/]0_basics/time_s", tag) for v in vs]
     if found:
       times[op] = statistics.median(found)
   return times
@@ -148,14 +149,18 @@ def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) 
   return outcome
 
 
+def _line(o: Outcome) -> str:
+  times = " ".join(f"{op} {o.ckptbench[op]:.3f}s" for op in _OPS if op in o.ckptbench)
+  if isinstance(o.orbax, dict):
+    peer = " | orbax " + " ".join(f"{op} {o.orbax[op]:.3f}s" for op in _OPS if op in o.orbax)
+  else:
+    peer = "" if o.orbax is None else f" | orbax's runner failed: {o.orbax}"
+  return f"{o.status:8} {o.suite}: {o.detail} {times}{peer}"
+
+
 def report(outcomes: list[Outcome], total: int) -> None:
   for o in sorted(outcomes, key=lambda o: (o.status, o.suite)):
-    times = " ".join(f"{op} {o.ckptbench[op]:.3f}s" for op in _OPS if op in o.ckptbench)
-    if isinstance(o.orbax, dict):
-      peer = " | orbax " + " ".join(f"{op} {o.orbax[op]:.3f}s" for op in _OPS if op in o.orbax)
-    else:
-      peer = "" if o.orbax is None else f" | orbax's runner failed: {o.orbax}"
-    print(f"{o.status:8} {o.suite}: {o.detail} {times}{peer}")
+    print(_line(o))
   ran = [o for o in outcomes if o.status == "ran"]
   print(f"\n{len(ran)}/{total} suites ran under ckptbench;"
         f" refused by plan: {sum(o.status == 'refused' for o in outcomes)};"
@@ -182,9 +187,10 @@ def main(argv: list[str]) -> int:
   files = [p for p in _orbax_scaled.suite_files() if not args.k or any(k in str(p) for k in args.k)]
   with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
     outcomes = []
-    for outcome in pool.map(lambda p: one_suite(p, args.work, orbax_python), files):
-      print(f"{outcome.status:8} {outcome.suite}", flush=True)
-      outcomes.append(outcome)
+    futures = [pool.submit(one_suite, p, args.work, orbax_python) for p in files]
+    for future in concurrent.futures.as_completed(futures):
+      outcomes.append(future.result())
+      print(_line(outcomes[-1]), flush=True)
   print()
   report(outcomes, len(files))
   return 0 if all(o.status == "ran" for o in outcomes) else 1

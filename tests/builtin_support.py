@@ -37,7 +37,8 @@ def ok_metrics(outcome: SuiteOutcome) -> list[dict]:
 
 
 def errors(outcome: SuiteOutcome) -> list[tuple[str, str]]:
-  return [(r.error.type, r.error.message) for r in outcome.records if r.failed]
+  """The errors of the measured runs (a warm-up fails the same way before them)."""
+  return [(r.error.type, r.error.message) for r in outcome.records if r.failed and not r.warmup]
 
 
 def _committed_dirs(root: pathlib.Path) -> list[pathlib.Path]:

@@ -175,19 +175,22 @@ def test_a_result_the_framework_cannot_take_fails_that_run_only(tmp_path):
   assert [b["failed"] for b in summary["benchmarks"]] == [1, 1, 0]
 
 
-def test_the_first_run_on_each_mesh_and_data_is_a_warmup(tmp_path):
+def test_the_first_run_of_each_generator_on_each_mesh_and_data_is_a_warmup(tmp_path):
   suite = load_suite_text(textwrap.dedent("""\
       suite_name: t
-      checkpoint_config:
-        spec: {params: {dtype: float32, shape: [64, 32], sharding: [fsdp]}}
-      mesh_configs:
-        - {mesh_axes: [fsdp], ici_parallelism: {fsdp: 8}}
-        - {mesh_axes: [fsdp], ici_parallelism: {fsdp: 4}}
+      checkpoint_configs:
+        - spec: {params: {dtype: float32, shape: [64, 32], sharding: [fsdp]}}
+        - spec: {params: {dtype: float32, shape: [32, 32], sharding: [fsdp]}}
+      mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 8}}
       benchmarks:
         - generator: sample_benchmarks.FlakyBenchmark
           options: {sleep_s: [0.0, 0.001]}
+        - generator: sample_benchmarks.BadResultBenchmark
       """), str(tmp_path / "s.yaml"))  # fmt: skip
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
-  warmups = [(r.mesh["ici_parallelism"]["fsdp"], r.options["sleep_s"]) for r in outcome.records if r.warmup]
-  assert sorted(warmups) == [(4, 0.0), (8, 0.0)]  # one per mesh, before its first benchmark
-  assert sum(not r.warmup for r in outcome.records) == 4
+  warmups = [(r.generator.rsplit(".")[-1], r.checkpoint_config["spec"]["params"]["shape"][0], r.options.get("sleep_s"))
+             for r in outcome.records if r.warmup]  # fmt: skip
+  assert warmups == [("FlakyBenchmark", 64, 0.0), ("FlakyBenchmark", 32, 0.0),
+                     ("BadResultBenchmark", 64, None), ("BadResultBenchmark", 32, None)]  # fmt: skip
+  assert sum(not r.warmup for r in outcome.records) == 6
+  assert outcome.records[0].warmup  # before the group's first measured run

@@ -155,7 +155,7 @@ class SuiteConfig(_Model):
   num_repeats: PositiveInt = 1
   # Unset: one warm-up per benchmark when it has repeats to compare (see `_default_warmups`).
   num_warmups: NonNegativeInt = 0
-  # A warm-up before the first run on each mesh and data when no benchmark there has one.
+  # A warm-up before the first run of each generator on each mesh and data, when there are no others.
   # Unset: on unless `num_warmups` is given (see `_default_warmups`).
   warmup_each_mesh: StrictBool = False
   interleave_repeats: StrictBool = False

@@ -61,8 +61,12 @@ def pending(runs: Sequence[ScheduledRun], keys: Sequence[str], done: set[tuple[s
   ]  # fmt: skip
 
 
-def warmup_groups(plan: Any, config: Any) -> list[tuple[int, int]] | None:
-  """Each planned benchmark's (mesh, data) group when the suite warms up each mesh, else None."""
+def warmup_groups(plan: Any, config: Any) -> list[tuple[str, int, int]] | None:
+  """Each planned benchmark's (generator, mesh, data) group when the suite warms up each mesh, else None.
+
+  The generator is part of the group: another generator runs other code, whose
+  first compilation the previous one's warm-up did not pay.
+  """
   if not config.warmup_each_mesh:
     return None
-  return [(b.mesh_index, b.checkpoint_index) for b in plan.benchmarks]
+  return [(b.generator_path, b.mesh_index, b.checkpoint_index) for b in plan.benchmarks]
