@@ -5,7 +5,9 @@ devices (halving its largest degree, ici first on a tie; duplicates dropped),
 array shapes in a spec shrink to at most 64K elements, repeats (2) and savings
 (2) are capped (time), and every gs://orbax-benchmarks/..., /mnt/gcs_bucket/... or
 /tfhub/... path becomes a path under FIXTURES holding a small fixture of the
-same layout: an Orbax checkpoint (a step directory's `items` or a bare `ckpt`),
+same layout: an Orbax checkpoint (a v0 step directory's `items` for a
+checkpoint_config path, as Orbax's framework loads those; a v1 checkpoint for the
+benchmarks' reference and load paths),
 a directory of Hugging Face-style safetensors files, or a sharding file in
 Orbax's format (flat dotted names, the recorded mesh, the spec). A sharding
 file for a (replica, model) suite describes one replica, as Orbax's are.
@@ -109,7 +111,7 @@ class Scaled:
   def __init__(self, path: pathlib.Path, fixtures: pathlib.Path):
     self.source = path
     self.fixtures = pathlib.Path(fixtures)
-    self.checkpoints: list[pathlib.Path] = []  # Orbax checkpoints
+    self.checkpoints: list[tuple[pathlib.Path, bool]] = []  # (path, a v0 PyTree directory)
     self.safetensors: list[pathlib.Path] = []
     self.sharding_files: list[tuple[pathlib.Path, bool]] = []  # (path, safetensors names)
     self.suite = self._scaled(yaml.safe_load(path.read_text()))
@@ -162,14 +164,14 @@ class Scaled:
       safetensors = "st_fixtures/" in value or "gcs_bucket" in value
       if key in _SHARDING_KEYS:
         self.sharding_files.append((local, safetensors))
-      elif key in _CHECKPOINT_KEYS or key == "reference_checkpoint_path":
-        (self.safetensors if safetensors else self.checkpoints).append(local)
+      elif key in _CHECKPOINT_KEYS:
+        (self.safetensors if safetensors else self.checkpoints).append((local, key == "path"))
     return table
 
   def write_fixtures(self) -> None:
     """Writes every fixture the scaled suite names (skipping those already there)."""
-    for path in self.checkpoints:
-      _write_checkpoint(path)
+    for path, pytree_dir in self.checkpoints:
+      _write_checkpoint(path, pytree_dir)
     for path in self.safetensors:
       _write_safetensors(path)
     axes, devices, per_replica = _mesh_size(self.suite)
@@ -190,16 +192,33 @@ def _tree() -> dict[str, Any]:
   return {"params": tree}
 
 
-def _write_checkpoint(path: pathlib.Path) -> None:
-  """An Orbax checkpoint at `path`; a path naming a step directory (`.../0`) gets it in `items`, as the bucket has."""
+def _write_checkpoint(path: pathlib.Path, pytree_dir: bool) -> None:
+  """An Orbax checkpoint at `path`.
+
+  `pytree_dir` (what `checkpoint_config.path` names; Orbax's framework loads it
+  with the v0 PyTree handler): the `items` of a v0 CheckpointManager step, as
+  the bucket's `.../llama-3.1-8B-checkpoints/0/items` are; a path naming the
+  step itself (`.../0`) gets the step. Otherwise (`reference_checkpoint_path`,
+  `checkpoint_path`: read with v1 `load`) a v1 checkpoint.
+  """
+  import orbax.checkpoint as ocp0  # noqa: PLC0415
   from orbax.checkpoint import v1 as ocp  # noqa: PLC0415
 
-  step_dir = re.fullmatch(r"\d+", path.name) and path.parent.name.endswith("-checkpoints")
-  target = path / "items" if step_dir else path
-  if target.exists():
+  if path.exists():
     return
-  target.parent.mkdir(parents=True, exist_ok=True)
-  ocp.save(target, _tree())
+  step = path if re.fullmatch(r"\d+", path.name) else path.parent
+  path.parent.mkdir(parents=True, exist_ok=True)
+  if not pytree_dir:
+    ocp.save(path, _tree())
+  elif re.fullmatch(r"\d+", step.name) and step.parent.name.endswith("-checkpoints"):
+    if step.exists():
+      step.rmdir()  # made empty above: the manager writes the step itself
+    with ocp0.CheckpointManager(step.parent) as manager:
+      manager.save(int(step.name), args=ocp0.args.Composite(items=ocp0.args.PyTreeSave(_tree())))
+      manager.wait_until_finished()
+  else:
+    with ocp0.PyTreeCheckpointer() as checkpointer:
+      checkpointer.save(path, _tree())
 
 
 def _write_safetensors(directory: pathlib.Path) -> None:

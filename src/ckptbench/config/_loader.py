@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import pathlib
 import sys
 from typing import Any, Sequence
@@ -274,20 +275,34 @@ _CHECKPOINT_MARKERS = ("_CHECKPOINT_METADATA", "_METADATA", "manifest.ocdbt")
 
 
 def _not_a_checkpoint(path: pathlib.Path) -> str | None:
-  """Why `path` is not a checkpoint Orbax's load reads, or None.
+  """Why `path` is not a checkpoint Orbax's benchmark framework loads, or None.
 
-  A step directory (`.../0` holding `items/`) is refused: Orbax's loaders
-  read the checkpoint itself and fail on the directory above it.
+  A v0 step directory (`.../0` holding the PyTree checkpoint `items/`) is
+  refused: Orbax's framework loads `checkpoint_config.path` with the v0 PyTree
+  handler, which reads the item and fails on the step above it.
   """
-  if path.is_dir() and any((path / marker).exists() for marker in _CHECKPOINT_MARKERS):
-    return None
-  inner = [d.name for d in sorted(path.iterdir()) if d.is_dir() and not _not_a_checkpoint(d)] if path.is_dir() else []
-  if inner:
-    return (
-        f"names a step directory, not a checkpoint: the checkpoint is its subdirectory {inner[0]!r}"
-        f" ({path / inner[0]})"
-    )
+  if not path.is_dir():
+    return "is not an Orbax checkpoint directory"
+  if (path / "_METADATA").exists() or (path / "manifest.ocdbt").exists():
+    return None  # a PyTree checkpoint
+  items = _v0_step_items(path)
+  if items:
+    return f"names a step directory, not a checkpoint: the checkpoint is its subdirectory {items!r} ({path / items})"
+  if (path / "_CHECKPOINT_METADATA").exists():
+    return None  # a v1 checkpoint
   return f"is not an Orbax checkpoint directory (no {' or '.join(_CHECKPOINT_MARKERS)} in it)"
+
+
+def _v0_step_items(path: pathlib.Path) -> str | None:
+  """The item of a v0 CheckpointManager step directory (its metadata names v0 handlers), or None."""
+  try:
+    handlers = json.loads((path / "_CHECKPOINT_METADATA").read_text()).get("item_handlers")
+  except (OSError, ValueError, AttributeError):
+    return None
+  if not isinstance(handlers, dict):
+    return None
+  v0 = [name for name, handler in handlers.items() if ".v1." not in str(handler) and (path / name / "_METADATA").exists()]
+  return v0[0] if v0 else None
 
 
 def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:

@@ -59,9 +59,7 @@ def abstract_from_checkpoint(
   Raises:
     CkptbenchError: naming every entry that matches no array or cannot be laid out.
   """
-  from orbax.checkpoint import v1 as ocp
-
-  metadata = ocp.metadata(path).metadata
+  metadata = _metadata(path)
   layout = None if mesh is None else ShardingLayout(shardings, mesh, per_replica)
 
   def to_abstract(key_path, leaf):
@@ -89,13 +87,49 @@ def load_existing(
   """
   from orbax.checkpoint import v1 as ocp
 
-
   shardings = read_sharding_config(sharding_config_path) if sharding_config_path else None
   abstract = abstract_from_checkpoint(path, mesh, shardings)
   with pathways_load_context(load_with_colocated_python), reading_checkpoint(path):
-    loaded = ocp.load(path, abstract)
+    loaded = _load_pytree_dir(path, abstract) if is_pytree_dir(path) else ocp.load(path, abstract)
   check_loaded_shardings(loaded, abstract, f"loading {path}")
   return loaded
+
+
+def is_pytree_dir(path: str) -> bool:
+  """Whether `path` is a bare PyTree checkpoint (the `items` of a v0 CheckpointManager step).
+
+  Orbax's v1 `load` reads a step directory or a v1 checkpoint, not the item
+  inside a v0 step; Orbax's benchmark framework loads `checkpoint_config.path`
+  with the v0 PyTree handler, which reads exactly that item. Such a directory
+  has the PyTree metadata and no checkpoint metadata of its own.
+  """
+  from etils import epath  # noqa: PLC0415
+
+  root = epath.Path(path)
+  try:
+    return (root / "_METADATA").exists() and not (root / "_CHECKPOINT_METADATA").exists()
+  except Exception:  # noqa: BLE001  (an unreachable store: the load reports it)
+    return False
+
+
+def _metadata(path: str) -> Any:
+  """The checkpoint's tree of array metadata (v1 checkpoints and bare PyTree directories)."""
+  import orbax.checkpoint as ocp0  # noqa: PLC0415
+  from orbax.checkpoint import v1 as ocp  # noqa: PLC0415
+
+  if not is_pytree_dir(path):
+    return ocp.metadata(path).metadata
+  with ocp0.Checkpointer(ocp0.PyTreeCheckpointHandler()) as checkpointer:
+    return checkpointer.metadata(path).item_metadata.tree
+
+
+def _load_pytree_dir(path: str, abstract: Any) -> Any:
+  """Loads a bare PyTree checkpoint as Orbax's benchmark framework does (v0 PyTree handler)."""
+  import orbax.checkpoint as ocp0  # noqa: PLC0415
+
+  restore_args = ocp0.checkpoint_utils.construct_restore_args(abstract)
+  with ocp0.Checkpointer(ocp0.PyTreeCheckpointHandler()) as checkpointer:
+    return checkpointer.restore(path, args=ocp0.args.PyTreeRestore(item=abstract, restore_args=restore_args))
 
 
 def abstract_pytree(pytree: Any) -> Any:
