@@ -10,9 +10,10 @@ run with `ckptbench run` in a process of its own; then the same scaled file
 runs under Orbax's runner (`run_benchmarks.py` from the wheel) with as many
 simulated devices. Printed: each suite's outcome (ran / refused by plan, with
 the reason / failed runs), the count that ran, and for the suites both ran,
-the ratio Orbax/ckptbench of the median `save` and `load` times
-(`<op>_0_basics/time_s`; Orbax's first repeat of each benchmark left out, as
-it has no warm-up), with their geometric mean. N suites at a time (-j,
+the ratio Orbax/ckptbench of the median save and load times (`<op>_0_basics/time_s`
+over the operations both measured whose names say save, or load/restore;
+Orbax's first repeat of each benchmark left out, as it has no warm-up), with
+their geometric mean. N suites at a time (-j,
 default 2); -k keeps the suites whose path contains a SUBSTRING. Orbax's
 runner imports `clu`, whose metric writers import TensorFlow: --orbax-python
 names an interpreter that has them and ckptbench's packages (default: this one).
@@ -31,12 +32,15 @@ import re
 import statistics
 import subprocess
 import sys
+import threading
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import _orbax_scaled  # noqa: E402
 
 _OPS = ("save", "load")
+_TIME = "_0_basics/time_s"
 _TIMEOUT_S = 1800
+_FIXTURES = threading.Lock()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,8 +48,8 @@ class Outcome:
   suite: str
   status: str  # ran | refused | failed
   detail: str
-  ckptbench: dict[str, float]  # op -> median time_s
-  orbax: dict[str, float] | str | None  # its times, why its runner failed, or not run
+  ckptbench: dict[str, list[float]]  # op -> median time_s of each benchmark
+  orbax: dict[str, list[float]] | str | None  # op -> times; why its runner failed; or not run
 
 
 def _env(devices: int) -> dict[str, str]:
@@ -75,19 +79,23 @@ def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: p
   errors = [e["message"] for b in data["benchmarks"] for e in b.get("errors", [])]
   if run.returncode or errors:
     return Outcome(name, "failed", f"exit {run.returncode}: {(errors or [_first_line(run.stderr)])[0][:300]}", {}, None)
-  times = {}
-  for op in _OPS:
-    values = [b["metrics"][f"{op}_0_basics/time_s"]["median"] for b in data["benchmarks"]
-              if f"{op}_0_basics/time_s" in b["metrics"]]  # fmt: skip
-    if values:
-      times[op] = statistics.median(values)
-  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", times, None)
+  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", ckptbench_times(data), None)
+
+
+def ckptbench_times(summary: dict) -> dict[str, list[float]]:
+  """Each operation's median time per benchmark, from a summary.json."""
+  out: dict[str, list[float]] = {}
+  for bench in summary["benchmarks"]:
+    for tag, stats in bench["metrics"].items():
+      if tag.endswith(_TIME) and stats.get("median") is not None:
+        out.setdefault(tag[: -len(_TIME)], []).append(stats["median"])
+  return out
 
 
 def run_orbax(
     scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path, python: str
-) -> dict[str, float] | str:
-  """Orbax's runner on the same scaled file: median time per op from its TensorBoard scalars, or why it failed."""
+) -> dict[str, list[float]] | str:
+  """Orbax's runner on the same scaled file: its times per operation, or why it failed."""
   runner = _orbax_scaled.wheel_root() / "run_benchmarks.py"
   args = [python, str(runner), f"--config_file={suite_file}", f"--output_directory={out}", "--remove_repeated_dir"]
   try:
@@ -97,13 +105,26 @@ def run_orbax(
     return f"timed out after {_TIMEOUT_S} s"
   if done.returncode:
     return f"exit {done.returncode}: {_last_error(done.stderr)}"
-  values = _scalars(out / "tensorboard")
-  times = {}
-  for op in _OPS:
-    found = [v for tag, vs in values.items() if re.fullmatch(rf"{op}[_/]0_basics/time_s", tag) for v in vs]
-    if found:
-      times[op] = statistics.median(found)
-  return times
+  return orbax_times(out / "tensorboard")
+
+
+def orbax_times(root: pathlib.Path) -> dict[str, list[float]]:
+  """Each operation's times from Orbax's TensorBoard scalars (`<op>/0_basics/time_s`)."""
+  out: dict[str, list[float]] = {}
+  for tag, values in _scalars(root).items():
+    match = re.fullmatch(r"(.+)/0_basics/time_s", tag)
+    if match:
+      out.setdefault(match.group(1), []).extend(values)
+  return out
+
+
+def ratio(ours: dict[str, list[float]], peer: dict[str, list[float]], kind: str) -> float | None:
+  """Orbax/ckptbench median time over the operations of `kind` (save: `*save*`; load: `*load*`, `*restore*`) both measured."""
+  words = ("save",) if kind == "save" else ("load", "restore")
+  ops = [op for op in set(ours) & set(peer) if any(w in op for w in words) and not (kind == "load" and "save" in op)]
+  a = [v for op in ops for v in peer[op]]
+  b = [v for op in ops for v in ours[op]]
+  return statistics.median(a) / statistics.median(b) if a and b and statistics.median(b) > 0 else None
 
 
 def _scalars(root: pathlib.Path) -> dict[str, list[float]]:
@@ -143,7 +164,8 @@ def _last_error(text: str) -> str:
 def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) -> Outcome:
   stem = _orbax_scaled.relative_name(path).replace("/", "__").removesuffix(".yaml")
   scaled = _orbax_scaled.Scaled(path, work / "fixtures" / stem)  # per suite: a path may need another layout elsewhere
-  scaled.write_fixtures()
+  with _FIXTURES:  # Orbax saves in one process, one at a time
+    scaled.write_fixtures()
   suite_file = work / "suites" / f"{stem}.yaml"
   suite_file.parent.mkdir(parents=True, exist_ok=True)
   suite_file.write_text(scaled.text())
@@ -154,11 +176,13 @@ def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) 
 
 
 def _line(o: Outcome) -> str:
-  times = " ".join(f"{op} {o.ckptbench[op]:.3f}s" for op in _OPS if op in o.ckptbench)
+  ops = sorted(o.ckptbench)[:6]
+  times = " ".join(f"{op} {statistics.median(o.ckptbench[op]):.3f}s" for op in ops)
   if isinstance(o.orbax, dict):
-    peer = " | orbax " + " ".join(f"{op} {o.orbax[op]:.3f}s" for op in _OPS if op in o.orbax)
+    ratios = {k: ratio(o.ckptbench, o.orbax, k) for k in _OPS}
+    peer = " | Orbax/ckptbench " + " ".join(f"{k} {r:.2f}" for k, r in ratios.items() if r is not None)
   else:
-    peer = "" if o.orbax is None else f" | orbax's runner failed: {o.orbax}"
+    peer = "" if o.orbax is None else f" | Orbax's runner failed: {o.orbax}"
   return f"{o.status:8} {o.suite}: {o.detail} {times}{peer}"
 
 
@@ -172,7 +196,7 @@ def report(outcomes: list[Outcome], total: int) -> None:
   both = [o for o in ran if isinstance(o.orbax, dict)]
   print(f"{len(both)} of them also ran under Orbax's runner")
   for op in _OPS:
-    ratios = [o.orbax[op] / o.ckptbench[op] for o in both if op in o.orbax and o.ckptbench.get(op)]
+    ratios = [r for o in both if (r := ratio(o.ckptbench, o.orbax, op)) is not None]
     if ratios:
       geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
       print(f"{op}: Orbax/ckptbench median time ratio over {len(ratios)} suites: geometric mean {geo:.2f},"

@@ -134,6 +134,7 @@ def test_plan_refuses_a_path_naming_the_step_directory(tmp_path):
     "rel",
     [
         "configs/evaluations/replica_parallel/cpu/llama-70b-replicas-4.yaml",
+        "configs/evaluations/model_sizes/llama-8b.yaml",  # a v0 step's items, loaded as Orbax's framework does
         "safetensors/configs/mistral7b_tp.yaml",  # the fsdp file on a tp mesh: laid out on the recorded mesh
         "orbax_load/configs/llama3-70b.yaml",
         "configs/evaluations/resharding/llama-8b_reshard_8-2-1_to_1-4-1.yaml",
