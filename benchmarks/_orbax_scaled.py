@@ -164,8 +164,10 @@ class Scaled:
       safetensors = "st_fixtures/" in value or "gcs_bucket" in value
       if key in _SHARDING_KEYS:
         self.sharding_files.append((local, safetensors))
+      elif key in _CHECKPOINT_KEYS and safetensors:
+        self.safetensors.append(local)
       elif key in _CHECKPOINT_KEYS:
-        (self.safetensors if safetensors else self.checkpoints).append((local, key == "path"))
+        self.checkpoints.append((local, key == "path"))
     return table
 
   def write_fixtures(self) -> None:
