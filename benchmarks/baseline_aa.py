@@ -55,8 +55,8 @@ def split_run(out: pathlib.Path, work: pathlib.Path, pair: int) -> tuple[pathlib
   for name, parity in (("a", 0), ("b", 1)):
     side = work / f"{name}{pair}"
     side.mkdir(parents=True, exist_ok=True)
-    kept = [r for r in records if r["repeat"] % 2 == parity]
-    (side / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    kept = [r for r in records if r.repeat % 2 == parity]
+    (side / "results.jsonl").write_text("".join(json.dumps(r.to_json()) + "\n" for r in kept))
     (side / "manifest.json").write_text(json.dumps(manifest))
     sides.append(side)
   return sides[0], sides[1]

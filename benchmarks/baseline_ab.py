@@ -79,7 +79,7 @@ benchmarks:
 
 
 def _median_time(out: pathlib.Path) -> float:
-  return statistics.median(r["metrics"][METRIC]["value"] for r in read_run(out)[0])
+  return statistics.median(r.value(METRIC) for r in read_run(out)[0])
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ REPO = pathlib.Path(__file__).resolve().parent.parent
 QUICKSTART = REPO / "examples" / "quickstart.yaml"
 sys.path.insert(0, str(REPO / "src"))
 
-from ckptbench.views._background import views_written  # noqa: E402
+from ckptbench.views import VIEWS_DONE  # noqa: E402
 
 # The same saves and loads as examples/quickstart.yaml: an 8192x8192 bf16 array over 8 devices,
 # use_ocdbt true/false, 1 warm-up + 3 repeats, async save, evict, load, compare.
@@ -80,7 +80,8 @@ def timed(cmd: list[str]) -> float:
 def wait_for_views(out: pathlib.Path, timeout_s: float = 300) -> None:
   """Untimed: the detached views of a run finish before the next process starts."""
   deadline = time.monotonic() + timeout_s
-  while (out / "views.log").exists() and not views_written(out) and time.monotonic() < deadline:
+  log = out / "views.log"
+  while log.exists() and VIEWS_DONE not in log.read_text(errors="replace") and time.monotonic() < deadline:
     time.sleep(0.2)
 
 

@@ -33,3 +33,18 @@ def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None
 @pytest.fixture
 def cli():
   return run_cli
+
+
+def wait_for_views(out: pathlib.Path, timeout_s: float = 180) -> bool:
+  """Waits until a detached views process has logged that it is done (OUT/views.log); True if it did."""
+  import time  # noqa: PLC0415
+
+  from ckptbench.views import VIEWS_DONE  # noqa: PLC0415
+
+  deadline = time.monotonic() + timeout_s
+  while time.monotonic() < deadline:
+    log = out / "views.log"
+    if log.exists() and VIEWS_DONE in log.read_text(errors="replace"):
+      return True
+    time.sleep(0.2)
+  return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 
@@ -60,8 +61,8 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   assert doc.manifest["hostname"] == "box-a"
   assert set(doc.benchmarks) == {"aaaa111111", "bbbb222222"}
   bench = doc.benchmarks["bbbb222222"]
-  assert (bench.name, bench.runs, bench.failed) == ("SaveRestore use_ocdbt=False", 6, 1)
-  time_s = bench.metrics["save_0_basics/time_s"]
+  assert (bench.name, bench.summary.runs, bench.summary.failed) == ("SaveRestore use_ocdbt=False", 6, 1)
+  time_s = bench.to_json()["metrics"]["save_0_basics/time_s"]  # the file's form
   assert (time_s["unit"], time_s["direction"], time_s["headline"]) == ("s", "lower", True)
   # Raw samples per host, warmup and the failed run left out.
   assert time_s["hosts"]["0"]["values"] == pytest.approx(TIMES)
@@ -74,9 +75,13 @@ def test_capture_holds_every_benchmark_with_samples_stats_and_manifest(tmp_path)
   assert time_s["across_hosts"]["stats"]["n"] == 5
   # The summary.json statistics, with the cross-host block of multi-host runs.
   assert time_s["stats"]["n"] == 10 and time_s["stats"]["hosts"]["slowest_host"] == 1
-  gbps = bench.metrics["save_4_throughput/save_total_gbps"]
-  assert gbps["direction"] == "higher" and gbps["across_hosts"]["reduce"] == "min"
-  assert bench.metrics["save_5_inventory/file_count"]["direction"] == "neutral"
+  # The typed form holds the same.
+  stats, samples = bench.summary.metrics["save_0_basics/time_s"], bench.samples["save_0_basics/time_s"]
+  assert (stats.unit, stats.n, stats.hosts.slowest_host, samples.direction.value) == ("s", 10, 1, "lower")
+  assert samples.hosts[0].repeats == [0, 1, 2, 3, 4] and samples.across_hosts.reduce == "max"
+  gbps = bench.samples["save_4_throughput/save_total_gbps"]
+  assert gbps.direction.value == "higher" and gbps.across_hosts.reduce == "min"
+  assert bench.samples["save_5_inventory/file_count"].direction.value == "neutral"
 
 
 def test_label_comes_from_env_then_manifest_then_git(tmp_path, monkeypatch, caplog):
@@ -177,12 +182,14 @@ def test_table_marks_regressions_first_and_large_insignificant_changes(tmp_path)
   from ckptbench.analysis import compare_documents
   from ckptbench.views import print_comparison
   from ckptbench.analysis._baseline import build_baseline, read_run
+  from ckptbench.analysis._baseline_document import Samples
 
   base = build_baseline(*read_run(write_run(tmp_path / "a")), label="base")
   cur = build_baseline(*read_run(write_run(tmp_path / "b", slowdown=1.3)), label="cur")
   # A large change whose samples overlap: beyond the threshold, not significant.
-  metric = cur.benchmarks["aaaa111111"].metrics["save_7_memory/host_rss_peak_diff_mib"]
-  metric["across_hosts"]["values"] = [20.0, 90.0, 25.0, 95.0, 80.0]
+  bench, tag = cur.benchmarks["aaaa111111"], "save_7_memory/host_rss_peak_diff_mib"
+  overlapping = dataclasses.replace(bench.samples[tag], across_hosts=Samples([20.0, 90.0, 25.0, 95.0, 80.0]))
+  cur.benchmarks["aaaa111111"] = dataclasses.replace(bench, samples={**bench.samples, tag: overlapping})
   console = Console(record=True, width=200)
   print_comparison(compare_documents(base, cur), console)
   lines = [line for line in console.export_text().splitlines() if "SaveRestore" in line]

@@ -26,16 +26,16 @@ def test_the_peer_paths_cancel_with_v0_and_v1_and_save_again(tmp_path):
   by = {(r.options["api"], r.options["perform_cancellation"]): m for r, m in zip(outcome.records, metrics)}
   assert set(by) == {("v0", True), ("v0", False), ("v1", True), ("v1", False)}
   for (api, cancelled), m in by.items():
-    assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m
+    assert m["restore_0_basics/time_s"].value > 0 and "verify_0_basics/time_s" in m
     assert ("cancel_cost_0_basics/time_s" in m) == cancelled == ("save_after_cancel_0_basics/time_s" in m)
   v0, v1 = by[("v0", True)], by[("v1", True)]
   # v1 lists exactly what is on disk (its cancel(step) deletes the step, unless the background commit
   # finishes after that); v0 lists step 1 whether or not it committed (0.12.8).
-  assert v1["cancel_cost_9_other/committed_after"]["value"] == v1["cancel_cost_9_other/listed_after"]["value"]
-  assert v0["cancel_cost_9_other/listed_after"]["value"] == 1
+  assert v1["cancel_cost_9_other/committed_after"].value == v1["cancel_cost_9_other/listed_after"].value
+  assert v0["cancel_cost_9_other/listed_after"].value == 1
   # A save cancelled in flight leaves either nothing or its uncommitted directory, never a committed step.
-  if v0["cancel_cost_9_other/in_flight_at_cancel"]["value"] == 1:
-    assert v0["cancel_cost_9_other/committed_after"]["value"] + v0["cancel_cost_9_other/tmp_dirs_left"]["value"] <= 1
+  if v0["cancel_cost_9_other/in_flight_at_cancel"].value == 1:
+    assert v0["cancel_cost_9_other/committed_after"].value + v0["cancel_cost_9_other/tmp_dirs_left"].value <= 1
 
 
 @pytest.mark.parametrize("api", ["v0", "v1"])

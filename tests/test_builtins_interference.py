@@ -29,33 +29,33 @@ def test_training_interference_splits_steps_phases_and_memory(tmp_path, api):
           options: {{api: {api}, {OPTIONS}}}
       """)
   [m] = ok_metrics(outcome)
-  counts = m["interference_9_other/clean_steps"]["value"] + m["interference_9_other/overlapping_steps"]["value"]
+  counts = m["interference_9_other/clean_steps"].value + m["interference_9_other/overlapping_steps"].value
   assert counts == 24  # every timed step is classified once
-  assert m["save_first_blocking_0_basics/time_s"]["value"] > 0
-  assert m["save_steady_blocking_0_basics/count"]["value"] == 3
+  assert m["save_first_blocking_0_basics/time_s"].value > 0
+  assert m["save_steady_blocking_0_basics/count"].value == 3
   for phase in ("first", "steady"):
-    durable = m[f"save_{phase}_durable_0_basics/time_s"]["value"]
-    blocking = m[f"save_{phase}_blocking_0_basics/time_s"]["value"]
-    background = m[f"save_{phase}_background_0_basics/time_s"]["value"]
+    durable = m[f"save_{phase}_durable_0_basics/time_s"].value
+    blocking = m[f"save_{phase}_blocking_0_basics/time_s"].value
+    background = m[f"save_{phase}_background_0_basics/time_s"].value
     assert background > 0 and durable == pytest.approx(blocking + background, rel=0.05, abs=2e-3)
   if api != "torch_dcp":  # Orbax's own stage of the blocking part, from jax.monitoring
-    assert m["save_first_blocking_2_save_breakdown/async_blocking_s"]["value"] > 0
-  slope = m["memory_9_other/rss_slope_mib_per_save"]["value"]
-  assert m["memory_9_other/rss_slope_mib_per_save_low"]["value"] <= slope
-  assert slope <= m["memory_9_other/rss_slope_mib_per_save_high"]["value"]
+    assert m["save_first_blocking_2_save_breakdown/async_blocking_s"].value > 0
+  slope = m["memory_9_other/rss_slope_mib_per_save"].value
+  assert m["memory_9_other/rss_slope_mib_per_save_low"].value <= slope
+  assert slope <= m["memory_9_other/rss_slope_mib_per_save_high"].value
   for phase in ("first", "steady"):
-    growth = m[f"memory_9_other/save_{phase}_peak_growth_mib"]["value"]
-    assert m[f"memory_9_other/save_{phase}_peak_over_checkpoint"]["value"] == pytest.approx(
-        growth / m["memory_9_other/checkpoint_mib"]["value"])
-  assert m["memory_9_other/checkpoint_mib"]["value"] == pytest.approx((2 * 64 * 32 * 4 + 32) / 2**20)
+    growth = m[f"memory_9_other/save_{phase}_peak_growth_mib"].value
+    assert m[f"memory_9_other/save_{phase}_peak_over_checkpoint"].value == pytest.approx(
+        growth / m["memory_9_other/checkpoint_mib"].value)
+  assert m["memory_9_other/checkpoint_mib"].value == pytest.approx((2 * 64 * 32 * 4 + 32) / 2**20)
   [timeline] = (tmp_path / "out").rglob("timeline.json")
   series = json.loads(timeline.read_text())
   assert len(series["steps"]) == 24 and len(series["saves"]) == 4
   overlapping = sum(s["overlapping"] for s in series["steps"])
-  assert overlapping == m["interference_9_other/overlapping_steps"]["value"]
+  assert overlapping == m["interference_9_other/overlapping_steps"].value
   assert all(s["called_s"] <= s["returned_s"] <= s["committed_s"] for s in series["saves"])
   if "interference_9_other/step_slowdown_ratio" in m:
-    assert m["interference_9_other/step_slowdown_ratio"]["value"] > 0
+    assert m["interference_9_other/step_slowdown_ratio"].value > 0
 
 
 def test_training_interference_check_fails_when_the_latest_step_holds_older_data(tmp_path):

@@ -44,12 +44,12 @@ def test_orbax_load_captures_digests_then_checks_a_later_load_against_them(tmp_p
   ckpt, sharding = _checkpoint(tmp_path)
   captured = run_text(tmp_path / "a", _suite(ckpt, sharding, f"capture_digests_path: {tmp_path / 'digests'}"))
   (m,) = ok_metrics(captured)
-  assert m["load_0_basics/time_s"]["value"] > 0 and m["digest_9_other/arrays"]["value"] == 2
+  assert m["load_0_basics/time_s"].value > 0 and m["digest_9_other/arrays"].value == 2
   digests = json.loads((tmp_path / "digests" / "host_00000.json").read_text())
   assert sorted(digests) == ["['b']", "['w']"] and all(len(d) == 64 for d in digests.values())
   checked = run_text(tmp_path / "b", _suite(ckpt, sharding, f"reference_digests_path: {tmp_path / 'digests'}"))
   assert len(ok_metrics(checked)) == 1
-  assert checked.records[0].metrics["checkpoint_5_inventory/total_gb"]["value"] > 0
+  assert checked.records[0].metrics["checkpoint_5_inventory/total_gb"].value > 0
 
 
 def test_orbax_load_fails_when_the_checkpoint_changed_since_the_digests(tmp_path):
@@ -109,7 +109,7 @@ def test_safetensors_load_sweeps_read_options_and_checks_digests(tmp_path):
   metrics = ok_metrics(outcome)
   assert len(metrics) == 4
   by_chunk = {r.options["safetensors_read_chunk_mb"]: r.metrics for r in outcome.records}
-  reads = lambda m: m["load_9_other/orbax_read_safetensors_storage_reads"]["value"]  # noqa: E731
+  reads = lambda m: m["load_9_other/orbax_read_safetensors_storage_reads"].value  # noqa: E731
   assert reads(by_chunk[1]) > reads(by_chunk[8]) > 0  # smaller chunks, more ranged reads
 
 

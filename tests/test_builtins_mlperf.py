@@ -26,19 +26,19 @@ def test_mlperf_storage_reports_dlio_fields_from_the_slowest_process(tmp_path):
           options: {num_checkpoints_write: 3, num_checkpoints_read: 2}
       """)
   [m] = ok_metrics(outcome)
-  assert m["mlperf_9_other/num_checkpoints_write"]["value"] == 3
-  assert m["mlperf_9_other/num_checkpoints_read"]["value"] == 2
-  assert m["checkpoint_write_0_basics/count"]["value"] == 3
-  size = m["mlperf_9_other/checkpoint_size_GB"]["value"]
+  assert m["mlperf_9_other/num_checkpoints_write"].value == 3
+  assert m["mlperf_9_other/num_checkpoints_read"].value == 2
+  assert m["checkpoint_write_0_basics/count"].value == 3
+  size = m["mlperf_9_other/checkpoint_size_GB"].value
   assert size > 0
   # One process: the slowest process's duration is this process's block (within timing overhead).
-  mean_write = m["mlperf_9_other/save_checkpoint_duration_mean_seconds"]["value"]
-  assert mean_write == pytest.approx(m["checkpoint_write_0_basics/time_s_mean"]["value"], rel=0.2)
-  rate = m["mlperf_9_other/save_checkpoint_io_mean_GB_per_second"]["value"]
+  mean_write = m["mlperf_9_other/save_checkpoint_duration_mean_seconds"].value
+  assert mean_write == pytest.approx(m["checkpoint_write_0_basics/time_s_mean"].value, rel=0.2)
+  rate = m["mlperf_9_other/save_checkpoint_io_mean_GB_per_second"].value
   assert rate >= size / (3 * mean_write) * 0.99  # a mean of rates is at least the rate of the mean
-  assert m["mlperf_9_other/load_checkpoint_io_mean_GB_per_second"]["value"] > 0
-  assert sum(v["value"] for k, v in m.items() if k.startswith("checkpoint_read_0_basics/cold_cache_")) == 1
-  assert m["mlperf_9_other/reads_by_other_process"]["value"] == 0
+  assert m["mlperf_9_other/load_checkpoint_io_mean_GB_per_second"].value > 0
+  assert sum(v.value for k, v in m.items() if k.startswith("checkpoint_read_0_basics/cold_cache_")) == 1
+  assert m["mlperf_9_other/reads_by_other_process"].value == 0
 
 
 def test_mlperf_storage_check_fails_on_corrupted_chunks(tmp_path):

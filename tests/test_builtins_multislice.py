@@ -42,9 +42,9 @@ def test_single_replica_restores_through_the_peer_path_with_and_without_colocate
   metrics = ok_metrics(outcome)
   assert len(metrics) == 4 and not outcome.summary.unsupported  # colocated Python runs on CPU, as the peer's runner has it
   for m in metrics:
-    assert m["restore_9_other/replicas"]["value"] == 2 and m["restore_9_other/reads_checkpoint"]["value"] == 1
-    assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m
-    assert m["construct_restore_args_0_basics/time_s"]["value"] < m["restore_0_basics/time_s"]["value"]
+    assert m["restore_9_other/replicas"].value == 2 and m["restore_9_other/reads_checkpoint"].value == 1
+    assert m["restore_0_basics/time_s"].value > 0 and "verify_0_basics/time_s" in m
+    assert m["construct_restore_args_0_basics/time_s"].value < m["restore_0_basics/time_s"].value
   notes = outcome.records[0].notes
   assert "emulated slices" in notes[0] and "in-process copy" in notes[0]
   colocated = [r.notes for r in outcome.records if r.options["use_colocated_python"]]
@@ -109,8 +109,8 @@ def test_emergency_manager_in_one_process_saves_only_the_persistent_tier_and_res
       """)
   (m,) = ok_metrics(outcome)
   # One process holds both replicas, so it is in the primary one: persistent saves at 0, 2, 4 only.
-  assert m["save_9_other/saved_steps"]["value"] == 3 and m["save_0_basics/count"]["value"] == 5
-  assert (m["restore_9_other/step"]["value"], m["restore_9_other/restoring_replica"]["value"]) == (4, -1)
+  assert m["save_9_other/saved_steps"].value == 3 and m["save_0_basics/count"].value == 5
+  assert (m["restore_9_other/step"].value, m["restore_9_other/restoring_replica"].value) == (4, -1)
   assert sorted(p.name for p in tmp_path.glob("out/*/repeat_0/persistent/*")) == ["0", "2", "4"]
   notes = outcome.records[0].notes
   assert "in-process copy" in notes[0] and "distributed-id flags were left off" in notes[-1]
@@ -170,10 +170,10 @@ def test_multislice_broadcast_copies_replica_0_in_rounds_through_the_peer_path(t
           options: {{replica_axis_index: 0, memory_limit_bytes: [1073741824, 1024]}}
       """)
   by = {r.options["memory_limit_bytes"]: m for r, m in zip([r for r in outcome.records if not r.warmup], ok_metrics(outcome))}
-  assert by[1073741824]["broadcast_array_9_other/broadcasts"]["value"] == 1
-  assert by[1024]["broadcast_array_9_other/broadcasts"]["value"] == 2  # one round per array: each exceeds 1 KiB
+  assert by[1073741824]["broadcast_array_9_other/broadcasts"].value == 1
+  assert by[1024]["broadcast_array_9_other/broadcasts"].value == 2  # one round per array: each exceeds 1 KiB
   for m in by.values():
-    assert m["broadcast_array_9_other/is_source"]["value"] == 1 and "verify_0_basics/time_s" in m
+    assert m["broadcast_array_9_other/is_source"].value == 1 and "verify_0_basics/time_s" in m
   assert "in-process copy" in outcome.records[0].notes[0]
 
 
@@ -233,8 +233,8 @@ def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
   ]
   for m in metrics:
     for op in ("save", "load_scale_down", "save_scale_down_state", "load_scale_up"):
-      assert m[f"{op}_0_basics/count"]["value"] == 2  # two savings
-    assert m["verify_0_basics/count"]["value"] == 4
+      assert m[f"{op}_0_basics/count"].value == 2  # two savings
+    assert m["verify_0_basics/count"].value == 4
   assert "split into 4 groups of 2" in [r for r in outcome.records if not r.warmup][1].notes[0]
 
 
@@ -320,10 +320,10 @@ def test_dispatchers_run_colocated_python_and_skip_the_missing_dispatcher(tmp_pa
           options: {{use_colocated: [true, false], device_count: [null, 2]}}
       """)
   metrics = ok_metrics(outcome)
-  assert [m["dispatch_with_result_specs_9_other/devices"]["value"] for m in metrics] == [8, 2]
+  assert [m["dispatch_with_result_specs_9_other/devices"].value for m in metrics] == [8, 2]
   for m in metrics:
     for op in ("dispatch_without_result_specs", "dispatch_with_dummy_result_array", "dispatch_with_result_specs"):
-      assert m[f"{op}_0_basics/time_s"]["value"] > 0
+      assert m[f"{op}_0_basics/time_s"].value > 0
   assert {i.options["use_colocated"] for i in outcome.summary.invalid_combinations} == {False}
   assert "no Pathways controller" in outcome.records[0].notes[0]
 

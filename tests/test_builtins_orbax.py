@@ -41,11 +41,11 @@ def test_resharding_loads_into_each_target_and_counts_moved_arrays(tmp_path):
       """)
   by_target = {(r.options["target_mesh"], r.options["target_sharding"]): r.metrics for r in outcome.records}
   ok_metrics(outcome)
-  assert by_target[(None, "source")]["load_9_other/resharded_arrays"]["value"] == 0
-  assert by_target[(None, "replicated")]["load_9_other/resharded_arrays"]["value"] == 2
-  assert by_target[("fsdp=2,tensor=4", "swap")]["load_9_other/resharded_arrays"]["value"] == 2
+  assert by_target[(None, "source")]["load_9_other/resharded_arrays"].value == 0
+  assert by_target[(None, "replicated")]["load_9_other/resharded_arrays"].value == 2
+  assert by_target[("fsdp=2,tensor=4", "swap")]["load_9_other/resharded_arrays"].value == 2
   for metrics in by_target.values():
-    assert metrics["load_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in metrics
+    assert metrics["load_0_basics/time_s"].value > 0 and "verify_0_basics/time_s" in metrics
 
 
 def test_resharding_check_fails_when_the_checkpoint_on_disk_is_wrong(tmp_path):
@@ -81,7 +81,7 @@ def test_fixture_then_orbax_aliases_load_the_reference_checkpoint(tmp_path):
       "ReshardingBenchmark", "RestoreAndBroadcastBenchmark", "RestoreAndBroadcastBenchmark",
       "ReplicaParallelBenchmark",
   ]  # fmt: skip
-  assert metrics[3]["save_0_basics/count"]["value"] == 2
+  assert metrics[3]["save_0_basics/count"].value == 2
 
 
 def test_restore_and_broadcast_compares_broadcast_with_every_replica_reading(tmp_path):
@@ -91,9 +91,9 @@ def test_restore_and_broadcast_compares_broadcast_with_every_replica_reading(tmp
           options: {use_load_and_broadcast: [true, false]}
       """)
   for m in ok_metrics(outcome):
-    assert m["load_9_other/replicas"]["value"] == 2
-    assert m["load_0_basics/time_s"]["value"] > 0
-    assert m["load_9_other/signed_zero_flips"]["unit"] == "count"
+    assert m["load_9_other/replicas"].value == 2
+    assert m["load_0_basics/time_s"].value > 0
+    assert m["load_9_other/signed_zero_flips"].unit == "count"
 
 
 def test_restore_and_broadcast_check_fails_when_the_data_is_wrong(tmp_path):
@@ -121,7 +121,7 @@ def test_replica_parallel_saves_with_and_without_splitting_writes(tmp_path, asyn
           options: {{use_replica_parallel: [true, false], async_enabled: {str(async_enabled).lower()}}}
       """)
   for m in ok_metrics(outcome):
-    assert m["save_0_basics/time_s"]["value"] > 0 and m["load_0_basics/time_s"]["value"] > 0
+    assert m["save_0_basics/time_s"].value > 0 and m["load_0_basics/time_s"].value > 0
     assert ("save_blocking_0_basics/time_s" in m) == async_enabled
 
 
@@ -148,5 +148,5 @@ def test_load_and_broadcast_turns_negative_zeros_positive_and_the_check_counts_i
     result = RestoreAndBroadcastBenchmark().test_fn(
         ckptbench.TestContext(pytree=tree, path=path, options=options, mesh=mesh)
     )
-    flips[broadcast] = result.metrics.to_dict()["load_9_other/signed_zero_flips"]["value"]
+    flips[broadcast] = result.metrics.to_dict()["load_9_other/signed_zero_flips"].value
   assert flips == {True: 28 * 2, False: 0}  # each of the 2 replicas holds a copy

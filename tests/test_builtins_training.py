@@ -24,12 +24,12 @@ def test_checkpoint_manager_loop_keeps_the_latest_steps(tmp_path, api):
           options: {{api: {api}, async_enabled: [true, false], num_steps: 7, save_interval_steps: 2, max_to_keep: 2}}
       """)
   for m in ok_metrics(outcome):
-    assert m["save_9_other/saved_steps"]["value"] == 4  # steps 0, 2, 4, 6
-    assert m["save_blocking_0_basics/count"]["value"] == 4
-    assert m["train_step_0_basics/count"]["value"] == 7
-    assert m["save_durable_0_basics/time_s_mean"]["value"] > 0
-    assert m["delete_9_other/deleted_steps"]["value"] == 1  # step 4; 6 stays
-    assert m["restore_0_basics/time_s"]["value"] > 0
+    assert m["save_9_other/saved_steps"].value == 4  # steps 0, 2, 4, 6
+    assert m["save_blocking_0_basics/count"].value == 4
+    assert m["train_step_0_basics/count"].value == 7
+    assert m["save_durable_0_basics/time_s_mean"].value > 0
+    assert m["delete_9_other/deleted_steps"].value == 1  # step 4; 6 stays
+    assert m["restore_0_basics/time_s"].value > 0
 
 
 def test_checkpoint_manager_check_fails_when_the_latest_step_holds_older_data(tmp_path):
@@ -52,9 +52,9 @@ def test_checkpoint_manager_takes_orbax_suite_path_and_options(tmp_path):
       """)
   (m,) = ok_metrics(outcome)
   assert outcome.records[0].generator == "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark"
-  assert m["train_step_0_basics/count"]["value"] == 3 and m["save_9_other/saved_steps"]["value"] == 3
-  assert m["wait_until_finished_0_basics/count"]["value"] == 3
-  assert m["save_total_0_basics/time_s"]["value"] >= m["save_blocking_0_basics/time_s"]["value"]
+  assert m["train_step_0_basics/count"].value == 3 and m["save_9_other/saved_steps"].value == 3
+  assert m["wait_until_finished_0_basics/count"].value == 3
+  assert m["save_total_0_basics/time_s"].value >= m["save_blocking_0_basics/time_s"].value
 
 
 @pytest.mark.slow
@@ -65,9 +65,9 @@ def test_preemption_recovery_resumes_from_the_last_committed_step(tmp_path):
           options: {save_interval_steps: 2, kill_step: 4}
       """)
   [m] = ok_metrics(outcome)
-  assert m["recover_9_other/steps_lost"]["value"] == 2  # killed while saving 4, recovered 2
-  assert m["train_9_other/half_written_steps"]["value"] == 1
-  assert 0 < m["recover_restore_0_basics/time_s"]["value"] < m["recover_0_basics/time_s"]["value"]
+  assert m["recover_9_other/steps_lost"].value == 2  # killed while saving 4, recovered 2
+  assert m["train_9_other/half_written_steps"].value == 1
+  assert 0 < m["recover_restore_0_basics/time_s"].value < m["recover_0_basics/time_s"].value
 
 
 @pytest.mark.slow

@@ -26,7 +26,7 @@ def test_pytree_checkpoint_saves_restores_and_verifies_each_combination(tmp_path
   metrics = ok_metrics(outcome)
   assert len(metrics) == 8
   for record, m in zip(outcome.records, metrics):
-    assert m["save_0_basics/time_s"]["value"] > 0 and m["restore_0_basics/time_s"]["value"] > 0
+    assert m["save_0_basics/time_s"].value > 0 and m["restore_0_basics/time_s"].value > 0
     assert ("wait_until_finished_0_basics/time_s" in m) == record.options["async_enabled"]
     assert "verify_0_basics/time_s" in m
 
@@ -61,10 +61,10 @@ def test_array_handler_serializes_merges_checks_metadata_and_deserializes(tmp_pa
   metrics = ok_metrics(outcome)
   assert len(metrics) == 8
   for record, m in zip(outcome.records, metrics):
-    assert m["serialize_9_other/arrays"]["value"] == 2  # `array` and `layer.b`; the int is no array
+    assert m["serialize_9_other/arrays"].value == 2  # `array` and `layer.b`; the int is no array
     assert ("merge_ocdbt_0_basics/time_s" in m) == record.options["use_ocdbt"]
     for block in ("serialize", "metadata", "deserialize", "verify"):
-      assert m[f"{block}_0_basics/time_s"]["value"] > 0
+      assert m[f"{block}_0_basics/time_s"].value > 0
 
 
 def _flip_zarr3_chunks(root: pathlib.Path) -> bool:
@@ -95,9 +95,9 @@ def test_deleter_times_each_deletion_and_checks_the_step_is_gone(tmp_path):
           options: {{train_steps: 3, max_to_keep: 10, num_deletion_threads: [1, 4]}}
       """)
   for m in ok_metrics(outcome):
-    assert m["delete_0_basics/count"]["value"] == 2  # steps 0 and 1; step 2 stays
-    assert m["delete_9_other/deleted_bytes"]["value"] > 0 and m["delete_9_other/deleted_files"]["value"] > 0
-    assert m["restore_0_basics/time_s"]["value"] > 0 and "verify_0_basics/time_s" in m
+    assert m["delete_0_basics/count"].value == 2  # steps 0 and 1; step 2 stays
+    assert m["delete_9_other/deleted_bytes"].value > 0 and m["delete_9_other/deleted_files"].value > 0
+    assert m["restore_0_basics/time_s"].value > 0 and "verify_0_basics/time_s" in m
   assert sorted(p.name for p in (tmp_path / "out").rglob("checkpoints/*") if p.name.isdigit()) == ["2", "2"]
 
 
@@ -139,10 +139,10 @@ benchmarks:
 def test_checkpoint_policy_times_decisions_saves_listing_and_cleanup(tmp_path):
   outcome = run_text(tmp_path, DATA, POLICIES)
   (m,) = ok_metrics(outcome)
-  assert m["should_save_0_basics/count"]["value"] == 40 and m["save_0_basics/count"]["value"] == 8
-  assert m["save_9_other/saved_steps"]["value"] == 8 and m["list_9_other/kept_steps"]["value"] == 3
+  assert m["should_save_0_basics/count"].value == 40 and m["save_0_basics/count"].value == 8
+  assert m["save_9_other/saved_steps"].value == 8 and m["list_9_other/kept_steps"].value == 3
   for block in ("list", "restore", "cleanup"):
-    assert m[f"{block}_0_basics/time_s"]["value"] > 0
+    assert m[f"{block}_0_basics/time_s"].value > 0
   (invalid,) = outcome.summary.invalid_combinations
   assert "unknown save_decision_policies policy_type 'EveryOtherTuesday'" in invalid.reason
 

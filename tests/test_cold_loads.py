@@ -55,7 +55,7 @@ def test_a_local_checkpoint_is_evicted_and_a_warm_load_says_so(tmp_path):
   assert ckptbench.evict_for_load(tmp_path / "ckpt", metrics, "restore", cold=False) == "warm"
   tags = metrics.to_dict()
   assert _how(tags, "load")[0] in EVICTED and _how(tags, "restore") == ["warm"]
-  assert tags["restore_0_basics/cold_cache_warm"] == {"value": 1.0, "unit": "count"}
+  assert tags["restore_0_basics/cold_cache_warm"] == ckptbench.MetricEntry(1.0, "count")
 
 
 def test_an_object_store_url_is_not_claimed_evicted():

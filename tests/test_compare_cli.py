@@ -45,12 +45,12 @@ def test_capture_of_a_real_run(real_run, monkeypatch):
   records = [json.loads(line) for line in (real_run / "out" / "results.jsonl").read_text().splitlines()]
   assert sum(r["warmup"] for r in records) == 1
   measured = [r for r in records if not r["warmup"]]
-  assert key == measured[0]["key"] and bench.runs == 5 and bench.failed == 0
-  time_s = bench.metrics[TIME]
-  assert time_s["hosts"]["0"]["values"] == [r["metrics"][TIME]["value"] for r in measured]
-  assert time_s["across_hosts"]["stats"]["n"] == 5 and time_s["headline"]
+  assert key == measured[0]["key"] and bench.summary.runs == 5 and bench.summary.failed == 0
+  time_s = bench.samples[TIME]
+  assert time_s.hosts[0].values == [r["metrics"][TIME]["value"] for r in measured]
+  assert len(time_s.across_hosts.values) == 5 and time_s.headline
   assert doc.manifest["hostname"] and doc.manifest["git"] is not None
-  assert set(bench.metrics) == {tag for r in measured for tag in r["metrics"]}
+  assert set(bench.samples) == set(bench.summary.metrics) == {tag for r in measured for tag in r["metrics"]}
 
 
 def test_compare_cli_exit_codes(real_run):

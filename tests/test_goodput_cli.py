@@ -7,6 +7,7 @@ import json
 import pytest
 
 from builtin_support import ok_metrics, run_text
+from ckptbench.api import MetricEntry
 from ckptbench.api._records import RunRecord
 from ckptbench.errors import CkptbenchError
 from ckptbench.analysis._goodput import plan_goodput
@@ -32,9 +33,9 @@ def test_goodput_from_a_run_names_the_missing_recovery_and_still_gives_the_inter
   assert done.returncode == 0, done.stderr
   assert "missing recovery_s" in done.stdout and "goodput there –" in done.stdout
   [plan] = json.loads((tmp_path / "out" / "goodput.json").read_text())
-  blocking = m["save_blocking_0_basics/time_s_mean"]["value"]
+  blocking = m["save_blocking_0_basics/time_s_mean"].value
   assert plan["cost"]["blocking_s"] == pytest.approx(blocking)
-  assert plan["cost"]["lag_s"] == pytest.approx(m["save_durable_0_basics/time_s_mean"]["value"] - blocking)
+  assert plan["cost"]["lag_s"] == pytest.approx(m["save_durable_0_basics/time_s_mean"].value - blocking)
   assert plan["best_goodput"] is None and plan["cost"]["recovery_s"] is None
   assert plan["best_interval_s"] == pytest.approx(optimal_interval(_cost(plan), 6 * 3600))
   assert "<svg" in (tmp_path / "out" / "goodput.html").read_text()
@@ -74,9 +75,9 @@ def test_goodput_takes_the_lag_of_a_torch_async_save_from_its_whole_save(tmp_pat
           options: {library: dcp_async}
       """))
   [plan] = plan_goodput(tmp_path / "out", 3600.0, recovery_s=60.0)
-  blocking = m["save_blocking_0_basics/time_s"]["value"]
+  blocking = m["save_blocking_0_basics/time_s"].value
   assert plan.cost.blocking_s == pytest.approx(blocking)
-  assert plan.cost.lag_s == pytest.approx(m["save_0_basics/time_s"]["value"] - blocking)
+  assert plan.cost.lag_s == pytest.approx(m["save_0_basics/time_s"].value - blocking)
   assert plan.best_goodput is not None and not plan.missing
 
 
@@ -93,20 +94,21 @@ def _write_one_run(out, metrics):
   """OUT/results.jsonl with one run of benchmark `b` that measured `metrics`."""
   record = RunRecord(
       suite="s", benchmark="b", key="k", generator="m.G", options={}, varying={}, mesh=None, checkpoint_config=None,
-      repeat=0, warmup=False, host=0, num_hosts=1, path="", started_at="", duration_s=1.0, metrics=metrics,
+      repeat=0, warmup=False, host=0, num_hosts=1, path="", started_at="", duration_s=1.0,
+      metrics={tag: MetricEntry(v, u) for tag, (v, u) in metrics.items()},
   )  # fmt: skip
   out.mkdir()
   (out / "results.jsonl").write_text(json.dumps(record.to_json()) + "\n")
 
 
 def test_goodput_needs_a_benchmark_that_saved(tmp_path):
-  _write_one_run(tmp_path / "out", {"load_0_basics/time_s": {"value": 1.0, "unit": "s"}})
+  _write_one_run(tmp_path / "out", {"load_0_basics/time_s": (1.0, "s")})
   with pytest.raises(CkptbenchError, match="no benchmark measured a save"):
     plan_goodput(tmp_path / "out", 3600.0)
 
 
 def test_goodput_names_a_missing_lag_instead_of_assuming_one(tmp_path):
-  _write_one_run(tmp_path / "out", {"save_blocking_0_basics/time_s": {"value": 2.0, "unit": "s"}})
+  _write_one_run(tmp_path / "out", {"save_blocking_0_basics/time_s": (2.0, "s")})
   [plan] = plan_goodput(tmp_path / "out", 3600.0, interval_s=600.0, recovery_s=60.0)
   assert plan.cost.lag_s is None and plan.best_goodput is None and plan.current_goodput is None
   assert [m.split(":")[0] for m in plan.missing] == ["lag_s"]
@@ -121,7 +123,7 @@ def test_goodput_takes_the_recovery_measured_by_preemption_recovery(tmp_path):
   ))
   recover = [m for m in ok_metrics(outcome) if "recover_0_basics/time_s" in m][0]
   [plan] = plan_goodput(tmp_path / "out", 6 * 3600.0)
-  assert plan.cost.recovery_s == pytest.approx(recover["recover_0_basics/time_s"]["value"])
+  assert plan.cost.recovery_s == pytest.approx(recover["recover_0_basics/time_s"].value)
   assert plan.sources["recovery_s"].startswith("recover_0_basics/time_s of PreemptionRecovery")
   assert plan.best_goodput is not None and not plan.missing
 

@@ -67,31 +67,31 @@ def round_trip(request, tmp_path_factory):
 def test_save_and_load_throughput_are_bytes_over_time(round_trip):
   _, _, tags = round_trip
   for op, breakdown in (("save", "2_save_breakdown"), ("load", "3_load_breakdown")):
-    gib = tags[f"{op}_5_inventory/{op}_total_gb"]["value"]
-    seconds = tags[f"{op}_{breakdown}/handler_total_s"]["value"]
+    gib = tags[f"{op}_5_inventory/{op}_total_gb"].value
+    seconds = tags[f"{op}_{breakdown}/handler_total_s"].value
     gbps = tags[f"{op}_4_throughput/{op}_total_gbps"]
-    assert gbps["unit"] == "GiB/s"
+    assert gbps.unit == "GiB/s"
     assert gib == pytest.approx(ARRAY_BYTES / _GIB)
-    assert gbps["value"] == pytest.approx(gib / seconds, rel=1e-9)
+    assert gbps.value == pytest.approx(gib / seconds, rel=1e-9)
     # Orbax's window lies inside the block, so its bandwidth is at least bytes / block time.
-    block_s = tags[f"{op}_0_basics/time_s"]["value"]
+    block_s = tags[f"{op}_0_basics/time_s"].value
     assert seconds <= block_s * 1.01
-    assert gbps["value"] >= gib / block_s * 0.99
+    assert gbps.value >= gib / block_s * 0.99
 
 
 def test_headline_stage_tags_exist(round_trip):
   (use_async, _, _), _, tags = round_trip
-  assert tags["load_3_load_breakdown/total_s"]["value"] > 0
-  assert tags["load_3_load_breakdown/worker_io_s"]["unit"] == "s"
-  assert tags["save_2_save_breakdown/worker_io_s"]["value"] > 0
+  assert tags["load_3_load_breakdown/total_s"].value > 0
+  assert tags["load_3_load_breakdown/worker_io_s"].unit == "s"
+  assert tags["save_2_save_breakdown/worker_io_s"].value > 0
   if use_async:
-    assert tags["save_2_save_breakdown/async_blocking_s"]["value"] > 0
-    assert tags["save_2_save_breakdown/async_total_s"]["value"] >= tags[
-        "save_2_save_breakdown/async_blocking_s"]["value"]
+    assert tags["save_2_save_breakdown/async_blocking_s"].value > 0
+    assert tags["save_2_save_breakdown/async_total_s"].value >= tags[
+        "save_2_save_breakdown/async_blocking_s"].value
   else:
-    assert tags["save_2_save_breakdown/total_s"]["value"] >= tags["save_2_save_breakdown/blocking_s"]["value"]
-  assert tags["save_4_throughput/save_blocking_gbps"]["value"] > 0
-  assert tags["save_5_inventory/sharded_array_gb"]["value"] == pytest.approx(ARRAY_BYTES / _GIB)
+    assert tags["save_2_save_breakdown/total_s"].value >= tags["save_2_save_breakdown/blocking_s"].value
+  assert tags["save_4_throughput/save_blocking_gbps"].value > 0
+  assert tags["save_5_inventory/sharded_array_gb"].value == pytest.approx(ARRAY_BYTES / _GIB)
 
 
 def test_nested_blocks_both_record(round_trip):
@@ -104,18 +104,18 @@ def test_nested_blocks_both_record(round_trip):
       "save_2_save_breakdown/async_blocking_s"]
   assert "save_background_4_throughput/save_total_gbps" in tags
   assert "save_blocking_4_throughput/save_total_gbps" not in tags  # committed after the block
-  inner = tags["save_blocking_0_basics/time_s"]["value"] + tags["save_background_0_basics/time_s"]["value"]
-  assert tags["save_0_basics/time_s"]["value"] >= inner
+  inner = tags["save_blocking_0_basics/time_s"].value + tags["save_background_0_basics/time_s"].value
+  assert tags["save_0_basics/time_s"].value >= inner
 
 
 def test_tensorstore_counts_the_written_bytes(round_trip):
   (_, _, use_compression), _, tags = round_trip
   written = tags["save_6_tensorstore/kvstore_bytes_written"]
-  assert written["unit"] == "bytes"
+  assert written.unit == "bytes"
   if not use_compression:
-    assert written["value"] >= ARRAY_BYTES
-  assert tags["load_6_tensorstore/kvstore_bytes_read"]["value"] > 0
-  assert tags["save_6_tensorstore/kvstore_writes"]["value"] >= 1
+    assert written.value >= ARRAY_BYTES
+  assert tags["load_6_tensorstore/kvstore_bytes_read"].value > 0
+  assert tags["save_6_tensorstore/kvstore_writes"].value >= 1
 
 
 def test_inventory_matches_the_files_on_disk(round_trip):
@@ -137,7 +137,7 @@ def test_every_tag_has_a_registered_namespace_and_unit(round_trip):
   _, _, tags = round_trip
   for tag, entry in tags.items():
     key = Tag.parse(tag).key.removesuffix("_mean")
-    assert unit_of(key) == entry["unit"], tag
+    assert unit_of(key) == entry.unit, tag
 
 
 def test_repeated_block_reports_total_bytes_over_total_time(tmp_path):
@@ -147,11 +147,11 @@ def test_repeated_block_reports_total_bytes_over_total_time(tmp_path):
     with metrics.measure("save", ["time", "jax_monitoring"]):
       ocp.save(tmp_path / f"c{i}", tree)
   tags = metrics.to_dict()
-  assert tags["save_0_basics/count"]["value"] == 2
-  assert tags["save_5_inventory/save_total_gb"]["value"] == pytest.approx(2 * ARRAY_BYTES / _GIB)
-  assert tags["save_4_throughput/save_total_gbps"]["value"] == pytest.approx(
-      tags["save_5_inventory/save_total_gb"]["value"]
-      / tags["save_2_save_breakdown/handler_total_s"]["value"])
+  assert tags["save_0_basics/count"].value == 2
+  assert tags["save_5_inventory/save_total_gb"].value == pytest.approx(2 * ARRAY_BYTES / _GIB)
+  assert tags["save_4_throughput/save_total_gbps"].value == pytest.approx(
+      tags["save_5_inventory/save_total_gb"].value
+      / tags["save_2_save_breakdown/handler_total_s"].value)
 
 
 def test_bytes_without_orbax_time_use_the_block_time():
@@ -160,8 +160,8 @@ def test_bytes_without_orbax_time_use_the_block_time():
     pass
   metrics.record("save", "5_inventory/save_total_gb", 2.0, "GiB", "sum")
   tags = metrics.to_dict()
-  assert tags["save_4_throughput/save_total_gbps"]["value"] == pytest.approx(
-      2.0 / tags["save_0_basics/time_s"]["value"])
+  assert tags["save_4_throughput/save_total_gbps"].value == pytest.approx(
+      2.0 / tags["save_0_basics/time_s"].value)
 
 
 def test_device_memory_counts_live_arrays_and_leaves_cpu_peaks_absent():
@@ -169,7 +169,7 @@ def test_device_memory_counts_live_arrays_and_leaves_cpu_peaks_absent():
   with metrics.measure("alloc", ["device_memory"]):
     kept = jax.numpy.ones(4)
   tags = metrics.to_dict()
-  assert tags["alloc_7_memory/jax_live_arrays_count_delta"]["value"] == 1
+  assert tags["alloc_7_memory/jax_live_arrays_count_delta"].value == 1
   assert "alloc_7_memory/device_peak_diff_gb" not in tags  # CPU reports no memory stats
   del kept
 
@@ -188,8 +188,8 @@ def test_tracemalloc_peak_is_seen_by_outer_and_inner_blocks():
       del blob
   tags = metrics.to_dict()
   for op in ("outer", "inner"):
-    assert tags[f"{op}_7_memory/tracemalloc_peak_diff_mib"]["value"] >= 7.9
-    assert abs(tags[f"{op}_7_memory/tracemalloc_diff_mib"]["value"]) < 1
+    assert tags[f"{op}_7_memory/tracemalloc_peak_diff_mib"].value >= 7.9
+    assert abs(tags[f"{op}_7_memory/tracemalloc_diff_mib"].value) < 1
 
 
 def test_save_restore_cold_cache_evicts_before_the_load(tmp_path):
@@ -203,7 +203,7 @@ def test_save_restore_cold_cache_evicts_before_the_load(tmp_path):
   methods = [k for k in tags if k.startswith("load_0_basics/cold_cache_")]
   # Each file's pages, not the whole machine's page cache, wherever fadvise exists.
   assert methods == ["load_0_basics/cold_cache_fadvise"]
-  assert tags["load_4_throughput/load_total_gbps"]["value"] > 0
+  assert tags["load_4_throughput/load_total_gbps"].value > 0
 
 
 def test_a_warm_load_says_so(tmp_path):

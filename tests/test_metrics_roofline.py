@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from ckptbench.api import MetricEntry
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import (
     StorageProbe,
@@ -83,16 +84,16 @@ def test_roofline_shares_divide_each_bandwidth_by_its_limit():
       disk_read_gbps=4.0, cold_method="fadvise", page_cache_read_gbps=10.0, memcpy_gbps=20.0,
       host="h", measured_at="2026-01-01T00:00:00+00:00")
   tags = {
-      "save_4_throughput/save_total_gbps": {"value": 1.0, "unit": "GiB/s"},
-      "save_4_throughput/save_blocking_gbps": {"value": 5.0, "unit": "GiB/s"},
-      "load_4_throughput/load_total_gbps": {"value": 2.0, "unit": "GiB/s"},
-      "load_0_basics/time_s": {"value": 1.0, "unit": "s"},
+      "save_4_throughput/save_total_gbps": MetricEntry(1.0, "GiB/s"),
+      "save_4_throughput/save_blocking_gbps": MetricEntry(5.0, "GiB/s"),
+      "load_4_throughput/load_total_gbps": MetricEntry(2.0, "GiB/s"),
+      "load_0_basics/time_s": MetricEntry(1.0, "s"),
   }
   assert roofline_shares(tags, probe) == {
-      "save_4_throughput/save_total_gbps_of_disk_write": {"value": 0.5, "unit": "ratio"},
-      "save_4_throughput/save_blocking_gbps_of_memcpy": {"value": 0.25, "unit": "ratio"},
-      "load_4_throughput/load_total_gbps_of_disk_read": {"value": 0.5, "unit": "ratio"},
-      "load_4_throughput/load_total_gbps_of_page_cache_read": {"value": 0.2, "unit": "ratio"},
+      "save_4_throughput/save_total_gbps_of_disk_write": MetricEntry(0.5, "ratio"),
+      "save_4_throughput/save_blocking_gbps_of_memcpy": MetricEntry(0.25, "ratio"),
+      "load_4_throughput/load_total_gbps_of_disk_read": MetricEntry(0.5, "ratio"),
+      "load_4_throughput/load_total_gbps_of_page_cache_read": MetricEntry(0.2, "ratio"),
   }
 
 
@@ -135,14 +136,14 @@ def test_post_run_tags_add_inventory_and_shares(tmp_path):
   probe = StorageProbe(
       mount="/", device="d", fstype="ext4", size_bytes=1, disk_write_gbps=4.0, disk_read_gbps=None,
       cold_method="none", page_cache_read_gbps=8.0, memcpy_gbps=16.0, host="h", measured_at="t")
-  tags = {"save_4_throughput/save_total_gbps": {"value": 1.0, "unit": "GiB/s"}}
+  tags = {"save_4_throughput/save_total_gbps": MetricEntry(1.0, "GiB/s")}
   new, inventory = post_run_tags(tags, tmp_path, probe=probe)
-  assert new["checkpoint_5_inventory/file_count"]["value"] == 2
-  assert new["checkpoint_5_inventory/small_file_share"]["value"] == 0.5
-  assert new["checkpoint_5_inventory/total_gb"]["value"] == pytest.approx((2 * 2**20 + 2) / 2**30)
-  assert new["save_4_throughput/save_total_gbps_of_disk_write"]["value"] == 0.25
+  assert new["checkpoint_5_inventory/file_count"].value == 2
+  assert new["checkpoint_5_inventory/small_file_share"].value == 0.5
+  assert new["checkpoint_5_inventory/total_gb"].value == pytest.approx((2 * 2**20 + 2) / 2**30)
+  assert new["save_4_throughput/save_total_gbps_of_disk_write"].value == 0.25
   assert inventory["layout"] == "OCDBT + Orbax metadata"
   assert inventory["largest_file"] == "ckpt/ocdbt.process_0/d/blob"
   # A test_fn's own inventory wins over the scan, and survives the JSON round trip.
   again, same = post_run_tags(tags, tmp_path / "elsewhere", inventory=json.loads(json.dumps(inventory)))
-  assert same == inventory and again["checkpoint_5_inventory/file_count"]["value"] == 2
+  assert same == inventory and again["checkpoint_5_inventory/file_count"].value == 2

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from ckptbench.api import HostStatistics, MetricEntry, MetricStatistics
 from ckptbench.api._records import (
     BenchmarkSummary,
     ErrorRecord,
@@ -25,7 +26,7 @@ RECORD = RunRecord(
     suite="s", benchmark="b", key="0123456789", generator="m.C", options={"x": 1}, varying={"x": 1},
     mesh=None, checkpoint_config={"spec": {}}, repeat=0, warmup=False, host=0, num_hosts=1,
     path="/out/b/repeat_0", started_at="2026-11-22T00:00:00Z", duration_s=1.5,
-    metrics={"save_0_basics/time_s": {"value": 1.0, "unit": "s"}},
+    metrics={"save_0_basics/time_s": MetricEntry(1.0, "s")},
     error=ErrorRecord("ValueError", "bad", "Traceback ..."),
 )  # fmt: skip
 PASSED = RunRecord.from_json(RECORD.to_json() | {"error": None})
@@ -69,7 +70,7 @@ def test_another_schema_version_in_results_jsonl_is_refused_with_its_file_and_li
 def test_a_summary_entry_is_typed_and_round_trips():
   (summary,) = summarize_benchmarks([PASSED, RunRecord.from_json(PASSED.to_json() | {"repeat": 1})])
   assert isinstance(summary, BenchmarkSummary) and (summary.runs, summary.failed) == (2, 0)
-  assert summary.metrics["save_0_basics/time_s"]["n"] == 2
+  assert summary.metrics["save_0_basics/time_s"] == MetricStatistics("s", n=2, mean=1.0, std=0.0, min=1.0, max=1.0, median=1.0)
   assert BenchmarkSummary.from_json(summary.to_json()) == summary
   with pytest.raises(SchemaError, match="lacks metrics"):
     BenchmarkSummary.from_json({k: v for k, v in summary.to_json().items() if k != "metrics"})
@@ -94,3 +95,35 @@ def test_another_schema_version_in_summary_json_is_one_error_naming_the_file(tmp
   (tmp_path / "summary.json").write_text(json.dumps(_summary().to_json() | {"schema_version": 2}))
   with pytest.raises(CkptbenchError, match=r"summary\.json: .*summary schema_version 2; this ckptbench reads 1"):
     read_outputs(tmp_path)
+
+
+def test_metric_values_keep_the_on_disk_form():
+  line = RECORD.to_json()
+  assert line["metrics"] == {"save_0_basics/time_s": {"value": 1.0, "unit": "s"}}
+  assert RunRecord.from_json(line).metrics["save_0_basics/time_s"] == MetricEntry(1.0, "s")
+  entry = BenchmarkSummary.from_json(_summary().to_json()["benchmarks"][0]).metrics["save_0_basics/time_s"]
+  assert entry.to_json() == {"unit": "s", "n": 1, "mean": 1.0, "std": 0.0, "min": 1.0, "max": 1.0, "median": 1.0}
+
+
+def test_cross_host_statistics_round_trip_with_string_host_keys():
+  a, b = (RunRecord.from_json(PASSED.to_json() | {"host": h, "num_hosts": 2,
+                                                  "metrics": {"t": {"value": v, "unit": "s"}}})
+          for h, v in ((0, 1.0), (1, 3.0)))  # fmt: skip
+  (summary,) = summarize_benchmarks([a, b])
+  hosts = summary.metrics["t"].hosts
+  assert isinstance(hosts, HostStatistics) and (hosts.slowest_host, hosts.per_host) == (1, {0: 1.0, 1: 3.0})
+  data = summary.metrics["t"].to_json()
+  assert data["hosts"]["per_host"] == {"0": 1.0, "1": 3.0}
+  assert MetricStatistics.from_json(json.loads(json.dumps(data))) == summary.metrics["t"]
+
+
+def test_summaries_written_before_typed_values_still_read():
+  # Older files: "hosts": null for a multi-host metric without samples; n 0 with no statistics.
+  old = {"unit": "s", "n": 0, "hosts": None}
+  assert MetricStatistics.from_json(old) == MetricStatistics("s", 0)
+  assert MetricStatistics.from_json({"unit": "", "n": 1, "mean": 2, "std": 0, "min": 2, "max": 2, "median": 2}).mean == 2.0
+  assert RunRecord.from_json(PASSED.to_json() | {"metrics": {"t": {"value": None, "unit": "s"}}}).value("t") is None
+  with pytest.raises(SchemaError, match="statistics of t lacks n"):
+    MetricStatistics.from_json({"unit": "s"}, "t")
+  with pytest.raises(SchemaError, match="t is not a"):
+    RunRecord.from_json(PASSED.to_json() | {"metrics": {"t": 1.0}})

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 import pathlib
-import time
 
 import pytest
 
 import ckptbench
-from conftest import run_cli
-from ckptbench.views._background import views_written
+from conftest import run_cli, wait_for_views
 
 SUITE = """\
 suite_name: same
@@ -85,9 +83,7 @@ def test_python_and_cli_runs_write_the_same_records_summary_and_comparison(tmp_p
   assert _comparison_shape(tmp_path / "py") == _comparison_shape(tmp_path / "cli")
   assert _comparison_shape(tmp_path / "py")  # something was compared
   # The CLI's views are written by a detached process once the run has exited.
-  deadline = time.monotonic() + 180
-  while not views_written(tmp_path / "cli") and time.monotonic() < deadline:
-    time.sleep(0.5)
+  wait_for_views(tmp_path / "cli")
   for out in ("py", "cli"):  # the report is written once, after the comparison, and shows it
     assert "baseline comparison" in (tmp_path / out / "report.html").read_text()
 

@@ -239,7 +239,7 @@ def test_a_save_the_link_keeps_failing_is_a_failed_run_that_says_why(gcs_store, 
 
 
 def test_link_specs_parse_or_fail_in_one_line():
-  from ckptbench.storage._link import parse_link
+  from ckptbench.storage import parse_link
 
   shape = parse_link("rtt=20ms,bw=1GB/s,errors=1%")
   assert (shape.rtt_s, shape.bandwidth_bps, shape.error_rate) == (0.02, 1e9, 0.01)
@@ -250,7 +250,7 @@ def test_link_specs_parse_or_fail_in_one_line():
 
 
 def test_price_table_is_documented_and_overridable(tmp_path, monkeypatch):
-  from ckptbench.storage._cost import PRICE_TABLE_ENV, checkpoint_cost
+  from ckptbench.storage import PRICE_TABLE_ENV, checkpoint_cost
 
   monkeypatch.delenv(PRICE_TABLE_ENV, raising=False)
   cost = checkpoint_cost("gs", 10**9, {"put": 1000, "get": 1000, "list": 0})
@@ -319,8 +319,7 @@ def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_stor
 def test_the_link_keeps_object_lengths_on_head_requests(s3_store):
   import boto3
 
-  from ckptbench.storage import stop_emulator, write_object
-  from ckptbench.storage._link import parse_link, start_link
+  from ckptbench.storage import parse_link, start_link, stop_emulator, write_object
 
   write_object(f"{s3_store.url}/head/o", b"a" * 1234)
   link, proc = start_link(s3_store.endpoint, parse_link("rtt=2ms"))

@@ -29,6 +29,30 @@ benchmarks:
 """
 
 
+def test_the_loader_builds_and_checks_every_combination():
+  entry = load_suite_text(SUITE, "s.yaml").entries[0]
+  assert len(entry.points) == 16
+  invalid = [p for p in entry.points if p.invalid_reason is not None]
+  assert len(invalid) == 6 and not any(p.options.is_valid() for p in invalid)  # is_valid follows invalid_reason
+  assert invalid[0].values["enable_replica_parallel_separate_folder"] is True
+
+
+def test_an_options_class_overriding_is_valid_alone_is_skipped_without_a_reason():
+  import dataclasses  # noqa: PLC0415
+
+  import ckptbench  # noqa: PLC0415
+
+  @dataclasses.dataclass(frozen=True, kw_only=True)
+  class OrbaxStyle(ckptbench.BenchmarkOptions):
+    n: int = 0
+
+    def is_valid(self) -> bool:
+      return self.n > 0
+
+  assert OrbaxStyle(n=1).is_valid() and OrbaxStyle(n=1).invalid_reason() is None
+  assert not OrbaxStyle(n=0).is_valid() and OrbaxStyle(n=0).invalid_reason() is None
+
+
 def test_product_minus_invalid_times_fitting_meshes():
   suite = load_suite_text(SUITE, "s.yaml")
   plan = expand(suite, device_count=8)
@@ -86,8 +110,41 @@ def test_options_rejected_by_the_dataclass_are_located():
         - generator: sample_benchmarks.FlakyBenchmark
           options: {sleep_s: [0.0, -1.0]}
       """)
-  suite = load_suite_text(text, "s.yaml")
   with pytest.raises(ConfigError) as info:
-    expand(suite, 1)
-  assert info.value.key == "benchmarks[0].options"
+    load_suite_text(text, "s.yaml")  # at load, not at expansion: the error has its line
+  assert (info.value.file, info.value.line) == ("s.yaml", 4)
+  assert info.value.key == "benchmarks[0].options.sleep_s[1]"  # the option the message names, its swept item
   assert "FlakyOptions" in info.value.message and "sleep_s must be >= 0, got -1.0" in info.value.message
+
+
+def test_a_rejection_naming_no_option_points_at_the_options(tmp_path):
+  (tmp_path / "picky_options_module.py").write_text(textwrap.dedent("""\
+      import dataclasses
+      import ckptbench
+
+      @dataclasses.dataclass(frozen=True, kw_only=True)
+      class PickyOptions(ckptbench.BenchmarkOptions):
+        a: int | list[int] = 0
+        b: int | list[int] = 0
+
+        def __post_init__(self):
+          if self.a + self.b > 3:
+            raise ValueError("too much in all")
+
+      @ckptbench.benchmark_options(PickyOptions)
+      class PickyBenchmark(ckptbench.BenchmarksGenerator):
+        def test_fn(self, context):
+          return ckptbench.TestResult(metrics=ckptbench.Metrics())
+      """))
+  text = textwrap.dedent("""\
+      suite_name: s
+      benchmarks:
+        - generator: picky_options_module.PickyBenchmark
+          options:
+            a: [1, 2]
+            b: [1, 2]
+      """)
+  with pytest.raises(ConfigError) as info:
+    load_suite_text(text, "s.yaml", tmp_path)
+  assert info.value.line == 4 and info.value.key == "benchmarks[0].options"
+  assert "PickyOptions(a=2, b=2) was rejected: too much in all" in info.value.message

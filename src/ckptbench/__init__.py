@@ -9,6 +9,9 @@ from ckptbench.api import (
     BenchmarkOptions,
     BenchmarksGenerator,
     Collector,
+    HostStatistics,
+    MetricEntry,
+    MetricStatistics,
     MetricValue,
     Metrics,
     OrbaxCapabilities,
@@ -38,7 +41,17 @@ from ckptbench.data import (
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.metrics import evict_for_load, evict_from_page_cache, scan_inventory  # also registers the collectors
 from ckptbench.stats import median_ratio, theil_sen_slope
-from ckptbench.storage import kvstore_spec, read_kvstore, read_location, write_kvstore, write_location
+from ckptbench.storage import (
+    DirectoryStore,
+    ObjectStore,
+    kvstore_spec,
+    read_kvstore,
+    read_location,
+    register_store,
+    uses_fsspec,
+    write_kvstore,
+    write_location,
+)
 from ckptbench.storage import payload as kvstore_payload
 
 # Results and baselines need pandas and scipy: loaded on first use.
@@ -59,10 +72,15 @@ __all__ = [
     "Comparison",
     "ConfigError",
     "DataMismatchError",
+    "DirectoryStore",
     "ErrorRecord",
+    "HostStatistics",
+    "MetricEntry",
+    "MetricStatistics",
     "MetricValue",
     "Metrics",
     "ModelShape",
+    "ObjectStore",
     "OrbaxCapabilities",
     "PRESETS",
     "RunOutcome",
@@ -100,9 +118,11 @@ __all__ = [
     "read_sharding_config",
     "reading_checkpoint",
     "register_collector",
+    "register_store",
     "run",
     "scan_inventory",
     "theil_sen_slope",
+    "uses_fsspec",
     "verify_pytree",
     "write_kvstore",
     "write_location",

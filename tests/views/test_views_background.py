@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
-from conftest import run_cli
-from ckptbench.views._background import views_written
+from conftest import run_cli, wait_for_views
 
 pytestmark = pytest.mark.slow
 
@@ -40,11 +38,9 @@ def test_views_are_written_after_the_run_returns_and_include_its_comparison(tmp_
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
   assert not any("_of_" in tag for r in records for tag in r["metrics"])  # no probe cached: none during the run
 
-  deadline = time.monotonic() + 180
-  while not views_written(out) and time.monotonic() < deadline:
-    time.sleep(0.5)
+  written = wait_for_views(out)
   log = (out / "views.log").read_text()
-  assert views_written(out), log
+  assert written, log
   assert "Traceback" not in log
   page = (out / "report.html").read_text()
   # The child waited for the run to exit: the comparison written last is in the report.

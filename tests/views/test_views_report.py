@@ -8,14 +8,14 @@ import pathlib
 import shutil
 import subprocess
 import sys
-import time
 
 import pytest
+from conftest import wait_for_views
 
 from ckptbench.cli import main
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_outputs
-from ckptbench.views import roofline_limits, views_written, write_report
+from ckptbench.views import roofline_limits, write_report
 from views_sample import sample_out  # noqa: F401  (fixture)
 
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -151,9 +151,7 @@ def test_a_view_registered_by_user_code_is_written_by_the_detached_writer(sample
   )
   env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
   subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=120)
-  deadline = time.monotonic() + 120
-  while not views_written(sample_out) and time.monotonic() < deadline:
-    time.sleep(0.2)
+  wait_for_views(sample_out, 120)
   assert (sample_out / "mine.txt").read_text().startswith("runs: ")
   assert "mine: written" in (sample_out / "views.log").read_text()
 

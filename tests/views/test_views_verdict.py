@@ -9,6 +9,7 @@ import pytest
 from rich.console import Console
 
 from conftest import run_cli
+from ckptbench.api import MetricEntry, MetricStatistics
 from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
 from ckptbench.results import read_outputs
 from ckptbench.views import print_suite_tables
@@ -21,14 +22,14 @@ def _record(key, varying, repeat, save_s, load_s=0.1, warmup=False):
       options=varying, varying=varying, mesh=None, checkpoint_config=None, repeat=repeat, warmup=warmup,
       host=0, num_hosts=1, path="", started_at="", duration_s=1.0,
       metrics={
-          "save_blocking_0_basics/time_s": {"value": 0.01, "unit": "s"},
-          "save_0_basics/time_s": {"value": save_s, "unit": "s"},
-          "load_0_basics/time_s": {"value": load_s, "unit": "s"},
-          "save_4_throughput/save_total_gbps": {"value": 1 / save_s, "unit": "GiB/s"},
-          "save_4_throughput/save_blocking_gbps": {"value": 40.0, "unit": "GiB/s"},
-          "save_blocking_4_throughput/save_blocking_gbps": {"value": 40.0, "unit": "GiB/s"},
-          "save_background_4_throughput/save_total_gbps": {"value": 1 / save_s, "unit": "GiB/s"},
-          "save_7_memory/host_rss_peak_diff_mib": {"value": 100.0, "unit": "MiB"},
+          "save_blocking_0_basics/time_s": MetricEntry(0.01, "s"),
+          "save_0_basics/time_s": MetricEntry(save_s, "s"),
+          "load_0_basics/time_s": MetricEntry(load_s, "s"),
+          "save_4_throughput/save_total_gbps": MetricEntry(1 / save_s, "GiB/s"),
+          "save_4_throughput/save_blocking_gbps": MetricEntry(40.0, "GiB/s"),
+          "save_blocking_4_throughput/save_blocking_gbps": MetricEntry(40.0, "GiB/s"),
+          "save_background_4_throughput/save_total_gbps": MetricEntry(1 / save_s, "GiB/s"),
+          "save_7_memory/host_rss_peak_diff_mib": MetricEntry(100.0, "MiB"),
       },
   )  # fmt: skip
 
@@ -44,7 +45,7 @@ def _sweep(effects, repeats=6, jitter=(1.0, 1.01, 0.99, 1.02, 0.98, 1.0)):
 
 
 def test_headline_rows_are_times_own_bandwidths_and_peaks_not_blocking_rates():
-  units = {t: m["unit"] for t, m in _record("k", {}, 0, 1.0).metrics.items()}
+  units = {t: m.unit for t, m in _record("k", {}, 0, 1.0).metrics.items()}
   tags = [m.tag for m in headline_metrics(units)]
   assert tags == [
       "save_blocking_0_basics/time_s", "save_0_basics/time_s", "load_0_basics/time_s",
@@ -94,7 +95,7 @@ def _text(summary, records, **kwargs):
 def test_console_prints_the_verdict_first_and_details_only_when_asked():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
   bench = BenchmarkSummary("B(x)", "k0", "m.G", {}, {}, None, None, runs=6, failed=0, errors=[], metrics={
-      "save_0_basics/time_s": {"unit": "s", "mean": 1.0, "std": 0.1, "min": 0.9, "max": 1.1}})
+      "save_0_basics/time_s": MetricStatistics("s", n=6, mean=1.0, std=0.1, min=0.9, max=1.1, median=1.0)})
   summary = SuiteSummary(suite="s", benchmarks=[bench])
   text = _text(summary, records)
   assert text.index("verdict: s") < text.index("suite s")

@@ -99,7 +99,8 @@ def write_sample_out(out: pathlib.Path) -> pathlib.Path:
         }
     )
   benchmarks[0]["metrics"]["save_0_basics/time_s"]["hosts"] = {
-      "min": 0.4, "mean": 0.42, "max": 0.44, "p50": 0.42, "p99": 0.44, "std": 0.02, "slowest_host": 0,
+      "n": 2, "min": 0.4, "mean": 0.42, "max": 0.44, "p50": 0.42, "p99": 0.44, "std": 0.02, "slowest_host": 0,
+      "slowest_value": 0.44, "per_host": {"0": 0.44, "1": 0.4},
   }
   (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
   (out / "summary.json").write_text(

@@ -7,7 +7,7 @@ from ckptbench._lazy import lazy_getattr
 
 _EXPORTS = {
     "BETTER": "ckptbench.analysis._verdict",
-    "Baseline": "ckptbench.analysis._baseline",
+    "Baseline": "ckptbench.analysis._baseline_document",
     "GoodputPlan": "ckptbench.analysis._goodput",
     "LARGE": "ckptbench.analysis._verdict",
     "LEGEND": "ckptbench.analysis._verdict",

@@ -28,74 +28,18 @@ import pathlib
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import safe_path_component
-from ckptbench.api import BenchmarkSummary, RunRecord, SchemaError
+from ckptbench.api import RunRecord
 from ckptbench.api import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import git_state, now_iso
 from ckptbench.results import read_outputs
 from ckptbench.results import write_json_atomic
 from ckptbench.storage import is_store_url, parse_store_url, read_object, write_object
-from ckptbench.stats import (
-    Direction,
-    describe,
-    metric_direction,
-    per_repeat_across_hosts,
-    summarize_benchmarks,
-)
+from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark, MetricSamples, Samples
+from ckptbench.stats import Direction, metric_direction, per_repeat_across_hosts, summarize_benchmarks
 
 logger = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
-_FORMAT = "ckptbench-baseline"
-
-
-@dataclasses.dataclass(frozen=True)
-class Baseline:
-  """A baseline document (the module docstring shows its JSON form)."""
-
-  label: str
-  captured_at: str
-  suite: str | None
-  manifest: dict[str, Any]
-  benchmarks: dict[str, BenchmarkSummary]  # by key; metrics: tag -> the samples and statistics shown above
-  schema_version: int = SCHEMA_VERSION
-
-  def to_json(self) -> dict[str, Any]:
-    return {
-        "schema_version": self.schema_version, "format": _FORMAT, "label": self.label,
-        "captured_at": self.captured_at, "suite": self.suite, "manifest": self.manifest,
-        "benchmarks": {key: _without_key(b.to_json()) for key, b in self.benchmarks.items()},
-    }  # fmt: skip
-
-  @classmethod
-  def from_json(cls, document: Any, where: str) -> Baseline:
-    """Reads a baseline document; `where` names it in errors.
-
-    Raises:
-      CkptbenchError: not a baseline, or of another schema version.
-    """
-    if not isinstance(document, dict) or document.get("format") != _FORMAT:
-      raise CkptbenchError(f"{where} is not a ckptbench baseline (no \"format\": \"{_FORMAT}\")")
-    version = document.get("schema_version")
-    if version != SCHEMA_VERSION:
-      raise CkptbenchError(
-          f"{where} has schema_version {version}, this ckptbench reads {SCHEMA_VERSION};"
-          " capture the baseline again with this version"
-      )
-    try:
-      benchmarks = {key: BenchmarkSummary.from_json({**entry, "key": key})
-                    for key, entry in (document.get("benchmarks") or {}).items()}  # fmt: skip
-    except (SchemaError, TypeError) as e:
-      raise CkptbenchError(f"{where}: not a baseline this ckptbench can read: {e}") from None
-    return cls(
-        label=str(document.get("label", "")), captured_at=str(document.get("captured_at", "")),
-        suite=document.get("suite"), manifest=dict(document.get("manifest") or {}), benchmarks=benchmarks,
-    )  # fmt: skip
-
-
-def _without_key(entry: dict[str, Any]) -> dict[str, Any]:
-  """A benchmark's entry in the file: its key is the entry's name."""
-  return {k: v for k, v in entry.items() if k != "key"}
 _REDUCE_NAME = {Direction.LOWER: "max", Direction.HIGHER: "min", Direction.NEUTRAL: "mean"}
 
 
@@ -130,34 +74,24 @@ def build_baseline(
         by_tag.setdefault(tag, {}).setdefault(record.host, {})[record.repeat] = value
   benchmarks = {}
   for summary in summarize_benchmarks(measured):
-    metrics = {
-        tag: _metric_entry(tag, summary.metrics[tag], by_host)
-        for tag, by_host in sorted(samples.get(summary.key, {}).items())
-    }
-    benchmarks[summary.key] = dataclasses.replace(summary, metrics=metrics)
+    by_tag = dict(sorted(samples.get(summary.key, {}).items()))
+    sampled = {tag: summary.metrics[tag] for tag in by_tag}
+    benchmarks[summary.key] = BaselineBenchmark(
+        dataclasses.replace(summary, metrics=sampled),
+        {tag: _metric_samples(tag, sampled[tag].unit, by_host) for tag, by_host in by_tag.items()},
+    )
   suite = next((r.suite for r in measured if r.suite), None)
   return Baseline(label=label, captured_at=now_iso(), suite=suite, manifest=dict(manifest), benchmarks=benchmarks)
 
 
-def _metric_entry(
-    tag: str, summary: Mapping[str, Any], by_host: Mapping[int, Mapping[int, float]]
-) -> dict[str, Any]:
-  unit = str(summary.get("unit", ""))
+def _metric_samples(tag: str, unit: str, by_host: Mapping[int, Mapping[int, float]]) -> MetricSamples:
   direction = metric_direction(tag, unit)
   hosts = {}
   for host, by_repeat in sorted(by_host.items()):
     repeats = sorted(by_repeat)
-    values = [by_repeat[r] for r in repeats]
-    hosts[str(host)] = {"repeats": repeats, "values": values, "stats": describe(values)}
-  across = per_repeat_across_hosts(by_host, direction)
-  return {
-      "unit": unit,
-      "direction": direction.value,
-      "headline": Tag.parse(tag).is_headline(unit),
-      "stats": {k: v for k, v in summary.items() if k != "unit"},
-      "hosts": hosts,
-      "across_hosts": {"reduce": _REDUCE_NAME[direction], "values": across, "stats": describe(across)},
-  }
+    hosts[host] = Samples([by_repeat[r] for r in repeats], repeats=repeats)
+  across = Samples(per_repeat_across_hosts(by_host, direction), reduce=_REDUCE_NAME[direction])
+  return MetricSamples(direction, Tag.parse(tag).is_headline(unit), hosts, across)
 
 
 def resolve_label(label: str | None = None, manifest: Mapping[str, Any] | None = None) -> str:

@@ -7,14 +7,14 @@ import os
 import pathlib
 from typing import Any, Mapping
 
-from ckptbench.analysis._baseline import Baseline, build_baseline, load_baseline, read_run
+from ckptbench.analysis._baseline import build_baseline, load_baseline, read_run
+from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark
 from ckptbench.results import Comparison, ComparisonRow
 from ckptbench.results import write_json_atomic
 from ckptbench.analysis._unmatched import unmatched_reasons
 from ckptbench.stats import (
     DEFAULT_ALPHA,
     DEFAULT_THRESHOLD,
-    Direction,
     Verdict,
     absolute_floor,
     compare_samples,
@@ -50,11 +50,11 @@ def compare_documents(
       only_cur["benchmarks"].append(f"{cur_benchmarks[key].name} [{key}]")
       continue
     name = cur_benchmarks[key].name
-    base_metrics, cur_metrics = base_benchmarks[key].metrics, cur_benchmarks[key].metrics
+    base_metrics, cur_metrics = base_benchmarks[key].samples, cur_benchmarks[key].samples
     only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
     only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
     for tag in sorted(set(base_metrics) & set(cur_metrics)):
-      rows.append(_row(name, key, tag, base_metrics[tag], cur_metrics[tag], threshold, alpha))
+      rows.append(_row(base_benchmarks[key], cur_benchmarks[key], tag, threshold, alpha))
   rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.headline, r.benchmark, r.metric))
   return Comparison(
       baseline_label=baseline.label,
@@ -64,23 +64,24 @@ def compare_documents(
       only_in_baseline=only_base,
       only_in_current=only_cur,
       warnings=tuple(_machine_warnings(baseline.manifest, current.manifest)),
-      unmatched=tuple(unmatched_reasons(base_benchmarks, cur_benchmarks)),
+      unmatched=tuple(unmatched_reasons(
+          {k: b.summary for k, b in base_benchmarks.items()}, {k: b.summary for k, b in cur_benchmarks.items()}
+      )),
   )
 
 
-def _row(name, key, tag, base: Mapping[str, Any], cur: Mapping[str, Any], threshold, alpha):
-  unit = cur["unit"]
-  direction = Direction(cur["direction"])
+def _row(base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: float, alpha: float) -> ComparisonRow:
+  unit, samples = cur.summary.metrics[tag].unit, cur.samples[tag]
   result = compare_samples(
-      base["across_hosts"]["values"],
-      cur["across_hosts"]["values"],
-      direction,
+      base.samples[tag].across_hosts.values,
+      samples.across_hosts.values,
+      samples.direction,
       threshold=threshold,
       alpha=alpha,
       min_abs_change=absolute_floor(unit),
   )
   return ComparisonRow(
-      benchmark=name, key=key, metric=tag, unit=unit, headline=bool(cur.get("headline")),
+      benchmark=cur.name, key=cur.summary.key, metric=tag, unit=unit, headline=samples.headline,
       **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)},
   )
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import statistics
-from typing import Any, Mapping
+from typing import Mapping
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.analysis._baseline import Baseline, build_baseline, load_baseline, read_run
+from ckptbench.analysis._baseline import build_baseline, load_baseline, read_run
+from ckptbench.analysis._baseline_document import Baseline, MetricSamples
 from ckptbench.stats import CheckpointCost, expected_goodput, optimal_interval, young_interval
 
 # Per-save blocking time, first found wins: (tag, what it is).
@@ -60,10 +61,8 @@ class GoodputPlan:
   missing: tuple[str, ...]
 
 
-def _median(entry: Mapping[str, Any] | None) -> float | None:
-  if not entry:
-    return None
-  values = [v for v in entry.get("across_hosts", {}).get("values", []) if isinstance(v, (int, float))]
+def _median(samples: MetricSamples | None) -> float | None:
+  values = samples.across_hosts.values if samples else []
   return statistics.median(values) if values else None
 
 
@@ -75,7 +74,7 @@ def _document(source: str | pathlib.Path) -> Baseline:
   return build_baseline(records, manifest, "goodput")
 
 
-def _cost(metrics: Mapping[str, Any], recovery: tuple[float, str] | None):
+def _cost(metrics: Mapping[str, MetricSamples], recovery: tuple[float, str] | None):
   sources: dict[str, str] = {}
   blocking = None
   for tag, what in _BLOCKING:
@@ -145,13 +144,13 @@ def plan_goodput(
     recovery = (recovery_s, "given (--recovery)")
   else:
     for entry in benchmarks.values():
-      measured = _median(entry.metrics.get(_RECOVERY))
+      measured = _median(entry.samples.get(_RECOVERY))
       if measured is not None:
         recovery = (measured, f"{_RECOVERY} of {entry.name}")
         break
   plans = []
   for key, entry in benchmarks.items():
-    found = _cost(entry.metrics, recovery)
+    found = _cost(entry.samples, recovery)
     if found is None:
       continue
     cost, sources, missing = found

@@ -246,7 +246,7 @@ def build_verdict(
   units: dict[str, str] = {}
   for record in measured:
     for tag, entry in record.metrics.items():
-      units.setdefault(tag, str(entry.get("unit") or ""))
+      units.setdefault(tag, entry.unit)
   metrics = headline_metrics(units)
   by_key: dict[str, list[RunRecord]] = {}
   for record in measured:

@@ -17,8 +17,9 @@ from ckptbench.api._collector import (
 )
 from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
+from ckptbench.api._values import HostStatistics, MetricEntry, MetricStatistics, as_number
 
-from ckptbench.api._records import BenchmarkSummary, ErrorRecord, NotRun, RunFailure, RunRecord, SchemaError, SkippedMesh, SuiteSummary, check_version, json_fields, metric_value
+from ckptbench.api._records import BenchmarkSummary, ErrorRecord, NotRun, RunFailure, RunRecord, SchemaError, SkippedMesh, SuiteSummary, check_version, json_fields
 from ckptbench.api._tag_table import DERIVED, NAMESPACES, PATTERNS, TAGS, TagSpec, unit_of
 from ckptbench.api._tag_table import value as tag_value
 from ckptbench.api._tags import BYTES_PER_UNIT, Tag, is_memory_unit, is_rate_unit
@@ -52,16 +53,19 @@ __all__ = [
     "TAGS",
     "Tag",
     "TagSpec",
+    "as_number",
     "check_version",
     "is_memory_unit",
     "is_rate_unit",
     "json_fields",
-    "metric_value",
     "tag_value",
     "unit_of",
     "BenchmarkOptions",
     "BenchmarksGenerator",
     "Collector",
+    "HostStatistics",
+    "MetricEntry",
+    "MetricStatistics",
     "MetricValue",
     "Metrics",
     "OrbaxCapabilities",

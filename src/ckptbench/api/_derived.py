@@ -3,7 +3,7 @@
 Rates are never accumulated directly: a block entered three times, or a block
 holding three saves, reports total bytes over total seconds. So the collectors
 record bytes and seconds (both summed) and the rates are derived here, last,
-from the accumulated values. Pure functions over the `to_dict()` form.
+from the accumulated values. Pure functions over `{tag: MetricEntry}`.
 """
 
 from __future__ import annotations
@@ -12,30 +12,29 @@ from typing import Mapping
 
 from ckptbench.api import _tag_table
 from ckptbench.api._tags import Tag
+from ckptbench.api._values import MetricEntry
 
-Tags = Mapping[str, Mapping[str, float | str]]
 
-
-def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
+def derived_tags(tags: Mapping[str, MetricEntry]) -> dict[str, MetricEntry]:
   """The derived tags (`_tag_table.DERIVED`) that `tags` allows, skipping ones already present.
 
   Args:
-    tags: `{"<op>_<namespace>/<metric>": {"value": v, "unit": u}}`.
+    tags: `{"<op>_<namespace>/<metric>": MetricEntry(value, unit)}`.
 
   Returns:
     New tags in the same form; a tag the test_fn recorded itself is never replaced.
 
   Example:
-    >>> derived_tags({"save_5_inventory/save_total_gb": {"value": 1.0, "unit": "GiB"},
-    ...               "save_0_basics/time_s": {"value": 2.0, "unit": "s"}})
-    {'save_4_throughput/save_total_gbps': {'value': 0.5, 'unit': 'GiB/s'}}
+    >>> derived_tags({"save_5_inventory/save_total_gb": MetricEntry(1.0, "GiB"),
+    ...               "save_0_basics/time_s": MetricEntry(2.0, "s")})
+    {'save_4_throughput/save_total_gbps': MetricEntry(value=0.5, unit='GiB/s')}
   """
   by_op: dict[str, dict[str, float]] = {}
   for tag, entry in tags.items():
     parts = Tag.parse(tag)
     if parts.namespace:
-      by_op.setdefault(parts.op, {})[parts.key] = float(entry["value"])
-  out: dict[str, dict[str, float | str]] = {}
+      by_op.setdefault(parts.op, {})[parts.key] = entry.value
+  out: dict[str, MetricEntry] = {}
   for op, values in by_op.items():
     for key, spec in _tag_table.DERIVED.items():
       full = f"{op}_{key}"
@@ -49,5 +48,5 @@ def derived_tags(tags: Tags) -> dict[str, dict[str, float | str]]:
       else:
         continue
       if divisor > 0:
-        out[full] = {"value": values[spec.numerator] / divisor, "unit": _tag_table.TAGS[key].unit}
+        out[full] = MetricEntry(values[spec.numerator] / divisor, _tag_table.TAGS[key].unit)
   return out

@@ -11,6 +11,7 @@ from typing import Iterator, Mapping, Sequence
 from ckptbench.api import _collector
 from ckptbench.api._derived import derived_tags
 from ckptbench.api._collector import MetricValue, Reduce
+from ckptbench.api._values import MetricEntry
 
 # Every Metrics created while a run is active registers here, so the runner
 # keeps what a test_fn measured even when the test_fn raises before returning.
@@ -63,7 +64,7 @@ class Metrics:
     >>> metrics = Metrics()
     >>> with metrics.measure("save"):
     ...   ocp.save(path, pytree)
-    >>> metrics.to_dict()["save_0_basics/time_s"]["unit"]
+    >>> metrics.to_dict()["save_0_basics/time_s"].unit
     's'
 
   Entering the same block name several times in one run accumulates: the tag
@@ -132,21 +133,21 @@ class Metrics:
     for name, n in other._entries.items():
       self._entries[name] = self._entries.get(name, 0) + n
 
-  def to_dict(self) -> dict[str, dict[str, float | str]]:
-    """`{tag: {"value": v, "unit": u}}`, the form stored in results.jsonl.
+  def to_dict(self) -> dict[str, MetricEntry]:
+    """`{tag: MetricEntry(value, unit)}`, what a run's record holds.
 
     Bandwidths and ratios (`4_throughput/*`, hit rates, compression ratios) are
     derived here from the accumulated bytes and seconds, so a block entered
     several times reports total bytes over total time.
     """
-    out: dict[str, dict[str, float | str]] = {}
+    out: dict[str, MetricEntry] = {}
     for tag, acc in self._values.items():
-      out[tag] = {"value": acc.value(), "unit": acc.unit}
+      out[tag] = MetricEntry(acc.value(), acc.unit)
       if acc.count > 1 and acc.reduce == "sum":
-        out[f"{tag}_mean"] = {"value": acc.total / acc.count, "unit": acc.unit}
+        out[f"{tag}_mean"] = MetricEntry(acc.total / acc.count, acc.unit)
     for name, n in self._entries.items():
       if n > 1:
-        out[f"{name}_0_basics/count"] = {"value": float(n), "unit": "count"}
+        out[f"{name}_0_basics/count"] = MetricEntry(float(n), "count")
     out.update(derived_tags(out))
     return out
 
@@ -154,8 +155,8 @@ class Metrics:
     return f"Metrics({len(self._values)} tags)"
 
 
-def merged(all_metrics: Sequence[Metrics]) -> Mapping[str, dict[str, float | str]]:
-  """One dict of tags from several Metrics objects of the same run."""
+def merged(all_metrics: Sequence[Metrics]) -> Mapping[str, MetricEntry]:
+  """One mapping of tags from several Metrics objects of the same run."""
   total = Metrics.__new__(Metrics)
   total._values, total._entries = {}, {}
   for m in all_metrics:

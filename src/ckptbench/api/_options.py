@@ -23,13 +23,21 @@ class BenchmarkOptions:
   trace_every_repeat: bool = False
   timeout_s: float | None = None
 
-  def is_valid(self) -> bool:
-    """Returns False for combinations that make no sense; they are skipped."""
-    return True
-
   def invalid_reason(self) -> str | None:
-    """Why `is_valid()` is False, for `ckptbench plan`. Override to explain."""
-    return None if self.is_valid() else "is_valid() returned False"
+    """Why this combination makes no sense (it is skipped, and `ckptbench plan` says why), or None.
+
+    Override this one; `is_valid` follows from it.
+    """
+    return None
+
+  def is_valid(self) -> bool:
+    """False for combinations that make no sense; they are skipped.
+
+    Derived from `invalid_reason`. A class written for Orbax's runner may
+    override `is_valid` alone: its combinations are skipped all the same, with
+    no reason given.
+    """
+    return self.invalid_reason() is None
 
   def unsupported_reason(self) -> str | None:
     """Why the installed libraries cannot run this combination (e.g. an Orbax

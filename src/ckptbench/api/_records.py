@@ -2,33 +2,20 @@
 
 They are what results.jsonl and summary.json hold (docs/ARCHITECTURE.md): `to_json()`
 is what is written, `from_json()` reads it back and refuses a schema it does not
-know. The metric entries inside them stay plain dicts: `{"value", "unit"}` per
-run, `{"unit", "n", "mean", ...}` per benchmark.
+know. The metric values inside them are typed too (`api/_values.py`): a
+`MetricEntry` per tag and run, a `MetricStatistics` per tag and benchmark.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import traceback
 from typing import Any, Mapping
 
+from ckptbench.api._values import MetricEntry, MetricStatistics, SchemaError, json_fields
+
 SCHEMA_VERSION = 1
-
-
-class SchemaError(ValueError):
-  """A record written by an incompatible ckptbench (another schema_version), or not a record."""
-
-
-def json_fields(cls: type, data: Any, what: str) -> dict[str, Any]:
-  """The values of `cls`'s fields found in `data`, once every required one is there."""
-  if not isinstance(data, Mapping):
-    raise SchemaError(f"{what} is not a JSON object")
-  fields = dataclasses.fields(cls)
-  required = (f for f in fields if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-  missing = sorted(f.name for f in required if f.name not in data)
-  if missing:
-    raise SchemaError(f"{what} lacks {', '.join(missing)}")
-  return {f.name: data[f.name] for f in fields if f.name in data}
 
 
 def check_version(data: Any, what: str, known: int = SCHEMA_VERSION) -> None:
@@ -36,15 +23,6 @@ def check_version(data: Any, what: str, known: int = SCHEMA_VERSION) -> None:
   version = data.get("schema_version") if isinstance(data, Mapping) else None
   if version != known:
     raise SchemaError(f"{what} schema_version {version!r}; this ckptbench reads {known}")
-
-
-def metric_value(entry: Any) -> float | None:
-  """The number of a metric entry (`{"value": v, "unit": u}`, a statistic, or a bare number)."""
-  if isinstance(entry, dict):
-    entry = entry.get("value")
-  if isinstance(entry, bool) or not isinstance(entry, (int, float)):
-    return None
-  return float(entry)
 
 
 def _error_text(kind: str, message: str) -> str:
@@ -101,7 +79,7 @@ class RunRecord:
   path: str
   started_at: str
   duration_s: float
-  metrics: dict[str, dict[str, Any]]  # tag -> {"value": v, "unit": u}
+  metrics: dict[str, MetricEntry]  # by tag
   inventory: dict[str, Any] | None = None
   notes: list[str] = dataclasses.field(default_factory=list)  # what the benchmark emulated or left out
   error: ErrorRecord | None = None
@@ -113,11 +91,13 @@ class RunRecord:
 
   def value(self, tag: str) -> float | None:
     """The number measured for `tag`; None when absent or not a number."""
-    return metric_value(self.metrics.get(tag))
+    entry = self.metrics.get(tag)
+    return None if entry is None or math.isnan(entry.value) else entry.value
 
   def to_json(self) -> dict[str, Any]:
     """The results.jsonl form (schema_version first, as the docs show it)."""
     data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "schema_version"}
+    data["metrics"] = {tag: entry.to_json() for tag, entry in self.metrics.items()}
     data["error"] = None if self.error is None else self.error.to_json()
     return {"schema_version": self.schema_version, **data}
 
@@ -130,6 +110,9 @@ class RunRecord:
     """
     check_version(data, "record")
     fields = json_fields(cls, data, "record")
+    if not isinstance(fields["metrics"], Mapping):
+      raise SchemaError("record metrics is not a JSON object")
+    fields["metrics"] = {tag: MetricEntry.from_json(e, tag) for tag, e in fields["metrics"].items()}
     fields["error"] = None if not fields.get("error") else ErrorRecord.from_json(fields["error"])
     return cls(**fields)
 
@@ -162,10 +145,13 @@ class BenchmarkSummary:
   runs: int  # distinct measured repeats
   failed: int  # repeats in which some host's run failed
   errors: list[RunFailure]
-  metrics: dict[str, dict[str, Any]]  # tag -> {"unit", "n", "mean", "std", "min", "max", "median", ["hosts"]}
+  metrics: dict[str, MetricStatistics]  # by tag
 
   def to_json(self) -> dict[str, Any]:
-    return dataclasses.asdict(self)
+    data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+    data["errors"] = [dataclasses.asdict(e) for e in self.errors]
+    data["metrics"] = {tag: stats.to_json() for tag, stats in self.metrics.items()}
+    return data
 
   @classmethod
   def from_json(cls, data: Mapping[str, Any]) -> BenchmarkSummary:
@@ -176,6 +162,9 @@ class BenchmarkSummary:
     """
     fields = json_fields(cls, data, "benchmark summary")
     fields["errors"] = [RunFailure(**json_fields(RunFailure, e, "benchmark error")) for e in fields["errors"]]
+    if not isinstance(fields["metrics"], Mapping):
+      raise SchemaError("benchmark summary metrics is not a JSON object")
+    fields["metrics"] = {tag: MetricStatistics.from_json(s, tag) for tag, s in fields["metrics"].items()}
     return cls(**fields)
 
 

@@ -95,8 +95,9 @@ def empty_like(state: dict[str, Any]) -> dict[str, Any]:
 def writer(directory: str, options: Any) -> Any:
   """DCP's writer with the options' knobs (None keeps torch's default).
 
-  A local directory gets the FileSystemWriter; a gs:// or s3:// one DCP's
-  fsspec writer (gcsfs, s3fs), which has every knob but cache_staged_state_dict.
+  A local directory gets the FileSystemWriter; a store reached through fsspec
+  (gs://, s3://: gcsfs, s3fs) DCP's fsspec writer, which has every knob but
+  cache_staged_state_dict.
   """
   import torch.distributed.checkpoint as dcp  # noqa: PLC0415
 
@@ -109,7 +110,7 @@ def writer(directory: str, options: Any) -> Any:
     knobs["single_file_per_rank"] = options.single_file_per_rank
   if options.cache_staged_state_dict is not None:
     knobs["cache_staged_state_dict"] = options.cache_staged_state_dict
-  if _on_store(directory):
+  if ckptbench.uses_fsspec(directory):
     from torch.distributed.checkpoint._fsspec_filesystem import FsspecWriter  # noqa: PLC0415
 
     knobs.pop("cache_staged_state_dict", None)
@@ -118,18 +119,14 @@ def writer(directory: str, options: Any) -> Any:
 
 
 def reader(directory: str) -> Any:
-  """DCP's reader for a local directory, or its fsspec reader for a gs:// or s3:// one."""
-  if _on_store(directory):
+  """DCP's reader for a local directory, or its fsspec reader for a store reached through fsspec."""
+  if ckptbench.uses_fsspec(directory):
     from torch.distributed.checkpoint._fsspec_filesystem import FsspecReader  # noqa: PLC0415
 
     return FsspecReader(directory)
   import torch.distributed.checkpoint as dcp  # noqa: PLC0415
 
   return dcp.FileSystemReader(directory)
-
-
-def _on_store(directory: str) -> bool:
-  return directory.startswith(("gs://", "s3://"))
 
 
 def save_and_load(state: dict[str, Any], directory: str, options: Any, asynchronous: bool, metrics, context) -> dict:

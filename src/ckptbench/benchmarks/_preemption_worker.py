@@ -58,19 +58,32 @@ def main(config_path: str, role: str) -> int:
   directory = pathlib.Path(config["directory"])
   manager = Manager(config["api"], directory, options)
   if role == "train":
-    state = initial
-    kill_step = config["kill_step"]
-    for step in range(kill_step + 1):
-      state = jax.block_until_ready(step_fn(state))
-      if manager.should_save(step):
-        manager.save(step, state)
-    # The save of kill_step runs in the background: die once its files appear.
-    deadline = time.perf_counter() + 30
-    while not _half_written(directory, kill_step) and time.perf_counter() < deadline:
-      time.sleep(0.001)
-    _log_result({"killing_at_step": kill_step, "half_written": _half_written(directory, kill_step)})
-    os.kill(os.getpid(), signal.SIGKILL)
-    return 1  # not reached
+    return _train_until_killed(manager, step_fn, initial, directory, config["kill_step"])
+  return _recover(manager, step_fn, initial, directory)
+
+
+def _train_until_killed(manager, step_fn, initial, directory: pathlib.Path, kill_step: int) -> int:
+  """Trains and saves up to `kill_step`, then kills this process while that step's save is half written."""
+  import jax
+
+  state = initial
+  for step in range(kill_step + 1):
+    state = jax.block_until_ready(step_fn(state))
+    if manager.should_save(step):
+      manager.save(step, state)
+  # The save of kill_step runs in the background: die once its files appear.
+  deadline = time.perf_counter() + 30
+  while not _half_written(directory, kill_step) and time.perf_counter() < deadline:
+    time.sleep(0.001)
+  _log_result({"killing_at_step": kill_step, "half_written": _half_written(directory, kill_step)})
+  os.kill(os.getpid(), signal.SIGKILL)
+  return 1  # not reached
+
+
+def _recover(manager, step_fn, initial, directory: pathlib.Path) -> int:
+  """Restores the latest committed step and checks it against the state training would have reached."""
+  import ckptbench
+
   steps = manager.steps()
   if not steps:
     _log_result({"error": f"no committed step in {directory}"})

@@ -51,9 +51,6 @@ class ArrayHandlerOptions(ckptbench.BenchmarkOptions):
   use_metadata_store: bool | Sequence[bool] = False
   cold_cache: bool | Sequence[bool] = True
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def invalid_reason(self) -> str | None:
     if self.enable_replica_parallel_separate_folder and not (
         self.use_replica_parallel and self.use_ocdbt

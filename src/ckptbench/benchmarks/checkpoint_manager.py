@@ -90,9 +90,6 @@ class CheckpointManagerOptions(BenchmarkOptions):
       return "max_to_keep must be at least 1 (or null to keep all)"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 # Orbax calls post_finalization_callback on its primary process only; the others learn of the
 # commit when their background save thread passes the barrier that waits for it, and then Orbax

@@ -98,9 +98,6 @@ class CheckpointPolicyOptions(ckptbench.BenchmarkOptions):
   num_checkpoints: int | Sequence[int] = 1000
   cold_cache: bool | Sequence[bool] = True
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def invalid_reason(self) -> str | None:
     if self.num_checkpoints < 1:
       return "num_checkpoints must be at least 1"

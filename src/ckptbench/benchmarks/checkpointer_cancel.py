@@ -70,9 +70,6 @@ class CheckpointerCancelOptions(ckptbench.BenchmarkOptions):
       return "cancel_delay_secs must not be negative"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class V1CheckpointerCancelOptions(CheckpointerCancelOptions):

@@ -44,9 +44,6 @@ class DeleterOptions(ckptbench.BenchmarkOptions):
   num_deletion_threads: int | Sequence[int] = 1
   cold_cache: bool | Sequence[bool] = True
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def invalid_reason(self) -> str | None:
     if min(self.save_interval_steps, self.max_to_keep, self.train_steps, self.num_deletion_threads) < 1:
       return "save_interval_steps, max_to_keep, train_steps and num_deletion_threads must be at least 1"

@@ -81,9 +81,6 @@ class EmergencyCheckpointManagerOptions(_multislice.TwoTierOptions):
       return f"lose_local_data must be one of {', '.join(LOSSES)}"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def _expected(interval: int, keep: int, train_steps: int) -> list[int]:
   return [s for s in range(train_steps) if s % interval == 0][-keep:]
@@ -93,6 +90,52 @@ def _kept_mismatch(tier: str, found: list[int], want: list[int]) -> str | None:
   if found != want:
     return f"{_NAME}: {tier} steps on disk are {found}, the options call for {want}"
   return None
+
+
+def _manager(
+    local: Any, persistent: Any, mesh: jax.sharding.Mesh, abstract: Any, options: EmergencyCheckpointManagerOptions
+):
+  """An emergency CheckpointManager over the two tiers, with the options' intervals and retention."""
+  from orbax.checkpoint.experimental.emergency import checkpoint_manager as emergency
+
+  return emergency.CheckpointManager(
+      local_directory=local,
+      persistent_directory=persistent,
+      global_mesh=mesh,
+      abstract_state=abstract,
+      options=emergency.CheckpointManagerOptions(
+          local=emergency.LocalCheckpointOptions(
+              save_interval_steps=options.local_save_interval_steps, max_to_keep=options.local_max_to_keep
+          ),
+          persistent=emergency.PersistentCheckpointOptions(
+              save_interval_steps=options.persistent_save_interval_steps,
+              max_to_keep=options.persistent_max_to_keep,
+          ),
+          replica_axis_index=options.replica_axis_index,
+          single_host_load_and_broadcast=options.single_host_load_and_broadcast,
+      ),
+  )
+
+
+def _train_and_save(
+    manager: Any, context: ckptbench.TestContext, options: EmergencyCheckpointManagerOptions, metrics: ckptbench.Metrics
+) -> dict[int, Any]:
+  """Trains `train_steps` steps, offering each to the manager; returns the states of the steps it saved."""
+  import orbax.checkpoint as ocp
+
+  step_fn = train_step_fn(context.pytree)
+  state = context.pytree
+  saved: dict[int, Any] = {}
+  for step in range(options.train_steps):
+    state = jax.block_until_ready(step_fn(state))
+    with metrics.measure("save"), context.trace("save"):
+      did_save = manager.save(step, args=ocp.args.Composite(state=ocp.args.PyTreeSave(state)))
+    with metrics.measure("wait_until_finished", ["time"]):
+      manager.wait_until_finished()
+    if did_save:
+      saved[step] = state
+  metrics.record("save", "9_other/saved_steps", len(saved), "count")
+  return saved
 
 
 @ckptbench.benchmark_options(EmergencyCheckpointManagerOptions)
@@ -121,9 +164,7 @@ class EmergencyCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
     return result
 
   def _run(self, context: ckptbench.TestContext, options: EmergencyCheckpointManagerOptions) -> ckptbench.TestResult:
-    import orbax.checkpoint as ocp
     from orbax.checkpoint._src.multihost import multihost
-    from orbax.checkpoint.experimental.emergency import checkpoint_manager as emergency
 
     if context.pytree is None:
       raise ckptbench.CkptbenchError(f"{_NAME} needs checkpoint data (checkpoint_config spec or preset)")
@@ -134,38 +175,10 @@ class EmergencyCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
     in_primary = process in owners[0]
 
     metrics = ckptbench.Metrics()
-    abstract = ckptbench.abstract_pytree(context.pytree)
     with metrics.measure("create_checkpoint_manager", ["time"]):
-      manager = emergency.CheckpointManager(
-          local_directory=local,
-          persistent_directory=persistent,
-          global_mesh=mesh,
-          abstract_state=abstract,
-          options=emergency.CheckpointManagerOptions(
-              local=emergency.LocalCheckpointOptions(
-                  save_interval_steps=options.local_save_interval_steps, max_to_keep=options.local_max_to_keep
-              ),
-              persistent=emergency.PersistentCheckpointOptions(
-                  save_interval_steps=options.persistent_save_interval_steps,
-                  max_to_keep=options.persistent_max_to_keep,
-              ),
-              replica_axis_index=options.replica_axis_index,
-              single_host_load_and_broadcast=options.single_host_load_and_broadcast,
-          ),
-      )
+      manager = _manager(local, persistent, mesh, ckptbench.abstract_pytree(context.pytree), options)
     try:
-      step_fn = train_step_fn(context.pytree)
-      state = context.pytree
-      saved: dict[int, Any] = {}
-      for step in range(options.train_steps):
-        state = jax.block_until_ready(step_fn(state))
-        with metrics.measure("save"), context.trace("save"):
-          did_save = manager.save(step, args=ocp.args.Composite(state=ocp.args.PyTreeSave(state)))
-        with metrics.measure("wait_until_finished", ["time"]):
-          manager.wait_until_finished()
-        if did_save:
-          saved[step] = state
-      metrics.record("save", "9_other/saved_steps", len(saved), "count")
+      saved = _train_and_save(manager, context, options, metrics)
       if in_primary:
         mismatch = _kept_mismatch("persistent", steps_on_disk(persistent), _expected(
             options.persistent_save_interval_steps, options.persistent_max_to_keep, options.train_steps))

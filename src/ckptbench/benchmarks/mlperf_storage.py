@@ -72,9 +72,6 @@ class MlperfStorageOptions(ckptbench.BenchmarkOptions):
       return "num_checkpoints_write must be at least 1 and num_checkpoints_read at least 0"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def _slowest(seconds: float) -> float:
   """The longest of every process's `seconds`."""

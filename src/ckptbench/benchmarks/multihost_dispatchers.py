@@ -55,9 +55,6 @@ class MultihostDispatchersOptions(ckptbench.BenchmarkOptions):
       return "device_count must be positive (or null for all devices)"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def unsupported_reason(self) -> str | None:
     if importlib.util.find_spec("cloudpickle") is None:
       return "colocated Python needs cloudpickle: pip install 'ckptbench[pathways]'"

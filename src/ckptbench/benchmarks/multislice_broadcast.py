@@ -54,9 +54,6 @@ class MultisliceBroadcastOptions(ckptbench.BenchmarkOptions):
       return "memory_limit_bytes must be positive"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def _source_copy(array: jax.Array, replica_mesh: jax.sharding.Mesh, is_source: bool) -> jax.Array:
   """`array` as it lies on this process's replica, or zeros of that layout outside replica 0."""

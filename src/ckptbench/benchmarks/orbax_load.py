@@ -59,9 +59,6 @@ class OrbaxLoadOptions(ckptbench.BenchmarkOptions):
   metric_tracemalloc_enabled: bool = False
   cold_cache: bool | Sequence[bool] = True
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def invalid_reason(self) -> str | None:
     if self.checkpoint_path is None:
       return "checkpoint_path is required: the checkpoint to load"

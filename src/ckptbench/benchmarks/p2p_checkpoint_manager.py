@@ -71,9 +71,6 @@ class P2PCheckpointManagerOptions(_multislice.TwoTierOptions):
       return f"delete_before_restore must be one of {', '.join(DELETIONS)}"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def _source(manager: Any, step: int) -> int:
   """Where the manager will restore `step` from, by its own rule (private state of orbax 0.12.8)."""
@@ -90,6 +87,39 @@ def _source(manager: Any, step: int) -> int:
   return PERSISTENT if multihost.global_max([int(mine == PERSISTENT)])[0] else mine
 
 
+def _manager(
+    mesh: jax.sharding.Mesh, abstract: Any, local: Any, persistent: Any, options: P2PCheckpointManagerOptions
+):
+  """A P2P CheckpointManager over the local and persistent tiers, with the options' intervals and retention."""
+  from orbax.checkpoint.experimental.emergency.p2p import checkpoint_manager as p2p
+  from orbax.checkpoint.experimental.emergency.p2p import options as p2p_options
+
+  return p2p.CheckpointManager(
+      mesh, abstract, local, persistent,
+      options=p2p_options.CheckpointManagerOptions(
+          local=p2p_options.LocalCheckpointOptions(
+              save_interval_steps=options.local_save_interval_steps, max_to_keep=options.local_max_to_keep
+          ),
+          persistent=p2p_options.PersistentCheckpointOptions(
+              save_interval_steps=options.persistent_save_interval_steps,
+              max_to_keep=options.persistent_max_to_keep,
+          ),
+          replica_axis_index=options.replica_axis_index,
+      ),
+  )  # fmt: skip
+
+
+def _lose_local_step(saved: dict[int, Any], local: Any, options: P2PCheckpointManagerOptions, process: int) -> int:
+  """The step to restore (the latest in the tier it is to come from); deletes its local copy as asked."""
+  interval = options.local_save_interval_steps
+  if options.delete_before_restore == "local_all":
+    interval = options.persistent_save_interval_steps
+  step = max(s for s in saved if s % interval == 0)
+  if options.delete_before_restore == "local_all" or (options.delete_before_restore == "local_p0" and process == 0):
+    shutil.rmtree(pathlib.Path(local) / str(step), ignore_errors=True)
+  return step
+
+
 @ckptbench.benchmark_options(P2PCheckpointManagerOptions)
 class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
   """Local saves, a lost local step, a restore through peers; see the module docstring."""
@@ -104,8 +134,6 @@ class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
     from orbax.checkpoint import checkpoint_utils
     from orbax.checkpoint._src.multihost import multihost
     from orbax.checkpoint.experimental.emergency.p2p import args as p2p_args
-    from orbax.checkpoint.experimental.emergency.p2p import checkpoint_manager as p2p
-    from orbax.checkpoint.experimental.emergency.p2p import options as p2p_options
 
     if context.pytree is None:
       raise ckptbench.CkptbenchError(f"{_NAME} needs checkpoint data (checkpoint_config spec or preset)")
@@ -121,19 +149,7 @@ class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
     metrics = ckptbench.Metrics()
     abstract = ckptbench.abstract_pytree(context.pytree)
     with metrics.measure("create_checkpoint_manager", ["time"]):
-      manager = p2p.CheckpointManager(
-          mesh, abstract, local, persistent,
-          options=p2p_options.CheckpointManagerOptions(
-              local=p2p_options.LocalCheckpointOptions(
-                  save_interval_steps=options.local_save_interval_steps, max_to_keep=options.local_max_to_keep
-              ),
-              persistent=p2p_options.PersistentCheckpointOptions(
-                  save_interval_steps=options.persistent_save_interval_steps,
-                  max_to_keep=options.persistent_max_to_keep,
-              ),
-              replica_axis_index=options.replica_axis_index,
-          ),
-      )  # fmt: skip
+      manager = _manager(mesh, abstract, local, persistent, options)
     try:
       step_fn = train_step_fn(context.pytree)
       state = context.pytree
@@ -146,14 +162,7 @@ class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
           manager.wait_until_finished()
         if step % options.local_save_interval_steps == 0 or step % options.persistent_save_interval_steps == 0:
           saved[step] = state  # a step that may be restored
-      interval = options.local_save_interval_steps
-      if options.delete_before_restore == "local_all":
-        interval = options.persistent_save_interval_steps
-      step = max(s for s in saved if s % interval == 0)
-      if options.delete_before_restore == "local_all" or (
-          options.delete_before_restore == "local_p0" and process == 0
-      ):
-        shutil.rmtree(pathlib.Path(local) / str(step), ignore_errors=True)
+      step = _lose_local_step(saved, local, options, process)
       multihost.sync_global_processes(f"{_NAME}:local_data_lost")
       manager.reload()
       source = _source(manager, step)

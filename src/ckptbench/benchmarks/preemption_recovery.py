@@ -64,9 +64,6 @@ class PreemptionRecoveryOptions(ckptbench.BenchmarkOptions):
       return "kill_step must be a positive multiple of save_interval_steps"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def _child_env() -> dict[str, str]:
   env = dict(os.environ)

@@ -107,13 +107,14 @@ class PyTorchOptions(ckptbench.BenchmarkOptions):
     given = [k for k in _DCP_KNOBS if getattr(self, k) is not None]
     if given and not self.library.startswith("dcp"):
       return f"{', '.join(given)} apply to library dcp or dcp_async, not {self.library}"
+    return None
+
+  def unsupported_reason(self) -> str | None:
+    # Asked only when the run starts, after JAX's flags are set: importing torchax opens JAX's devices.
     needed = {"safetensors": "safetensors", "safetensors_mmap": "safetensors", "torchax": "torchax"}.get(
         self.library, "torch"
     )
     return _import_problem("torch") or _import_problem(needed)
-
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
 
 
 def _to_torch(array: Any):
@@ -300,7 +301,7 @@ class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
       raise ckptbench.CkptbenchError(
           "pytorch needs checkpoint data (checkpoint_config spec, preset or path) or reference_checkpoint_path"
       )
-    problem = options.invalid_reason()
+    problem = options.invalid_reason() or options.unsupported_reason()
     if problem:
       raise ckptbench.CkptbenchError(f"pytorch: {problem}")
     if "://" in str(context.path) and options.library in _LOCAL_FILE_LIBRARIES:

@@ -86,9 +86,6 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
       return "broadcast_memory_scaling_factor must be in (0, 1]"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def unsupported_reason(self) -> str | None:
     if self.use_colocated_python and importlib.util.find_spec("cloudpickle") is None:
       return "use_colocated_python needs cloudpickle: pip install 'ckptbench[pathways]'"

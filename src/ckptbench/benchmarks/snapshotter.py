@@ -66,9 +66,6 @@ class SnapshotterOptions(ckptbench.BenchmarkOptions):
       return "num_savings, rows_per_slice and cols_per_device must be at least 1"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
   def unsupported_reason(self) -> str | None:
     if importlib.util.find_spec("pathwaysutils") is None:
       return "Orbax's Snapshotter needs pathwaysutils: pip install 'ckptbench[pathways]'"

@@ -43,9 +43,6 @@ class StorageOptions(ckptbench.BenchmarkOptions):
       return "object_count and concurrency must be at least 1, object_size_mib positive"
     return None
 
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
-
 
 def verify_objects(written: list[bytes], read: list[bytes]) -> None:
   """Raises ckptbench.DataMismatchError unless every object read equals the one written."""

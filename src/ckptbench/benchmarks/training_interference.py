@@ -46,6 +46,7 @@ import importlib.util
 import json
 import statistics
 import time
+from typing import Any, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -104,9 +105,6 @@ class TrainingInterferenceOptions(ckptbench.BenchmarkOptions):
     if self.step_matmul_size < 1 or self.step_matmuls < 0 or self.max_to_keep < 1:
       return "step_matmul_size and max_to_keep must be at least 1, step_matmuls at least 0"
     return None
-
-  def is_valid(self) -> bool:
-    return self.invalid_reason() is None
 
   def unsupported_reason(self) -> str | None:
     if self.api == "torch_dcp" and jax.process_count() > 1:
@@ -169,7 +167,7 @@ class _Phases:
     tags = self.per_save[index].to_dict()
     name = self.name(index)
     return max(
-        tags[f"{name}_{phase}_7_memory/host_rss_peak_mib"]["value"]
+        tags[f"{name}_{phase}_7_memory/host_rss_peak_mib"].value
         for phase in ("blocking", "background")
         if f"{name}_{phase}_7_memory/host_rss_peak_mib" in tags
     )
@@ -186,13 +184,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
           "training_interference needs checkpoint data (checkpoint_config spec or preset)"
       )
     metrics = ckptbench.Metrics()
-    step_fn = train_step_fn(context.pytree)
-    compute = _compute_fn(options.step_matmul_size, options.step_matmuls)
-    state = context.pytree
-    for _ in range(_WARMUP_STEPS):  # compile both jitted functions before timing
-      state = jax.block_until_ready(step_fn(state))
-      jax.block_until_ready(compute())
-
+    step_fn, compute, state = _compiled_step(context.pytree, options)
     directory = context.path / "checkpoints"
     manager = _manager(options, directory)
     process = psutil.Process()
@@ -227,11 +219,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
             pending = None
         manager.wait()
         phases.end_background()
-      for save in saves:
-        durable = manager.durability.durable_s.get(save.step)
-        if durable is None:
-          raise ckptbench.CkptbenchError(f"{options.api}: no commit was reported for step {save.step}")
-        save.committed = save.called + durable
+      _set_commits(saves, manager.durability.durable_s, options.api)
       _record_saves(metrics, saves)
       _record_interference(metrics, steps, saves)
       _write_timeline(context.path / TIMELINE_FILE, steps, saves)
@@ -247,6 +235,26 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
       phases.end_background()
       manager.close()
     return ckptbench.TestResult(metrics=metrics)
+
+
+def _compiled_step(pytree: Any, options: TrainingInterferenceOptions) -> tuple[Callable, Callable, Any]:
+  """(training step, extra compute, state after the warm-up steps): both jitted functions compiled before timing."""
+  step_fn = train_step_fn(pytree)
+  compute = _compute_fn(options.step_matmul_size, options.step_matmuls)
+  state = pytree
+  for _ in range(_WARMUP_STEPS):
+    state = jax.block_until_ready(step_fn(state))
+    jax.block_until_ready(compute())
+  return step_fn, compute, state
+
+
+def _set_commits(saves: list[_Save], durable_s: Mapping[int, float], api: str) -> None:
+  """Each save's commit time, from the seconds after its call that the save became durable."""
+  for save in saves:
+    durable = durable_s.get(save.step)
+    if durable is None:
+      raise ckptbench.CkptbenchError(f"{api}: no commit was reported for step {save.step}")
+    save.committed = save.called + durable
 
 
 def _manager(options: TrainingInterferenceOptions, directory):
@@ -338,4 +346,4 @@ def _record_memory(metrics: ckptbench.Metrics, rss: list[float], phases: _Phases
       metrics.record("memory", f"9_other/save_{phase}_peak_over_checkpoint", value / checkpoint_mib, "ratio", "max")
   peak = metrics.to_dict().get("train_7_memory/host_rss_peak_diff_mib")
   if peak is not None and checkpoint_mib > 0:
-    metrics.record("memory", "9_other/peak_over_checkpoint", peak["value"] / checkpoint_mib, "ratio")
+    metrics.record("memory", "9_other/peak_over_checkpoint", peak.value / checkpoint_mib, "ratio")

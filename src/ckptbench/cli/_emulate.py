@@ -1,4 +1,5 @@
-"""`ckptbench emulate gcs|s3`: a local object-store emulator, and the environment to use it."""
+"""`ckptbench emulate KIND`: a local object-store emulator (one per store that has one), and the
+environment to use it."""
 
 from __future__ import annotations
 
@@ -6,22 +7,23 @@ import argparse
 import signal
 import sys
 
+from ckptbench.storage import shell_exports, start_emulator, stop_emulator
+
 
 def register(subparsers) -> None:
   p = subparsers.add_parser(
-      "emulate", help="start a local GCS or S3 emulator on 127.0.0.1",
-      description="Start gcp-storage-emulator (gcs) or moto_server (s3) on 127.0.0.1 with a bucket,"
-      " print the environment variables a suite needs (eval-able), and serve until Ctrl-C.",
+      "emulate", help="start a local object-store emulator on 127.0.0.1",
+      description="Start an object-store emulator on 127.0.0.1 with a bucket, print the environment"
+      " variables a suite needs (eval-able), and serve until Ctrl-C.",
   )  # fmt: skip
-  p.add_argument("kind", choices=("gcs", "s3"), help="which store to emulate")
+  # No argparse choices: they would load every store (installed plugins too) to print any help.
+  p.add_argument("kind", help="which store's emulator to start (an unknown name lists them)")
   p.add_argument("--port", type=int, help="port to listen on (default: a free one)")
   p.add_argument("--bucket", default="ckptbench", help="bucket to create (default: ckptbench)")
   p.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
-  from ckptbench.storage import shell_exports, start_emulator, stop_emulator  # noqa: PLC0415
-
   emulator, proc = start_emulator(args.kind, port=args.port, bucket=args.bucket)
   try:
     print(shell_exports(emulator.env), flush=True)

@@ -18,12 +18,14 @@ import argparse
 import json
 import pathlib
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ckptbench.run import set_xla_flags
-from ckptbench.run import devices_needed
 from ckptbench.cli._run import add_suite_arguments, config_path
 from ckptbench.errors import CkptbenchError
+
+if TYPE_CHECKING:
+  from ckptbench.config import Suite
 
 
 def register(subparsers) -> None:
@@ -46,7 +48,7 @@ FORMATS = ("orbax", "safetensors")
 
 
 def write_fixture(
-    config_file: str,
+    suite: Suite | str,
     output_dir: str | pathlib.Path,
     fmt: str = "orbax",
     shard_mb: float = 64.0,
@@ -54,7 +56,8 @@ def write_fixture(
 ) -> dict[str, Any]:
   """Writes OUTPUT_DIR/checkpoint (or OUTPUT_DIR/safetensors) and OUTPUT_DIR/sharding.json.
 
-  `overrides` are `--set KEY=VALUE` edits of the suite. Returns what it wrote.
+  `suite` is a loaded suite or a suite file; `overrides` are `--set KEY=VALUE`
+  edits of a suite file. Returns what it wrote.
 
   Raises:
     CkptbenchError: when the suite has no spec or preset, or the checkpoint exists.
@@ -64,10 +67,11 @@ def write_fixture(
   from ckptbench.config import load_suite
   from ckptbench.data import build_mesh, build_pytree, safetensors_name, write_safetensors, write_sharding_config
 
-  suite = load_suite(config_file, overrides)
+  if isinstance(suite, str):
+    suite = load_suite(suite, overrides)
   source = suite.checkpoints[0] if suite.checkpoints else None
   if source is None or source.spec is None:
-    raise CkptbenchError(f"{config_file}: fixture needs a checkpoint_config with a spec or a preset")
+    raise CkptbenchError(f"{suite.file}: fixture needs a checkpoint_config with a spec or a preset")
   out = pathlib.Path(output_dir)
   checkpoint = out / ("checkpoint" if fmt == "orbax" else "safetensors")
   if checkpoint.exists():
@@ -98,12 +102,11 @@ def handle(args: argparse.Namespace) -> int:
   config_file = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o DIR")
-  set_xla_flags(
-      devices=args.devices or devices_needed(config_file, args.overrides),
-      hlo_dump_dir=None,
-      override_devices=bool(args.devices),
-  )
-  written = write_fixture(config_file, args.output_directory, args.format, args.shard_mb, args.overrides)
+  from ckptbench.config import load_suite  # noqa: PLC0415
+
+  suite = load_suite(config_file, args.overrides)  # touches no device: JAX's flags are not set yet
+  set_xla_flags(devices=args.devices or suite.devices_needed, hlo_dump_dir=None, override_devices=bool(args.devices))
+  written = write_fixture(suite, args.output_directory, args.format, args.shard_mb)
   print(json.dumps(written, indent=1))
   if args.format == "safetensors":
     print(

@@ -14,7 +14,6 @@ import pathlib
 import shlex
 import sys
 
-from ckptbench.run import devices_needed
 from ckptbench.distributed import launch_local
 from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS, ClusterJob, render_manifest
 from ckptbench.errors import CkptbenchError
@@ -111,7 +110,9 @@ def _handle(args: argparse.Namespace) -> int:
     return 0
   per_process = args.devices_per_process
   if per_process is None:
-    needed = devices_needed(args.config) or 1  # no mesh (or a bad suite, which each run reports)
+    from ckptbench.config import load_suite  # noqa: PLC0415
+
+    needed = load_suite(args.config).devices_needed or 1  # a bad suite is reported here, once
     if needed % args.num_processes:
       raise CkptbenchError(
           f"the suite's largest mesh needs {needed} devices, which {args.num_processes} processes "

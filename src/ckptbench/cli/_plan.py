@@ -6,7 +6,6 @@ import argparse
 
 from rich.table import Table
 
-from ckptbench.run import devices_needed
 from ckptbench.cli._run import add_selection_argument, add_suite_arguments, config_path
 from ckptbench.run import describe_plan, format_bytes
 from ckptbench.views import make_console
@@ -26,7 +25,7 @@ def handle(args: argparse.Namespace) -> int:
 
   config_file = config_path(args)
   suite = load_suite(config_file, args.overrides, check_paths=False)
-  device_count = args.devices or devices_needed(config_file, args.overrides)
+  device_count = args.devices or suite.devices_needed
   view = describe_plan(suite, device_count, args.select)
   console = make_console()
   console.print(f"[bold]{suite.name}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")

@@ -9,18 +9,14 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
-from ckptbench.config._mesh_list import without_undeclared_axes
+from ckptbench.config._options import OptionPoint
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
 from ckptbench.config._spec import SpecTree, iter_arrays
-from ckptbench.config._yaml import load_yaml_file
 
 from ckptbench.config._dtypes import numpy_dtype
-from ckptbench.config._overrides import apply_overrides, parse_override
 
 __all__ = [
-    "apply_overrides",
     "numpy_dtype",
-    "parse_override",
     "ArraySpec",
     "BenchmarkEntry",
     "CheckpointConfig",
@@ -28,6 +24,7 @@ __all__ = [
     "GeneratorEntry",
     "MeshConfig",
     "ModelShape",
+    "OptionPoint",
     "PRESETS",
     "ScalarSpec",
     "SpecTree",
@@ -36,9 +33,7 @@ __all__ = [
     "iter_arrays",
     "load_suite",
     "load_suite_text",
-    "load_yaml_file",
     "preset_shape",
     "preset_spec",
     "preset_summary",
-    "without_undeclared_axes",
 ]

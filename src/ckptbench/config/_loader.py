@@ -19,7 +19,7 @@ from ckptbench.config._models import (
     SuiteConfig,
 )
 from ckptbench.config._mesh_list import SkippedMesh, without_undeclared_axes
-from ckptbench.config._options import OptionAxes, check_options
+from ckptbench.config._options import OptionAxes, OptionPoint, build_points, check_options
 from ckptbench.config._overrides import apply_overrides, parse_override
 from ckptbench.config._presets import PRESETS, preset_spec
 from ckptbench.config._spec import (
@@ -70,6 +70,7 @@ class GeneratorEntry:
   generator_path: str
   generator_cls: type[BenchmarksGenerator]
   options: OptionAxes
+  points: tuple[OptionPoint, ...]  # every combination of `options`, built and checked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +89,19 @@ class Suite:
   @property
   def name(self) -> str:
     return self.config.suite_name
+
+  @property
+  def devices_needed(self) -> int | None:
+    """The devices of the largest usable mesh; MESHLESS_DEVICES for a suite without a mesh."""
+    if tuple(self.meshes) == (None,):
+      return MESHLESS_DEVICES
+    return max((m.num_devices for m in self.meshes if m is not None), default=None)
+
+
+# A suite without a mesh runs on what JAX has, as Orbax's runner does; on CPU that is
+# this many simulated devices (a TPU host's count, the guide's), so that benchmarks
+# that split the devices themselves (snapshotter's slices) have some to split.
+MESHLESS_DEVICES = 8
 
 
 def load_suite(path: str | pathlib.Path, overrides: Sequence[str] = (), *, check_paths: bool = True) -> Suite:
@@ -152,12 +166,10 @@ def _resolve(doc: LocatedDocument, base_dir: pathlib.Path, check_paths: bool = T
       gen_path, gen_cls = resolve_generator(entry.generator)
     except GeneratorResolutionError as e:
       raise doc.error(str(e), ("benchmarks", i, "generator")) from None
-    options = check_options(
-        gen_cls.options_class,
-        entry.options,
-        lambda msg, p, i=i: doc.error(msg, ("benchmarks", i, "options") + tuple(p)),
-    )
-    entries.append(GeneratorEntry(i, gen_path, gen_cls, options))
+    error_at = lambda msg, p, i=i: doc.error(msg, ("benchmarks", i, "options") + tuple(p))  # noqa: E731
+    options = check_options(gen_cls.options_class, entry.options, error_at)
+    points = build_points(gen_cls.options_class, options, error_at)
+    entries.append(GeneratorEntry(i, gen_path, gen_cls, options, points))
   if config.reference:
     _check_reference(doc, config.reference, entries)
   if not config.reuse_checkpoint:

@@ -6,6 +6,8 @@ import collections.abc
 import dataclasses
 import difflib
 import functools
+import itertools
+import re
 import types
 import typing
 from typing import Any, Callable
@@ -23,6 +25,21 @@ class OptionAxes:
 
   fixed: dict[str, Any]
   axes: dict[str, list[Any]]
+
+  def product(self) -> list[dict[str, Any]]:
+    """Every combination of the swept values, each merged with the fixed options."""
+    names = list(self.axes)
+    combos = itertools.product(*(self.axes[n] for n in names))
+    return [{**self.fixed, **dict(zip(names, values))} for values in combos]
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionPoint:
+  """One combination of an entry's options, built into its options class and checked."""
+
+  values: dict[str, Any]
+  options: BenchmarkOptions
+  invalid_reason: str | None  # why `is_valid()` is False (the point is skipped), else None
 
 
 def _is_list_type(tp: Any) -> bool:
@@ -88,3 +105,30 @@ def _check_value(name: str, value: Any, tp: Any, path: tuple, error_at: ErrorAt)
     ) from None
   except pydantic.PydanticSchemaGenerationError:
     return value  # a type pydantic cannot check: let the dataclass decide
+
+
+def build_points(options_cls: type[BenchmarkOptions], axes: OptionAxes, error_at: ErrorAt) -> tuple[OptionPoint, ...]:
+  """Builds every combination of `axes` into `options_cls` and asks it `is_valid()`.
+
+  A combination its class refuses to build (a `__post_init__` that raises) is
+  an error at the option the message names, or else at `options:`; one that
+  builds but is not valid is kept with its reason, to be skipped.
+  """
+  points = []
+  for values in axes.product():
+    try:
+      options = options_cls(**values)
+    except (TypeError, ValueError) as e:
+      text = ", ".join(f"{k}={v!r}" for k, v in values.items())
+      raise error_at(f"{options_cls.__name__}({text}) was rejected: {e}", _blamed(str(e), values, axes)) from None
+    reason = None if options.is_valid() else options.invalid_reason() or "is_valid() returned False"
+    points.append(OptionPoint(values, options, reason))
+  return tuple(points)
+
+
+def _blamed(message: str, values: dict[str, Any], axes: OptionAxes) -> tuple:
+  """The path under `options:` of the first option `message` names (its swept item, if swept)."""
+  for name, value in values.items():
+    if re.search(rf"\b{re.escape(name)}\b", message):
+      return (name, axes.axes[name].index(value)) if name in axes.axes else (name,)
+  return ()

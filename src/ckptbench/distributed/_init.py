@@ -236,21 +236,30 @@ def initialize(
   if mode == "env" and not asked.requested:
     return "single"
   if mode == "env":
-    missing = [
-        var
-        for var, value in (
-            ("JAX_COORDINATOR_ADDRESS", asked.coordinator_address),
-            ("JAX_NUM_PROCESSES", asked.num_processes),
-            ("JAX_PROCESS_ID", asked.process_id),
-        )
-        if value is None
-    ]
-    if missing:
-      raise CkptbenchError(
-          f"a multi-process run needs {', '.join(missing)} set (or use --distributed auto "
-          "on SLURM, Kubernetes or MPI)"
+    _check_complete(asked)
+  return _start_jax(asked, timeouts or DistributedTimeouts.from_env(env), mode)
+
+
+def _check_complete(asked: DistributedEnv) -> None:
+  """Raises unless the variables a multi-process run needs (without cluster detection) are all set."""
+  missing = [
+      var
+      for var, value in (
+          ("JAX_COORDINATOR_ADDRESS", asked.coordinator_address),
+          ("JAX_NUM_PROCESSES", asked.num_processes),
+          ("JAX_PROCESS_ID", asked.process_id),
       )
-  timeouts = timeouts or DistributedTimeouts.from_env(env)
+      if value is None
+  ]
+  if missing:
+    raise CkptbenchError(
+        f"a multi-process run needs {', '.join(missing)} set (or use --distributed auto "
+        "on SLURM, Kubernetes or MPI)"
+    )
+
+
+def _start_jax(asked: DistributedEnv, timeouts: DistributedTimeouts, mode: DistributedMode) -> Backend:
+  """Starts jax.distributed as `asked`; "single" when "auto" finds no cluster and nothing was asked for."""
   if asked.process_id and asked.coordinator_address:
     wait_for_coordinator(asked.coordinator_address, timeouts.init_s)
   _LOG.info(

@@ -189,41 +189,17 @@ def launch_local(
   Raises:
     CkptbenchError: a bad process or device count.
   """
-  if num_processes < 1:
-    raise CkptbenchError(f"Invalid value for -n={num_processes}: need at least 1 process")
-  if devices_per_process < 1:
-    raise CkptbenchError(f"Invalid value for --devices_per_process={devices_per_process}: need at least 1")
-  base = dict(os.environ if env is None else env)
-  # The processes write to a pipe; let their tables use the launcher's width (minus the prefix).
-  base.setdefault("COLUMNS", str(max(80, shutil.get_terminal_size().columns - len("[p0] "))))
+  base = _base_env(num_processes, devices_per_process, env)
   port = port or free_port()
   printer = _Printer(out or sys.stdout)
-  command = [sys.executable, "-m", "ckptbench", "run", *run_args]
   procs: list[subprocess.Popen] = []
   try:
     with _sigterm_as_interrupt():
-      for i in range(num_processes):
-        procs.append(
-            subprocess.Popen(
-                command,
-                env=process_env(
-                    base,
-                    process_id=i,
-                    num_processes=num_processes,
-                    port=port,
-                    devices_per_process=devices_per_process,
-                ),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            )
-        )
-      printer.say(
-          f"[launch] {num_processes} processes x {devices_per_process} CPU devices, coordinator "
-          f"127.0.0.1:{port}; pids " + " ".join(f"p{i}={p.pid}" for i, p in enumerate(procs))
-      )
+      for i in range(num_processes):  # appended one by one: the finally below stops those started
+        env_i = process_env(base, process_id=i, num_processes=num_processes, port=port,
+                            devices_per_process=devices_per_process)  # fmt: skip
+        procs.append(_start_run(run_args, env_i))
+      printer.say(_started_line(procs, devices_per_process, port))
       for i, proc in enumerate(procs):
         printer.follow(i, proc.stdout)
       outcome = _supervise(procs, grace_s, stop_timeout_s)
@@ -240,6 +216,37 @@ def launch_local(
   if outcome.failed is None:
     printer.say(f"[launch] {outcome.message}")
   return outcome
+
+
+def _started_line(procs: Sequence[subprocess.Popen], devices_per_process: int, port: int) -> str:
+  pids = " ".join(f"p{i}={p.pid}" for i, p in enumerate(procs))
+  return (f"[launch] {len(procs)} processes x {devices_per_process} CPU devices, coordinator "
+          f"127.0.0.1:{port}; pids {pids}")
+
+
+def _base_env(num_processes: int, devices_per_process: int, env: Mapping[str, str] | None) -> dict[str, str]:
+  """The environment every process starts from, once the counts are checked."""
+  if num_processes < 1:
+    raise CkptbenchError(f"Invalid value for -n={num_processes}: need at least 1 process")
+  if devices_per_process < 1:
+    raise CkptbenchError(f"Invalid value for --devices_per_process={devices_per_process}: need at least 1")
+  base = dict(os.environ if env is None else env)
+  # The processes write to a pipe; let their tables use the launcher's width (minus the prefix).
+  base.setdefault("COLUMNS", str(max(80, shutil.get_terminal_size().columns - len("[p0] "))))
+  return base
+
+
+def _start_run(run_args: Sequence[str], env: Mapping[str, str]) -> subprocess.Popen:
+  """Starts one `ckptbench run` process in its own session, its output on a pipe."""
+  return subprocess.Popen(
+      [sys.executable, "-m", "ckptbench", "run", *run_args],
+      env=env,
+      stdin=subprocess.DEVNULL,
+      stdout=subprocess.PIPE,
+      stderr=subprocess.STDOUT,
+      start_new_session=True,
+      preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+  )
 
 
 def _supervise(procs: list[subprocess.Popen], grace_s: float, stop_timeout_s: float) -> LaunchOutcome:

@@ -99,48 +99,13 @@ def bisect_versions(
     CkptbenchError: bad input, or a metric the suite does not record.
   """
   candidates = versions_between(package, good, bad)
-  versions = list(candidates)
   output_dir.mkdir(parents=True, exist_ok=True)
-  steps: list[BisectStep] = []
-  quiet = lambda line: None  # noqa: E731  (the step lines say what matters)
-
-  def measure(tested: Version) -> BisectStep:
-    say(f"step {len(steps)}: measuring {package} {tested} against {good} ...")
-    specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
-    out = output_dir / f"step_{len(steps)}_{tested}"
-    matrix = run_matrix(
-        MatrixSettings(suite_file, specs, out, overwrite=True, threshold=threshold, devices=devices),
-        num_repeats,
-        say=quiet,
-    )
-    failed = [e for e in matrix.environments if e.status != "ok"]
-    if failed:
-      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out))
-    else:
-      verdict, detail = _judge(matrix.comparisons[specs[1].label], metric, str(tested))
-      step = BisectStep(good, str(tested), verdict, detail, str(out))
-    steps.append(step)
-    say(f"step {len(steps) - 1}: {package} {tested} against {good}: {step.verdict}: {step.detail}")
-    return step
-
-  outcome = BisectOutcome((), None, None)
-  first = measure(versions[-1])
+  bisection = _Bisection(suite_file, package, good, metric, output_dir, num_repeats, threshold, devices, say)
+  first = bisection.measure(candidates[-1])
   if first.verdict == "skipped":
     raise CkptbenchError(f"{package} {bad} could not be measured: {first.detail}")
-  if first.regressed:
-    lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
-    while hi - lo > 1:
-      mid = (lo + hi) // 2
-      step = measure(versions[mid])
-      if step.verdict == "skipped":
-        del versions[mid]
-        hi -= 1
-      elif step.regressed:
-        hi = mid
-      else:
-        lo = mid
-    outcome = BisectOutcome((), str(versions[hi]), str(versions[lo]))
-  outcome = dataclasses.replace(outcome, steps=tuple(steps))
+  culprit, last_good = bisection.search(list(candidates)) if first.regressed else (None, None)
+  outcome = BisectOutcome(tuple(bisection.steps), culprit, last_good)
   document = {
       "schema_version": 1,
       "package": package,
@@ -148,9 +113,60 @@ def bisect_versions(
       "bad": bad,
       "metric": metric,
       "candidates": [str(v) for v in candidates],
-      "steps": [dataclasses.asdict(s) for s in steps],
+      "steps": [dataclasses.asdict(s) for s in outcome.steps],
       "culprit": outcome.culprit,
       "last_good": outcome.last_good,
   }
   write_json_atomic(output_dir / BISECT_FILE, document)
   return outcome
+
+
+@dataclasses.dataclass
+class _Bisection:
+  """What every step measures with, and the steps so far."""
+
+  suite_file: pathlib.Path
+  package: str
+  good: str
+  metric: str
+  output_dir: pathlib.Path
+  num_repeats: int
+  threshold: float
+  devices: int | None
+  say: Callable[[str], None]
+  steps: list[BisectStep] = dataclasses.field(default_factory=list)
+
+  def measure(self, tested: Version) -> BisectStep:
+    """One step: a matrix of `good` against `tested`, judged on the metric."""
+    package, good = self.package, self.good
+    self.say(f"step {len(self.steps)}: measuring {package} {tested} against {good} ...")
+    specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
+    out = self.output_dir / f"step_{len(self.steps)}_{tested}"
+    settings = MatrixSettings(
+        self.suite_file, specs, out, overwrite=True, threshold=self.threshold, devices=self.devices
+    )
+    matrix = run_matrix(settings, self.num_repeats, say=lambda line: None)  # the step lines say what matters
+    failed = [e for e in matrix.environments if e.status != "ok"]
+    if failed:
+      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out))
+    else:
+      verdict, detail = _judge(matrix.comparisons[specs[1].label], self.metric, str(tested))
+      step = BisectStep(good, str(tested), verdict, detail, str(out))
+    self.steps.append(step)
+    self.say(f"step {len(self.steps) - 1}: {package} {tested} against {good}: {step.verdict}: {step.detail}")
+    return step
+
+  def search(self, versions: list[Version]) -> tuple[str, str]:
+    """(first regressed, last good) among `versions`, whose first is good and last regressed."""
+    lo, hi = 0, len(versions) - 1  # versions[lo] is good, versions[hi] regressed
+    while hi - lo > 1:
+      mid = (lo + hi) // 2
+      step = self.measure(versions[mid])
+      if step.verdict == "skipped":
+        del versions[mid]
+        hi -= 1
+      elif step.regressed:
+        hi = mid
+      else:
+        lo = mid
+    return str(versions[hi]), str(versions[lo])

@@ -44,10 +44,6 @@ class BuiltEnv:
   path: pathlib.Path
   reused: bool  # found complete in the cache
 
-  @property
-  def python(self) -> pathlib.Path:
-    return self.path / "bin" / "python"
-
 
 def last_lines(text: str, count: int = _LAST_LINES) -> str:
   """The last `count` non-empty lines of a tool's output, on one line."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from ckptbench.api import MetricEntry
 from ckptbench.metrics._inventory import CheckpointInventory, scan_inventory
 from ckptbench.metrics._roofline import StorageProbe, roofline_shares
 
@@ -12,12 +13,12 @@ INVENTORY_OP = "checkpoint"
 
 
 def post_run_tags(
-    tags: Mapping[str, Mapping[str, float | str]],
+    tags: Mapping[str, MetricEntry],
     run_dir: str | os.PathLike,
     *,
     inventory: Mapping[str, Any] | None = None,
     probe: StorageProbe | None = None,
-) -> tuple[dict[str, dict[str, float | str]], dict[str, Any]]:
+) -> tuple[dict[str, MetricEntry], dict[str, Any]]:
   """The inventory tags and roofline shares of one successful run.
 
   Args:
@@ -36,7 +37,7 @@ def post_run_tags(
     >>> tags.update(new); record["inventory"] = inv
   """
   inv = CheckpointInventory.from_dict(inventory) if inventory is not None else scan_inventory(run_dir)
-  new = {f"{INVENTORY_OP}_{key}": {"value": v.value, "unit": v.unit} for key, v in inv.to_metrics().items()}
+  new = {f"{INVENTORY_OP}_{key}": MetricEntry(v.value, v.unit) for key, v in inv.to_metrics().items()}
   if probe is not None:
     new.update(roofline_shares(tags, probe))
   return new, inv.to_dict()

@@ -27,6 +27,7 @@ from typing import Mapping
 
 import psutil
 
+from ckptbench.api import MetricEntry
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics._page_cache import evict_from_page_cache
 
@@ -276,8 +277,8 @@ def _limits_for(metric: str) -> tuple[str, ...]:
 
 
 def roofline_shares(
-    tags: Mapping[str, Mapping[str, float | str]], probe: StorageProbe
-) -> dict[str, dict[str, float | str]]:
+    tags: Mapping[str, MetricEntry], probe: StorageProbe
+) -> dict[str, MetricEntry]:
   """For each `<op>_4_throughput/<x>_gbps`, its share of the matching limit (pure).
 
   save_* bandwidths are compared with disk_write (save_blocking_* with memcpy),
@@ -285,23 +286,23 @@ def roofline_shares(
   means the load was served from memory.
 
   Args:
-    tags: `{tag: {"value": v, "unit": u}}`, the `to_dict()` form.
+    tags: `{tag: MetricEntry}`, the `Metrics.to_dict()` form.
     probe: the limits.
 
   Returns:
     New tags `<op>_4_throughput/<x>_gbps_of_<limit>` with unit "ratio".
 
   Example:
-    >>> roofline_shares({"save_4_throughput/save_total_gbps": {"value": 0.6, "unit": "GiB/s"}}, probe)
-    {'save_4_throughput/save_total_gbps_of_disk_write': {'value': 0.5, 'unit': 'ratio'}}
+    >>> roofline_shares({"save_4_throughput/save_total_gbps": MetricEntry(0.6, "GiB/s")}, probe)
+    {'save_4_throughput/save_total_gbps_of_disk_write': MetricEntry(value=0.5, unit='ratio')}
   """
   limits = probe.limits()
-  out: dict[str, dict[str, float | str]] = {}
+  out: dict[str, MetricEntry] = {}
   for tag, entry in tags.items():
     _, sep, metric = tag.partition("_4_throughput/")
     if not sep or not metric.endswith("_gbps"):
       continue
     for limit in _limits_for(metric):
       if limit in limits:
-        out[f"{tag}_of_{limit}"] = {"value": float(entry["value"]) / limits[limit], "unit": "ratio"}
+        out[f"{tag}_of_{limit}"] = MetricEntry(entry.value / limits[limit], "ratio")
   return out

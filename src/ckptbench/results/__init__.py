@@ -13,6 +13,7 @@ _EXPORTS = {
     "MANIFEST_FILE": "ckptbench.results._writers",
     "RESULTS_FILE": "ckptbench.results._results",
     "RunOutputs": "ckptbench.results._read",
+    "RunWriter": "ckptbench.results._writers",
     "SUMMARY_FILE": "ckptbench.results._writers",
     "check_output_dir": "ckptbench.results._read",
     "build_manifest": "ckptbench.results._manifest",

@@ -7,7 +7,6 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.api import metric_value
 from ckptbench.api import Tag
 from ckptbench.results._read import read_outputs
 
@@ -69,9 +68,8 @@ def load_results(out_dir: str | pathlib.Path) -> pd.DataFrame:
       rows.append(run)
     for tag, entry in record.metrics.items():
       parts = Tag.parse(tag)
-      unit = entry.get("unit")
       rows.append({**run, "tag": tag, "operation": parts.op, "namespace": parts.namespace,
-                   "metric": parts.metric, "value": metric_value(entry), "unit": unit})
+                   "metric": parts.metric, "value": entry.value, "unit": entry.unit})
   columns = list(RUN_COLUMNS) + list(METRIC_COLUMNS) + option_columns
   frame = pd.DataFrame(rows, columns=columns)
   frame["value"] = frame["value"].astype(float)

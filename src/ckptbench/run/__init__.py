@@ -9,6 +9,5 @@ from ckptbench.run._settings import RunSettings
 
 from ckptbench.run._devices import set_xla_flags
 from ckptbench.run._plan_view import describe_plan, format_bytes
-from ckptbench.run._process import devices_needed
 
 __all__ = ["RunOutcome", "RunSettings", "run"]

@@ -24,7 +24,7 @@ from ckptbench.views import write_views
 from ckptbench.views import start_views
 from ckptbench.storage import upload_directory
 from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import MESHLESS_DEVICES, mesh_sizes, prepare_process
+from ckptbench.run._process import prepare_process
 from ckptbench.run._link import shaped_link, write_link_summary
 from ckptbench.run._locations import check_store_targets
 from ckptbench.run._runner import SuiteOutcome, run_suite
@@ -59,8 +59,8 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
   """Runs a suite as `ckptbench run` does; results land in `settings.output_dir`.
 
   Args:
-    suite: a suite file's path, or a `Suite` from `load_suite`. A path is read
-      before JAX starts, so its meshes decide how many CPU devices to simulate.
+    suite: a suite file's path, or a `Suite` from `load_suite`. The suite is
+      loaded before JAX starts, so its meshes decide how many CPU devices to simulate.
     settings: the run's settings (the `ckptbench run` flags).
 
   Returns:
@@ -75,23 +75,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
     >>> outcome.exit_code
     0
   """
-  if isinstance(suite, Suite):
-    sizes = [m.num_devices for m in suite.meshes if m is not None]
-    prepare_process(settings, sizes if tuple(suite.meshes) != (None,) else [MESHLESS_DEVICES])
-  else:
-    prepare_process(settings, mesh_sizes(suite, settings.overrides))
-    suite = load_suite(suite, settings.overrides)
-  baseline_path = settings.baseline_path or suite.config.baseline_path
-  capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
-  checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
-  settings = dataclasses.replace(settings, checkpoint_root=checkpoint_root)
-  check_store_targets(
-      suite, settings.checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path,
-      output=settings.output_url,
-  )  # fmt: skip
-  check_baseline_exists(baseline_path)
-  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
-    check_colocated_python_supported()
+  if not isinstance(suite, Suite):
+    suite = load_suite(suite, settings.overrides)  # touches no device: JAX's flags are not set yet
+  prepare_process(settings, suite.devices_needed)
+  settings, baseline_path, capture_path = _checked_targets(suite, settings)
   coordinator = make_coordinator()
   with shaped_link(settings.link, settings.checkpoint_root) as link:
     outcome = run_suite(suite, settings, coordinator, link_stats=link.stats if link else None)
@@ -107,10 +94,7 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
         threshold=settings.regression_threshold,
     )
   if is_writer and settings.write_views:
-    if settings.views_in_background and not settings.output_url:  # an upload must carry the views
-      start_views(outcome.output_dir, probe=settings.probe_storage)  # waits for this process to exit
-    else:
-      write_views(outcome.output_dir)
+    _write_views(outcome.output_dir, settings)
   uploaded = upload_directory(outcome.output_dir, settings.output_url) if is_writer and settings.output_url else 0
   return RunOutcome(
       **{f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)},
@@ -123,3 +107,31 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
       uploaded_files=uploaded,
   )
 
+
+def _checked_targets(suite: Suite, settings: RunSettings) -> tuple[RunSettings, str | None, str | None]:
+  """The settings with the suite's checkpoint root, the baseline and capture paths, once all are usable.
+
+  Raises:
+    CkptbenchError: a store target that cannot be used, a missing baseline, or
+      colocated Python asked for where it is not supported.
+  """
+  baseline_path = settings.baseline_path or suite.config.baseline_path
+  capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
+  checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
+  settings = dataclasses.replace(settings, checkpoint_root=checkpoint_root)
+  check_store_targets(
+      suite, settings.checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path,
+      output=settings.output_url,
+  )  # fmt: skip
+  check_baseline_exists(baseline_path)
+  if any(c.config.load_with_colocated_python for c in suite.checkpoints):
+    check_colocated_python_supported()
+  return settings, baseline_path, capture_path
+
+
+def _write_views(out_dir: pathlib.Path, settings: RunSettings) -> None:
+  """The registered views: in a detached process after this one exits, or here (an upload must carry them)."""
+  if settings.views_in_background and not settings.output_url:
+    start_views(out_dir, probe=settings.probe_storage)  # waits for this process to exit
+  else:
+    write_views(out_dir)

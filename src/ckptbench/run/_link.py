@@ -9,9 +9,9 @@ import pathlib
 from typing import Iterator
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.storage import is_store_url, parse_store_url, stop_emulator
-from ckptbench.storage import Link, link_env, parse_link, start_link
-from ckptbench.storage import endpoint_of
+from ckptbench.storage import (
+    Link, is_store_url, link_env, link_upstream, parse_link, parse_store_url, start_link, stop_emulator, url_forms,
+)
 
 
 @contextlib.contextmanager
@@ -28,13 +28,9 @@ def shaped_link(spec: str | None, checkpoint_root: str | None) -> Iterator[Link 
     return
   shape = parse_link(spec)
   if not is_store_url(checkpoint_root):
-    raise CkptbenchError("--link shapes the way to an object store: give a gs:// or s3:// checkpoint root")
+    raise CkptbenchError(f"--link shapes the way to an object store: give a checkpoint root like {url_forms()}")
   url = parse_store_url(checkpoint_root)
-  upstream = endpoint_of(url)
-  if not upstream:
-    variable = "STORAGE_EMULATOR_HOST" if url.scheme == "gs" else "AWS_ENDPOINT_URL"
-    raise CkptbenchError(f"--link needs the endpoint of {url} in {variable} (`ckptbench emulate` prints it)")
-  link, proc = start_link(upstream, shape)
+  link, proc = start_link(link_upstream(url), shape)
   os.environ.update(link_env(url.scheme, link.endpoint))  # TensorStore, gcsfs, s3fs and boto3 read these
   try:
     yield link

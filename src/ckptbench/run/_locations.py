@@ -1,8 +1,9 @@
-"""Where each run's checkpoints go: a local directory under OUT, or a gs:// / s3:// prefix.
+"""Where each run's checkpoints go: a local directory under OUT, or a prefix in an object store.
 
 With `--checkpoint_root URL` (or `-o URL`) a run's checkpoints go to
 URL/<benchmark>/<repeat_k> while results stay local; the run path handed to the
-benchmark is then an `etils.epath.Path`, which Orbax and gcsfs/s3fs understand.
+benchmark is then the store's (`ObjectStore.run_path`: an `etils.epath.Path`, which
+Orbax and gcsfs/s3fs understand, or a DirectoryStore's local directory).
 """
 
 from __future__ import annotations
@@ -12,14 +13,14 @@ import pathlib
 import shutil
 from typing import Any, Iterator, Mapping
 
-from ckptbench.api import ErrorRecord
+from ckptbench.api import ErrorRecord, MetricEntry
 from ckptbench.api import Tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import StorageProbe
 from ckptbench.storage import (
-    StoreRoofline, StoreURL, check_store, is_store_url, list_objects, measure_store, parse_store_url,
+    StoreRoofline, StoreURL, check_store, clear_location, empty_location, is_store_url, list_objects,
+    measure_store, misplaced_bytes, parse_store_url, schemes, store_for,
 )
-from ckptbench.storage import clear_location, misplaced_bytes
 
 _FILE_BYTES_WRITTEN = "6_tensorstore/kvstore_file_bytes_written"
 _BYTES_WRITTEN = "6_tensorstore/kvstore_bytes_written"
@@ -29,10 +30,8 @@ def run_location(root: str | os.PathLike, bench_dir: str, run_name: str) -> tupl
   """The run's path (a pathlib.Path, or an epath.Path on a store) and its store URL (None: local)."""
   if not is_store_url(root):
     return pathlib.Path(root) / bench_dir / run_name, None
-  from etils import epath  # noqa: PLC0415  (Orbax's own path type; it ships with Orbax)
-
   url = parse_store_url(str(root)).join(bench_dir, run_name)
-  return epath.Path(str(url)), url
+  return store_for(url).run_path(url), url
 
 
 def store_roofline(root: str) -> StoreRoofline:
@@ -52,7 +51,7 @@ def roofline_from_dict(data: Mapping[str, Any]) -> StorageProbe | StoreRoofline:
 def prepare_location(path: Any, url: StoreURL | None) -> None:
   """An empty place for the run: a fresh directory, or a store prefix with nothing below it."""
   if url is not None:
-    clear_location(url)
+    empty_location(url)
     return
   shutil.rmtree(path, ignore_errors=True)
   path.mkdir(parents=True)
@@ -68,7 +67,7 @@ def remove_location(path: str | os.PathLike) -> None:
 
 def placement_error(
     url: StoreURL,
-    tags: Mapping[str, Mapping[str, Any]],
+    tags: Mapping[str, MetricEntry],
     local_scratch: bool,
     error: ErrorRecord | None,
 ) -> ErrorRecord | None:
@@ -79,7 +78,7 @@ def placement_error(
   that otherwise succeeded and saved (a load-only run rightly writes nothing).
   """
   file_bytes = sum(
-      float(v.get("value", 0.0)) for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
+      v.value for k, v in tags.items() if k.endswith("_" + _FILE_BYTES_WRITTEN)
   )
   try:
     objects = len(list_objects(url)) if error is None and saved_something(tags) else None
@@ -93,19 +92,19 @@ def placement_error(
   return ErrorRecord("MisplacedBytes", reason, error.traceback if error else "")
 
 
-def saved_something(tags: Mapping[str, Mapping[str, Any]]) -> bool:
+def saved_something(tags: Mapping[str, MetricEntry]) -> bool:
   """Whether a run wrote a checkpoint: TensorStore wrote bytes, or it timed an operation named as a
   write (`save...`, `...write...`: the built-ins' names and the Orbax guide's)."""
   for name, entry in tags.items():
     tag = Tag.parse(name)
-    if tag.key == _BYTES_WRITTEN and float(entry.get("value", 0.0)) > 0:
+    if tag.key == _BYTES_WRITTEN and entry.value > 0:
       return True
     if tag.key == "0_basics/time_s" and (tag.op.startswith("save") or "write" in tag.op):
       return True
   return False
 
 
-# Built-ins that save through Orbax, which (0.12.8) cannot write s3:// (docs/storage.md).
+# Built-ins that save through Orbax, which cannot write to every store (0.12.8: not s3://, docs/storage.md).
 _ORBAX_BUILTINS = frozenset({
     "ckptbench.benchmarks.save_restore.SaveRestoreBenchmark",
     "ckptbench.benchmarks.resharding.ReshardingBenchmark",
@@ -130,13 +129,14 @@ def check_store_targets(suite: Any, checkpoint_root: str | None, **other_paths: 
   """
   if is_store_url(checkpoint_root):
     url = parse_store_url(checkpoint_root)
-    if url.scheme != "gs":
+    if not store_for(url).orbax_writes:
       orbax = sorted(e.generator_path for e in suite.entries if e.generator_path in _ORBAX_BUILTINS)
       if orbax:
+        writable = " or ".join(f"{s}://" for s in schemes() if store_for(s).orbax_writes)
         raise CkptbenchError(
             f"{url}: orbax-checkpoint cannot write {url.scheme}:// ({orbax[0].rsplit('.', 1)[-1]} saves"
-            " through Orbax, which would put the array data in a local 's3:' directory); use a gs://"
-            " or local --checkpoint_root, or the `storage` and `pytorch` built-ins for s3://"
+            f" through Orbax, which would put the array data in a local '{url.scheme}:' directory); use a"
+            f" {writable} or local --checkpoint_root, or the `storage` and `pytorch` built-ins for {url.scheme}://"
         )
   named = [("checkpoint_root", checkpoint_root), *other_paths.items(), *_suite_urls(suite)]
   answers: dict[str, str | None] = {}  # one check per URL, however often the suite names it

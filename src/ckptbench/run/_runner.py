@@ -9,7 +9,7 @@ import os
 import pathlib
 import time
 import traceback
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from ckptbench.config import Suite
 from ckptbench.run._failures import (
@@ -38,13 +38,13 @@ from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.run._watchdog import RunWatchdog
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.api import collect_created_metrics, merged
+from ckptbench.api import MetricEntry, collect_created_metrics, merged
 from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
 from ckptbench.metrics import StoreRequests, store_cost_tags
 from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
-from ckptbench.results import run_writers
+from ckptbench.results import RunWriter, run_writers
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -92,18 +92,8 @@ def run_suite(
   out = settings.output_dir
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
-  cfg = suite.config
-  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
-  runs = schedule_runs(len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats, warmup_groups(plan, cfg))
-  previous = read_records(out) if settings.resume else []
-  done = {(r.key, r.repeat) for r in previous if not r.warmup}
-  keys = [b.key for b in plan.benchmarks]
-  todo = pending(runs, keys, done)
-
-  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
-  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
-  probe = _shared_probe(settings, coordinator)
-  manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
+  todo, previous = _pending_runs(suite, settings, plan)
+  manifest, probe = _manifest_and_probe(suite, settings, coordinator)
   writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
   for writer in writers:
     writer.start(manifest)
@@ -125,9 +115,7 @@ def run_suite(
         progress.started(label)
         watchdog.start_run(label)
         record = _run_once(bench, run, suite, settings, generators, cache, coordinator, probe, link_stats, watchdog)
-        host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
-        for writer in writers:
-          writer.add(host_records)
+        host_records = _gathered(record, coordinator, writers)
         records.extend(host_records)
         progress.finished(label, record.duration_s, _first_failure(host_records))
         coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
@@ -143,6 +131,37 @@ def run_suite(
     writer.finish(summary, manifest)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, plan, records, summary, interrupted)
+
+
+def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[RunWriter]) -> list[RunRecord]:
+  """Every host's record of one run, durable in OUT (process 0's writers) on return."""
+  host_records = [RunRecord.from_json(r) for r in coordinator.allgather_json(record.to_json())]
+  for writer in writers:
+    writer.add(host_records)
+  return host_records
+
+
+def _pending_runs(suite: Suite, settings: RunSettings, plan: Plan) -> tuple[list[ScheduledRun], list[RunRecord]]:
+  """The runs to do, in order (with --resume, those results.jsonl lacks), and the records resumed from."""
+  cfg = suite.config
+  num_repeats = cfg.num_repeats if settings.repeats_upto is None else min(cfg.num_repeats, settings.repeats_upto)
+  runs = schedule_runs(
+      len(plan.benchmarks), num_repeats, cfg.num_warmups, cfg.interleave_repeats, warmup_groups(plan, cfg)
+  )
+  previous = read_records(settings.output_dir) if settings.resume else []
+  done = {(r.key, r.repeat) for r in previous if not r.warmup}
+  return pending(runs, [b.key for b in plan.benchmarks], done), previous
+
+
+def _manifest_and_probe(
+    suite: Suite, settings: RunSettings, coordinator: Coordinator
+) -> tuple[dict[str, Any], StorageProbe | StoreRoofline | None]:
+  """The run's manifest (every host's name and pid, the storage probe) and the probe, on every process."""
+  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
+  probe = _shared_probe(settings, coordinator)
+  manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
+  return manifest, probe
 
 
 def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> Plan:
@@ -233,20 +252,12 @@ def _run_once(
   run_dir, store_url = run_location(settings.checkpoint_root or out, bench.dir_name, run_name)
   started_at = now_iso()
   t0 = time.perf_counter()
-  error = None
-  result: TestResult | None = None
   timeout = getattr(bench.options, "timeout_s", None) or suite.config.timeout_s
-  t_fn = None
-  local_path = None
-  requests = StoreRequests(link_stats) if store_url is not None else None
-  request_counts = None
+  requests = StoreRequests(store_url, link_stats) if store_url is not None else None
+  error, result, t_fn, local_path, request_counts = None, None, None, None, None  # what the try below may set
   with collect_created_metrics() as created:
     try:
-      try:
-        if coordinator.process_index == 0:
-          prepare_location(run_dir, store_url)
-      finally:  # every process reaches the barrier, even when process 0 failed
-        coordinator.barrier(f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
+      _prepare_location(run_dir, store_url, coordinator, f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       local_path = _local_path(settings.local_directory, coordinator, bench, run_name)
       context = _context(bench, run, cache, run_dir, local_path, out)
       generator = generators.get(run.benchmark_index)
@@ -259,7 +270,7 @@ def _run_once(
       with deadline(timeout):
         result = generator.test_fn(context)
       if requests is not None:  # before ckptbench's own listing of the store below
-        request_counts = requests.stop(store_url.scheme)
+        request_counts = requests.stop()
       if timeout and time.perf_counter() - t_fn > timeout:  # not interruptible (not the main thread)
         error = timeout_error(timeout, time.perf_counter() - t_fn, None)
       elif not isinstance(result, TestResult):
@@ -269,10 +280,9 @@ def _run_once(
     except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
       error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or ErrorRecord.from_exception(e)
   watchdog.after_test_fn(error)
-  if error is not None and error.type in (TIMEOUT, DISK_FULL):
-    for partial in (run_dir, local_path):  # a partial checkpoint: free the space for the next runs
-      if partial is not None:
-        remove_location(partial)
+  if error is not None and error.type in (TIMEOUT, DISK_FULL):  # a partial checkpoint: free the space
+    for partial in (p for p in (run_dir, local_path) if p is not None):
+      remove_location(partial)
   identity = dict(
       suite=suite.name, **bench.describe(), repeat=run.repeat, warmup=run.warmup,
       host=coordinator.process_index, num_hosts=coordinator.process_count, path=str(run_dir), started_at=started_at,
@@ -292,6 +302,15 @@ def _run_once(
   return record
 
 
+def _prepare_location(run_dir: Any, store_url: StoreURL | None, coordinator: Coordinator, barrier: str) -> None:
+  """Process 0 creates (or empties) the run's location; every process waits for it."""
+  try:
+    if coordinator.process_index == 0:
+      prepare_location(run_dir, store_url)
+  finally:  # every process reaches the barrier, even when process 0 failed
+    coordinator.barrier(barrier)
+
+
 def _context(
     bench: PlannedBenchmark, run: ScheduledRun, cache: PytreeCache, run_dir: Any, local_path: Any, out: pathlib.Path
 ) -> TestContext:
@@ -306,7 +325,7 @@ def _context(
 
 def _store_checks(
     store_url: StoreURL,
-    tags: dict[str, Any],
+    tags: dict[str, MetricEntry],
     inventory: dict[str, Any] | None,
     request_counts: Mapping[str, float] | None,
     local_scratch: bool,
@@ -337,7 +356,7 @@ def _local_path(
 
 def _measured(
     created: list, result: TestResult | None, run_dir: pathlib.Path, probe: StorageProbe | StoreRoofline | None
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[dict[str, MetricEntry], dict[str, Any] | None]:
   """(tags, inventory) of a run: every Metrics it created, plus, for a run that succeeded
   (`result` given), its inventory and the tags derived after the run (roofline shares)."""
   metrics_objects = list(created)

@@ -6,7 +6,7 @@ import dataclasses
 import pathlib
 
 from ckptbench.stats import DEFAULT_THRESHOLD
-from ckptbench.storage import is_store_url, parse_store_url
+from ckptbench.storage import is_store_url, parse_store_url, store_for
 
 # Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
 STAGING_DIR = ".ckptbench-staging"
@@ -54,6 +54,9 @@ class RunSettings:
   repeats_upto: int | None = None
 
   def __post_init__(self):
+    for place in (str(self.output_dir), self.checkpoint_root):
+      if place and "://" in place:
+        store_for(place)  # a scheme no store serves is an error, never a local directory named "xyz:"
     if is_store_url(str(self.output_dir)):  # results are staged locally, then copied beside the checkpoints
       url = parse_store_url(str(self.output_dir))
       object.__setattr__(self, "output_url", str(url))

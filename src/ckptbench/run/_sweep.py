@@ -8,7 +8,7 @@ import itertools
 import json
 from typing import Any
 
-from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, Suite
+from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, OptionPoint, Suite
 from ckptbench.data import mesh_skip_reason
 from ckptbench.api import safe_path_component
 from ckptbench.api import BenchmarkOptions, options_to_dict
@@ -81,27 +81,53 @@ def _label(name: str, value: Any, swept: list[Any]) -> str:
   return f"{name}={value}"
 
 
-def options_product(entry: GeneratorEntry) -> list[dict[str, Any]]:
-  """Every combination of the swept values, each merged with the fixed options."""
-  names = list(entry.options.axes)
-  combos = itertools.product(*(entry.options.axes[n] for n in names))
-  return [{**entry.options.fixed, **dict(zip(names, values))} for values in combos]
-
-
 def expand(suite: Suite, device_count: int | None) -> Plan:
   """The benchmarks to run; meshes that do not fit `device_count` are skipped.
 
   `ckptbench plan` and `run` expand alike, so plan refuses what run would.
 
   Args:
-    suite: the loaded suite.
+    suite: the loaded suite (its option combinations built and checked by the loader).
     device_count: the devices there are (None: any number).
 
   Raises:
-    ConfigError: when no mesh fits, an options class rejects a combination,
-      or every combination is dropped (by `is_valid`, or as unsupported here).
+    ConfigError: when no mesh fits, or every combination is dropped (by
+      `is_valid`, or as unsupported here).
   """
+  meshes, skipped = _fitting_meshes(suite, device_count)
+  namer = _Namer(multi_mesh=len(suite.meshes) > 1, multi_ckpt=len(suite.checkpoints) > 1)
+  planned: list[PlannedBenchmark] = []
+  invalid: list[tuple[str, dict[str, Any], str]] = []
+  unsupported: list[tuple[str, dict[str, Any], str]] = []
+  for entry in suite.entries:
+    cls_name = entry.generator_cls.__name__
+    lacking = orbax_capabilities().missing(entry.generator_cls.orbax_requires)
+    for point in entry.points:
+      if point.invalid_reason is not None:
+        invalid.append((cls_name, point.values, point.invalid_reason))
+      elif reason := lacking or point.options.unsupported_reason():
+        unsupported.append((cls_name, point.values, reason))
+      else:
+        planned += [_planned(entry, point, mesh, ckpt, namer) for mesh, ckpt in itertools.product(meshes, enumerate(suite.checkpoints))]
+  if not planned:
+    raise ConfigError(
+        "every sweep point was dropped, nothing would run: "
+        + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid + unsupported),
+        file=suite.file,
+        key="benchmarks",
+    )
+  unusable = tuple((s.description, s.reason) for s in suite.skipped_meshes)
+  return Plan(tuple(planned), tuple(skipped), tuple(invalid), unusable, tuple(unsupported))
 
+
+def _fitting_meshes(
+    suite: Suite, device_count: int | None
+) -> tuple[list[tuple[int, MeshConfig | None]], list[tuple[MeshConfig, str]]]:
+  """(index, mesh) of the meshes that fit `device_count`, and (mesh, reason) of those that do not.
+
+  Raises:
+    ConfigError: when no mesh fits.
+  """
   meshes: list[tuple[int, MeshConfig | None]] = []
   skipped = []
   for i, mesh in enumerate(suite.meshes):
@@ -110,71 +136,60 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       skipped.append((mesh, reason))
     else:
       meshes.append((i, mesh))
-  unusable = tuple((s.description, s.reason) for s in suite.skipped_meshes)
   if not meshes:
     listed = ", ".join(f"{m.describe()} ({m.num_devices})" for m in suite.meshes if m)
-    left_out = "".join(f"; {d} skipped: {r}" for d, r in unusable)
+    left_out = "".join(f"; {s.description} skipped: {s.reason}" for s in suite.skipped_meshes)
     raise ConfigError(
         f"no mesh fits the {device_count} available devices; meshes: {listed}."
         f" Use --devices N to simulate more CPU devices{left_out}",
         file=suite.file,
     )
+  return meshes, skipped
 
-  planned: list[PlannedBenchmark] = []
-  invalid = []
-  unsupported = []
-  seen_names: set[str] = set()
-  multi_mesh = len(suite.meshes) > 1
-  multi_ckpt = len(suite.checkpoints) > 1
-  for entry in suite.entries:
+
+@dataclasses.dataclass
+class _Namer:
+  """Names benchmarks by what varies; a name seen before gets its entry's index."""
+
+  multi_mesh: bool
+  multi_ckpt: bool
+  seen: set[str] = dataclasses.field(default_factory=set)
+
+  def name(self, entry: GeneratorEntry, varying: dict[str, Any], mesh: MeshConfig | None, ckpt_index: int) -> str:
+    labels = [_label(k, v, entry.options.axes[k]) for k, v in varying.items()]
+    if self.multi_mesh and mesh is not None:
+      labels.append(f"mesh={mesh.describe()}")
+    if self.multi_ckpt:
+      labels.append(f"ckpt={ckpt_index}")
     cls_name = entry.generator_cls.__name__
-    lacking = orbax_capabilities().missing(entry.generator_cls.orbax_requires)
-    for values in options_product(entry):
-      try:
-        options = entry.generator_cls.options_class(**values)
-      except (TypeError, ValueError) as e:
-        raise ConfigError(
-            f"{entry.generator_cls.options_class.__name__}({values}) was rejected: {e}",
-            file=suite.file,
-            key=f"benchmarks[{entry.index}].options",
-        ) from None
-      if not options.is_valid():
-        invalid.append((cls_name, values, options.invalid_reason() or "is_valid() returned False"))
-        continue
-      if reason := lacking or options.unsupported_reason():
-        unsupported.append((cls_name, values, reason))
-        continue
-      varying = {n: values[n] for n in entry.options.axes}
-      for (mesh_index, mesh), (ckpt_index, source) in itertools.product(meshes, enumerate(suite.checkpoints)):
-        ckpt, _ = source.on_mesh(mesh)
-        labels = [_label(k, v, entry.options.axes[k]) for k, v in varying.items()]
-        if multi_mesh and mesh is not None:
-          labels.append(f"mesh={mesh.describe()}")
-        if multi_ckpt:
-          labels.append(f"ckpt={ckpt_index}")
-        name = f"{cls_name}({', '.join(labels)})" if labels else cls_name
-        if name in seen_names:
-          name = f"{name}#{entry.index}"
-        seen_names.add(name)
-        key = stable_key(
-            entry.generator_path,
-            options_to_dict(options),
-            None if mesh is None else mesh.model_dump(mode="json"),
-            ckpt.config.model_dump(mode="json"),
-        )
-        planned.append(
-            PlannedBenchmark(
-                name=name, key=key, generator_path=entry.generator_path, entry=entry,
-                options=options, varying=varying, mesh=mesh, mesh_index=mesh_index,
-                checkpoint=ckpt, checkpoint_index=ckpt_index,
-                dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
-            )
-        )  # fmt: skip
-  if not planned:
-    raise ConfigError(
-        "every sweep point was dropped, nothing would run: "
-        + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid + unsupported),
-        file=suite.file,
-        key="benchmarks",
-    )
-  return Plan(tuple(planned), tuple(skipped), tuple(invalid), unusable, tuple(unsupported))
+    name = f"{cls_name}({', '.join(labels)})" if labels else cls_name
+    if name in self.seen:
+      name = f"{name}#{entry.index}"
+    self.seen.add(name)
+    return name
+
+
+def _planned(
+    entry: GeneratorEntry,
+    point: OptionPoint,
+    indexed_mesh: tuple[int, MeshConfig | None],
+    indexed_ckpt: tuple[int, CheckpointSource],
+    namer: _Namer,
+) -> PlannedBenchmark:
+  """The benchmark of one option combination on one mesh with one checkpoint."""
+  (mesh_index, mesh), (ckpt_index, source) = indexed_mesh, indexed_ckpt
+  ckpt, _ = source.on_mesh(mesh)
+  varying = {n: point.values[n] for n in entry.options.axes}
+  name = namer.name(entry, varying, mesh, ckpt_index)
+  key = stable_key(
+      entry.generator_path,
+      options_to_dict(point.options),
+      None if mesh is None else mesh.model_dump(mode="json"),
+      ckpt.config.model_dump(mode="json"),
+  )
+  return PlannedBenchmark(
+      name=name, key=key, generator_path=entry.generator_path, entry=entry,
+      options=point.options, varying=varying, mesh=mesh, mesh_index=mesh_index,
+      checkpoint=ckpt, checkpoint_index=ckpt_index,
+      dir_name=safe_path_component(name.replace("(", "_").replace(")", "")) + f"-{key[:6]}",
+  )  # fmt: skip

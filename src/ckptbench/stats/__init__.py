@@ -24,7 +24,7 @@ from ckptbench.stats._goodput import (
     young_interval,
 )
 from ckptbench.stats._hosts import host_statistics
-from ckptbench.stats._summary import describe, metric_samples, summarize_benchmarks
+from ckptbench.stats._summary import describe, metric_samples, metric_statistics, summarize_benchmarks
 from ckptbench.stats._trend import Slope, theil_sen_slope
 
 from ckptbench.stats._interval import MedianInterval, median_interval
@@ -51,6 +51,7 @@ __all__ = [
     "median_ratio",
     "metric_direction",
     "metric_samples",
+    "metric_statistics",
     "min_p_value",
     "optimal_interval",
     "per_repeat_across_hosts",

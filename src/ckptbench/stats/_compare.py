@@ -154,8 +154,7 @@ def median_ratio(
     >>> median_ratio([1.0, 1.0, 1.0], [2.0, 2.0, 2.0])
     (2.0, 2.0, 2.0)
   """
-  base = np.asarray([float(v) for v in baseline if not math.isnan(float(v))])
-  cur = np.asarray([float(v) for v in current if not math.isnan(float(v))])
+  base, cur = _without_nan(baseline), _without_nan(current)
   if len(base) == 0 or len(cur) == 0 or not np.median(base) > 0:
     return None, None, None
   low, high = _ratio_interval(base, cur, seed)
@@ -217,37 +216,46 @@ def compare_samples(
     ...                 Direction.LOWER).verdict
     <Verdict.REGRESSED: 'regressed'>
   """
-  if threshold < 0:
-    raise ValueError(f"Invalid value for threshold={threshold}; it must be >= 0 (0.1 = 10%)")
-  if not 0 < alpha < 1:
-    raise ValueError(f"Invalid value for alpha={alpha}; it must lie in (0, 1)")
-  base = np.asarray([float(v) for v in baseline if not math.isnan(float(v))])
-  cur = np.asarray([float(v) for v in current if not math.isnan(float(v))])
+  _check_limits(threshold, alpha)
+  base, cur = _without_nan(baseline), _without_nan(current)
   n_base, n_cur = len(base), len(cur)
   if n_base == 0 or n_cur == 0:
     return MetricComparison(
-        direction, math.nan, math.nan, None, None, None, None,
-        Verdict.NOT_ENOUGH_SAMPLES, n_base, n_cur,
+        direction, math.nan, math.nan, None, None, None, None, Verdict.NOT_ENOUGH_SAMPLES, n_base, n_cur
     )
   base_median, cur_median = float(np.median(base)), float(np.median(cur))
   ratio = cur_median / base_median if base_median > 0 else None
   if direction == Direction.NEUTRAL:  # shown, never judged: no test, no interval
     return MetricComparison(
-        direction, base_median, cur_median, ratio, None, None, None,
-        Verdict.NOT_JUDGED, n_base, n_cur,
+        direction, base_median, cur_median, ratio, None, None, None, Verdict.NOT_JUDGED, n_base, n_cur
     )
   ci_low, ci_high = _ratio_interval(base, cur, seed) if ratio is not None else (None, None)
   p_value = _p_value(base, cur)
-  if min_p_value(n_base, n_cur) >= alpha:
-    verdict = Verdict.NOT_ENOUGH_SAMPLES
-  else:
-    verdict = _judge(base_median, cur_median, direction, threshold, min_abs_change)
-    if p_value >= alpha:
-      verdict = Verdict.UNCHANGED
+  verdict = _significance(n_base, n_cur, p_value, alpha) or _judge(
+      base_median, cur_median, direction, threshold, min_abs_change
+  )
   return MetricComparison(
       direction, base_median, cur_median, ratio, ci_low, ci_high, p_value,
       verdict, n_base, n_cur,
   )
+
+
+def _significance(n_base: int, n_cur: int, p_value: float, alpha: float) -> Verdict | None:
+  """The verdict when the test alone decides: samples too few to ever reach p < alpha, or p >= alpha."""
+  if min_p_value(n_base, n_cur) >= alpha:
+    return Verdict.NOT_ENOUGH_SAMPLES
+  return Verdict.UNCHANGED if p_value >= alpha else None
+
+
+def _check_limits(threshold: float, alpha: float) -> None:
+  if threshold < 0:
+    raise ValueError(f"Invalid value for threshold={threshold}; it must be >= 0 (0.1 = 10%)")
+  if not 0 < alpha < 1:
+    raise ValueError(f"Invalid value for alpha={alpha}; it must lie in (0, 1)")
+
+
+def _without_nan(samples: Sequence[float]) -> np.ndarray:
+  return np.asarray([float(v) for v in samples if not math.isnan(float(v))])
 
 
 def _judge(

@@ -13,12 +13,14 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from ckptbench.api import HostStatistics
+
 
 def host_statistics(
     samples_by_host: Mapping[int, Sequence[float]],
     *,
     higher_is_better: bool = False,
-) -> dict | None:
+) -> HostStatistics | None:
   """Summarises one metric across hosts and names the slowest host.
 
   Args:
@@ -28,16 +30,14 @@ def host_statistics(
       value); False for times and sizes (the slowest has the largest).
 
   Returns:
-    None when no host has a sample; otherwise `{"n": hosts, "min", "mean",
-    "max", "p50", "p99", "std" (sample standard deviation, 0 for one host, as
-    in `describe`),
-    "slowest_host": index, "slowest_value", "per_host": {"<index>": value}}`,
-    with ties for slowest going to the lowest host index.
+    None when no host has a sample; otherwise the statistics over the hosts'
+    means (`std` is the sample standard deviation, 0 for one host, as in
+    `describe`), with ties for slowest going to the lowest host index.
 
   Example:
     >>> b = host_statistics({0: [1.0, 3.0], 1: [4.0]})
-    >>> b["mean"], b["slowest_host"], b["per_host"]
-    (3.0, 1, {'0': 2.0, '1': 4.0})
+    >>> b.mean, b.slowest_host, b.per_host
+    (3.0, 1, {0: 2.0, 1: 4.0})
   """
   per_host = {}
   for host in sorted(samples_by_host):
@@ -49,15 +49,15 @@ def host_statistics(
   hosts = list(per_host)
   values = [per_host[h] for h in hosts]
   worst = int(np.argmin(values) if higher_is_better else np.argmax(values))  # first of ties
-  return {
-      "n": len(values),
-      "min": min(values),
-      "mean": statistics.fmean(values),
-      "max": max(values),
-      "p50": statistics.median(values),
-      "p99": float(np.percentile(values, 99)),
-      "std": statistics.stdev(values) if len(values) > 1 else 0.0,
-      "slowest_host": hosts[worst],
-      "slowest_value": values[worst],
-      "per_host": {str(h): per_host[h] for h in hosts},
-  }
+  return HostStatistics(
+      n=len(values),
+      min=min(values),
+      mean=statistics.fmean(values),
+      max=max(values),
+      p50=statistics.median(values),
+      p99=float(np.percentile(values, 99)),
+      std=statistics.stdev(values) if len(values) > 1 else 0.0,
+      slowest_host=hosts[worst],
+      slowest_value=values[worst],
+      per_host=dict(per_host),
+  )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 import statistics
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.api import BenchmarkSummary, RunFailure, RunRecord
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RunFailure, RunRecord
 from ckptbench.api import is_rate_unit
 from ckptbench.stats._hosts import host_statistics
 
@@ -34,10 +34,21 @@ def metric_samples(records: Iterable[RunRecord]) -> dict[str, dict[str, Any]]:
     if record.failed:
       continue
     for tag, metric in record.metrics.items():
-      entry = out.setdefault(tag, {"unit": metric.get("unit", ""), "values": [], "hosts": {}})
-      entry["values"].append(metric["value"])
-      entry["hosts"].setdefault(record.host, []).append(metric["value"])
+      entry = out.setdefault(tag, {"unit": metric.unit, "values": [], "hosts": {}})
+      entry["values"].append(metric.value)
+      entry["hosts"].setdefault(record.host, []).append(metric.value)
   return out
+
+
+def metric_statistics(unit: str, samples: Sequence[float], by_host: Mapping[int, Sequence[float]] | None = None) -> MetricStatistics:
+  """The statistics of one tag's samples; with `by_host`, the cross-host block too.
+
+  Example:
+    >>> metric_statistics("s", [1.0, 3.0]).mean
+    2.0
+  """
+  hosts = None if by_host is None else host_statistics(by_host, higher_is_better=is_rate_unit(unit))
+  return MetricStatistics(unit=unit, **describe(samples), hosts=hosts)
 
 
 def summarize_benchmarks(records: Sequence[RunRecord]) -> list[BenchmarkSummary]:
@@ -54,12 +65,11 @@ def summarize_benchmarks(records: Sequence[RunRecord]) -> list[BenchmarkSummary]
     first = group[0]
     failures = [r for r in group if r.error is not None]
     errors = [RunFailure(r.repeat, r.host, r.error.type, r.error.message) for r in failures]
-    metrics = {}
-    for tag, samples in metric_samples(group).items():
-      metrics[tag] = {"unit": samples["unit"], **describe(samples["values"])}
-      if first.num_hosts > 1:  # cross-host block: which host was slowest
-        rate = is_rate_unit(samples["unit"])
-        metrics[tag]["hosts"] = host_statistics(samples["hosts"], higher_is_better=rate)
+    multi_host = first.num_hosts > 1  # then a cross-host block: which host was slowest
+    metrics = {
+        tag: metric_statistics(s["unit"], s["values"], s["hosts"] if multi_host else None)
+        for tag, s in metric_samples(group).items()
+    }
     summaries.append(BenchmarkSummary(
         name=first.benchmark,
         key=key,

@@ -1,31 +1,26 @@
-"""Local object-store emulators (gcp-storage-emulator, moto_server) as subprocesses on 127.0.0.1.
+"""Local object-store emulators (gcp-storage-emulator, moto_server, ...) as subprocesses on 127.0.0.1.
 
-Both are real HTTP servers speaking the GCS JSON API or the S3 API; ckptbench,
-TensorStore, gcsfs and s3fs talk to them as they would to the cloud, given the
-environment `Emulator.env` describes.
+Each is a real HTTP server speaking its store's API; ckptbench, TensorStore,
+gcsfs and s3fs talk to it as they would to the cloud, given the environment
+`Emulator.env` describes. Which emulators exist, and how each starts, is the
+stores' business (`ObjectStore.emulator`, `emulator_command`, ...).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib.util
-import os
-import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from typing import Iterator, Mapping
 
 from ckptbench.errors import CkptbenchError
+from ckptbench.storage._registry import emulators
 
-KINDS = ("gcs", "s3")
 DEFAULT_BUCKET = "ckptbench"
 _START_TIMEOUT_S = 30.0
-S3_REGION = "us-east-1"
-_NOT_INSTALLED = "the {kind} emulator is not installed; install the storage extra: pip install 'ckptbench[storage]'"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,11 +28,12 @@ class Emulator:
   """A running emulator.
 
   Attributes:
-    kind: "gcs" or "s3".
+    kind: its name ("gcs", "s3": `ckptbench emulate KIND`).
     endpoint: its base URL, http://127.0.0.1:PORT.
     bucket: a bucket that exists on it.
     env: the environment variables that point every client at it.
     pid: the server's process id.
+    scheme: the URL scheme of its store.
   """
 
   kind: str
@@ -45,31 +41,17 @@ class Emulator:
   bucket: str
   env: Mapping[str, str]
   pid: int
+  scheme: str
 
   @property
   def url(self) -> str:
-    """The bucket as a gs:// or s3:// URL."""
-    return f"{'gs' if self.kind == 'gcs' else 's3'}://{self.bucket}"
+    """The bucket as a URL (gs://ckptbench)."""
+    return f"{self.scheme}://{self.bucket}"
 
 
-def emulator_env(kind: str, endpoint: str) -> dict[str, str]:
-  """The environment variables that send clients of store `kind` to `endpoint`."""
-  if kind == "gcs":
-    return {
-        "TENSORSTORE_GCS_HTTP_URL": endpoint,
-        "GOOGLE_AUTH_TOKEN_FOR_TESTING": "dummy",
-        "STORAGE_EMULATOR_HOST": endpoint,
-        # Without it gcsfs first tries a gRPC call the emulator never answers (~60 s).
-        "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false",
-    }
-  if kind == "s3":
-    return {
-        "AWS_ENDPOINT_URL": endpoint,  # boto3 and s3fs; TensorStore needs it in the spec
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": S3_REGION,
-    }
-  raise CkptbenchError(f"unknown emulator {kind!r}; choose one of {', '.join(KINDS)}")
+def emulator_kinds() -> tuple[str, ...]:
+  """The names `start_emulator` takes, sorted."""
+  return tuple(sorted(emulators()))
 
 
 def free_port() -> int:
@@ -78,21 +60,8 @@ def free_port() -> int:
     return s.getsockname()[1]
 
 
-def _command(kind: str, port: int, bucket: str) -> list[str]:
-  if kind == "gcs":
-    if importlib.util.find_spec("gcp_storage_emulator") is None:
-      raise CkptbenchError(_NOT_INSTALLED.format(kind=kind))
-    return [sys.executable, "-m", "ckptbench.storage._gcs_emulator", "start", "--host=127.0.0.1",
-            f"--port={port}", "--in-memory", f"--default-bucket={bucket}"]  # fmt: skip
-  exe = shutil.which("moto_server", path=os.path.dirname(sys.executable)) or shutil.which("moto_server")
-  if exe is None:
-    raise CkptbenchError(_NOT_INSTALLED.format(kind=kind))
-  return [exe, "-H", "127.0.0.1", "-p", str(port)]
-
-
-def _wait_until_up(proc: subprocess.Popen, endpoint: str, kind: str) -> None:
+def _wait_until_up(proc: subprocess.Popen, probe: str, kind: str) -> None:
   deadline = time.monotonic() + _START_TIMEOUT_S
-  probe = f"{endpoint}/storage/v1/b" if kind == "gcs" else endpoint
   while time.monotonic() < deadline:
     if proc.poll() is not None:
       raise CkptbenchError(f"the {kind} emulator exited at start (code {proc.returncode})")
@@ -102,51 +71,37 @@ def _wait_until_up(proc: subprocess.Popen, endpoint: str, kind: str) -> None:
     except OSError:
       time.sleep(0.1)
   proc.kill()
-  raise CkptbenchError(f"the {kind} emulator did not answer on {endpoint} within {_START_TIMEOUT_S:.0f} s")
-
-
-def _create_s3_bucket(endpoint: str, bucket: str) -> None:
-  import boto3  # noqa: PLC0415  (storage extra)
-  import botocore.exceptions  # noqa: PLC0415
-
-  client = boto3.client(
-      "s3", endpoint_url=endpoint, region_name=S3_REGION,
-      aws_access_key_id="testing", aws_secret_access_key="testing",
-  )  # fmt: skip
-  try:
-    client.create_bucket(Bucket=bucket)
-  except botocore.exceptions.ClientError as e:
-    raise CkptbenchError(f"cannot create bucket {bucket!r} on the s3 emulator: {e}") from None
+  raise CkptbenchError(f"the {kind} emulator did not answer on {probe} within {_START_TIMEOUT_S:.0f} s")
 
 
 def start_emulator(
     kind: str, *, port: int | None = None, bucket: str = DEFAULT_BUCKET, log_path: str | None = None
 ) -> tuple[Emulator, subprocess.Popen]:
-  """Starts emulator `kind` ("gcs" or "s3") on 127.0.0.1 and creates `bucket` on it.
+  """Starts emulator `kind` (see `emulator_kinds`) on 127.0.0.1 and creates `bucket` on it.
 
   Returns the emulator's description and its process (stop it with `stop_emulator`).
   """
-  if kind not in KINDS:
-    raise CkptbenchError(f"unknown emulator {kind!r}; choose one of {', '.join(KINDS)}")
+  store = emulators().get(kind)
+  if store is None:
+    raise CkptbenchError(f"unknown emulator {kind!r}; choose one of {', '.join(emulator_kinds())}")
   port = port or free_port()
   endpoint = f"http://127.0.0.1:{port}"
   log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115
   proc = subprocess.Popen(
-      _command(kind, port, bucket), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+      store.emulator_command(port, bucket), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
       start_new_session=True,  # a Ctrl-C in the terminal reaches us, and we stop it
   )  # fmt: skip
   try:
-    _wait_until_up(proc, endpoint, kind)
-    if kind == "s3":
-      _create_s3_bucket(endpoint, bucket)
+    _wait_until_up(proc, store.emulator_ready_url(endpoint), kind)
+    store.prepare_emulator(endpoint, bucket)
   except BaseException:
     stop_emulator(proc)
     raise
-  return Emulator(kind, endpoint, bucket, emulator_env(kind, endpoint), proc.pid), proc
+  return Emulator(kind, endpoint, bucket, store.emulator_env(endpoint), proc.pid, store.scheme), proc
 
 
 def stop_emulator(proc: subprocess.Popen) -> None:
-  """Stops an emulator started by `start_emulator`."""
+  """Stops an emulator started by `start_emulator` (or the shaped link)."""
   if proc.poll() is None:
     proc.terminate()
     try:

@@ -2,7 +2,7 @@
 
 This is the ceiling a checkpoint library built on TensorStore can reach on a
 store (the object-store counterpart of `ckptbench probe` for local disk). The
-writes go through the same kvstore drivers Orbax uses (gcs, s3, file), with or
+writes go through the same kvstore drivers Orbax uses (each store's, or file), with or
 without OCDBT on top, at a chosen number of requests in flight.
 """
 
@@ -16,38 +16,24 @@ from typing import Any
 
 import numpy as np
 
-from ckptbench.storage._emulator import S3_REGION
-from ckptbench.storage._objects import endpoint_of
-from ckptbench.storage._url import is_store_url, parse_store_url
+from ckptbench.storage._registry import is_store_url, parse_store_url, store_for, stores
 
 _GIB = float(1 << 30)
 
 
 def kvstore_spec(path: str | os.PathLike, *, use_ocdbt: bool = False) -> dict[str, Any]:
-  """The TensorStore kvstore spec of a gs://, s3:// or local directory, optionally under OCDBT.
-
-  For s3:// the endpoint comes from AWS_ENDPOINT_URL (TensorStore's s3 driver
-  ignores that variable itself and would otherwise go to amazonaws.com).
-  """
+  """The TensorStore kvstore spec of a store URL or a local directory, optionally under OCDBT."""
   text = str(path)
   if is_store_url(text):
     url = parse_store_url(text)
-    prefix = url.prefix + "/" if url.prefix else ""
-    if url.scheme == "gs":
-      base: dict[str, Any] = {"driver": "gcs", "bucket": url.bucket, "path": prefix}
-    else:
-      base = {"driver": "s3", "bucket": url.bucket, "path": prefix,
-              "aws_region": os.environ.get("AWS_DEFAULT_REGION", S3_REGION)}  # fmt: skip
-      endpoint = endpoint_of(url)
-      if endpoint:
-        base["endpoint"] = endpoint
+    base = store_for(url).kvstore_base(url)
   else:
     base = {"driver": "file", "path": os.path.abspath(text) + "/"}
   return {"driver": "ocdbt", "base": base} if use_ocdbt else base
 
 
-def kvstore_context(concurrency: int) -> Any:
-  """A fresh TensorStore context: `concurrency` requests in flight on every driver, no cache.
+def kvstore_context(spec: dict[str, Any], concurrency: int) -> Any:
+  """A fresh TensorStore context for `spec`: `concurrency` requests in flight on its driver, no cache.
 
   Without a cache every read goes to the store. (With one, OCDBT over
   gcp-storage-emulator also fails: "Malformed StorageGeneration", as the
@@ -55,11 +41,11 @@ def kvstore_context(concurrency: int) -> Any:
   """
   import tensorstore as ts  # noqa: PLC0415
 
-  limit = {"limit": concurrency}
-  return ts.Context({
-      "gcs_request_concurrency": limit, "s3_request_concurrency": limit, "file_io_concurrency": limit,
-      "cache_pool": {"total_bytes_limit": 0},
-  })  # fmt: skip
+  base = spec.get("base", spec) if spec.get("driver") == "ocdbt" else spec
+  resources = {s.tensorstore_driver: s.tensorstore_concurrency for s in stores()}
+  resources["file"] = "file_io_concurrency"
+  limit = {resources[base["driver"]]: {"limit": concurrency}} if base.get("driver") in resources else {}
+  return ts.Context({**limit, "cache_pool": {"total_bytes_limit": 0}})
 
 
 def payload(index: int, size: int) -> bytes:
@@ -82,7 +68,7 @@ def write_kvstore(spec: dict[str, Any], values: list[bytes], concurrency: int) -
   """
   import tensorstore as ts  # noqa: PLC0415
 
-  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()
+  kv = ts.KvStore.open(spec, context=kvstore_context(spec, concurrency)).result()
   txn = ts.Transaction() if spec.get("driver") == "ocdbt" else None
   target = kv.with_transaction(txn) if txn is not None else kv
   pending: list[Any] = []
@@ -97,7 +83,7 @@ def read_kvstore(spec: dict[str, Any], count: int, concurrency: int) -> list[byt
   """Reads obj_00000... back through a fresh kvstore (nothing cached), `concurrency` reads in flight."""
   import tensorstore as ts  # noqa: PLC0415
 
-  kv = ts.KvStore.open(spec, context=kvstore_context(concurrency)).result()
+  kv = ts.KvStore.open(spec, context=kvstore_context(spec, concurrency)).result()
   futures = [kv.read(f"obj_{i:05d}") for i in range(min(count, concurrency))]
   out: list[bytes] = []
   for i in range(count):

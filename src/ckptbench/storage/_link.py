@@ -27,6 +27,8 @@ import urllib.request
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.storage._emulator import free_port, stop_emulator
+from ckptbench.storage._registry import store_for
+from ckptbench.storage._url import StoreURL
 
 STATS_PATH = "/__ckptbench_link__/stats"
 _UNITS = {"b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30}
@@ -188,10 +190,22 @@ class Link:
 
 
 def link_env(scheme: str, endpoint: str) -> dict[str, str]:
-  """The variables that send clients of `scheme` ("gs" or "s3") through the link."""
-  if scheme == "gs":
-    return {"TENSORSTORE_GCS_HTTP_URL": endpoint, "STORAGE_EMULATOR_HOST": endpoint}
-  return {"AWS_ENDPOINT_URL": endpoint}
+  """The variables that send clients of `scheme`'s store through the link."""
+  return store_for(scheme).link_env(endpoint)
+
+
+def link_upstream(url: StoreURL) -> str:
+  """The endpoint a link to `url`'s store forwards to: the one set in the environment.
+
+  Raises:
+    CkptbenchError: naming the variable to set (`ckptbench emulate` prints it).
+  """
+  store = store_for(url)
+  upstream = store.endpoint()
+  if not upstream:
+    where = f"in {store.endpoint_variable}" if store.endpoint_variable else f"({url.scheme}:// has none)"
+    raise CkptbenchError(f"--link needs the endpoint of {url} {where} (`ckptbench emulate` prints it)")
+  return upstream
 
 
 def start_link(upstream: str, shape: LinkShape, *, seed: int = 0) -> tuple[Link, subprocess.Popen]:

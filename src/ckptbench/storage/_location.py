@@ -7,11 +7,11 @@ import pathlib
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.storage._objects import read_object, write_object
-from ckptbench.storage._url import is_store_url
+from ckptbench.storage._registry import is_store_url
 
 
 def read_location(location: str | os.PathLike) -> bytes:
-  """The bytes of a local file or of one object in a store (gs://, s3://).
+  """The bytes of a local file or of one object in a store (a URL of a registered scheme).
 
   Raises:
     CkptbenchError: naming the location when it does not exist or cannot be read.

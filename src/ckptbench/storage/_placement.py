@@ -14,6 +14,7 @@ import pathlib
 import shutil
 
 from ckptbench.storage._objects import delete_prefix
+from ckptbench.storage._registry import store_for
 from ckptbench.storage._url import StoreURL
 
 
@@ -35,12 +36,18 @@ def _local_bytes(path: pathlib.Path) -> tuple[int, int]:
 
 
 def clear_location(url: StoreURL) -> None:
-  """Empties `url` in the store and its local shadow, so a run starts from nothing."""
+  """Empties `url` in the store and its local shadow."""
   delete_prefix(url)
   shadow = local_shadow(url)
   if shadow.exists():
     shutil.rmtree(shadow, ignore_errors=True)
     _remove_empty_parents(shadow)
+
+
+def empty_location(url: StoreURL) -> None:
+  """`url` emptied and ready to write to, so a run starts from nothing."""
+  clear_location(url)
+  store_for(url).create_prefix(url)
 
 
 def _remove_empty_parents(path: pathlib.Path) -> None:
@@ -67,6 +74,7 @@ def misplaced_bytes(
     local_scratch: the run had a local scratch directory (`--local_directory`),
       so local file writes are expected.
   """
+  local_files_expected = local_scratch or store_for(url).tensorstore_driver == "file"  # a DirectoryStore
   shadow = local_shadow(url)
   if shadow.exists():
     files, size = _local_bytes(shadow)
@@ -77,7 +85,7 @@ def misplaced_bytes(
       )
   if object_count == 0:
     return f"the save left nothing in the store at {url}"
-  if file_bytes_written > 0 and not local_scratch:
+  if file_bytes_written > 0 and not local_files_expected:
     return (
         f"TensorStore wrote {file_bytes_written:.0f} bytes to local files during a save to {url};"
         " they are not in the store"

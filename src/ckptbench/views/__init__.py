@@ -26,7 +26,6 @@ _EXPORTS = {
     "write_report": "ckptbench.views._report",
     "write_tensorboard": "ckptbench.views._tensorboard",
     "view_sources": "ckptbench.views._views",
-    "views_written": "ckptbench.views._background",
     "write_views": "ckptbench.views._views",
 }
 __getattr__ = lazy_getattr(globals(), _EXPORTS)

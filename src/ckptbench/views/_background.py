@@ -92,8 +92,3 @@ def add_missing_probe(out_dir: str | os.PathLike) -> None:
   manifest["roofline_measured_after_run"] = True
   write_json_atomic(path, manifest)
 
-
-def views_written(out_dir: str | os.PathLike) -> bool:
-  """True once a background views process has finished writing (see VIEWS_LOG)."""
-  log = pathlib.Path(out_dir) / VIEWS_LOG
-  return log.exists() and VIEWS_DONE in log.read_text(errors="replace")

@@ -51,6 +51,19 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
   for warning in comparison.warnings:
     console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+  table, hidden = _comparison_table(comparison, show_all)
+  if comparison.rows:
+    console.print(table)
+  console.print(
+      "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
+      " * headline (time, throughput, peak memory)"
+      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else "")
+  )
+  _print_notes(comparison, console)
+
+
+def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, int]:
+  """The table of the rows shown (regressions, improvements, headline metrics) and how many were hidden."""
   table = Table(
       title=f"Comparison with baseline {escape(comparison.baseline_label)}"
       f" (threshold {comparison.threshold:.0%}, alpha {comparison.alpha:g})"
@@ -62,7 +75,6 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
     table.add_column(column, justify="right", no_wrap=True)
   hidden = 0
   for row in comparison.rows:
-    # By default: every regression and improvement, and the headline metrics.
     quiet = row.verdict == Verdict.NOT_JUDGED or (
         not row.headline and row.verdict not in (Verdict.REGRESSED, Verdict.IMPROVED)
     )
@@ -84,13 +96,11 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
         f"{row.n_baseline}/{row.n_current}",
         style=style,
     )
-  if comparison.rows:
-    console.print(table)
-  console.print(
-      "+ regressed, - improved, ~ large change but not significant, ? too few samples to tell,"
-      " * headline (time, throughput, peak memory)"
-      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else "")
-  )
+  return table, hidden
+
+
+def _print_notes(comparison: Comparison, console: Console) -> None:
+  """What the table cannot say: too few samples, nothing matched and why, what one side lacks, the counts."""
   if any(r.verdict == Verdict.NOT_ENOUGH_SAMPLES for r in comparison.rows):
     console.print(
         f"too few samples: with these repeat counts no change can reach p < {comparison.alpha:g};"

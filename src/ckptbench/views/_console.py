@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary, metric_value
+from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary
 from ckptbench.api import Tag
 from ckptbench.analysis import (
     BETTER,
@@ -52,8 +52,7 @@ def is_headline(tag: Tag, unit: str) -> bool:
   return tag.is_headline(unit)
 
 
-def _fmt(value: Any, digits: int = 4) -> str:
-  number = metric_value(value)
+def _fmt(number: float | None, digits: int = 4) -> str:
   return "" if number is None else f"{number:.{digits}g}"
 
 
@@ -68,19 +67,18 @@ def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table
   table.add_column("max", justify="right")
   table.add_column("unit")
   metrics = bench.metrics
-  multi_host = any(s.get("hosts") for s in metrics.values())
+  multi_host = any(s.hosts for s in metrics.values())
   if multi_host:  # the host whose mean was worst (summary.json's `hosts` block)
     table.add_column("slowest host", justify="right")
   for tag, stats in metrics.items():
     parts = Tag.parse(tag)
-    if not all_metrics and not is_headline(parts, str(stats.get("unit", ""))):
+    if not all_metrics and not is_headline(parts, stats.unit):
       continue
-    mean = f"{_fmt(stats.get('mean'))} ± {_fmt(stats.get('std'), 2)}"
-    row = [parts.op, parts.metric, mean, _fmt(stats.get("min")), _fmt(stats.get("max"))]
-    row.append(str(stats.get("unit", "")))
+    mean = f"{_fmt(stats.mean)} ± {_fmt(stats.std, 2)}"
+    row = [parts.op, parts.metric, mean, _fmt(stats.min), _fmt(stats.max), stats.unit]
     if multi_host:
-      hosts = stats.get("hosts") or {}
-      row.append(f"{_fmt(hosts.get('slowest_value'))} (host {hosts['slowest_host']})" if hosts else "")
+      hosts = stats.hosts
+      row.append(f"{_fmt(hosts.slowest_value)} (host {hosts.slowest_host})" if hosts else "")
     table.add_row(*row)
   return table
 

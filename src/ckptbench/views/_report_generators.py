@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import collections
 import math
-from typing import Any, Mapping
+from typing import Mapping
 
-from ckptbench.api import BenchmarkSummary, metric_value
+from ckptbench.api import BenchmarkSummary, MetricStatistics
 from ckptbench.api import Tag, is_rate_unit
 from ckptbench.views._report_html import FigureIds, esc, table
 from ckptbench.views._report_roofline import limits_for
@@ -27,15 +27,18 @@ def _labels(benches: list[BenchmarkSummary]) -> list[str]:
   return [f"{l} [{b.key}]" if counts[l] > 1 else l for l, b in zip(labels, benches)]
 
 
-def _stats(bench: BenchmarkSummary, tag: str) -> dict[str, Any]:
-  return bench.metrics.get(tag) or {}
+_ABSENT = MetricStatistics(unit="", n=0)
+
+
+def _stats(bench: BenchmarkSummary, tag: str) -> MetricStatistics:
+  return bench.metrics.get(tag, _ABSENT)
 
 
 def _series(benches: list[BenchmarkSummary], tag: str) -> tuple[list[float], list[float]]:
   means, stds = [], []
   for bench in benches:
     stats = _stats(bench, tag)
-    mean, std = metric_value(stats.get("mean")), metric_value(stats.get("std"))
+    mean, std = stats.mean, stats.std
     means.append(math.nan if mean is None else mean)
     stds.append(0.0 if std is None or math.isnan(std) else std)
   return means, stds
@@ -46,7 +49,7 @@ def _tags(benches: list[BenchmarkSummary]) -> dict[str, str]:
   units: dict[str, str] = {}
   for bench in benches:
     for tag, stats in bench.metrics.items():
-      units.setdefault(tag, str(stats.get("unit") or ""))
+      units.setdefault(tag, stats.unit)
   return units  # first-seen order: operations appear in the order they ran
 
 
@@ -55,11 +58,9 @@ def _band(benches: list[BenchmarkSummary], tag: str) -> tuple[list[float], list[
   medians, lows, highs = [], [], []
   for bench in benches:
     stats = _stats(bench, tag)
-    median = metric_value(stats.get("median"))
-    if median is None:
-      median = metric_value(stats.get("mean"))
+    median = stats.median if stats.median is not None else stats.mean
     median = math.nan if median is None else median
-    low, high = metric_value(stats.get("min")), metric_value(stats.get("max"))
+    low, high = stats.min, stats.max
     medians.append(median)
     lows.append(median if low is None else low)
     highs.append(median if high is None else high)
@@ -150,10 +151,9 @@ def _all_metrics(benches: list[BenchmarkSummary], tags: Mapping[str, str]) -> st
   for bench in benches:
     rows = []
     for tag in tags:
-      stats = _stats(bench, tag)
-      if stats:
-        rows.append([tag, stats.get("mean"), stats.get("std"), stats.get("min"), stats.get("max"),
-                     stats.get("n"), stats.get("unit", "")])
+      stats = bench.metrics.get(tag)
+      if stats is not None:
+        rows.append([tag, stats.mean, stats.std, stats.min, stats.max, stats.n, stats.unit])
     parts.append(f"<h4>{esc(bench.name)}</h4>")
     parts.append(table(["metric", "mean", "std", "min", "max", "n", "unit"], rows))
   parts.append("</details>")

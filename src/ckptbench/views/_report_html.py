@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any, Iterable
 
-from ckptbench.api import metric_value
+from ckptbench.api import as_number
 
 
 def esc(value: Any) -> str:
@@ -13,7 +13,7 @@ def esc(value: Any) -> str:
 
 
 def num(value: Any) -> str:
-  number = metric_value(value)
+  number = as_number(value)
   if number is None:
     return "" if value is None else esc(value)
   return f"{number:.4g}"
@@ -24,7 +24,7 @@ def table(header: Iterable[str], rows: Iterable[Iterable[Any]], numeric_from: in
   lines = []
   for i, row in enumerate(rows):
     cells = "".join(
-        f"<td class=num>{num(c)}</td>" if j >= numeric_from and metric_value(c) is not None
+        f"<td class=num>{num(c)}</td>" if j >= numeric_from and as_number(c) is not None
         else f"<td>{esc(c) if c is not None else ''}</td>"
         for j, c in enumerate(row)
     )

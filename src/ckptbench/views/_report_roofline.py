@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Mapping
 
-from ckptbench.api import metric_value
+from ckptbench.api import as_number
 from ckptbench.results import RunOutputs
 
 _GIB = float(1 << 30)
@@ -24,7 +24,7 @@ def roofline_limits(outputs: RunOutputs) -> dict[str, float]:
 
   def visit(name: str, value: Any) -> None:
     if isinstance(value, dict) and "value" in value:
-      number = metric_value(value)
+      number = as_number(value["value"])
       if number is not None:
         scaled = _to_gib_per_s(number, str(value.get("unit") or name))
         if scaled is not None:
@@ -33,7 +33,7 @@ def roofline_limits(outputs: RunOutputs) -> dict[str, float]:
       for key, sub in value.items():
         visit(f"{name}/{key}" if name else str(key), sub)
     else:
-      number = metric_value(value)
+      number = as_number(value)
       scaled = None if number is None else _to_gib_per_s(number, name)
       if scaled is not None:
         limits[name] = scaled

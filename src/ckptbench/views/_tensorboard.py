@@ -33,7 +33,7 @@ from tensorboard.plugins.text import summary_v2 as text_summary
 from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ckptbench.api import safe_path_component
-from ckptbench.api import BenchmarkSummary, RunRecord, metric_value
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RunRecord
 from ckptbench.api import Tag
 from ckptbench.results import read_outputs
 
@@ -140,10 +140,11 @@ def _write_benchmark_run(
     writer.add(hparams_summary.hparams_pb(hparams, trial_id=bench.key or bench.name))
     for tag, stats in sorted(bench.metrics.items()):
       for stat in _STATS:
-        value = metric_value(stats.get(stat))
+        value = getattr(stats, stat)
         if value is not None:
-          writer.scalar(f"{tag}/{stat}", value)
-      for stat, value in _numeric_leaves(stats.get("hosts")):
+          writer.scalar(f"{tag}/{stat}", float(value))
+      # The cross-host block under the names summary.json gives it (hosts/per_host/0, ...).
+      for stat, value in _numeric_leaves(stats.hosts.to_json() if stats.hosts else None):
         writer.scalar(f"{tag}/hosts/{stat}", value)
     writer.text("configuration", _configuration_card(bench))
     writer.text("inventory", _inventory_card(bench))
@@ -210,7 +211,7 @@ def _write_experiment(
           tag
           for bench in benchmarks
           for tag, stats in bench.metrics.items()
-          if Tag.parse(tag).is_headline(str(stats.get("unit", "")))
+          if Tag.parse(tag).is_headline(stats.unit)
       }
   )
   metrics = [
@@ -221,11 +222,8 @@ def _write_experiment(
     writer.add(hparams_summary.hparams_config_pb(infos, metrics))
 
 
-def _fmt(value: Any) -> str:
-  number = metric_value(value)
-  if number is None:
-    return "" if value is None else str(value)
-  return f"{number:.4g}"
+def _fmt(number: float | None) -> str:
+  return "" if number is None else f"{number:.4g}"
 
 
 def _json_block(value: Any) -> str:
@@ -245,12 +243,12 @@ def _configuration_card(bench: BenchmarkSummary) -> str:
   return "\n\n".join(parts)
 
 
-def _stats_table(items: list[tuple[str, dict[str, Any]]]) -> str:
+def _stats_table(items: list[tuple[str, MetricStatistics]]) -> str:
   lines = ["| metric | mean | std | min | max | unit | n |", "|---|---|---|---|---|---|---|"]
   for tag, stats in items:
     lines.append(
-        f"| {tag} | {_fmt(stats.get('mean'))} | {_fmt(stats.get('std'))} | {_fmt(stats.get('min'))}"
-        f" | {_fmt(stats.get('max'))} | {stats.get('unit', '')} | {_fmt(stats.get('n'))} |"
+        f"| {tag} | {_fmt(stats.mean)} | {_fmt(stats.std)} | {_fmt(stats.min)}"
+        f" | {_fmt(stats.max)} | {stats.unit} | {stats.n} |"
     )
   return "\n".join(lines)
 
@@ -264,7 +262,7 @@ def _inventory_card(bench: BenchmarkSummary) -> str:
 
 def _summary_card(bench: BenchmarkSummary, records: list[RunRecord]) -> str:
   runs, failed = bench.runs, bench.failed
-  items = [(t, s) for t, s in sorted(bench.metrics.items()) if Tag.parse(t).is_headline(str(s.get("unit", "")))]
+  items = [(t, s) for t, s in sorted(bench.metrics.items()) if Tag.parse(t).is_headline(s.unit)]
   parts = [f"### run summary\n\n{runs} runs, {runs - failed} passed, {failed} failed"]
   if items:
     parts.append(_stats_table(items))
