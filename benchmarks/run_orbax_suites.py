@@ -11,7 +11,8 @@ runs under Orbax's runner (`run_benchmarks.py` from the wheel) with as many
 simulated devices. Printed: each suite's outcome (ran / refused by plan, with
 the reason / failed runs), the count that ran, and for the suites both ran,
 the ratio Orbax/ckptbench of the median save and load times (`<op>_0_basics/time_s`
-over the operations both measured whose names say save, or load/restore;
+over the operations both measured, by name less Orbax's step number: save is
+`*save*` and `serialize`, load is `*load*`, `*restore*` and `deserialize`;
 Orbax's first repeat of each benchmark left out, as it has no warm-up), with
 their geometric mean. N suites at a time (-j,
 default 2); -k keeps the suites whose path contains a SUBSTRING. Orbax's
@@ -109,19 +110,31 @@ def run_orbax(
 
 
 def orbax_times(root: pathlib.Path) -> dict[str, list[float]]:
-  """Each operation's times from Orbax's TensorBoard scalars (`<op>/0_basics/time_s`)."""
+  """Each operation's times from Orbax's TensorBoard scalars (`<op>/0_basics/time_s`).
+
+  Orbax's generators number an operation by step (`save_0`, `restore_1`): the
+  number is dropped, so that `save_0` and ckptbench's `save` are one operation.
+  """
   out: dict[str, list[float]] = {}
   for tag, values in _scalars(root).items():
-    match = re.fullmatch(r"(.+)/0_basics/time_s", tag)
+    match = re.fullmatch(r"(.+?)(_\d+)?/0_basics/time_s", tag)
     if match:
       out.setdefault(match.group(1), []).extend(values)
   return out
 
 
+def _kind(op: str) -> str | None:
+  """save (`*save*`, `serialize`), load (`*load*`, `*restore*`, `deserialize`) or neither."""
+  if "deserialize" in op or ("save" not in op and ("load" in op or "restore" in op)):
+    return "load"
+  if "save" in op or "serialize" in op:
+    return "save"
+  return None
+
+
 def ratio(ours: dict[str, list[float]], peer: dict[str, list[float]], kind: str) -> float | None:
-  """Orbax/ckptbench median time over the operations of `kind` (save: `*save*`; load: `*load*`, `*restore*`) both measured."""
-  words = ("save",) if kind == "save" else ("load", "restore")
-  ops = [op for op in set(ours) & set(peer) if any(w in op for w in words) and not (kind == "load" and "save" in op)]
+  """Orbax/ckptbench median time over the operations of `kind` that both frameworks measured."""
+  ops = [op for op in set(ours) & set(peer) if _kind(op) == kind]
   a = [v for op in ops for v in peer[op]]
   b = [v for op in ops for v in ours[op]]
   return statistics.median(a) / statistics.median(b) if a and b and statistics.median(b) > 0 else None
