@@ -294,7 +294,7 @@ def _not_a_checkpoint(path: pathlib.Path) -> str | None:
   handler, which reads the item and fails on the step above it.
   """
   if not path.is_dir():
-    return "is not an Orbax checkpoint directory"
+    return f"is not an Orbax checkpoint directory (no {' or '.join(_CHECKPOINT_MARKERS)} in it)"
   if (path / "_METADATA").exists() or (path / "manifest.ocdbt").exists():
     return None  # a PyTree checkpoint
   items = _v0_step_items(path)
