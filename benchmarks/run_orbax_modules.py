@@ -123,13 +123,13 @@ def run_module(module: Module, dest: pathlib.Path) -> Outcome:
   done = _ckptbench(dest, *run, str(suite), "-o", str(out), "--no-progress", "--no-probe", "--no-views", timeout=900)
   seconds = time.perf_counter() - t0
   summary_file = out / "summary.json"
+  if done.returncode == 2 and "nothing would run" in done.stderr:  # every point unsupported here, refused
+    return Outcome(name, "unsupported", 0, 0, done.stderr.strip().split("nothing would run: ", 1)[-1][:600], seconds)
   if not summary_file.exists():
     return Outcome(name, "failed", 0, 0, f"exit {done.returncode}, no summary.json: {done.stderr.strip()[-600:]}", seconds)
   summary = json.loads(summary_file.read_text())
   runs = sum(b["runs"] for b in summary["benchmarks"])
   failed = sum(b["failed"] for b in summary["benchmarks"])
-  if not summary["benchmarks"] and summary["unsupported"]:
-    return Outcome(name, "unsupported", 0, 0, summary["unsupported"][0]["reason"], seconds)
   errors = [e for b in summary["benchmarks"] for e in b["errors"]]
   if failed or not runs or done.returncode:
     first = f"{errors[0]['type']}: {errors[0]['message'][:400]}" if errors else done.stderr.strip()[-600:]

@@ -73,3 +73,25 @@ class NotABenchmark:
 
 
 not_a_class = 42
+
+
+class _Opaque:
+  """Not JSON: what a generator written for another framework may hand back."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BadResultOptions(benchmarks_core.BenchmarkOptions):
+  bad: str | list[str] = "none"  # none | inventory | notes
+
+
+@benchmarks_core.benchmark_options(BadResultOptions)
+class BadResultBenchmark(benchmarks_core.BenchmarksGenerator):
+  """Measures a short sleep, then returns a result the framework cannot take as it is (`bad`)."""
+
+  def test_fn(self, context):
+    metrics = metric_lib.Metrics()
+    with metrics.measure("work", ["time"]):
+      time.sleep(0.001)
+    inventory = _Opaque() if context.options.bad == "inventory" else None
+    notes = 5 if context.options.bad == "notes" else ()
+    return benchmarks_core.TestResult(metrics=metrics, inventory=inventory, notes=notes)

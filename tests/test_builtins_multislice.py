@@ -30,7 +30,7 @@ def _records(out):
   return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
-def test_single_replica_restores_through_the_peer_path_and_skips_colocated_python(tmp_path):
+def test_single_replica_restores_through_the_peer_path_with_and_without_colocated_python(tmp_path):
   outcome = run_text(tmp_path, REPLICAS, f"""\
       benchmarks:
         - generator: {ORBAX}single_replica_benchmark.SingleReplicaBenchmark
@@ -40,21 +40,20 @@ def test_single_replica_restores_through_the_peer_path_and_skips_colocated_pytho
             use_colocated_python: [true, false]
       """)
   metrics = ok_metrics(outcome)
-  assert len(metrics) == 2  # the colocated-Python points are not run here ...
-  unsupported = outcome.summary.unsupported
-  assert len(unsupported) == 2  # ... and say why
-  assert all(u.options["use_colocated_python"] is True and "Pathways" in u.reason for u in unsupported)
+  assert len(metrics) == 4 and not outcome.summary.unsupported  # colocated Python runs on CPU, as the peer's runner has it
   for m in metrics:
     assert m["restore_9_other/replicas"].value == 2 and m["restore_9_other/reads_checkpoint"].value == 1
     assert m["restore_0_basics/time_s"].value > 0 and "verify_0_basics/time_s" in m
     assert m["construct_restore_args_0_basics/time_s"].value < m["restore_0_basics/time_s"].value
   notes = outcome.records[0].notes
   assert "emulated slices" in notes[0] and "in-process copy" in notes[0]
+  colocated = [r.notes for r in outcome.records if r.options["use_colocated_python"]]
+  assert all("colocated Python on the CPU backend" in n[-1] for n in colocated)
 
 
 def test_single_replica_check_fails_when_the_checkpoint_on_disk_is_wrong(tmp_path):
   with corrupt_before(3, lambda: flip_chunks(tmp_path / "out")):  # save, wait, then restore
-    outcome = run_text(tmp_path, REPLICAS, f"""\
+    outcome = run_text(tmp_path, REPLICAS, "num_warmups: 0\n", f"""\
         benchmarks:
           - generator: single_replica
             options: {{{RAW}}}
@@ -125,7 +124,7 @@ def test_emergency_manager_refuses_leaves_that_are_not_arrays(tmp_path):
 
 def test_emergency_manager_check_fails_when_the_restored_step_holds_older_data(tmp_path):
   with corrupt_before(4, lambda: roll_back_latest_step(tmp_path / "out")):  # 3 saves, then the restore
-    outcome = run_text(tmp_path, ARRAYS, """\
+    outcome = run_text(tmp_path, ARRAYS, "num_warmups: 0\n", """\
         benchmarks:
           - generator: emergency_checkpoint_manager
             options: {persistent_save_interval_steps: 1, persistent_max_to_keep: 2, train_steps: 3, lose_local_data: none}
@@ -170,7 +169,7 @@ def test_multislice_broadcast_copies_replica_0_in_rounds_through_the_peer_path(t
         - generator: {ORBAX}multislice_broadcast_benchmark.MultisliceBroadcastBenchmark
           options: {{replica_axis_index: 0, memory_limit_bytes: [1073741824, 1024]}}
       """)
-  by = {r.options["memory_limit_bytes"]: m for r, m in zip(outcome.records, ok_metrics(outcome))}
+  by = {r.options["memory_limit_bytes"]: m for r, m in zip([r for r in outcome.records if not r.warmup], ok_metrics(outcome))}
   assert by[1073741824]["broadcast_array_9_other/broadcasts"].value == 1
   assert by[1024]["broadcast_array_9_other/broadcasts"].value == 2  # one round per array: each exceeds 1 KiB
   for m in by.values():
@@ -226,7 +225,7 @@ def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
           options: {{num_scale_down_slices: [1, 2], num_scale_up_slices: [2, 4], num_savings: 2}}
       """)
   metrics = ok_metrics(outcome)
-  assert [(r.options["num_scale_down_slices"], r.options["num_scale_up_slices"]) for r in outcome.records] == [
+  assert [(r.options["num_scale_down_slices"], r.options["num_scale_up_slices"]) for r in outcome.records if not r.warmup] == [
       (1, 2), (1, 4), (2, 4)
   ]  # fmt: skip
   assert [i.reason for i in outcome.summary.invalid_combinations] == [
@@ -236,7 +235,7 @@ def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
     for op in ("save", "load_scale_down", "save_scale_down_state", "load_scale_up"):
       assert m[f"{op}_0_basics/count"].value == 2  # two savings
     assert m["verify_0_basics/count"].value == 4
-  assert "split into 4 groups of 2" in outcome.records[1].notes[0]
+  assert "split into 4 groups of 2" in [r for r in outcome.records if not r.warmup][1].notes[0]
 
 
 def test_snapshotter_check_fails_when_a_load_differs(tmp_path, monkeypatch):

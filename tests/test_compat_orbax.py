@@ -111,7 +111,7 @@ def test_an_error_in_the_result_fails_the_run_and_orbax_inventory_objects_become
   assert good.metrics["checkpoint_5_inventory/file_count"].value == 2
 
 
-def test_orbax_own_inventory_object_is_taken_and_anything_else_costs_only_the_inventory(tmp_path):
+def test_orbax_own_inventory_object_is_taken_and_anything_else_fails_that_run_only(tmp_path):
   from orbax.checkpoint._src.testing.benchmarks.core import inventory as orbax_inventory
 
   assert orbax_inventory.CheckpointInventory  # the wheel's own class, which a user's unported result carries
@@ -139,10 +139,12 @@ def test_orbax_own_inventory_object_is_taken_and_anything_else_costs_only_the_in
         - generator: native_inv.Odd
         - generator: native_inv.OddDict
   """)
-  assert not errors(outcome)
   by_name = {r.benchmark: r for r in outcome.records}
+  assert not by_name["Orbaxs"].failed
   assert by_name["Orbaxs"].inventory["total_bytes"] == 3 and by_name["Orbaxs"].inventory["other_files"] == 1
-  assert by_name["Odd"].inventory is None and by_name["OddDict"].inventory is None
+  for odd in ("Odd", "OddDict"):  # a wrong type is that run's error, never a silent gap nor a lost summary
+    assert by_name[odd].failed and by_name[odd].error.message.startswith("handling the run's result failed:")
+  assert (tmp_path / "out" / "summary.json").exists()
 
 
 def test_a_dataclass_typed_option_and_a_from_dict_override_are_honoured(tmp_path):
@@ -232,7 +234,7 @@ def test_a_from_dict_that_raises_is_a_config_error_naming_the_options(tmp_path):
   assert e.value.line == 5  # the options mapping (run_text puts num_repeats: 1 first)
 
 
-def test_a_module_calling_torch_cuda_set_device_is_recorded_unsupported_with_the_reason(tmp_path):
+def test_a_module_calling_torch_cuda_set_device_is_refused_as_unsupported_with_the_reason(tmp_path):
   _module(tmp_path, "cuda_only", """
       import dataclasses
       import torch
@@ -248,13 +250,13 @@ def test_a_module_calling_torch_cuda_set_device_is_recorded_unsupported_with_the
         def test_fn(self, context):
           torch.cuda.set_device(torch.device("cuda:0"))
   """)
-  outcome = run_text(tmp_path, "suite_name: cuda\nbenchmarks:\n  - generator: cuda_only.CudaOnly\n    options: {size: [1, 2]}\n")
-  assert outcome.records == [] and outcome.exit_code == 0
-  reasons = {n.reason for n in outcome.summary.unsupported}
-  assert len(outcome.summary.unsupported) == 2
-  assert reasons == {"cuda_only calls torch.cuda.set_device: needs a CUDA device; torch sees none on this machine"}
-  saved = json.loads((tmp_path / "out" / "summary.json").read_text())
-  assert saved["benchmarks"] == [] and len(saved["unsupported"]) == 2
+  # Nothing of the suite can run here: refused up front (as `plan` refuses it), naming why, never an
+  # empty run that exits 0.
+  with pytest.raises(ckptbench.ConfigError, match="nothing would run") as refused:
+    run_text(tmp_path, "suite_name: cuda\nbenchmarks:\n  - generator: cuda_only.CudaOnly\n    options: {size: [1, 2]}\n")
+  reason = "cuda_only calls torch.cuda.set_device: needs a CUDA device; torch sees none on this machine"
+  assert str(refused.value).count(reason) == 2  # both sweep points, each with its reason
+  assert not (tmp_path / "out").exists()
 
 
 def test_absl_flags_are_parsed_and_a_torch_distributed_module_gets_its_process_group(tmp_path):

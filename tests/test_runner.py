@@ -167,3 +167,42 @@ def test_an_occupied_output_directory_names_the_keyword_from_python_and_the_flag
     prepare_output_dir(RunSettings(output_dir=tmp_path))
   with pytest.raises(CkptbenchError, match="pass --resume to complete them, --overwrite to replace them"):
     prepare_output_dir(RunSettings(output_dir=tmp_path, argv=("ckptbench", "run")))
+
+
+def test_a_result_the_framework_cannot_take_fails_that_run_only(tmp_path):
+  outcome = run(tmp_path, """\
+      num_repeats: 1
+      num_warmups: 0
+      benchmarks:
+        - generator: sample_benchmarks.BadResultBenchmark
+          options: {bad: [inventory, notes, none]}
+      """)
+  assert outcome.exit_code == 1
+  by_option = {r.options["bad"]: r for r in outcome.records}
+  assert not by_option["none"].failed
+  for bad in ("inventory", "notes"):
+    assert by_option[bad].failed
+    assert by_option[bad].error.message.startswith("handling the run's result failed:")
+  summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+  assert [b["failed"] for b in summary["benchmarks"]] == [1, 1, 0]
+
+
+def test_the_first_run_of_each_generator_on_each_mesh_and_data_is_a_warmup(tmp_path):
+  suite = load_suite_text(textwrap.dedent("""\
+      suite_name: t
+      checkpoint_configs:
+        - spec: {params: {dtype: float32, shape: [64, 32], sharding: [fsdp]}}
+        - spec: {params: {dtype: float32, shape: [32, 32], sharding: [fsdp]}}
+      mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 8}}
+      benchmarks:
+        - generator: sample_benchmarks.FlakyBenchmark
+          options: {sleep_s: [0.0, 0.001]}
+        - generator: sample_benchmarks.BadResultBenchmark
+      """), str(tmp_path / "s.yaml"))  # fmt: skip
+  outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
+  warmups = [(r.generator.rsplit(".")[-1], r.checkpoint_config["spec"]["params"]["shape"][0], r.options.get("sleep_s"))
+             for r in outcome.records if r.warmup]  # fmt: skip
+  assert warmups == [("FlakyBenchmark", 64, 0.0), ("FlakyBenchmark", 32, 0.0),
+                     ("BadResultBenchmark", 64, None), ("BadResultBenchmark", 32, None)]  # fmt: skip
+  assert sum(not r.warmup for r in outcome.records) == 6
+  assert outcome.records[0].warmup  # before the group's first measured run

@@ -36,24 +36,16 @@ class ReferenceOptions(SaveRestoreOptions):
     return super().invalid_reason()
 
 
-def reference_abstract(options: ReferenceOptions, mesh: jax.sharding.Mesh) -> Any:
-  """The abstract tree that loads the reference checkpoint onto `mesh` with its sharding file."""
+def reference_abstract(options: ReferenceOptions, mesh: jax.sharding.Mesh, *, per_replica: bool = False) -> Any:
+  """The abstract tree that loads the reference checkpoint onto `mesh` with its sharding file.
+
+  `per_replica`: the file lays out one replica (Orbax's restore-and-broadcast
+  and replica-parallel evaluations), repeated over the mesh's `replica` axis.
+  """
   shardings = ckptbench.read_sharding_config(options.reference_sharding_path)
-  axes = set(mesh.axis_names)
-  wrong = sorted(
-      f"{name} ({axis})"
-      for name, spec in shardings.items()
-      for entry in spec
-      for axis in ((entry,) if isinstance(entry, str) else entry or ())
-      if axis not in axes
+  return ckptbench.abstract_from_checkpoint(
+      options.reference_checkpoint_path, mesh, shardings, per_replica=per_replica
   )
-  if wrong:
-    raise CkptbenchError(
-        f"sharding file {options.reference_sharding_path} names mesh axes that mesh"
-        f" {list(mesh.axis_names)} lacks: {', '.join(wrong[:5])}"
-        + (f" and {len(wrong) - 5} more" if len(wrong) > 5 else "")
-    )
-  return ckptbench.abstract_from_checkpoint(options.reference_checkpoint_path, mesh, shardings)
 
 
 def load_reference_unsharded(options: ReferenceOptions) -> Any:

@@ -133,6 +133,7 @@ class OrbaxLoadBenchmark(ckptbench.BenchmarksGenerator):
       ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
       with context.trace("load"), metrics.measure("load", keys), ckptbench.reading_checkpoint(path):
         loaded = jax.block_until_ready(ocp.load(path, abstract))
+    ckptbench.check_loaded_shardings(loaded, abstract, f"loading {path}")
     host_file = f"host_{jax.process_index():05d}.json"
     if options.capture_digests_path or options.reference_digests_path:
       with metrics.measure("digest", ["time"]):

@@ -256,7 +256,7 @@ class DcpAsyncManager:
   def __init__(self, directory, durability):
     import torch.distributed.checkpoint as dcp
 
-    _dcp.ensure_process_group()
+    ckptbench.torch_process_group()
     self._dcp, self._directory, self.durability = dcp, directory, durability
     self._pending = None
     self._saved: list[int] = []

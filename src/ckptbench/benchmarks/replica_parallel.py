@@ -61,7 +61,9 @@ class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
     data = context.pytree
     if options.reference_checkpoint_path is not None:
       with orbax_context(options):
-        data = ocp.load(options.reference_checkpoint_path, reference_abstract(options, context.mesh))
+        reference = reference_abstract(options, context.mesh, per_replica=True)
+        data = ocp.load(options.reference_checkpoint_path, reference)
+      ckptbench.check_loaded_shardings(data, reference, "replica_parallel's reference load")
     abstract = ckptbench.abstract_pytree(data)
     for i in range(options.num_savings):
       path = context.path / f"save_{i}"
@@ -76,6 +78,7 @@ class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
         ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
         with orbax_context(options), metrics.measure("load", keys):
           restored = ocp.load(path, abstract)
+        ckptbench.check_loaded_shardings(restored, abstract, "replica_parallel's load")
         with metrics.measure("verify", ["time"]):
           ckptbench.verify_pytree(data, restored)
         del restored

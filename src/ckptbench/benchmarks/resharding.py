@@ -91,20 +91,6 @@ def target_spec(leaf: jax.Array, mesh: Mesh, how: str) -> PartitionSpec:
   return PartitionSpec(*spec)
 
 
-def _check_shardings(restored, target) -> None:
-  wrong = [
-      jax.tree_util.keystr(path)
-      for (path, got), want in zip(
-          jax.tree_util.tree_leaves_with_path(restored), jax.tree.leaves(target)
-      )
-      if isinstance(got, jax.Array) and not got.sharding.is_equivalent_to(want.sharding, got.ndim)
-  ]
-  if wrong:
-    raise ckptbench.DataMismatchError(
-        f"resharding: not loaded with the target sharding: {', '.join(wrong[:10])}"
-    )
-
-
 @ckptbench.benchmark_options(ReshardingOptions)
 class ReshardingBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `load` into a target sharding; see the module docstring."""
@@ -146,7 +132,7 @@ class ReshardingBenchmark(ckptbench.BenchmarksGenerator):
     ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
     with orbax_context(options), metrics.measure("load", keys), context.trace("load"):
       restored = ocp.load(path, target)
-    _check_shardings(restored, target)
+    ckptbench.check_loaded_shardings(restored, target, "resharding's load")
     if options.verify:
       expected = context.pytree
       if options.reference_checkpoint_path is not None:

@@ -63,7 +63,7 @@ class RestoreAndBroadcastBenchmark(ckptbench.BenchmarksGenerator):
     metrics.record("load", "9_other/replicas", replicas, "count")
     if options.reference_checkpoint_path is not None:
       path = options.reference_checkpoint_path
-      target = reference_abstract(options, context.mesh)
+      target = reference_abstract(options, context.mesh, per_replica=True)
     else:
       path = context.path / "checkpoint"
       target = ckptbench.abstract_pytree(context.pytree)
@@ -72,6 +72,7 @@ class RestoreAndBroadcastBenchmark(ckptbench.BenchmarksGenerator):
     ckptbench.evict_for_load(path, metrics, "load", options.cold_cache)
     with orbax_context(options), metrics.measure("load", keys), context.trace("load"):
       restored = ocp.load(path, target)
+    ckptbench.check_loaded_shardings(restored, target, "restore_and_broadcast's load")
     if options.verify:
       expected = context.pytree
       if options.reference_checkpoint_path is not None:

@@ -8,9 +8,11 @@ the other replicas, in rounds bounded by `broadcast_memory_limit_bytes` (or
 the writes of replicated shards across replicas (`use_replica_parallel`).
 
 The Orbax in-tree framework's `single_replica_benchmark.SingleReplicaBenchmark`
-resolves here, with the same option names. `use_colocated_python` needs a
-Pathways backend: without one, a sweep point with it set is recorded as
-unsupported here, with that reason, and not run.
+resolves here, with the same option names. `use_colocated_python` dispatches
+the handler's work through Orbax's `ColocatedPythonDispatcher`, as the peer's
+Pathways handler registry does; on the CPU backend (one process, cloudpickle
+from the `pathways` extra) the colocated CPU devices are the devices
+themselves, as the peer's runner has them on CPU; the record's notes say so.
 `use_distributed_process_id` is accepted; on CPU jax.distributed the runtime
 and distributed process ids are the same, so it changes nothing here.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.util
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -51,8 +54,8 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
     broadcast_memory_limit_bytes: bytes broadcast per round (None: estimated
       from free device memory and the scaling factor).
     broadcast_memory_scaling_factor: fraction of free device memory to use.
-    use_colocated_python: dispatch through Pathways colocated Python (needs a
-      Pathways backend; such sweep points are not run here).
+    use_colocated_python: dispatch through colocated Python (Orbax's
+      ColocatedPythonDispatcher; single-controller: one process).
     use_distributed_process_id: accepted for the peer's suites; no effect on
       CPU jax.distributed (runtime and distributed ids agree).
     use_ocdbt: write with the OCDBT driver.
@@ -84,10 +87,8 @@ class SingleReplicaOptions(ckptbench.BenchmarkOptions):
     return None
 
   def unsupported_reason(self) -> str | None:
-    import orbax.checkpoint as ocp
-
-    if self.use_colocated_python and not ocp.multihost.is_pathways_backend():
-      return "use_colocated_python needs a Pathways backend (colocated Python); this JAX has none"
+    if self.use_colocated_python and importlib.util.find_spec("cloudpickle") is None:
+      return "use_colocated_python needs cloudpickle: pip install 'ckptbench[pathways]'"
     return None
 
 
@@ -142,7 +143,11 @@ class SingleReplicaBenchmark(ckptbench.BenchmarksGenerator):
     metrics.record(
         "restore", "9_other/reads_checkpoint", int(jax.process_index() in owners[options.primary_replica_id]), "count"
     )
+    notes = _multislice.emulation_notes(mesh, options.replica_axis_index)
+    if options.use_colocated_python:
+      notes = [*notes, *_colocated_notes()]
     handler = type_handlers.SingleReplicaArrayHandler(
+        dispatcher=_dispatcher(options.use_colocated_python),
         replica_axis_index=options.replica_axis_index,
         primary_replica_id=options.primary_replica_id,
         broadcast_memory_limit_bytes=options.broadcast_memory_limit_bytes,
@@ -176,4 +181,22 @@ class SingleReplicaBenchmark(ckptbench.BenchmarksGenerator):
           if flips is None:
             raise
       metrics.record("restore", "9_other/signed_zero_flips", flips, "count")
-    return ckptbench.TestResult(metrics=metrics, notes=_multislice.emulation_notes(mesh, options.replica_axis_index))
+    return ckptbench.TestResult(metrics=metrics, notes=notes)
+
+
+def _dispatcher(colocated: bool) -> Any:
+  """Orbax's colocated-Python dispatcher when asked for (what its Pathways registry builds), else None."""
+  if not colocated:
+    return None
+  from orbax.checkpoint._src.multihost import dispatchers  # noqa: PLC0415
+
+  return dispatchers.ColocatedPythonDispatcher()
+
+
+def _colocated_notes() -> list[str]:
+  """The note of a colocated run; raises under several processes (colocated Python is single-controller)."""
+  if jax.process_count() > 1:
+    raise ckptbench.CkptbenchError(f"{_NAME}: use_colocated_python is single-controller (Pathways); run it in one process")
+  if jax.default_backend() == "cpu":
+    return ["colocated Python on the CPU backend: the colocated CPU devices are the devices themselves"]
+  return []

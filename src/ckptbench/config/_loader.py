@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import pathlib
 import sys
 from typing import Any, Callable, Sequence
@@ -91,8 +92,16 @@ class Suite:
 
   @property
   def devices_needed(self) -> int | None:
-    """The devices of the largest usable mesh; None without a mesh."""
+    """The devices of the largest usable mesh; MESHLESS_DEVICES for a suite without a mesh."""
+    if tuple(self.meshes) == (None,):
+      return MESHLESS_DEVICES
     return max((m.num_devices for m in self.meshes if m is not None), default=None)
+
+
+# A suite without a mesh runs on what JAX has, as Orbax's runner does; on CPU that is
+# this many simulated devices (a TPU host's count, the guide's), so that benchmarks
+# that split the devices themselves (snapshotter's slices) have some to split.
+MESHLESS_DEVICES = 8
 
 
 def load_suite(
@@ -274,12 +283,9 @@ def _resolve_checkpoint(
     if path is not None:
       if not path.exists():
         raise doc.error(f"checkpoint path {ckpt.path!r} does not exist", at + ("path",))
-      if not _looks_like_checkpoint(path):
-        raise doc.error(
-            f"checkpoint path {ckpt.path!r} is not an Orbax checkpoint directory (no"
-            f" {' or '.join(_CHECKPOINT_MARKERS)} in it or its subdirectories)",
-            at + ("path",),
-        )
+      problem = _not_a_checkpoint(path)
+      if problem:
+        raise doc.error(f"checkpoint path {ckpt.path!r} {problem}", at + ("path",))
       ckpt = ckpt.model_copy(update={"path": str(path)})
     if ckpt.sharding_config_path is not None and "://" not in ckpt.sharding_config_path:
       sharding = (base_dir / ckpt.sharding_config_path).resolve()
@@ -303,11 +309,35 @@ def _resolve_checkpoint(
 _CHECKPOINT_MARKERS = ("_CHECKPOINT_METADATA", "_METADATA", "manifest.ocdbt")
 
 
-def _looks_like_checkpoint(path: pathlib.Path) -> bool:
+def _not_a_checkpoint(path: pathlib.Path) -> str | None:
+  """Why `path` is not a checkpoint Orbax's benchmark framework loads, or None.
+
+  A v0 step directory (`.../0` holding the PyTree checkpoint `items/`) is
+  refused: Orbax's framework loads `checkpoint_config.path` with the v0 PyTree
+  handler, which reads the item and fails on the step above it.
+  """
   if not path.is_dir():
-    return False
-  dirs = [path] + [d for d in path.iterdir() if d.is_dir()]
-  return any((d / marker).exists() for d in dirs for marker in _CHECKPOINT_MARKERS)
+    return f"is not an Orbax checkpoint directory (no {' or '.join(_CHECKPOINT_MARKERS)} in it)"
+  if (path / "_METADATA").exists() or (path / "manifest.ocdbt").exists():
+    return None  # a PyTree checkpoint
+  items = _v0_step_items(path)
+  if items:
+    return f"names a step directory, not a checkpoint: the checkpoint is its subdirectory {items!r} ({path / items})"
+  if (path / "_CHECKPOINT_METADATA").exists():
+    return None  # a v1 checkpoint
+  return f"is not an Orbax checkpoint directory (no {' or '.join(_CHECKPOINT_MARKERS)} in it)"
+
+
+def _v0_step_items(path: pathlib.Path) -> str | None:
+  """The item of a v0 CheckpointManager step directory (its metadata names v0 handlers), or None."""
+  try:
+    handlers = json.loads((path / "_CHECKPOINT_METADATA").read_text()).get("item_handlers")
+  except (OSError, ValueError, AttributeError):
+    return None
+  if not isinstance(handlers, dict):
+    return None
+  v0 = [name for name, handler in handlers.items() if ".v1." not in str(handler) and (path / name / "_METADATA").exists()]
+  return v0[0] if v0 else None
 
 
 def _preset_spec(doc: LocatedDocument, ckpt: CheckpointConfig, at: KeyPath) -> SpecTree:

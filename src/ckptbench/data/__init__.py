@@ -5,9 +5,9 @@ from ckptbench.data._existing import (
     abstract_pytree,
     leaf_name,
     load_existing,
-    read_sharding_config,
     write_sharding_config,
 )
+from ckptbench.data._sharding_file import ShardingFile, check_loaded_shardings, read_sharding_config
 from ckptbench.data._mesh import build_mesh
 from ckptbench.data._synthetic import build_pytree
 from ckptbench.data._read_errors import DataMismatchError, reading_checkpoint
@@ -19,10 +19,12 @@ from ckptbench.data._read_errors import unreadable_array_message
 __all__ = [
     "unreadable_array_message",
     "DataMismatchError",
+    "ShardingFile",
     "abstract_from_checkpoint",
     "abstract_pytree",
     "build_mesh",
     "build_pytree",
+    "check_loaded_shardings",
     "leaf_name",
     "load_existing",
     "pytree_checksums",

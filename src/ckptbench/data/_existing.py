@@ -1,48 +1,23 @@
 """Loading an existing Orbax checkpoint as the benchmark's pytree.
 
-The optional sharding config is a JSON object mapping each array's path (keys
-joined with "/", e.g. "params/layer_0/w") to its PartitionSpec as a list of
-mesh-axis names, null, or lists of names:
-
-    {"params/embed": ["fsdp", null], "params/layer_0/w": [null, ["fsdp", "tensor"]]}
-
-Arrays it does not name are replicated over the mesh. The file that Orbax's
-in-tree resharding benchmark reads is accepted too: keys joined with ".", each
-entry `{"shape": [...], "dtype": "...", "sharding": {"mesh": {...}, "spec": [...]}}`;
-its spec is used on the run's mesh (its recorded mesh shape is ignored).
+The optional sharding file (`_sharding_file.py` reads it; docs/builtins.md,
+"Sharding files") maps array names to partition specs; arrays it does not name
+are replicated over the mesh, and an entry that names no array is an error.
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Mapping
 from typing import Any
 
 import jax
 
 from ckptbench.data._read_errors import reading_checkpoint
+from ckptbench.data._sharding_file import ShardingLayout, check_loaded_shardings, read_sharding_config
 from ckptbench.distributed import pathways_load_context
-from ckptbench.errors import CkptbenchError
-from ckptbench.storage import read_location, write_location
-
-
-def read_sharding_config(path: str | pathlib.Path) -> dict[str, jax.sharding.PartitionSpec]:
-  try:
-    raw = json.loads(read_location(path))
-  except CkptbenchError as e:
-    raise CkptbenchError(f"cannot read the sharding config: {e}") from None
-  except (json.JSONDecodeError, UnicodeDecodeError) as e:
-    raise CkptbenchError(f"{path}: the sharding config is not JSON: {e}") from None
-  if not isinstance(raw, dict):
-    raise CkptbenchError(f"{path}: the sharding config must map array paths to partition specs")
-  out = {}
-  for name, spec in raw.items():
-    if isinstance(spec, dict) and isinstance(spec.get("sharding"), dict):  # Orbax's format
-      name, spec = name.replace(".", "/"), spec["sharding"].get("spec")
-    if not isinstance(spec, list):
-      raise CkptbenchError(f"{path}: key '{name}': a partition spec is a list, got {spec!r}")
-    out[name] = jax.sharding.PartitionSpec(*[tuple(e) if isinstance(e, list) else e for e in spec])
-  return out
+from ckptbench.storage import write_location
 
 
 def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any = None, layout: str = "ckptbench") -> None:
@@ -83,25 +58,36 @@ def leaf_name(key_path) -> str:
   return "/".join(parts)
 
 
-def abstract_from_checkpoint(path: str, mesh, shardings: dict[str, jax.sharding.PartitionSpec] | None):
-  """ShapeDtypeStructs for every array of a checkpoint, sharded for `mesh`."""
-  from orbax.checkpoint import v1 as ocp
+def abstract_from_checkpoint(
+    path: str, mesh, shardings: Mapping[str, jax.sharding.PartitionSpec] | None, *, per_replica: bool = False
+):
+  """ShapeDtypeStructs for every array of a checkpoint, sharded for `mesh` as `shardings` asks.
 
-  metadata = ocp.metadata(path).metadata
-  shardings = shardings or {}
+  `shardings` is a sharding file read (`read_sharding_config`) or a plain
+  mapping of array names to partition specs; arrays it does not name are
+  replicated. `per_replica`: the file describes one replica of a mesh whose
+  first axis is `replica` (see `ckptbench.data._sharding_file`).
+
+  Raises:
+    CkptbenchError: naming every entry that matches no array or cannot be laid out.
+  """
+  metadata = _metadata(path)
+  layout = None if mesh is None else ShardingLayout(shardings, mesh, per_replica)
 
   def to_abstract(key_path, leaf):
     shape = getattr(leaf, "shape", None)
     if shape is None:
       return leaf
-    name = leaf_name(key_path)
-    if mesh is None:
+    if layout is None:
       sharding = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
     else:
-      sharding = jax.sharding.NamedSharding(mesh, shardings.get(name, jax.sharding.PartitionSpec()))
+      sharding = layout.sharding(key_path)
     return jax.ShapeDtypeStruct(tuple(shape), leaf.dtype, sharding=sharding)
 
-  return jax.tree_util.tree_map_with_path(to_abstract, metadata)
+  abstract = jax.tree_util.tree_map_with_path(to_abstract, metadata)
+  if layout is not None:
+    layout.raise_problems(str(path))
+  return abstract
 
 
 def load_existing(
@@ -113,11 +99,49 @@ def load_existing(
   """
   from orbax.checkpoint import v1 as ocp
 
-
   shardings = read_sharding_config(sharding_config_path) if sharding_config_path else None
   abstract = abstract_from_checkpoint(path, mesh, shardings)
   with pathways_load_context(load_with_colocated_python), reading_checkpoint(path):
-    return ocp.load(path, abstract)
+    loaded = _load_pytree_dir(path, abstract) if is_pytree_dir(path) else ocp.load(path, abstract)
+  check_loaded_shardings(loaded, abstract, f"loading {path}")
+  return loaded
+
+
+def is_pytree_dir(path: str) -> bool:
+  """Whether `path` is a bare PyTree checkpoint (the `items` of a v0 CheckpointManager step).
+
+  Orbax's v1 `load` reads a step directory or a v1 checkpoint, not the item
+  inside a v0 step; Orbax's benchmark framework loads `checkpoint_config.path`
+  with the v0 PyTree handler, which reads exactly that item. Such a directory
+  has the PyTree metadata and no checkpoint metadata of its own.
+  """
+  from etils import epath  # noqa: PLC0415
+
+  root = epath.Path(path)
+  try:
+    return (root / "_METADATA").exists() and not (root / "_CHECKPOINT_METADATA").exists()
+  except Exception:  # noqa: BLE001  (an unreachable store: the load reports it)
+    return False
+
+
+def _metadata(path: str) -> Any:
+  """The checkpoint's tree of array metadata (v1 checkpoints and bare PyTree directories)."""
+  import orbax.checkpoint as ocp0  # noqa: PLC0415
+  from orbax.checkpoint import v1 as ocp  # noqa: PLC0415
+
+  if not is_pytree_dir(path):
+    return ocp.metadata(path).metadata
+  with ocp0.Checkpointer(ocp0.PyTreeCheckpointHandler()) as checkpointer:
+    return checkpointer.metadata(path).item_metadata.tree
+
+
+def _load_pytree_dir(path: str, abstract: Any) -> Any:
+  """Loads a bare PyTree checkpoint as Orbax's benchmark framework does (v0 PyTree handler)."""
+  import orbax.checkpoint as ocp0  # noqa: PLC0415
+
+  restore_args = ocp0.checkpoint_utils.construct_restore_args(abstract)
+  with ocp0.Checkpointer(ocp0.PyTreeCheckpointHandler()) as checkpointer:
+    return checkpointer.restore(path, args=ocp0.args.PyTreeRestore(item=abstract, restore_args=restore_args))
 
 
 def abstract_pytree(pytree: Any) -> Any:

@@ -6,6 +6,7 @@ import math
 from typing import Any, Sequence
 
 from ckptbench.config import Suite, iter_arrays
+from ckptbench.run._schedule import schedule_runs, warmup_groups
 from ckptbench.run._select import select
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.stats import AUTO_LOOKS
@@ -82,4 +83,4 @@ def _runs(plan: Plan, cfg) -> int | str:
   warmups = len(plan.benchmarks) * cfg.warmups(repeats)
   if repeats == "auto":
     return f"{warmups} warm-up + rounds of {len(plan.benchmarks)} until decided (num_repeats: auto);"
-  return len(plan.benchmarks) * repeats + warmups
+  return len(schedule_runs(len(plan.benchmarks), repeats, cfg.warmups(repeats), groups=warmup_groups(plan, cfg)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import pathlib
@@ -34,7 +35,7 @@ from ckptbench.run._pytree_cache import PytreeCache
 from ckptbench.run._auto import auto_rounds
 from ckptbench.run._noise import NoiseMeter
 from ckptbench.run._rounds import Repeats, fixed_runs, resolve_repeats
-from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._stop import StopRequest
@@ -107,7 +108,8 @@ def run_suite(
   writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
   for writer in writers:
     writer.start(manifest)
-  planned = len(pending(schedule_runs(len(keys), repeats.count, repeats.warmups), keys, done))
+  groups = warmup_groups(plan, suite.config)
+  planned = len(pending(schedule_runs(len(keys), repeats.count, repeats.warmups, groups=groups), keys, done))
   progress = RunProgress(planned, enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
   runs = _Runs(plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous))
@@ -118,8 +120,8 @@ def run_suite(
         interrupted, rounds, stopped = auto_rounds(
             repeats, keys, done, rng, runs.execute, stop, runs.records, suite, settings, coordinator, progress)
       else:
-        todo = pending(schedule_runs(len(keys), repeats.count, repeats.warmups, repeats.interleaved, rng=rng),
-                       keys, done)  # fmt: skip
+        todo = pending(schedule_runs(len(keys), repeats.count, repeats.warmups, repeats.interleaved, rng=rng,
+                                     groups=warmup_groups(plan, suite.config)), keys, done)  # fmt: skip
         interrupted, rounds, stopped = fixed_runs(todo, runs.execute, stop, repeats.count)
   finally:
     progress.close()
@@ -316,16 +318,44 @@ def _run_once(
   if error is not None and error.type in (TIMEOUT, DISK_FULL):  # a partial checkpoint: free the space
     for partial in (p for p in (run_dir, local_path) if p is not None):
       remove_location(partial)
-  tags, inventory = _measured(created, None if error else result, run_dir, probe)
-  if store_url is not None:
-    error = _store_checks(store_url, tags, inventory, request_counts, local_path is not None, coordinator, error)
-  record = RunRecord(
+  identity = dict(
       suite=suite.name, **bench.describe(), repeat=run.repeat, warmup=run.warmup,
-      host=coordinator.process_index, num_hosts=coordinator.process_count, path=str(run_dir),
-      started_at=started_at, duration_s=time.perf_counter() - t0, metrics=tags, inventory=inventory,
-      notes=list(result.notes) if result is not None else [], error=error,
+      host=coordinator.process_index, num_hosts=coordinator.process_count, path=str(run_dir), started_at=started_at,
   )  # fmt: skip
+  checks = _StoreChecks(store_url, request_counts, local_path is not None, coordinator)
+  record = _result_record(identity, t0, created, result, error, run_dir, probe, checks, bench.name)
   return record, RunLeftovers.of(run_dir, local_path, result, settings, suite)
+
+
+@dataclasses.dataclass(frozen=True)
+class _StoreChecks:
+  """What a run on an object store is checked with once measured (see `_store_checks`)."""
+
+  store_url: StoreURL | None
+  request_counts: Mapping[str, int] | None
+  staged_locally: bool
+  coordinator: Coordinator
+
+
+def _result_record(
+    identity: Mapping[str, Any], t0: float, created: Any, result: TestResult | None, error: ErrorRecord | None,
+    run_dir: Any, probe: StorageProbe | StoreRoofline | None, checks: _StoreChecks, name: str,
+) -> RunRecord:  # fmt: skip
+  """The run's record; anything wrong in handling its result (a type, a crash) fails this run only."""
+  try:
+    tags, inventory = _measured(created, None if error else result, run_dir, probe)
+    if checks.store_url is not None:
+      error = _store_checks(checks.store_url, tags, inventory, checks.request_counts, checks.staged_locally,
+                            checks.coordinator, error)  # fmt: skip
+    notes = [str(n) for n in result.notes] if result is not None else []
+    record = RunRecord(**identity, duration_s=time.perf_counter() - t0, metrics=tags, inventory=inventory,
+                       notes=notes, error=error)  # fmt: skip
+    json.dumps(record.to_json(), allow_nan=True)  # what the writers and the gather will do with it
+  except Exception as e:  # noqa: BLE001  (a bad result fails this run only; the others go on)
+    _log.warning("handling the result of %s failed: %s", name, e)
+    failure = ErrorRecord.from_exception(e, message=f"handling the run's result failed: {type(e).__name__}: {e}")
+    record = RunRecord(**identity, duration_s=time.perf_counter() - t0, metrics={}, error=error or failure)
+  return record
 
 
 def _prepare_location(run_dir: Any, store_url: StoreURL | None, coordinator: Coordinator, barrier: str) -> None:
@@ -391,9 +421,9 @@ def _measured(
   tags = dict(merged(metrics_objects))
   if result is None:
     return tags, None
-  try:
+  try:  # a TestResult.inventory of the wrong type raises on: that run's error (see _result_record)
     new_tags, inventory = post_run_tags(tags, run_dir, inventory=result.inventory, probe=probe)
-  except (OSError, CkptbenchError) as e:
+  except OSError as e:  # the directory could not be scanned: the measurements stand without it
     _log.warning("could not take the inventory of %s: %s", run_dir, e)
     return tags, None
   tags.update(new_tags)

@@ -83,16 +83,15 @@ def _label(name: str, value: Any, swept: list[Any]) -> str:
 def expand(suite: Suite, device_count: int | None) -> Plan:
   """The benchmarks to run; meshes that do not fit `device_count` are skipped.
 
-  A sweep that this machine or this Orbax cannot run at all (every point
-  unsupported here) is listed, not refused: the suite itself is sound, only
-  this place cannot run it, and the run records why (summary.json's `unsupported`).
+  `ckptbench plan` and `run` expand alike, so plan refuses what run would.
 
   Args:
     suite: the loaded suite (its option combinations built and checked by the loader).
     device_count: the devices there are (None: any number).
 
   Raises:
-    ConfigError: when no mesh fits, or every combination is invalid (`is_valid`).
+    ConfigError: when no mesh fits, or every combination is dropped (by
+      `is_valid`, or as unsupported here).
   """
   meshes, skipped = _fitting_meshes(suite, device_count)
   namer = _Namer(multi_mesh=len(suite.meshes) > 1, multi_ckpt=len(suite.checkpoints) > 1)
@@ -110,7 +109,7 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
         unsupported.append((cls_name, point.values, reason))
       else:
         planned += [_planned(entry, point, mesh, ckpt, namer) for mesh, ckpt in itertools.product(meshes, enumerate(suite.checkpoints))]
-  if not planned and not unsupported:
+  if not planned:
     raise ConfigError(
         "every sweep point was dropped, nothing would run: "
         + "; ".join(f"{g}({', '.join(f'{k}={v!r}' for k, v in o.items())}): {r}" for g, o, r in invalid + unsupported),

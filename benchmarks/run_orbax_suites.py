@@ -1,0 +1,248 @@
+"""Runs Orbax's shipped suite files, scaled to this machine, under ckptbench and under Orbax's own runner.
+
+Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax] [--orbax-python PY]
+
+Each of the wheel's suite files is scaled (benchmarks/_orbax_scaled.py: meshes
+of at most 8 devices, small shapes, capped repeats, gs:// and other remote
+paths replaced by small local fixtures of the same layout written under
+WORK/fixtures), planned with `ckptbench plan`, and, when the plan accepts it,
+run with `ckptbench run` in a process of its own; then the same scaled file
+runs under Orbax's runner (`run_benchmarks.py` from the wheel) with as many
+simulated devices. Printed: each suite's outcome (ran / refused by plan, with
+the reason / failed runs), the count that ran, and for the suites both ran,
+the ratio Orbax/ckptbench of the median save and load times (`<op>_0_basics/time_s`
+over the operations both measured, by name less Orbax's step number: save is
+`*save*` and `serialize`, load is `*load*`, `*restore*` and `deserialize`;
+Orbax's first repeat of each benchmark left out, as it has no warm-up), with
+their geometric mean. N suites at a time (-j,
+default 2); -k keeps the suites whose path contains a SUBSTRING. Orbax's
+runner imports `clu`, whose metric writers import TensorFlow: --orbax-python
+names an interpreter that has them and ckptbench's packages (default: this one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import dataclasses
+import json
+import math
+import os
+import pathlib
+import re
+import statistics
+import subprocess
+import sys
+import threading
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _orbax_scaled  # noqa: E402
+
+_OPS = ("save", "load")
+_TIME = "_0_basics/time_s"
+_TIMEOUT_S = 1800
+_FIXTURES = threading.Lock()
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+  suite: str
+  status: str  # ran | refused | failed
+  detail: str
+  ckptbench: dict[str, list[float]]  # op -> median time_s of each benchmark
+  orbax: dict[str, list[float]] | str | None  # op -> times; why its runner failed; or not run
+
+
+def _env(devices: int) -> dict[str, str]:
+  env = dict(os.environ, JAX_PLATFORMS="cpu")
+  env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+  return env
+
+
+def _ckptbench(args: list[str], devices: int) -> subprocess.CompletedProcess:
+  return subprocess.run([sys.executable, "-m", "ckptbench", *args], capture_output=True, text=True,
+                        env=_env(devices), timeout=_TIMEOUT_S)  # fmt: skip
+
+
+def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path) -> Outcome:
+  """Runs one scaled suite (plans it when the run refuses it); the outcome with ckptbench's median times."""
+  name = _orbax_scaled.relative_name(scaled.source)
+  devices = _orbax_scaled.devices_for(scaled)
+  run = _ckptbench(["run", str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views",
+                    "--no-probe", "--no-progress"], devices)  # fmt: skip
+  summary = out / "summary.json"
+  if not summary.exists():  # refused before running: plan must refuse it too, with the same reason
+    plan = _ckptbench(["plan", str(suite_file)], devices)
+    if plan.returncode:
+      return Outcome(name, "refused", _first_line(plan.stderr or plan.stdout), {}, None)
+    return Outcome(name, "failed", f"exit {run.returncode}, no summary.json: {_first_line(run.stderr)}", {}, None)
+  data = json.loads(summary.read_text())
+  errors = [e["message"] for b in data["benchmarks"] for e in b.get("errors", [])]
+  if run.returncode or errors:
+    return Outcome(name, "failed", f"exit {run.returncode}: {(errors or [_first_line(run.stderr)])[0][:300]}", {}, None)
+  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", ckptbench_times(data), None)
+
+
+def ckptbench_times(summary: dict) -> dict[str, list[float]]:
+  """Each operation's median time per benchmark, from a summary.json.
+
+  A block entered several times in a run sums its time; its `_mean` is one
+  entry's time, what Orbax's numbered operations (`save_0`, `save_1`) record.
+  """
+  out: dict[str, list[float]] = {}
+  for bench in summary["benchmarks"]:
+    metrics = bench["metrics"]
+    for tag, stats in metrics.items():
+      if tag.endswith(_TIME):
+        median = metrics.get(tag + "_mean", stats).get("median")
+        if median is not None:
+          out.setdefault(tag[: -len(_TIME)], []).append(median)
+  return out
+
+
+def run_orbax(
+    scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path, python: str
+) -> dict[str, list[float]] | str:
+  """Orbax's runner on the same scaled file: its times per operation, or why it failed."""
+  runner = _orbax_scaled.wheel_root() / "run_benchmarks.py"
+  args = [python, str(runner), f"--config_file={suite_file}", f"--output_directory={out}", "--remove_repeated_dir"]
+  try:
+    done = subprocess.run(args, capture_output=True, text=True, env=_env(_orbax_scaled.devices_for(scaled)),
+                          timeout=_TIMEOUT_S)  # fmt: skip
+  except subprocess.TimeoutExpired:
+    return f"timed out after {_TIMEOUT_S} s"
+  if done.returncode:
+    return f"exit {done.returncode}: {_last_error(done.stderr)}"
+  return orbax_times(out / "tensorboard")
+
+
+def orbax_times(root: pathlib.Path) -> dict[str, list[float]]:
+  """Each operation's times from Orbax's TensorBoard scalars (`<op>/0_basics/time_s`).
+
+  Orbax's generators number an operation by step (`save_0`, `restore_1`): the
+  number is dropped, so that `save_0` and ckptbench's `save` are one operation.
+  """
+  out: dict[str, list[float]] = {}
+  for tag, values in _scalars(root).items():
+    match = re.fullmatch(r"(.+?)(_\d+)?/0_basics/time_s", tag)
+    if match:
+      out.setdefault(match.group(1), []).extend(values)
+  return out
+
+
+def _kind(op: str) -> str | None:
+  """save (`*save*`, `serialize`), load (`*load*`, `*restore*`, `deserialize`) or neither."""
+  if "deserialize" in op or ("save" not in op and ("load" in op or "restore" in op)):
+    return "load"
+  if "save" in op or "serialize" in op:
+    return "save"
+  return None
+
+
+def ratio(ours: dict[str, list[float]], peer: dict[str, list[float]], kind: str) -> float | None:
+  """Orbax/ckptbench median time over the operations of `kind` that both frameworks measured."""
+  ops = [op for op in set(ours) & set(peer) if _kind(op) == kind]
+  a = [v for op in ops for v in peer[op]]
+  b = [v for op in ops for v in ours[op]]
+  return statistics.median(a) / statistics.median(b) if a and b and statistics.median(b) > 0 else None
+
+
+def _scalars(root: pathlib.Path) -> dict[str, list[float]]:
+  """Every scalar in the TensorBoard event files under `root`, by tag (per-host runs only, not aggregates)."""
+  from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # noqa: PLC0415
+  from tensorboard.util import tensor_util  # noqa: PLC0415
+
+  out: dict[str, list[float]] = {}
+  for events in root.rglob("events.out.tfevents.*"):
+    if "host_" not in events.as_posix():
+      continue
+    acc = EventAccumulator(str(events.parent), size_guidance={"scalars": 0, "tensors": 0})
+    acc.Reload()
+    series = {tag: [e.value for e in acc.Scalars(tag)] for tag in acc.Tags().get("scalars", [])}
+    for tag in acc.Tags().get("tensors", []):
+      series[tag] = [float(tensor_util.make_ndarray(e.tensor_proto)) for e in acc.Tensors(tag)]
+    for tag, values in series.items():
+      # Orbax's runner has no warm-up: its first repeat pays the first compilation, which
+      # ckptbench's warm-up keeps out of the figures; leave it out here too.
+      out.setdefault(tag, []).extend(values[1:] if len(values) > 1 else values)
+  return out
+
+
+def _first_line(text: str) -> str:
+  """ckptbench's one-line error (its message may wrap onto more lines)."""
+  text = text.strip()
+  start = text.rfind("ckptbench: error:")
+  return " ".join((text[start:] if start >= 0 else text).split())[:600]
+
+
+def _last_error(text: str) -> str:
+  """The last line of a traceback or absl log naming an error."""
+  lines = [ln for ln in text.splitlines() if "Error" in ln or "error" in ln]
+  return (lines[-1] if lines else text.strip()[-300:])[:300]
+
+
+def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) -> Outcome:
+  stem = _orbax_scaled.relative_name(path).replace("/", "__").removesuffix(".yaml")
+  scaled = _orbax_scaled.Scaled(path, work / "fixtures" / stem)  # per suite: a path may need another layout elsewhere
+  with _FIXTURES:  # Orbax saves in one process, one at a time
+    scaled.write_fixtures()
+  suite_file = work / "suites" / f"{stem}.yaml"
+  suite_file.parent.mkdir(parents=True, exist_ok=True)
+  suite_file.write_text(scaled.text())
+  outcome = run_ckptbench(scaled, suite_file, work / "ckptbench" / stem)
+  if orbax_python and outcome.status == "ran":
+    outcome = dataclasses.replace(outcome, orbax=run_orbax(scaled, suite_file, work / "orbax" / stem, orbax_python))
+  return outcome
+
+
+def _line(o: Outcome) -> str:
+  ops = sorted(o.ckptbench)[:6]
+  times = " ".join(f"{op} {statistics.median(o.ckptbench[op]):.3f}s" for op in ops)
+  if isinstance(o.orbax, dict):
+    ratios = {k: ratio(o.ckptbench, o.orbax, k) for k in _OPS}
+    peer = " | Orbax/ckptbench " + " ".join(f"{k} {r:.2f}" for k, r in ratios.items() if r is not None)
+  else:
+    peer = "" if o.orbax is None else f" | Orbax's runner failed: {o.orbax}"
+  return f"{o.status:8} {o.suite}: {o.detail} {times}{peer}"
+
+
+def report(outcomes: list[Outcome], total: int) -> None:
+  for o in sorted(outcomes, key=lambda o: (o.status, o.suite)):
+    print(_line(o))
+  ran = [o for o in outcomes if o.status == "ran"]
+  print(f"\n{len(ran)}/{total} suites ran under ckptbench;"
+        f" refused by plan: {sum(o.status == 'refused' for o in outcomes)};"
+        f" failed: {sum(o.status == 'failed' for o in outcomes)}")  # fmt: skip
+  both = [o for o in ran if isinstance(o.orbax, dict)]
+  print(f"{len(both)} of them also ran under Orbax's runner")
+  for op in _OPS:
+    ratios = [r for o in both if (r := ratio(o.ckptbench, o.orbax, op)) is not None]
+    if ratios:
+      geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
+      print(f"{op}: Orbax/ckptbench median time ratio over {len(ratios)} suites: geometric mean {geo:.2f},"
+            f" median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f}")  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("work", type=pathlib.Path)
+  parser.add_argument("-j", type=int, default=2)
+  parser.add_argument("-k", action="append", default=[])
+  parser.add_argument("--no-orbax", dest="orbax", action="store_false")
+  parser.add_argument("--orbax-python", default=sys.executable)
+  args = parser.parse_args(argv)
+  orbax_python = args.orbax_python if args.orbax else None
+  files = [p for p in _orbax_scaled.suite_files() if not args.k or any(k in str(p) for k in args.k)]
+  with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
+    outcomes = []
+    futures = [pool.submit(one_suite, p, args.work, orbax_python) for p in files]
+    for future in concurrent.futures.as_completed(futures):
+      outcomes.append(future.result())
+      print(_line(outcomes[-1]), flush=True)
+  print()
+  report(outcomes, len(files))
+  return 0 if all(o.status == "ran" for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv[1:]))
