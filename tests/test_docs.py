@@ -106,6 +106,7 @@ def test_every_page_has_blocks_and_markers_name_a_reason():
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # about ten command-line runs of the quick start in a row (each block has its own limit)
 def test_the_readme_and_docs_work_top_to_bottom(tmp_path):
   clone = _scratch_clone(tmp_path / "clone")
   env = _environ(clone)
