@@ -115,7 +115,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       probe_storage=args.probe,
       probe_later=background,  # an uncached probe is measured by the background views process
       write_views=args.views,
-      views_in_background=background,  # a detached process writes them after this one exits (outputs/_background.py)
+      views_in_background=background,  # a detached process writes them after this one exits (views/_background.py)
       check_memory=not args.skip_memory_check,
       check_disk=not args.skip_disk_check,
       argv=tuple(sys.argv),

@@ -3,7 +3,7 @@
 The runner calls every writer of `run_writers(OUT)` on process 0 only: `start`
 once the plan is known, `add` with each run's records (every host's) as the run
 ends, `finish` with the summary. The views (TensorBoard, the report) come later,
-once the baseline comparison is on disk (`outputs/_views.py`).
+once the baseline comparison is on disk (`views/_views.py`).
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ class RunSettings:
   probe_storage: bool = True  # measure the output directory's storage once (cached) for rooflines
   probe_later: bool = False  # no steady probe cached: leave measuring to the background views process
   write_views: bool = True  # the registered views (TensorBoard, HTML report) at the end
-  views_in_background: bool = False  # write them in a detached process after this one exits (outputs/_background.py)
+  views_in_background: bool = False  # write them in a detached process after this one exits (views/_background.py)
   check_memory: bool = True  # refuse a suite whose data would not fit in memory (see _memory.py)
   check_disk: bool = True  # refuse a suite whose checkpoints would not fit on disk (see _disk.py)
   argv: tuple[str, ...] = ()
