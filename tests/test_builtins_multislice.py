@@ -27,7 +27,9 @@ RAW = "use_ocdbt: false, use_compression: false"  # chunks on disk are the raw b
 
 
 def _records(out):
-  return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  """The measured records of OUT (a suite's first run on each mesh is a warm-up, recorded apart)."""
+  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  return [r for r in records if not r["warmup"]]
 
 
 def test_single_replica_restores_through_the_peer_path_with_and_without_colocated_python(tmp_path):

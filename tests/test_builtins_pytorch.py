@@ -127,6 +127,7 @@ benchmarks:
              "--keep_checkpoints")  # fmt: skip
   assert done.returncode == 0, done.stderr[-2000:]
   records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+  records = [r for r in records if not r["warmup"]]  # the first run on the mesh warms up
   assert sorted(r["host"] for r in records) == [0, 0, 1, 1] and not any(r["error"] for r in records)
   assert all(r["metrics"]["save_9_other/ranks"]["value"] == 2 for r in records)
   files = {p.name for p in (tmp_path / "out").rglob("*.distcp")}

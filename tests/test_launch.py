@@ -179,6 +179,7 @@ def test_a_mesh_that_the_processes_cannot_share_evenly_is_refused(tmp_path):
 DIVERGING = """\
 suite_name: diverging
 num_repeats: 1
+num_warmups: 0
 benchmarks:
   - generator: multiprocess_benchmarks.DivergingBenchmark
     options: {raise_on_process: [-1, 1], collective: service}
@@ -229,6 +230,8 @@ def test_a_process_stuck_in_test_fn_past_the_run_limit_ends_the_launch(tmp_path)
 
 MANAGERS_SUITE = """\
 suite_name: managers in two processes
+num_repeats: 1
+num_warmups: 0
 checkpoint_config: {preset: llama-3.1-8b, scale: 0.0001}
 mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 4}}
 benchmarks:
