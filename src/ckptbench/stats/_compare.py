@@ -168,3 +168,7 @@ def compare_samples(
       decision.ratio, decision.low, decision.high, decision.verdict, len(base), len(cur),
       decision.level, decision.repeats_needed,
   )
+
+
+def _without_nan(samples: Sequence[float]) -> np.ndarray:
+  return np.asarray([float(v) for v in samples if not math.isnan(float(v))])
