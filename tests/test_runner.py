@@ -190,6 +190,7 @@ def test_a_result_the_framework_cannot_take_fails_that_run_only(tmp_path):
 def test_the_first_run_of_each_generator_on_each_mesh_and_data_is_a_warmup(tmp_path):
   suite = load_suite_text(textwrap.dedent("""\
       suite_name: t
+      num_repeats: 1
       checkpoint_configs:
         - spec: {params: {dtype: float32, shape: [64, 32], sharding: [fsdp]}}
         - spec: {params: {dtype: float32, shape: [32, 32], sharding: [fsdp]}}

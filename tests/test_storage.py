@@ -18,6 +18,8 @@ from store_servers import gcs_store, s3_store  # noqa: F401  (fixtures)
 
 SUITE = """\
 suite_name: storage test
+num_repeats: 1
+num_warmups: 0
 checkpoint_config:
   spec:
     params: {{dtype: float32, shape: [128, 64], sharding: [fsdp]}}
@@ -53,7 +55,7 @@ def test_store_urls_parse_and_join():
 def test_gcs_checkpoints_go_to_the_store_and_results_stay_local(gcs_store, tmp_path, cli):
   root = f"{gcs_store.url}/gcs-run"
   done = cli("run", _suite(tmp_path), "-o", str(tmp_path / "out"), "--checkpoint_root", root,
-             "--no-views", "--no-probe", "--no-progress")  # fmt: skip
+             "--no-views", "--no-probe", "--no-progress", "--keep_checkpoints")  # fmt: skip
   assert done.returncode == 0, done.stderr
   records = _records(tmp_path / "out")
   assert len(records) == 2 and not any(r["error"] for r in records)
@@ -71,7 +73,7 @@ def test_gcs_checkpoints_go_to_the_store_and_results_stay_local(gcs_store, tmp_p
     layouts.add(r["inventory"]["layout"])
   assert layouts == {"OCDBT + Orbax metadata", "Zarr v3 + Orbax metadata"}
   local = {p.name for p in (tmp_path / "out").iterdir()}
-  assert local == {"results.jsonl", "summary.json", "manifest.json"}  # no checkpoint on local disk
+  assert local - {".ckptbench.lock", "logs"} == {"results.jsonl", "summary.json", "manifest.json"}  # no checkpoint
   assert not (tmp_path / "gs:").exists()
 
 
@@ -281,7 +283,7 @@ def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_stor
   ocp.save(f"{gcs_store.url}/existing/ckpt", tree)
   ckptbench.write_sharding_config(f"{gcs_store.url}/existing/sharding.json", tree)
   (tmp_path / "s.yaml").write_text(
-      "suite_name: existing on gcs\n"
+      "suite_name: existing on gcs\nnum_repeats: 1\nnum_warmups: 0\n"
       f"checkpoint_config: {{path: {gcs_store.url}/existing/ckpt,"
       f" sharding_config_path: {gcs_store.url}/existing/sharding.json}}\n"
       "mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}\n"
@@ -295,7 +297,7 @@ def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_stor
   # orbax_load: its digests captured to the store, then checked from there.
   def load_suite(digests_option):
     (tmp_path / "l.yaml").write_text(
-        "suite_name: load from gcs\n"
+        "suite_name: load from gcs\nnum_repeats: 1\nnum_warmups: 0\n"
         "mesh_config: {mesh_axes: [fsdp], ici_parallelism: {fsdp: 2}}\n"
         f"benchmarks: [{{generator: orbax_load, options: {{checkpoint_path: {gcs_store.url}/existing/ckpt,"
         f" sharding_config_path: {gcs_store.url}/existing/sharding.json, {digests_option}}}}}]\n"

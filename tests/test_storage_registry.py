@@ -14,6 +14,8 @@ from ckptbench.storage import Prices, is_store_url, list_objects, store_for, unr
 
 SUITE = """\
 suite_name: toy store
+num_repeats: 1
+num_warmups: 0
 checkpoint_config:
   spec:
     params: {dtype: float32, shape: [64, 32], sharding: [fsdp]}

@@ -94,12 +94,15 @@ class TensorStoreCollector:
   """TensorStore counter deltas: kvstore bytes and operations, cache hits and misses, and the rest that changed."""
 
   def start(self) -> None:
-    self._before = _snapshot()
+    # Not imported yet (ckptbench imports it lazily; the block's own save may be the first to): its
+    # counters are all zero until it is, so an empty snapshot is the truth, not "unknown".
+    self._before = _snapshot() or {}
 
   def stop(self) -> dict[str, MetricValue]:
-    if self._before is None:
+    after = _snapshot()
+    if after is None:
       return {}
-    return diff_counters(self._before, _snapshot())
+    return diff_counters(self._before, after)
 
 
 register_collector("tensorstore", TensorStoreCollector)
