@@ -191,7 +191,7 @@ def test_everything_under_a_gcs_output_directory_and_baselines_on_gcs(gcs_store,
   suite = _suite(tmp_path, options="{use_ocdbt: true}")
   common = ("--no-views", "--no-probe", "--no-progress")
   done = cli("run", suite, "-o", out, "--baseline_capture_path", baselines, "--baseline_label", "b0",
-             *common, cwd=tmp_path)  # fmt: skip
+             "--keep_checkpoints", *common, cwd=tmp_path)  # fmt: skip
   assert done.returncode == 0, done.stderr
   keys = {o.key for o in list_objects(out)}
   assert {"results.jsonl", "summary.json", "manifest.json"} <= keys

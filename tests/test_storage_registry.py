@@ -73,7 +73,7 @@ def test_a_suite_runs_on_a_registered_directory_store(toy_store, tmp_path, monke
       ckptbench.load_suite_text(SUITE, file="toy.yaml"),
       ckptbench.RunSettings(
           output_dir="toy://bkt/results", checkpoint_root="toy://bkt/runs", show_progress=False,
-          write_views=False,
+          write_views=False, keep_checkpoints=True,
       ),
   )  # fmt: skip
   assert outcome.exit_code == 0
