@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
 import pathlib
 import shutil
@@ -25,6 +26,8 @@ from ckptbench.run._plan_view import checkpoint_bytes, format_bytes
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._sweep import Plan
 from ckptbench.storage import is_store_url
+
+_log = logging.getLogger(__name__)
 
 
 def keeps_checkpoints(settings: RunSettings, suite: Suite) -> bool:
@@ -60,12 +63,17 @@ class RunLeftovers:
     return cls(run_dir, local_path, artifacts, keeps_checkpoints(settings, suite), settings.remove_repeated_dir)
 
   def free(self, is_writer: bool) -> None:
+    """Removes what the run left; a removal that fails (a store refusing deletes) is a warning:
+    the run is recorded already, and freeing space never costs the suite its other runs."""
     if self.keep:
       return
-    if is_writer:
-      free_run_space(self.run_dir, self.artifacts, self.whole)
-    if self.local_path is not None:
-      remove_location(self.local_path)
+    try:
+      if is_writer:
+        free_run_space(self.run_dir, self.artifacts, self.whole)
+      if self.local_path is not None:
+        remove_location(self.local_path)
+    except Exception as e:  # noqa: BLE001  (any store or filesystem error)
+      _log.warning("could not remove the checkpoint of %s: %s: %s", self.run_dir, type(e).__name__, e)
 
 
 @dataclasses.dataclass(frozen=True)
