@@ -76,7 +76,10 @@ def _scratch_clone(root: pathlib.Path) -> pathlib.Path:
                           check=True, capture_output=True, text=True).stdout.split("\0")  # fmt: skip
   for name in filter(None, listed):
     source = REPO / name
-    if source.is_file():
+    if source.is_symlink():  # examples/ links into the package
+      (root / name).parent.mkdir(parents=True, exist_ok=True)
+      (root / name).symlink_to(os.readlink(source))
+    elif source.is_file():
       (root / name).parent.mkdir(parents=True, exist_ok=True)
       shutil.copy2(source, root / name)
   for name, old, new in _SHRINK:
