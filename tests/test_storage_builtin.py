@@ -55,7 +55,7 @@ def test_verification_fails_on_an_object_corrupted_in_the_store(s3_store):
 def test_example_suite_runs_on_the_emulator(name, gcs_store, s3_store, tmp_path, cli):
   out = tmp_path / "out"
   done = cli("run", str(REPO / "examples" / f"{name}.yaml"), "-o", str(out), "--no-views", "--no-progress",
-             "--set", "num_repeats=1")  # fmt: skip
+             "--set", "num_repeats=1", "--keep_checkpoints")  # fmt: skip (the objects are read below)
   assert done.returncode == 0, done.stderr[-3000:]
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
   assert records and not any(r["error"] for r in records)
