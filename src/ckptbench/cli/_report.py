@@ -47,7 +47,6 @@ def _write(args: argparse.Namespace, views) -> int:
     views.add_missing_probe(args.out_dir)
   views.import_view_sources(args.views_from)
   names = list(args.view or views.default_views())
-  failures = {}
   if args.output and "report" in names:
     names.remove("report")
     print(f"report: {views.write_report(args.out_dir, args.output)}", flush=True)

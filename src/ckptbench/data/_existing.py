@@ -31,7 +31,7 @@ def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any
   """
   if layout not in ("ckptbench", "orbax"):
     raise ValueError(f"layout must be 'ckptbench' or 'orbax', got {layout!r}")
-  default_name = leaf_name if layout == "ckptbench" else (lambda key_path: leaf_name(key_path).replace("/", "."))
+  default_name = leaf_name if layout == "ckptbench" else (lambda key_path: leaf_name(key_path, "."))
   out: dict[str, Any] = {}
   for key_path, leaf in jax.tree_util.tree_leaves_with_path(pytree):
     sharding = getattr(leaf, "sharding", None)
@@ -45,17 +45,9 @@ def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any
   write_location(path, json.dumps(out, indent=1, sort_keys=True).encode())
 
 
-def leaf_name(key_path) -> str:
-  """A pytree key path as "a/b/c"."""
-  parts = []
-  for k in key_path:
-    for attr in ("key", "idx", "name"):
-      if hasattr(k, attr):
-        parts.append(str(getattr(k, attr)))
-        break
-    else:
-      parts.append(str(k))
-  return "/".join(parts)
+def leaf_name(key_path, separator: str = "/") -> str:
+  """A pytree key path as "a/b/c" (or joined by `separator`: "a.b.c" is how Hub files and Orbax name tensors)."""
+  return jax.tree_util.keystr(tuple(key_path), simple=True, separator=separator)
 
 
 def abstract_from_checkpoint(

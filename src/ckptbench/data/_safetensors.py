@@ -23,7 +23,7 @@ from ckptbench.errors import CkptbenchError
 
 def safetensors_name(key_path) -> str:
   """The tensor name of a pytree leaf: its key path joined with "."."""
-  return leaf_name(key_path).replace("/", ".")
+  return leaf_name(key_path, ".")
 
 
 def write_safetensors(pytree: Any, directory: pathlib.Path, shard_bytes: int) -> list[pathlib.Path]:

@@ -21,15 +21,8 @@ import ckptbench
 
 
 def _entry_key(key_path: Any) -> str:
-  parts = []
-  for k in key_path:
-    for attr in ("key", "idx", "name"):
-      if hasattr(k, attr):
-        parts.append(str(getattr(k, attr)))
-        break
-    else:
-      parts.append(str(k))
-  return ".".join(parts)
+  """A key path as Orbax's sharding files name it: "a.b.c"."""
+  return jax.tree_util.keystr(tuple(key_path), simple=True, separator=".")
 
 
 def _spec_entry(e: Any) -> Any:
