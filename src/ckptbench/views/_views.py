@@ -50,8 +50,11 @@ def view_sources() -> tuple[str, ...]:
   files = []
   for view in _VIEWS.values():
     module = sys.modules.get(getattr(view.write, "__module__", "") or "")
+    name = getattr(module, "__name__", "")
+    if name == "__main__":  # importing a script again would run it again; its views stay in its process
+      continue
     source = getattr(module, "__file__", None) or _source_of(view.write)
-    if source and not getattr(module, "__name__", "").startswith("ckptbench.") and source not in files:
+    if source and not name.startswith("ckptbench.") and source not in files:
       files.append(source)
   return tuple(files)
 
