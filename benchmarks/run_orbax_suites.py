@@ -42,6 +42,12 @@ _OPS = ("save", "load")
 _TIME = "_0_basics/time_s"
 _TIMEOUT_S = 1800
 _FIXTURES = threading.Lock()
+# The generators that restore from, or broadcast to, other processes: run as 2
+# processes of one job (`ckptbench launch -n 2`), as run_orbax_modules.py runs
+# their modules (one process holding every replica has no peer and no local tier).
+MULTI_PROCESS = ("emergency_checkpoint_manager_benchmark", "multislice_broadcast_benchmark",
+                 "p2p_checkpoint_manager_benchmark")  # fmt: skip
+PROCESSES = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +74,8 @@ def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: p
   """Runs one scaled suite (plans it when the run refuses it); the outcome with ckptbench's median times."""
   name = _orbax_scaled.relative_name(scaled.source)
   devices = _orbax_scaled.devices_for(scaled)
-  run = _ckptbench(["run", str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views",
+  command = ["launch", "-n", str(PROCESSES)] if processes(scaled) > 1 else ["run"]
+  run = _ckptbench([*command, str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views",
                     "--no-probe", "--no-progress"], devices)  # fmt: skip
   summary = out / "summary.json"
   if not summary.exists():  # refused before running: plan must refuse it too, with the same reason
@@ -81,6 +88,12 @@ def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: p
   if run.returncode or errors:
     return Outcome(name, "failed", f"exit {run.returncode}: {(errors or [_first_line(run.stderr)])[0][:300]}", {}, None)
   return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", ckptbench_times(data), None)
+
+
+def processes(scaled: _orbax_scaled.Scaled) -> int:
+  """How many processes the suite runs as: PROCESSES when a generator needs peers, else 1."""
+  generators = [b["generator"].rsplit(".", 2)[-2] for b in scaled.suite["benchmarks"]]
+  return PROCESSES if any(g in MULTI_PROCESS for g in generators) else 1
 
 
 def ckptbench_times(summary: dict) -> dict[str, list[float]]:
