@@ -5,10 +5,12 @@ Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--n
 Each of the wheel's suite files is scaled (benchmarks/_orbax_scaled.py: meshes
 of at most 8 devices, small shapes, capped repeats, gs:// and other remote
 paths replaced by small local fixtures of the same layout written under
-WORK/fixtures), planned with `ckptbench plan`, and, when the plan accepts it,
-run with `ckptbench run` in a process of its own; then the same scaled file
-runs under Orbax's runner (`run_benchmarks.py` from the wheel) with as many
-simulated devices. Printed: each suite's outcome (ran / refused by plan, with
+WORK/fixtures) and run with `ckptbench run` in a process of its own (planned
+with `ckptbench plan` when the run refuses it: the plan must refuse it too);
+then the same scaled file runs under Orbax's runner (`run_benchmarks.py` from
+the wheel) with as many simulated devices. The suites of the generators that
+need peers (emergency, multislice, P2P) run as 2 processes: `ckptbench launch
+-n 2`, and two Orbax runners of one jax.distributed job. Printed: each suite's outcome (ran / refused by plan, with
 the reason / failed runs), the count that ran, and for the suites both ran,
 the ratio Orbax/ckptbench of the median save and load times (`<op>_0_basics/time_s`
 over the operations both measured, by name less Orbax's step number: save is
@@ -30,6 +32,7 @@ import math
 import os
 import pathlib
 import re
+import socket
 import statistics
 import subprocess
 import sys
@@ -40,7 +43,7 @@ import _orbax_scaled  # noqa: E402
 
 _OPS = ("save", "load")
 _TIME = "_0_basics/time_s"
-_TIMEOUT_S = 1800
+_TIMEOUT_S = 900
 _FIXTURES = threading.Lock()
 # The generators that restore from, or broadcast to, other processes: run as 2
 # processes of one job (`ckptbench launch -n 2`), as run_orbax_modules.py runs
@@ -116,17 +119,46 @@ def ckptbench_times(summary: dict) -> dict[str, list[float]]:
 def run_orbax(
     scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path, python: str
 ) -> dict[str, list[float]] | str:
-  """Orbax's runner on the same scaled file: its times per operation, or why it failed."""
+  """Orbax's runner on the same scaled file: its times per operation, or why it failed.
+
+  A suite of several processes runs as that many runners of one jax.distributed
+  job, which Orbax's runner starts from JAX_COORDINATOR_ADDRESS, JAX_PROCESS_ID
+  and JAX_NUM_PROCESSES.
+  """
   runner = _orbax_scaled.wheel_root() / "run_benchmarks.py"
   args = [python, str(runner), f"--config_file={suite_file}", f"--output_directory={out}", "--remove_repeated_dir"]
+  n = processes(scaled)
+  envs = [_env(_orbax_scaled.devices_for(scaled) // n) for _ in range(n)]
+  if n > 1:
+    address = f"localhost:{_free_port()}"
+    for i, env in enumerate(envs):
+      env.update(JAX_COORDINATOR_ADDRESS=address, JAX_PROCESS_ID=str(i), JAX_NUM_PROCESSES=str(n))
+  # Standard error to files, not pipes: a runner blocked on a full pipe that is
+  # not being read would hold the others in their next collective.
+  logs = [out.parent / f"{out.name}.process_{i}.log" for i in range(n)]
+  out.parent.mkdir(parents=True, exist_ok=True)
+  procs = []
+  for env, log in zip(envs, logs):
+    with log.open("w") as stderr:
+      procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr, env=env))
   try:
-    done = subprocess.run(args, capture_output=True, text=True, env=_env(_orbax_scaled.devices_for(scaled)),
-                          timeout=_TIMEOUT_S)  # fmt: skip
+    for p in procs:
+      p.wait(timeout=_TIMEOUT_S)
   except subprocess.TimeoutExpired:
+    for p in procs:
+      p.kill()
+      p.wait()
     return f"timed out after {_TIMEOUT_S} s"
-  if done.returncode:
-    return f"exit {done.returncode}: {_last_error(done.stderr)}"
+  failed = [(p.returncode, log.read_text()) for p, log in zip(procs, logs) if p.returncode]
+  if failed:
+    return f"exit {failed[0][0]}: {_last_error(failed[0][1])}"
   return orbax_times(out / "tensorboard")
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("localhost", 0))
+    return s.getsockname()[1]
 
 
 def orbax_times(root: pathlib.Path) -> dict[str, list[float]]:
@@ -153,7 +185,12 @@ def _kind(op: str) -> str | None:
 
 
 def ratio(ours: dict[str, list[float]], peer: dict[str, list[float]], kind: str) -> float | None:
-  """Orbax/ckptbench median time over the operations of `kind` that both frameworks measured."""
+  """Orbax/ckptbench median time over the operations of `kind` that both frameworks measured.
+
+  Operations named differently are not compared: the P2P module's three
+  scenarios (`test_p2p_restore_restore`, ...) against ckptbench's one `restore`
+  of the `delete_before_restore` asked for would compare unlike work.
+  """
   ops = [op for op in set(ours) & set(peer) if _kind(op) == kind]
   a = [v for op in ops for v in peer[op]]
   b = [v for op in ops for v in ours[op]]
