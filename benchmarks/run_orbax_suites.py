@@ -60,6 +60,7 @@ class Outcome:
   detail: str
   ckptbench: dict[str, list[float]]  # op -> median time_s of each benchmark
   orbax: dict[str, list[float]] | str | None  # op -> times; why its runner failed; or not run
+  cold: frozenset[str] = frozenset()  # ckptbench's operations that read with a cold page cache
 
 
 def _env(devices: int) -> dict[str, str]:
@@ -85,18 +86,37 @@ def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: p
     plan = _ckptbench(["plan", str(suite_file)], devices)
     if plan.returncode:
       return Outcome(name, "refused", _first_line(plan.stderr or plan.stdout), {}, None)
-    return Outcome(name, "failed", f"exit {run.returncode}, no summary.json: {_first_line(run.stderr)}", {}, None)
+    said = [ln for ln in run.stderr.splitlines() if re.match(r"ckptbench: process \d+: run '.*' failed", ln)]
+    why = " ".join([_first_line(run.stderr), *said])  # a process's failure, said before a collective aborted
+    return Outcome(name, "failed", f"exit {run.returncode}, no summary.json: {why}", {}, None)
   data = json.loads(summary.read_text())
   errors = [e["message"] for b in data["benchmarks"] for e in b.get("errors", [])]
   if run.returncode or errors:
     return Outcome(name, "failed", f"exit {run.returncode}: {(errors or [_first_line(run.stderr)])[0][:300]}", {}, None)
-  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", ckptbench_times(data), None)
+  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", ckptbench_times(data), None, cold_ops(data))
 
 
 def processes(scaled: _orbax_scaled.Scaled) -> int:
   """How many processes the suite runs as: PROCESSES when a generator needs peers, else 1."""
   generators = [b["generator"].rsplit(".", 2)[-2] for b in scaled.suite["benchmarks"]]
   return PROCESSES if any(g in MULTI_PROCESS for g in generators) else 1
+
+
+def cold_ops(summary: dict) -> frozenset[str]:
+  """The operations ckptbench measured after evicting the page cache (`<op>_0_basics/cold_cache_<how>` is 1).
+
+  Orbax's runner reads whatever the cache holds (warm, for files just written
+  or read), so those load times are not like for like.
+  """
+  return frozenset(
+      tag.split("_0_basics/")[0] for bench in summary["benchmarks"] for tag, stats in bench["metrics"].items()
+      if "_0_basics/cold_cache_" in tag and stats.get("median")
+  )  # fmt: skip
+
+
+def compared(o: Outcome, kind: str) -> set[str]:
+  """The operations of `kind` both frameworks measured in the suite."""
+  return {op for op in set(o.ckptbench) & set(o.orbax) if _kind(op) == kind} if isinstance(o.orbax, dict) else set()
 
 
 def ckptbench_times(summary: dict) -> dict[str, list[float]]:
@@ -251,6 +271,7 @@ def _line(o: Outcome) -> str:
   if isinstance(o.orbax, dict):
     ratios = {k: ratio(o.ckptbench, o.orbax, k) for k in _OPS}
     peer = " | Orbax/ckptbench " + " ".join(f"{k} {r:.2f}" for k, r in ratios.items() if r is not None)
+    peer += " (ckptbench's load: cold page cache)" if compared(o, "load") & o.cold else ""
   else:
     peer = "" if o.orbax is None else f" | Orbax's runner failed: {o.orbax}"
   return f"{o.status:8} {o.suite}: {o.detail} {times}{peer}"
@@ -265,11 +286,14 @@ def report(outcomes: list[Outcome], total: int) -> None:
         f" failed: {sum(o.status == 'failed' for o in outcomes)}")  # fmt: skip
   both = [o for o in ran if isinstance(o.orbax, dict)]
   print(f"{len(both)} of them also ran under Orbax's runner")
-  for op in _OPS:
-    ratios = [r for o in both if (r := ratio(o.ckptbench, o.orbax, op)) is not None]
+  groups = [("save", "save", both), ("load", "load", both),
+            ("load", "load, both warm", [o for o in both if not compared(o, "load") & o.cold]),
+            ("load", "load, ckptbench's cold", [o for o in both if compared(o, "load") & o.cold])]  # fmt: skip
+  for kind, label, suites in groups:
+    ratios = [r for o in suites if (r := ratio(o.ckptbench, o.orbax, kind)) is not None]
     if ratios:
       geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
-      print(f"{op}: Orbax/ckptbench median time ratio over {len(ratios)} suites: geometric mean {geo:.2f},"
+      print(f"{label}: Orbax/ckptbench median time ratio over {len(ratios)} suites: geometric mean {geo:.2f},"
             f" median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f}")  # fmt: skip
 
 
