@@ -1,6 +1,6 @@
 """Runs Orbax's shipped suite files, scaled to this machine, under ckptbench and under Orbax's own runner.
 
-Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax] [--orbax-python PY]
+Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax] [--orbax-python PY] [--warm]
 
 Each of the wheel's suite files is scaled (benchmarks/_orbax_scaled.py: meshes
 of at most 8 devices, small shapes, capped repeats, gs:// and other remote
@@ -20,6 +20,9 @@ their geometric mean. N suites at a time (-j,
 default 2); -k keeps the suites whose path contains a SUBSTRING. Orbax's
 runner imports `clu`, whose metric writers import TensorFlow: --orbax-python
 names an interpreter that has them and ckptbench's packages (default: this one).
+ckptbench's loads evict the page cache first (`cold_cache`, on by default);
+Orbax's runner reads warm: --warm gives every benchmark `cold_cache: false`
+for ckptbench (a file of its own), so that the load ratios compare like with like.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ import statistics
 import subprocess
 import sys
 import threading
+
+import yaml
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import _orbax_scaled  # noqa: E402
@@ -251,7 +256,7 @@ def _last_error(text: str) -> str:
   return (lines[-1] if lines else text.strip()[-300:])[:300]
 
 
-def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) -> Outcome:
+def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None, warm: bool = False) -> Outcome:
   stem = _orbax_scaled.relative_name(path).replace("/", "__").removesuffix(".yaml")
   scaled = _orbax_scaled.Scaled(path, work / "fixtures" / stem)  # per suite: a path may need another layout elsewhere
   with _FIXTURES:  # Orbax saves in one process, one at a time
@@ -259,7 +264,13 @@ def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) 
   suite_file = work / "suites" / f"{stem}.yaml"
   suite_file.parent.mkdir(parents=True, exist_ok=True)
   suite_file.write_text(scaled.text())
-  outcome = run_ckptbench(scaled, suite_file, work / "ckptbench" / stem)
+  ours = suite_file
+  if warm:  # ckptbench's option, which Orbax's runner would refuse: a file of ckptbench's own
+    ours = work / "suites" / f"{stem}.warm.yaml"
+    suite = {**scaled.suite, "benchmarks": [{**b, "options": {**b["options"], "cold_cache": False}}
+                                            for b in scaled.suite["benchmarks"]]}  # fmt: skip
+    ours.write_text(yaml.safe_dump(suite, sort_keys=False))
+  outcome = run_ckptbench(scaled, ours, work / "ckptbench" / stem)
   if orbax_python and outcome.status == "ran":
     outcome = dataclasses.replace(outcome, orbax=run_orbax(scaled, suite_file, work / "orbax" / stem, orbax_python))
   return outcome
@@ -304,12 +315,13 @@ def main(argv: list[str]) -> int:
   parser.add_argument("-k", action="append", default=[])
   parser.add_argument("--no-orbax", dest="orbax", action="store_false")
   parser.add_argument("--orbax-python", default=sys.executable)
+  parser.add_argument("--warm", action="store_true")
   args = parser.parse_args(argv)
   orbax_python = args.orbax_python if args.orbax else None
   files = [p for p in _orbax_scaled.suite_files() if not args.k or any(k in str(p) for k in args.k)]
   with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
     outcomes = []
-    futures = [pool.submit(one_suite, p, args.work, orbax_python) for p in files]
+    futures = [pool.submit(one_suite, p, args.work, orbax_python, args.warm) for p in files]
     for future in concurrent.futures.as_completed(futures):
       outcomes.append(future.result())
       print(_line(outcomes[-1]), flush=True)
