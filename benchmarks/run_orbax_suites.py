@@ -108,14 +108,15 @@ def processes(scaled: _orbax_scaled.Scaled) -> int:
 
 
 def cold_ops(summary: dict) -> frozenset[str]:
-  """The operations ckptbench measured after evicting the page cache (`<op>_0_basics/cold_cache_<how>` is 1).
+  """The operations ckptbench measured after evicting the page cache (`<op>_0_basics/cold_cache_fadvise`
+  or `_drop_caches` is 1; `_warm` is `cold_cache: false`).
 
   Orbax's runner reads whatever the cache holds (warm, for files just written
   or read), so those load times are not like for like.
   """
   return frozenset(
       tag.split("_0_basics/")[0] for bench in summary["benchmarks"] for tag, stats in bench["metrics"].items()
-      if "_0_basics/cold_cache_" in tag and stats.get("median")
+      if tag.endswith(("_0_basics/cold_cache_fadvise", "_0_basics/cold_cache_drop_caches")) and stats.get("median")
   )  # fmt: skip
 
 
