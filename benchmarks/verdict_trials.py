@@ -103,12 +103,14 @@ benchmarks:
 
 @contextlib.contextmanager
 def background_load(seconds: float, work: pathlib.Path):
-  """A CPU hog and a disk writer, each ending by itself after `seconds` (and stopped on exit)."""
-  hog = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass\n"
+  """A CPU hog and a disk writer, each ending by itself after `seconds`, or as soon as this process
+  is gone (killed, its `finally` never run), and stopped on exit."""
+  alive = f"time.time() < end and os.getppid() == {os.getpid()}"
+  hog = f"import os, time\nend = time.time() + {seconds}\nwhile {alive}: pass\n"
   writer = (
       "import os, time\n"
       f"end = time.time() + {seconds}\nblock = os.urandom(64 << 20)\n"
-      "while time.time() < end:\n"
+      f"while {alive}:\n"
       f"  with open({str(work / 'noise.bin')!r}, 'wb') as f:\n"
       "    f.write(block); f.flush(); os.fsync(f.fileno())\n"
   )
