@@ -1,9 +1,9 @@
 """A/B and A/A on a busy machine: do the four-word verdicts decide, and decide right?
 
 Each trial is one `ckptbench.run` of a two-variant sweep at the default
-settings (`num_repeats: auto`: interleaved random rounds until decided or the
-90 s budget is spent), with background load this script starts itself and
-bounds in time: a CPU hog (a busy loop) and a disk writer (64 MiB files,
+settings (`num_repeats: auto`: interleaved random rounds until decided, until
+what is left cannot be decided in the 180 s budget, or until it is spent), with
+background load this script starts itself and bounds in time: a CPU hog (a busy loop) and a disk writer (64 MiB files,
 fsynced, in a loop).
 
 - A/B: the `planted` variant really saves more: an extra array of
@@ -20,7 +20,7 @@ It prints each trial's verdicts, the counts and the median time to a verdict
 
 Usage:
   PYTHONPATH=src python benchmarks/verdict_trials.py --calibrate
-  PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 0.6] [--no-load]
+  PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 0.8] [--no-load]
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ def report(label: str, rows: list[tuple[str, str, float, int]]) -> None:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--trials", type=int, default=20)
-  parser.add_argument("--extra", type=float, default=0.6, help="planted extra bytes, a fraction of the checkpoint")
+  parser.add_argument("--extra", type=float, default=0.8, help="planted extra bytes, a fraction of the checkpoint")
   parser.add_argument("--rows", type=int, default=2048, help="checkpoint rows of 2048 float32 (2048: 16 MiB)")
   parser.add_argument("--calibrate", action="store_true", help="measure the save-time ratio of --extras")
   parser.add_argument("--extras", type=float, nargs="+", default=[0.1, 0.2, 0.35, 0.5])
