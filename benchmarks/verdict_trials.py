@@ -3,7 +3,8 @@
 Each trial is one `ckptbench.run` of a two-variant sweep at the default
 settings (`num_repeats: auto`: interleaved random rounds until decided, until
 what is left cannot be decided in the 180 s budget, or until it is spent), with
-background load this script starts itself and bounds in time: a CPU hog (a busy loop) and a disk writer (64 MiB files,
+background load this script starts itself and bounds in time: a CPU hog (a
+busy loop) and a disk writer (64 MiB files,
 fsynced, in a loop).
 
 - A/B: the `planted` variant really saves more: an extra array of
