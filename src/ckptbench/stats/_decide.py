@@ -38,9 +38,6 @@ from ckptbench.api import Verdict
 from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-# Rounds after which adaptive repeats look at the data: the first where the
-# per-look level can be reached, then about 1.5x apart; a run's budget may stop it earlier.
-AUTO_LOOKS = (8, 12, 18, 27, 40, 60)
 _MAX_NEEDED = 10_000
 
 
