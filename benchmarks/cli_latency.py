@@ -7,7 +7,7 @@ and through a pseudo-terminal (an interactive shell). `python -c pass` is the fl
 any Python command pays. Goals: --version 0.2 s, --help 0.3 s, plan 0.5 s, first
 line of run 0.5 s.
 
-    .venv/bin/python benchmarks/cli_latency.py [--trials 7]
+    .venv/bin/python benchmarks/cli_latency.py [--trials 7] [--no_bytecode] [--src OTHER/src]
 """
 
 from __future__ import annotations
@@ -33,8 +33,18 @@ TINY = ["--set", "checkpoint_config.spec.params.shape=[64,64]", "--set", "num_re
         "--no-probe"]  # fmt: skip
 
 
-def env_for(src: pathlib.Path) -> dict[str, str]:
-  return {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
+def env_for(src: pathlib.Path, pycache: pathlib.Path | None) -> dict[str, str]:
+  """The environment of a timed command: `src` first on the path; with `pycache`, bytecode kept there.
+
+  An installed package has its .pyc files (pip compiles them), so by default the
+  warm-up writes them (into a scratch cache, not the tree) even where the shell
+  sets PYTHONDONTWRITEBYTECODE; `--no_bytecode` times compiling every module instead.
+  """
+  env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src), os.environ.get("PYTHONPATH", "")])}
+  if pycache is not None:
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(pycache)
+  return env
 
 
 def wall(argv: list[str], env: dict[str, str]) -> float:
@@ -78,9 +88,13 @@ def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=7)
   parser.add_argument("--src", action="append", default=[], type=pathlib.Path, help="another source tree to time")
+  parser.add_argument("--no_bytecode", action="store_true",
+                      help="keep no .pyc files: every command compiles the modules it imports")  # fmt: skip
   args = parser.parse_args()
   trees = [REPO / "src", *(p.resolve() for p in args.src)]
   work = pathlib.Path(tempfile.mkdtemp(prefix="cli-latency-"))
+  pycache = None if args.no_bytecode else work / "pycache"
+  print(f"bytecode: {'none (every module compiled)' if pycache is None else 'kept, as an installed package has it'}")
   try:
     out = lambda tag: ["-o", str(work / tag)]  # noqa: E731  (a fresh OUT each trial)
     run = [*CKPTBENCH, "run", str(QUICKSTART), *TINY]
@@ -95,10 +109,10 @@ def main() -> None:
     for name, goal, measure in cases:
       times: dict[pathlib.Path, list[float]] = {tree: [] for tree in trees}
       for tree in trees:
-        measure(env_for(tree), f"w{len(times[tree])}")  # warm-up: file caches, .pyc files, a kept probe
+        measure(env_for(tree, pycache), f"w{len(times[tree])}")  # warm-up: file caches, .pyc files, a kept probe
       for i in range(args.trials):
         for j, tree in enumerate(trees):
-          times[tree].append(measure(env_for(tree), f"{i}-{j}"))
+          times[tree].append(measure(env_for(tree, pycache), f"{i}-{j}"))
       for tree in trees:
         show(name if len(trees) == 1 else f"{name} [{tree}]", goal, times[tree])
   finally:
