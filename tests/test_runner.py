@@ -76,6 +76,7 @@ def test_guide_example_with_string_leaves_fails_cleanly(tmp_path):
 def test_guide_example_class_runs_unchanged_on_arrays(tmp_path):
   suite = load_suite_text(textwrap.dedent("""\
       suite_name: guide
+      num_repeats: 1
       checkpoint_config:
         spec: {params: {dtype: float32, shape: [64, 16], sharding: [data]}}
       mesh_config: {mesh_axes: [data], ici_parallelism: {data: 8}}
