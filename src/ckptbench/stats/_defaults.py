@@ -4,6 +4,7 @@
 DEFAULT_THRESHOLD = 0.10
 DEFAULT_ALPHA = 0.05  # the whole run's: 95% intervals, divided over its looks
 
-# Rounds after which adaptive repeats look at the data: the first where the
-# per-look level can be reached, then about 1.5x apart; a run's budget may stop it earlier.
-AUTO_LOOKS = (8, 12, 18, 27, 40, 60)
+# Rounds after which adaptive repeats look at the data: from the first where an early
+# look's level can be reached, about 1.5x apart; the last is the most rounds a run takes
+# (its time budget usually stops it first).
+AUTO_LOOKS = (10, 15, 22, 33, 50, 75, 110, 160)
