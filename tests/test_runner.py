@@ -63,6 +63,7 @@ def test_save_restore_sweep_records_every_run(tmp_path):
 
 def test_guide_example_with_string_leaves_fails_cleanly(tmp_path):
   outcome = run(tmp_path, """\
+      num_repeats: 1
       benchmarks:
         - generator: sample_benchmarks.SaveRestoreBenchmark
           options: {use_ocdbt: [true, false]}
