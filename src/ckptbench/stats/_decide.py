@@ -43,10 +43,6 @@ from ckptbench.api import Verdict
 from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-# Rounds after which adaptive repeats look at the data: from the first where an early
-# look's level can be reached, about 1.5x apart; the last is the most rounds a run takes
-# (its time budget usually stops it first).
-AUTO_LOOKS = (10, 15, 22, 33, 50, 75, 110, 160)
 EARLY_LOOK_SHARE = 0.05  # of alpha, spent by each look before the last
 _MAX_NEEDED = 10_000
 
