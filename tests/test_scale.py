@@ -193,12 +193,34 @@ def test_the_link_counts_each_measured_blocks_requests(monkeypatch):
     monkeypatch.setenv(LINK_STATS_URL_ENV, link.endpoint + LINK_STATS_PATH)
     block = LinkRequestsCollector()
     block.start()
-    for method in ("GET", "PUT", "DELETE"):
+    # The same object read twice (TensorStore's cache token differs): two reads, one distinct.
+    for method, query in (("GET", "?tensorstore=1"), ("GET", "?tensorstore=2"), ("PUT", ""), ("DELETE", "")):
       with pytest.raises(urllib.error.HTTPError):
-        request = urllib.request.Request(link.endpoint + "/b/o", method=method, data=b"" if method == "PUT" else None)
+        request = urllib.request.Request(link.endpoint + "/b/o" + query, method=method,
+                                         data=b"" if method == "PUT" else None)  # fmt: skip
         urllib.request.urlopen(request, timeout=10)
-    counts = {tag: m.value for tag, m in block.stop().items()}
+    measured = block.stop()
   finally:
     stop_emulator(proc)
-  assert counts == {"5_inventory/store_put_count": 1, "5_inventory/store_get_count": 1,
-                    "5_inventory/store_list_count": 0, "5_inventory/store_delete_count": 1}  # fmt: skip
+  counts = {tag.removeprefix("5_inventory/store_"): m.value for tag, m in measured.items() if tag.endswith("_count")}
+  assert counts == {"put_count": 1, "get_count": 2, "list_count": 0, "delete_count": 1, "put_distinct_count": 1,
+                    "get_distinct_count": 1, "list_distinct_count": 0, "delete_distinct_count": 1}  # fmt: skip
+  assert measured["5_inventory/store_request_s"].value == 0  # no upstream answered: no round trip completed
+  assert "5_inventory/store_commit_get_count" not in measured  # no Orbax commit step in the block
+
+
+def test_the_link_log_counts_distinct_targets_and_requests_inside_windows():
+  from ckptbench.storage._link import RequestLog, request_target  # noqa: PLC0415
+
+  log = RequestLog()
+  targets = [request_target("GET", "/b/o/x", q) for q in ("alt=media&tensorstore=a", "alt=media&ifGenerationNotMatch=4")]
+  assert targets[0] == targets[1] == "GET /b/o/x?alt=media"
+  assert request_target("GET", "/b/o", "prefix=x/&pageToken=2") != request_target("GET", "/b/o", "prefix=x/")
+  entries = [log.begin("get", t) for t in targets] + [log.begin("list", "GET /b/o?prefix=x/")]
+  for e in entries:
+    log.end(e)
+  assert log.since(0)["distinct"] == {"put": 0, "get": 1, "list": 1, "delete": 0}
+  assert log.since(1)["distinct"]["get"] == 1 and log.since(3)["distinct"]["list"] == 0
+  inside = log.since(0, [(entries[2][0], entries[2][0])])
+  assert inside["in_windows"] == {"put": 0, "get": 0, "list": 1, "delete": 0}
+  assert inside["in_windows_request_s"] == pytest.approx(entries[2][1] - entries[2][0])

@@ -8,9 +8,14 @@ dominates it; all come from counts, none from a time measured on this machine:
   request rate;
 - request latency: the busiest host's requests, one round trip each, `in_flight` at a time;
 - host bandwidth: the busiest host's bytes over one host's network (when the profile has it);
-- primary commit: the primary's requests beyond another host's (its commit work) during the save
-  (`primary_extra_requests_save`; the whole run's when blocks were not counted apart), one round
-  trip after another (the commit's metadata steps wait on each other).
+- primary commit: the primary's requests beyond another host's (its commit work) during the save,
+  distinct ones (`primary_extra_distinct_requests_save`: its polls wait rather than work; all of
+  them, or the whole run's, where distinct ones or blocks were not counted), one round trip after
+  another (the commit's metadata steps wait on each other).
+
+With the requests of the primary's timed commit steps and their seconds, the commit time is
+also modelled as `a + b * requests * latency` (`stats._request_time`) and given at each target
+on the profile's latency.
 
 `model_benchmark` puts it together for one benchmark: a growth law per metric, its check and
 predictions, the save's and the restore's store time at each target, and the host counts where
@@ -22,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Sequence
 
+from ckptbench.stats._request_time import RequestTimeFit, check_request_time, fit_request_time
 from ckptbench.stats._scaling import Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
 
 
@@ -132,6 +138,16 @@ class Limit:
 
 
 @dataclasses.dataclass(frozen=True)
+class CommitModel:
+  """The primary's commit time as `a + b * requests * latency`: its fit, its check on the largest
+  measured host count, and its seconds at each target on the profile's latency."""
+
+  fit: RequestTimeFit
+  check: Check | None
+  seconds: Mapping[int, float]
+
+
+@dataclasses.dataclass(frozen=True)
 class BenchmarkModel:
   """The scale model of one benchmark."""
 
@@ -139,11 +155,34 @@ class BenchmarkModel:
   save: Mapping[int, StoreTime]
   restore: Mapping[int, StoreTime]
   limits: tuple[Limit, ...]
+  commit: CommitModel | None = None
 
 
 CROSSING_STOP = 1 << 20
 _SAVE = ("requests_put_total", "requests_delete_total", "requests_put_max_host", "array_bytes_written_max_host")
 _RESTORE = ("requests_get_total", "requests_list_total", "requests_get_max_host", "requests_list_max_host")
+
+
+# The primary's commit work, best first: its distinct extra requests in the save, all of them, the run's.
+_PRIMARY_WORK = ("primary_extra_distinct_requests_save", "primary_extra_requests_save", "primary_extra_requests")
+_COMMIT = ("primary_commit_s", "primary_commit_requests", "primary_commit_request_s")
+
+
+def _commit_model(series: Mapping[str, Mapping[int, float]], fits: Mapping[str, Fit], targets: Sequence[int],
+                  profile: StoreProfile, fit_from: int) -> CommitModel | None:  # fmt: skip
+  """The commit time from its requests and their mean latency (None: not measured, or no requests)."""
+  if not all(k in series for k in _COMMIT):
+    return None
+  times, requests, seconds = (series[k] for k in _COMMIT)
+  hosts = [h for h in sorted(times) if h >= fit_from and requests.get(h)]
+  if len(hosts) < 2:
+    return None
+  latencies = [seconds[h] / requests[h] for h in hosts]
+  args = ([times[h] for h in hosts], [requests[h] for h in hosts], latencies)
+  fit = fit_request_time(*args)
+  check = check_request_time(hosts, *args)
+  count = fits["primary_commit_requests"]
+  return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets})
 
 
 def _floor(kind: str) -> float:
@@ -158,7 +197,7 @@ def _store_times(fits: Mapping[str, Fit], profile: StoreProfile, n: int) -> tupl
   save = store_time(
       profile, total_requests=f["requests_put_total"] + f["requests_delete_total"],
       busiest_host_requests=f["requests_put_max_host"], busiest_host_bytes=f["array_bytes_written_max_host"],
-      writes=True, primary_round_trips=f.get("primary_extra_requests_save", f.get("primary_extra_requests")),
+      writes=True, primary_round_trips=next((f[k] for k in _PRIMARY_WORK if k in f), None),
   )  # fmt: skip
   restore = store_time(
       profile, total_requests=f["requests_get_total"] + f["requests_list_total"],
@@ -239,4 +278,4 @@ def model_benchmark(
     if pair is not None:
       save[t], restore[t] = pair
   limits = _limits(fits, profile, save_interval_s, host_memory_mib)
-  return BenchmarkModel(metrics, save, restore, tuple(limits))
+  return BenchmarkModel(metrics, save, restore, tuple(limits), _commit_model(series, fits, targets, profile, fit_from))
