@@ -134,6 +134,13 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   # Each block counted apart (the link_requests collector): the primary's commit work is in the save.
   assert measured["requests_save_total"]["4"]["value"] > 0 and measured["requests_load_total"]["4"]["value"] > 0
   assert measured["primary_extra_requests_save"]["4"]["value"] > 0
+  # Distinct objects read: at most the reads; the repeated ones are a rate, inflated like a time.
+  get, distinct = (measured[m]["4"]["value"] for m in ("requests_get_total", "requests_get_distinct_total"))
+  assert 0 < distinct <= get and measured["repeat_reads_load_per_s"]["4"]["kind"] == "rate"
+  assert measured["repeat_reads_load_per_s"]["4"]["inflated"]
+  # OCDBT's merge reads every host's manifest: the primary's commit steps touch more objects with more hosts.
+  commit = [measured["primary_commit_distinct_requests"][str(n)]["value"] for n in (1, 2, 4)]
+  assert 0 < commit[0] < commit[2] and doc["commit_model"][bench]["seconds"]["1024"] > 0
   # OCDBT: the primary's writes stay, every other host adds the same few (its own OCDBT files).
   assert puts[1] > puts[0] and puts[2] - puts[1] == 2 * (puts[1] - puts[0])
   assert measured["barriers_save"]["1"]["value"] == 0 < measured["barriers_save"]["2"]["value"]
@@ -224,3 +231,4 @@ def test_the_link_log_counts_distinct_targets_and_requests_inside_windows():
   inside = log.since(0, [(entries[2][0], entries[2][0])])
   assert inside["in_windows"] == {"put": 0, "get": 0, "list": 1, "delete": 0}
   assert inside["in_windows_request_s"] == pytest.approx(entries[2][1] - entries[2][0])
+  assert log.since(0, [(entries[0][0], entries[2][0])])["in_windows_distinct"] == 2

@@ -64,6 +64,7 @@ def _counted(host, repeat, *, get, get_distinct, hosts=2, commit=None):
     entries.update({"save_5_inventory/store_commit_get_count": (commit[0], "count"),
                     "save_5_inventory/store_commit_put_count": (commit[1], "count"),
                     "save_5_inventory/store_commit_request_s": (commit[2], "s"),
+                    "save_5_inventory/store_commit_distinct_count": (commit[0] + commit[1] - 1, "count"),
                     "save_2_save_breakdown/metadata_write_s": (0.25, "s"),
                     "save_2_save_breakdown/ocdbt_merge_s": (0.5, "s")})  # fmt: skip
   return RunRecord(suite="s", benchmark="B", key="k", generator="g", options={}, varying={}, mesh=None,
@@ -85,5 +86,6 @@ def test_distinct_requests_are_exact_while_repeated_reads_become_a_rate_and_the_
   assert m["repeat_reads_save_per_s"].kind == RATE
   assert m["repeat_reads_save_per_s"].value == pytest.approx(((4 + 1) + (2 + 1) + (8 + 1) + (2 + 1)) / 2 / 2)
   assert (m["primary_commit_requests"].value, m["primary_commit_requests_get"].value) == (6, 4)
+  assert m["primary_commit_distinct_requests"].value == 5 and m["primary_commit_distinct_requests"].repeat_spread == 0
   assert m["primary_commit_request_s"].value == pytest.approx(0.4) and m["primary_commit_request_s"].kind == TIME
   assert m["primary_commit_s"].value == 0.75  # v1's save: its _METADATA write and the OCDBT merge (no finalize_s)

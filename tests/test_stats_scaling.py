@@ -134,11 +134,11 @@ def test_a_time_made_of_requests_is_predicted_from_its_count_and_the_latency_mea
 def test_the_benchmark_model_predicts_the_commit_on_the_profiles_latency():
   hosts = [2, 4, 8, 16]
   series = {
-      "primary_commit_requests": {n: 40.0 + 3 * n for n in hosts},
+      "primary_commit_distinct_requests": {n: 40.0 + 3 * n for n in hosts},
       "primary_commit_request_s": {n: (40 + 3 * n) * 0.002 * n for n in hosts},
       "primary_commit_s": {n: 0.05 + (40 + 3 * n) * 0.002 * n for n in hosts},
   }
-  kinds = {"primary_commit_requests": "count", "primary_commit_request_s": "time", "primary_commit_s": "time"}
+  kinds = {"primary_commit_distinct_requests": "count", "primary_commit_request_s": "time", "primary_commit_s": "time"}
   model = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)
   assert model.commit.seconds[1024] == pytest.approx(0.05 + (40 + 3 * 1024) * 0.05)
   assert model.commit.check.relative_error == pytest.approx(0, abs=1e-9)

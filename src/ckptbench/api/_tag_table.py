@@ -190,6 +190,7 @@ _add("store_requests", "sum", "count", {
     "5_inventory/store_commit_get_count": "reads while Orbax's primary wrote its metadata and finalized (the shaped link)",
     "5_inventory/store_commit_list_count": "listings while Orbax's primary wrote its metadata and finalized (the shaped link)",
     "5_inventory/store_commit_delete_count": "deletes while Orbax's primary wrote its metadata and finalized (the shaped link)",
+    "5_inventory/store_commit_distinct_count": "distinct objects and listings those requests touched (the shaped link)",
 })
 _add("store_requests", "sum", "s", {
     "5_inventory/store_request_s": "seconds the block's store requests took at the shaped link, summed"

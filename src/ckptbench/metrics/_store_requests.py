@@ -97,6 +97,7 @@ class LinkRequestsCollector:
     values["store_request_s"] = sum(after["request_s"].values())
     if self._windows:  # only the primary commits
       values.update({f"store_commit_{k}_count": after["in_windows"][k] for k in _KINDS})
+      values["store_commit_distinct_count"] = after["in_windows_distinct"]
       values["store_commit_request_s"] = after["in_windows_request_s"]
     return {f"5_inventory/{k}": tag_value(f"5_inventory/{k}", float(v)) for k, v in values.items()}
 

@@ -99,13 +99,16 @@ def _block_request_metrics(hosts: Sequence[RunRecord], op: str, put: Callable[[s
 
 
 def _commit_metrics(primary: RunRecord, ops: Sequence[str], put: Callable[[str, str, str, float], None]) -> None:
-  """The requests of the primary's commit steps (Orbax's metadata write and finalize) and their seconds."""
+  """The requests of the primary's timed commit steps (Orbax's metadata write and finalize): by kind,
+  all of them, the distinct objects and listings they touched, and their seconds summed."""
   if not _has([primary], [f"{op}_5_inventory/store_commit_{k}_count" for op in ops for k in KINDS]):
     return
   counts = {k: sum(_value(primary, f"{op}_5_inventory/store_commit_{k}_count") for op in ops) for k in KINDS}
   for kind, n in counts.items():
     put(f"primary_commit_requests_{kind}", COUNT, "requests", n)
   put("primary_commit_requests", COUNT, "requests", sum(counts.values()))
+  distinct = sum(_value(primary, f"{op}_5_inventory/store_commit_distinct_count") for op in ops)
+  put("primary_commit_distinct_requests", COUNT, "requests", distinct)
   put("primary_commit_request_s", TIME, "s", sum(_value(primary, f"{op}_5_inventory/store_commit_request_s") for op in ops))
 
 

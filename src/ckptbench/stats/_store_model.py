@@ -165,7 +165,8 @@ _RESTORE = ("requests_get_total", "requests_list_total", "requests_get_max_host"
 
 # The primary's commit work, best first: its distinct extra requests in the save, all of them, the run's.
 _PRIMARY_WORK = ("primary_extra_distinct_requests_save", "primary_extra_requests_save", "primary_extra_requests")
-_COMMIT = ("primary_commit_s", "primary_commit_requests", "primary_commit_request_s")
+# The commit time, its distinct requests (exact; a repeat's round trip counts in the latency) and their seconds.
+_COMMIT = ("primary_commit_s", "primary_commit_distinct_requests", "primary_commit_request_s")
 
 
 def _commit_model(series: Mapping[str, Mapping[int, float]], fits: Mapping[str, Fit], targets: Sequence[int],
@@ -181,7 +182,7 @@ def _commit_model(series: Mapping[str, Mapping[int, float]], fits: Mapping[str, 
   args = ([times[h] for h in hosts], [requests[h] for h in hosts], latencies)
   fit = fit_request_time(*args)
   check = check_request_time(hosts, *args)
-  count = fits["primary_commit_requests"]
+  count = fits[_COMMIT[1]]
   return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets})
 
 

@@ -153,7 +153,8 @@ class RequestLog:
   `since(seq)` answers, for the requests after the first `seq`: how many targets of each kind
   were distinct (a target read again, polled, revalidated or read in another byte range counts
   once) and the seconds the requests took (upstream round trips, summed); `windows` also gives
-  the counts and seconds of the requests that started inside given wall-clock windows.
+  the counts (by kind, and distinct targets of any kind) and seconds of the requests that started
+  inside given wall-clock windows.
   """
 
   def __init__(self):
@@ -178,6 +179,7 @@ class RequestLog:
     if windows:
       inside = [e for e in entries if any(t0 <= e[0] <= t1 for t0, t1 in windows)]
       out["in_windows"] = {k: sum(e[2] == k for e in inside) for k in _KINDS}
+      out["in_windows_distinct"] = len({e[3] for e in inside})
       out["in_windows_request_s"] = sum(e[1] - e[0] for e in inside if e[1])
     return out
 
