@@ -145,3 +145,19 @@ def test_the_benchmark_model_predicts_the_commit_on_the_profiles_latency():
   missing = model_benchmark({k: v for k, v in series.items() if k != "primary_commit_s"}, kinds, [1024],
                             PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)  # fmt: skip
   assert missing.commit is None
+
+
+def test_the_restores_read_rate_counts_distinct_reads_where_the_link_counted_them():
+  hosts = [2, 4, 8]
+  series = {name: {n: 10.0 * n for n in hosts} for name in (
+      "requests_put_total", "requests_delete_total", "requests_put_max_host", "array_bytes_written_max_host",
+      "requests_list_total", "requests_list_max_host", "requests_get_max_host")}  # fmt: skip
+  series["requests_get_total"] = {n: 5000.0 * n for n in hosts}  # polls included
+  kinds = dict.fromkeys(series, "count")
+  args = dict(save_interval_s=60, host_memory_mib=1e5, fit_from=2)
+  everything = model_benchmark(series, kinds, [1000], PROFILES["gcs"], **args)
+  assert everything.restore[1000].terms["read request rate"] == pytest.approx((5000 + 10) * 1000 / 5000)
+  series["requests_get_distinct_total"] = {n: 90.0 * n for n in hosts}
+  kinds["requests_get_distinct_total"] = "count"
+  distinct = model_benchmark(series, kinds, [1000], PROFILES["gcs"], **args)
+  assert distinct.restore[1000].terms["read request rate"] == pytest.approx((90 + 10) * 1000 / 5000)

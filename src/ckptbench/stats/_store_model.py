@@ -5,7 +5,7 @@ A save (or restore) on `n` hosts is estimated by the largest of these terms, whi
 dominates it; all come from counts, none from a time measured on this machine:
 
 - write (read) request rate: every host's requests of that kind, over the bucket's (prefix's)
-  request rate;
+  request rate (reads: the distinct objects and listings, where the link counted them);
 - request latency: the busiest host's requests, one round trip each, `in_flight` at a time;
 - host bandwidth: the busiest host's bytes over one host's network (when the profile has it);
 - primary commit: the primary's requests beyond another host's (its commit work) during the save,
@@ -163,6 +163,12 @@ _SAVE = ("requests_put_total", "requests_delete_total", "requests_put_max_host",
 _RESTORE = ("requests_get_total", "requests_list_total", "requests_get_max_host", "requests_list_max_host")
 
 
+def _reads(fits: Mapping[str, Fit], name: str) -> Fit:
+  """A read count's distinct form where the link counted one: a lower bound (repeated reads are polls
+  and revalidations whose number depends on timing), as every term is."""
+  return fits.get(name.replace("_get_", "_get_distinct_").replace("_list_", "_list_distinct_"), fits[name])
+
+
 # The primary's commit work, best first: its distinct extra requests in the save, all of them, the run's.
 _PRIMARY_WORK = ("primary_extra_distinct_requests_save", "primary_extra_requests_save", "primary_extra_requests")
 # The commit time, its distinct requests (exact; a repeat's round trip counts in the latency) and their seconds.
@@ -195,6 +201,7 @@ def _store_times(fits: Mapping[str, Fit], profile: StoreProfile, n: int) -> tupl
   if not all(k in fits for k in _SAVE + _RESTORE):
     return None
   f = {k: max(0.0, fit.at(n)) for k, fit in fits.items()}
+  f.update({k: max(0.0, _reads(fits, k).at(n)) for k in _RESTORE})
   save = store_time(
       profile, total_requests=f["requests_put_total"] + f["requests_delete_total"],
       busiest_host_requests=f["requests_put_max_host"], busiest_host_bytes=f["array_bytes_written_max_host"],
