@@ -30,6 +30,7 @@ import collections
 import contextlib
 import dataclasses
 import io
+import math
 import os
 import pathlib
 import statistics
@@ -144,12 +145,25 @@ def calibrate(args, work: pathlib.Path) -> None:
   outcome = run_trial(f"extra: [{extras}]", args.rows, work / "calibrate", {"overrides": ("num_repeats=12", "interleave_repeats=true")})
   for metric in (SAVE, LOAD):
     for v in (v for v in outcome.summary.verdicts if v.metric == metric):
-      print(f"extra {v.variant['extra']}: {metric} ratio {v.ratio:.3f} [{v.low:.3f}, {v.high:.3f}] {v.verdict.value}")
+      print(f"extra {v.variant['extra']}: {metric} ratio {v.ratio:.3f} [{v.low}, {v.high}] {v.verdict.value}")
+  by_round = _rounds_of(outcome.records)
+  reference = outcome.summary.benchmarks[0].key
   for bench in outcome.summary.benchmarks:
-    saves = [f"{r.value(SAVE):.2f}" for r in sorted(outcome.records, key=lambda r: r.repeat)
-             if r.key == bench.key and not r.warmup]  # fmt: skip
-    print(f"{bench.name}: median save {bench.metrics[SAVE]['median']:.3f} s, load {bench.metrics[LOAD]['median']:.3f} s;"
-          f" saves by round {' '.join(saves)}")
+    print(f"{bench.name}: median save {bench.metrics[SAVE].median:.3f} s, load {bench.metrics[LOAD].median:.3f} s")
+    if bench.key == reference:
+      continue
+    for metric in (SAVE, LOAD):
+      logs = [math.log(by_round[r][bench.key][metric] / by_round[r][reference][metric]) for r in sorted(by_round)]
+      print(f"  {metric}: per-round log ratio median {statistics.median(logs):+.3f}, sd {statistics.stdev(logs):.3f}")
+
+
+def _rounds_of(records) -> dict[int, dict[str, dict[str, float]]]:
+  """round -> benchmark key -> metric -> value, measured runs only."""
+  rounds: dict[int, dict[str, dict[str, float]]] = collections.defaultdict(dict)
+  for r in records:
+    if not r.warmup and r.error is None:
+      rounds[r.repeat][r.key] = {m: r.value(m) for m in (SAVE, LOAD)}
+  return rounds
 
 
 def trials(args, work: pathlib.Path, sweep: str, label: str) -> list[tuple[str, str, float, int]]:

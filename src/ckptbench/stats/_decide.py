@@ -19,9 +19,14 @@ approximated).
 
 Repeated looks: adaptive repeats look at the data after several rounds and stop
 once every comparison is decided. Looking K times at level alpha would call a
-difference far more often than alpha; `Design` spends alpha over at most
-`len(looks)` looks (Bonferroni), so every interval the run ever reports holds
-the truth with probability 1 - alpha at once, whichever look it stops at.
+difference far more often than alpha; `Design` spends alpha over the looks
+(Bonferroni, so every interval the run ever reports holds the truth with
+probability 1 - alpha at once, whichever look it stops at): each early look
+spends a tenth of alpha, enough to stop early on a clear difference, and the
+last look (the rounds' cap, or the time budget) spends all that is left, so a
+run that needs every round loses little precision to the looks before. Which
+look is last depends only on the clock (the rounds' total durations), never on
+which variant was faster.
 """
 
 from __future__ import annotations
@@ -38,33 +43,51 @@ from ckptbench.api import Verdict
 from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-# Rounds after which adaptive repeats look at the data: the first where the
-# per-look level can be reached, then about 1.5x apart; a run's budget may stop it earlier.
-AUTO_LOOKS = (8, 12, 18, 27, 40, 60)
+# Rounds after which adaptive repeats look at the data: from the first where an early
+# look's level can be reached, about 1.5x apart; the last is the most rounds a run takes
+# (its time budget usually stops it first).
+AUTO_LOOKS = (10, 15, 22, 33, 50, 75, 110, 160)
+EARLY_LOOK_SHARE = 0.1  # of alpha, spent by each look before the last
 _MAX_NEEDED = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
 class Design:
-  """How many looks share the error rate `alpha`.
+  """How much of the error rate `alpha` this look spends.
 
   Attributes:
     alpha: the chance, over the whole run, that any reported interval misses.
-    looks: the number of looks the run may take (1 for a fixed repeat count).
+    early_looks: looks taken before this one, each spending `EARLY_LOOK_SHARE` of alpha.
+    last: this look spends what is left (a fixed repeat count: its one look); an
+      early look spends its share only.
   """
 
   alpha: float = DEFAULT_ALPHA
-  looks: int = 1
+  early_looks: int = 0
+  last: bool = True
+
+  @property
+  def spent(self) -> float:
+    """The error rate this look's intervals may have."""
+    share = self.alpha * EARLY_LOOK_SHARE
+    return self.alpha - self.early_looks * share if self.last else share
 
   @property
   def level(self) -> float:
-    """The confidence level of each look's intervals."""
-    return 1 - self.alpha / self.looks
+    """The confidence level of this look's intervals."""
+    return 1 - self.spent
+
+  @property
+  def looks(self) -> int:
+    """Looks taken, this one included."""
+    return self.early_looks + 1
 
   def rule(self, threshold: float, paired: bool) -> str:
     """The rule in one line, as summary.json's `rule` and the legends state it."""
     how = "per-round (paired)" if paired else "unpaired"
-    looks = f", alpha {self.alpha:g} over {self.looks} looks" if self.looks > 1 else ""
+    looks = ""
+    if self.early_looks:
+      looks = f", alpha {self.alpha:g} spent over {self.looks} looks ({EARLY_LOOK_SHARE:g} of it at each early look)"
     return (f"Hodges-Lehmann {self.level:.2%} interval of the {how} ratio{looks}; worse/better: interval"
             f" excludes 1 and ratio beyond {threshold:.0%}; equivalent: interval within +-{threshold:.0%}")
 
