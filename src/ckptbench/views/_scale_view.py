@@ -17,7 +17,7 @@ from ckptbench.views._plots import _html, plotly_js
 
 SCALE_PAGE = "scale.html"
 # The metrics drawn on the page (all are in its tables).
-HEADLINE = ("requests_put_total", "requests_get_distinct_total", "requests_get_total", "repeat_reads_load_per_s",
+HEADLINE = ("requests_put_total", "requests_load_distinct_total", "requests_get_total", "repeat_reads_load_per_s",
             "files", "primary_extra_distinct_requests_save", "barriers_save", "metadata_bytes", "primary_commit_s",
             "save_time_s")  # fmt: skip
 _LAWS = {
