@@ -142,6 +142,15 @@ def test_the_benchmark_model_predicts_the_commit_on_the_profiles_latency():
   model = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)
   assert model.commit.seconds[1024] == pytest.approx(0.05 + (40 + 3 * 1024) * 0.05)
   assert model.commit.check.relative_error == pytest.approx(0, abs=1e-9)
+  # Each repeat's time with that repeat's latency (three repeats, latencies far apart): exact again.
+  factors = (0.5, 1.0, 4.0)
+  repeats = {"primary_commit_distinct_requests": {n: (40.0 + 3 * n,) * 3 for n in hosts},
+             "primary_commit_request_s": {n: tuple((40 + 3 * n) * 0.002 * n * f for f in factors) for n in hosts},
+             "primary_commit_s": {n: tuple(0.05 + (40 + 3 * n) * 0.002 * n * f for f in factors) for n in hosts}}  # fmt: skip
+  paired = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5,
+                           fit_from=2, repeats=repeats)  # fmt: skip
+  assert (paired.commit.fit.a, paired.commit.fit.b) == (pytest.approx(0.05), pytest.approx(1.0))
+  assert paired.commit.fit.held_out_error == pytest.approx(0, abs=1e-9)
   missing = model_benchmark({k: v for k, v in series.items() if k != "primary_commit_s"}, kinds, [1024],
                             PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)  # fmt: skip
   assert missing.commit is None

@@ -206,11 +206,11 @@ def scale_document(settings: ScaleSettings, suite_name: str, measured, loads, me
         {name: {n: m.value for n, m in pts.items()} for name, pts in metrics.items()},
         {name: next(iter(pts.values())).kind for name, pts in metrics.items()},
         settings.targets, settings.store, save_interval_s=settings.save_interval_s, host_memory_mib=memory_mib,
-        fit_from=settings.fit_from,
+        fit_from=settings.fit_from, repeats={name: {n: m.repeats for n, m in pts.items()} for name, pts in metrics.items()},
     )  # fmt: skip
     doc["measured"][bench] = {
         name: {str(n): {"value": m.value, "kind": m.kind, "unit": m.unit, "inflated": m.kind != COUNT,
-                        "repeat_spread": m.repeat_spread} for n, m in pts.items()}
+                        "repeat_spread": m.repeat_spread, "repeats": list(m.repeats)} for n, m in pts.items()}
         for name, pts in metrics.items()
     }
     _add_model(doc, bench, model)

@@ -31,6 +31,7 @@ class Measured:
   unit: str
   value: float
   repeat_spread: float = 0.0  # (max - min) / |median| over the repeats: 0 for an exact count
+  repeats: tuple[float, ...] = ()  # each repeat's value, in the same repeat order for every metric
 
 
 def top_level_ops(records: Sequence[RunRecord]) -> list[str]:
@@ -172,4 +173,4 @@ def _over_repeats(values: Sequence[Measured]) -> Measured:
   xs = [m.value for m in values]
   median = statistics.median(xs)
   spread = (max(xs) - min(xs)) / abs(median) if median else float(max(xs) != min(xs))
-  return dataclasses.replace(values[0], value=median, repeat_spread=spread)
+  return dataclasses.replace(values[0], value=median, repeat_spread=spread, repeats=tuple(xs))

@@ -80,8 +80,9 @@ def fit_request_time(times: Sequence[float], requests: Sequence[float], latencie
 def check_request_time(hosts: Sequence[int], times: Sequence[float], requests: Sequence[float],
                        latencies: Sequence[float], *, floor: float = 1e-3) -> Check | None:  # fmt: skip
   """Predicts the largest host count's time from the smaller ones: `a`, `b` and the request
-  count's growth law fitted to the smaller counts, the latency measured at the largest.
-  None with fewer than 3 host counts.
+  count's growth law fitted to the smaller counts, the latency measured at the largest (the
+  median of its points, as the time it is compared with). A host count may have several points
+  (one per repeat). None with fewer than 3 host counts.
 
   Example:
     >>> c = check_request_time([2, 4, 8, 16], [0.3, 0.5, 0.9, 3.3], [20, 40, 80, 160], [0.01, 0.01, 0.01, 0.02])
@@ -96,8 +97,8 @@ def check_request_time(hosts: Sequence[int], times: Sequence[float], requests: S
   fit = fit_request_time([times[i] for i in smaller], [requests[i] for i in smaller],
                          [latencies[i] for i in smaller], floor=floor)  # fmt: skip
   count = select_law([hosts[i] for i in smaller], [requests[i] for i in smaller], floor=1.0)
-  latency = float(np.mean([latencies[i] for i in at]))
-  measured = float(np.mean([times[i] for i in at]))
+  latency = float(np.median([latencies[i] for i in at]))
+  measured = float(np.median([times[i] for i in at]))
   predicted = fit.at(count.at(largest), latency)
   return Check(largest, predicted, measured, relative_error(predicted, measured, floor),
                f"a + b*requests*latency (requests: {count.law})")  # fmt: skip

@@ -175,17 +175,29 @@ _PRIMARY_WORK = ("primary_extra_distinct_requests_save", "primary_extra_requests
 _COMMIT = ("primary_commit_s", "primary_commit_distinct_requests", "primary_commit_request_s")
 
 
-def _commit_model(series: Mapping[str, Mapping[int, float]], fits: Mapping[str, Fit], targets: Sequence[int],
-                  profile: StoreProfile, fit_from: int) -> CommitModel | None:  # fmt: skip
-  """The commit time from its requests and their mean latency (None: not measured, or no requests)."""
+def _commit_points(series: Mapping[str, Mapping[int, float]], repeats: Mapping[str, Mapping[int, Sequence[float]]],
+                   fit_from: int) -> tuple[list[int], list[float], list[float], list[float]]:  # fmt: skip
+  """(hosts, times, requests, latencies): one point per repeat where each repeat's values are
+  known (a time and the requests of the same repeat belong together), else one per host count."""
+  points = []
+  for h in sorted(series[_COMMIT[0]]):
+    per_repeat = [repeats.get(k, {}).get(h, ()) for k in _COMMIT]
+    if not all(per_repeat) or len({len(r) for r in per_repeat}) != 1:
+      per_repeat = [(series[k][h],) for k in _COMMIT]
+    points += [(h, t, r, s / r) for t, r, s in zip(*per_repeat) if h >= fit_from and r]
+  hosts, times, requests, latencies = (list(column) for column in zip(*points)) if points else ([], [], [], [])
+  return hosts, times, requests, latencies
+
+
+def _commit_model(series: Mapping[str, Mapping[int, float]], repeats: Mapping[str, Mapping[int, Sequence[float]]],
+                  fits: Mapping[str, Fit], targets: Sequence[int], profile: StoreProfile,
+                  fit_from: int) -> CommitModel | None:  # fmt: skip
+  """The commit time from its requests and their latency (None: not measured, or no requests)."""
   if not all(k in series for k in _COMMIT):
     return None
-  times, requests, seconds = (series[k] for k in _COMMIT)
-  hosts = [h for h in sorted(times) if h >= fit_from and requests.get(h)]
-  if len(hosts) < 2:
+  hosts, *args = _commit_points(series, repeats, fit_from)
+  if len(set(hosts)) < 2:
     return None
-  latencies = [seconds[h] / requests[h] for h in hosts]
-  args = ([times[h] for h in hosts], [requests[h] for h in hosts], latencies)
   fit = fit_request_time(*args)
   check = check_request_time(hosts, *args)
   count = fits[_COMMIT[1]]
@@ -254,6 +266,7 @@ def model_benchmark(
     save_interval_s: float,
     host_memory_mib: float,
     fit_from: int = 1,
+    repeats: Mapping[str, Mapping[int, Sequence[float]]] | None = None,
 ) -> BenchmarkModel:
   """Fits every metric of one benchmark, predicts it at `targets`, and finds the limits.
 
@@ -266,6 +279,8 @@ def model_benchmark(
     host_memory_mib: the memory of one target host.
     fit_from: the smallest host count the laws are fitted to (one process skips every
       cross-host step: no barriers, no other hosts' files), at least two counts from it on.
+    repeats: `{metric: {host count: each repeat's value}}`, in one repeat order for every
+      metric: the commit model fits each repeat's time to that repeat's requests.
 
   Raises:
     ValueError: fewer than two host counts from `fit_from` on.
@@ -286,4 +301,4 @@ def model_benchmark(
     if pair is not None:
       save[t], restore[t] = pair
   limits = _limits(fits, profile, save_interval_s, host_memory_mib)
-  return BenchmarkModel(metrics, save, restore, tuple(limits), _commit_model(series, fits, targets, profile, fit_from))
+  return BenchmarkModel(metrics, save, restore, tuple(limits), _commit_model(series, repeats or {}, fits, targets, profile, fit_from))
