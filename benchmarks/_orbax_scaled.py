@@ -122,7 +122,7 @@ class Scaled:
   def _scaled(self, suite: dict[str, Any]) -> dict[str, Any]:
     suite = dict(suite)
     # Unset, Orbax's runner repeats once and ckptbench's `auto` repeats until its
-    # comparisons are decided (up to 90 s a suite): written out, as capped.
+    # comparisons are decided (up to its time budget): written out, as capped.
     if suite.get("num_repeats", MAX_REPEATS + 1) > MAX_REPEATS:
       suite["num_repeats"] = MAX_REPEATS
     if suite.get("mesh_config"):

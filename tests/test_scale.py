@@ -134,6 +134,13 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   # Each block counted apart (the link_requests collector): the primary's commit work is in the save.
   assert measured["requests_save_total"]["4"]["value"] > 0 and measured["requests_load_total"]["4"]["value"] > 0
   assert measured["primary_extra_requests_save"]["4"]["value"] > 0
+  # Distinct objects read: at most the reads; the repeated ones are a rate, inflated like a time.
+  get, distinct = (measured[m]["4"]["value"] for m in ("requests_get_total", "requests_get_distinct_total"))
+  assert 0 < distinct <= get and measured["repeat_reads_load_per_s"]["4"]["kind"] == "rate"
+  assert measured["repeat_reads_load_per_s"]["4"]["inflated"]
+  # OCDBT's merge reads every host's manifest: the primary's commit steps touch more objects with more hosts.
+  commit = [measured["primary_commit_distinct_requests"][str(n)]["value"] for n in (1, 2, 4)]
+  assert 0 < commit[0] < commit[2] and doc["commit_model"][bench]["seconds"]["1024"] > 0
   # OCDBT: the primary's writes stay, every other host adds the same few (its own OCDBT files).
   assert puts[1] > puts[0] and puts[2] - puts[1] == 2 * (puts[1] - puts[0])
   assert measured["barriers_save"]["1"]["value"] == 0 < measured["barriers_save"]["2"]["value"]
@@ -193,12 +200,35 @@ def test_the_link_counts_each_measured_blocks_requests(monkeypatch):
     monkeypatch.setenv(LINK_STATS_URL_ENV, link.endpoint + LINK_STATS_PATH)
     block = LinkRequestsCollector()
     block.start()
-    for method in ("GET", "PUT", "DELETE"):
+    # The same object read twice (TensorStore's cache token differs): two reads, one distinct.
+    for method, query in (("GET", "?tensorstore=1"), ("GET", "?tensorstore=2"), ("PUT", ""), ("DELETE", "")):
       with pytest.raises(urllib.error.HTTPError):
-        request = urllib.request.Request(link.endpoint + "/b/o", method=method, data=b"" if method == "PUT" else None)
+        request = urllib.request.Request(link.endpoint + "/b/o" + query, method=method,
+                                         data=b"" if method == "PUT" else None)  # fmt: skip
         urllib.request.urlopen(request, timeout=10)
-    counts = {tag: m.value for tag, m in block.stop().items()}
+    measured = block.stop()
   finally:
     stop_emulator(proc)
-  assert counts == {"5_inventory/store_put_count": 1, "5_inventory/store_get_count": 1,
-                    "5_inventory/store_list_count": 0, "5_inventory/store_delete_count": 1}  # fmt: skip
+  counts = {tag.removeprefix("5_inventory/store_"): m.value for tag, m in measured.items() if tag.endswith("_count")}
+  assert counts == {"put_count": 1, "get_count": 2, "list_count": 0, "delete_count": 1, "put_distinct_count": 1,
+                    "get_distinct_count": 1, "list_distinct_count": 0, "delete_distinct_count": 1}  # fmt: skip
+  assert measured["5_inventory/store_request_s"].value == 0  # no upstream answered: no round trip completed
+  assert "5_inventory/store_commit_get_count" not in measured  # no Orbax commit step in the block
+
+
+def test_the_link_log_counts_distinct_targets_and_requests_inside_windows():
+  from ckptbench.storage._link import RequestLog, request_target  # noqa: PLC0415
+
+  log = RequestLog()
+  targets = [request_target("GET", "/b/o/x", q) for q in ("alt=media&tensorstore=a", "alt=media&ifGenerationNotMatch=4")]
+  assert targets[0] == targets[1] == "GET /b/o/x?alt=media"
+  assert request_target("GET", "/b/o", "prefix=x/&pageToken=2") != request_target("GET", "/b/o", "prefix=x/")
+  entries = [log.begin("get", t) for t in targets] + [log.begin("list", "GET /b/o?prefix=x/")]
+  for e in entries:
+    log.end(e)
+  assert log.since(0)["distinct"] == {"put": 0, "get": 1, "list": 1, "delete": 0}
+  assert log.since(1)["distinct"]["get"] == 1 and log.since(3)["distinct"]["list"] == 0
+  inside = log.since(0, [(entries[2][0], entries[2][0])])
+  assert inside["in_windows"] == {"put": 0, "get": 0, "list": 1, "delete": 0}
+  assert inside["in_windows_request_s"] == pytest.approx(entries[2][1] - entries[2][0])
+  assert log.since(0, [(entries[0][0], entries[2][0])])["in_windows_distinct"] == 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ckptbench.api import MetricEntry, RunRecord
-from ckptbench.run._scale_metrics import COUNT, TIME, host_count_metrics, top_level_ops
+from ckptbench.run._scale_metrics import COUNT, RATE, TIME, host_count_metrics, top_level_ops
 
 
 def _record(host, repeat, puts, save_s, *, warmup=False, hosts=2):
@@ -50,3 +50,42 @@ def test_a_host_counts_metrics_combine_hosts_then_take_the_median_over_repeats()
 def test_a_run_missing_a_hosts_record_is_refused():
   with pytest.raises(ValueError, match=r"records of hosts \[0\] of 2"):
     host_count_metrics([_record(0, 0, 15, 3.0)])
+
+
+def _counted(host, repeat, *, get, get_distinct, hosts=2, commit=None):
+  """A host's record with the link's counts of the whole run and of its save block."""
+  entries = {"save_0_basics/time_s": (2.0, "s"), "load_0_basics/time_s": (1.0, "s")}
+  for prefix in ("checkpoint", "save"):
+    entries.update({f"{prefix}_5_inventory/store_get_count": (get, "count"),
+                    f"{prefix}_5_inventory/store_get_distinct_count": (get_distinct, "count"),
+                    f"{prefix}_5_inventory/store_list_count": (3, "count"),
+                    f"{prefix}_5_inventory/store_list_distinct_count": (2, "count")})  # fmt: skip
+  if commit:
+    entries.update({"save_5_inventory/store_commit_get_count": (commit[0], "count"),
+                    "save_5_inventory/store_commit_put_count": (commit[1], "count"),
+                    "save_5_inventory/store_commit_request_s": (commit[2], "s"),
+                    "save_5_inventory/store_commit_distinct_count": (commit[0] + commit[1] - 1, "count"),
+                    "save_2_save_breakdown/metadata_write_s": (0.25, "s"),
+                    "save_2_save_breakdown/ocdbt_merge_s": (0.5, "s")})  # fmt: skip
+  return RunRecord(suite="s", benchmark="B", key="k", generator="g", options={}, varying={}, mesh=None,
+                   checkpoint_config=None, repeat=repeat, warmup=False, host=host, num_hosts=hosts, path="p",
+                   started_at="t", duration_s=1.0, metrics={t: MetricEntry(v, u) for t, (v, u) in entries.items()},
+                   inventory={})  # fmt: skip
+
+
+def test_distinct_requests_are_exact_while_repeated_reads_become_a_rate_and_the_commit_is_split_out():
+  # Two repeats: the polls differ (12 vs 16 GETs on the primary), the distinct objects do not.
+  records = [_counted(0, 0, get=12, get_distinct=8, commit=(4, 2, 0.3)), _counted(1, 0, get=9, get_distinct=7),
+             _counted(0, 1, get=16, get_distinct=8, commit=(4, 2, 0.5)), _counted(1, 1, get=9, get_distinct=7)]  # fmt: skip
+  m = host_count_metrics(records)["B"]
+  assert m["requests_get_total"].value == 23 and m["requests_get_total"].repeat_spread == pytest.approx(4 / 23)
+  assert (m["requests_get_distinct_total"].value, m["requests_get_distinct_primary"].value) == (15, 8)
+  assert m["requests_get_distinct_total"].repeat_spread == 0 and m["requests_get_distinct_total"].kind == COUNT
+  assert m["primary_extra_distinct_requests_save"].value == 1  # 8 + 2 distinct on the primary, 7 + 2 on host 1
+  # Repeated reads (GETs and LISTs beyond the distinct ones) per second of the save on its slowest host.
+  assert m["repeat_reads_save_per_s"].kind == RATE
+  assert m["repeat_reads_save_per_s"].value == pytest.approx(((4 + 1) + (2 + 1) + (8 + 1) + (2 + 1)) / 2 / 2)
+  assert (m["primary_commit_requests"].value, m["primary_commit_requests_get"].value) == (6, 4)
+  assert m["primary_commit_distinct_requests"].value == 5 and m["primary_commit_distinct_requests"].repeat_spread == 0
+  assert m["primary_commit_request_s"].value == pytest.approx(0.4) and m["primary_commit_request_s"].kind == TIME
+  assert m["primary_commit_s"].value == 0.75  # v1's save: its _METADATA write and the OCDBT merge (no finalize_s)

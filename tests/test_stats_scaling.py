@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from ckptbench.stats._scaling import LAWS, check_largest, first_crossing, fit_law, predict, select_law
-from ckptbench.stats._store_model import PROFILES, StoreProfile, store_time
+from ckptbench.stats._request_time import check_request_time, fit_request_time
+from ckptbench.stats._store_model import PROFILES, StoreProfile, model_benchmark, store_time
 
 HOSTS = [1, 2, 4, 8, 16, 32]
 PLANTED = {
@@ -16,6 +17,7 @@ PLANTED = {
     "log": lambda n: 3.0 + 5.0 * math.log2(n),
     "linear": lambda n: 4.0 + 6.0 * n,
     "nlogn": lambda n: 2.0 + 0.5 * n * math.log2(n),
+    "quadratic": lambda n: 90.0 * n + 3.0 * n * n,  # n hosts each reading 3 objects of every host
     "inverse": lambda n: 1.0 + 64.0 / n,
 }
 
@@ -98,3 +100,73 @@ def test_store_time_names_the_largest_term():
   t = store_time(slow_nic, total_requests=10, busiest_host_requests=10, busiest_host_bytes=5e9, writes=True)
   assert t.dominant == "host bandwidth" and t.seconds == pytest.approx(5.0)
   assert set(t.terms) == {"request latency", "host bandwidth"}
+
+
+def test_a_total_of_per_host_reads_of_every_host_is_quadratic_and_n_log_n_would_miss_it_far_out():
+  hosts = [2, 4, 8, 16, 32]
+  values = [PLANTED["quadratic"](n) for n in hosts]
+  fit = select_law(hosts, values, floor=1.0)
+  assert fit.law == "quadratic" and fit.formula == "a*n + b*n^2"
+  assert predict(fit, 1024).value == pytest.approx(90 * 1024 + 3 * 1024**2)
+  assert predict(fit, 1024).dominant == "quadratic" and set(fit.terms_at(4)) == {"linear", "quadratic"}
+  nlogn = select_law(hosts, values, floor=1.0, laws=["nlogn"])
+  assert nlogn.at(1024) < 0.5 * fit.at(1024)  # the look-alike law undershoots by more than half
+
+
+def test_a_time_made_of_requests_is_predicted_from_its_count_and_the_latency_measured():
+  # Planted: 0.05 s of own work plus 40 + 3n requests one after another, at a latency that jumps
+  # at 16 hosts (the shared machine's contention), measured at every count.
+  hosts = [2, 4, 8, 16]
+  requests = [40 + 3 * n for n in hosts]
+  latency = [0.004, 0.005, 0.007, 0.05]
+  times = [0.05 + r * lat for r, lat in zip(requests, latency)]
+  fit = fit_request_time(times, requests, latency)
+  assert (fit.a, fit.b) == (pytest.approx(0.05), pytest.approx(1.0)) and fit.held_out_error == pytest.approx(0, abs=1e-9)
+  check = check_request_time(hosts, times, requests, latency)
+  assert check.hosts == 16 and check.relative_error == pytest.approx(0, abs=1e-9) and "linear" in check.law
+  # A growth law in n fitted to the same times misses the largest count by far.
+  assert check_largest(hosts, times, floor=1e-3).relative_error > 0.2
+  assert check_request_time(hosts[:2], times[:2], requests[:2], latency[:2]) is None
+  with pytest.raises(ValueError, match="at least 2 points"):
+    fit_request_time([1.0], [3], [0.1])
+
+
+def test_the_benchmark_model_predicts_the_commit_on_the_profiles_latency():
+  hosts = [2, 4, 8, 16]
+  series = {
+      "primary_commit_distinct_requests": {n: 40.0 + 3 * n for n in hosts},
+      "primary_commit_request_s": {n: (40 + 3 * n) * 0.002 * n for n in hosts},
+      "primary_commit_s": {n: 0.05 + (40 + 3 * n) * 0.002 * n for n in hosts},
+  }
+  kinds = {"primary_commit_distinct_requests": "count", "primary_commit_request_s": "time", "primary_commit_s": "time"}
+  model = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)
+  assert model.commit.seconds[1024] == pytest.approx(0.05 + (40 + 3 * 1024) * 0.05)
+  assert model.commit.check.relative_error == pytest.approx(0, abs=1e-9)
+  # Each repeat's time with that repeat's latency (three repeats, latencies far apart): exact again.
+  factors = (0.5, 1.0, 4.0)
+  repeats = {"primary_commit_distinct_requests": {n: (40.0 + 3 * n,) * 3 for n in hosts},
+             "primary_commit_request_s": {n: tuple((40 + 3 * n) * 0.002 * n * f for f in factors) for n in hosts},
+             "primary_commit_s": {n: tuple(0.05 + (40 + 3 * n) * 0.002 * n * f for f in factors) for n in hosts}}  # fmt: skip
+  paired = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5,
+                           fit_from=2, repeats=repeats)  # fmt: skip
+  assert (paired.commit.fit.a, paired.commit.fit.b) == (pytest.approx(0.05), pytest.approx(1.0))
+  assert paired.commit.fit.held_out_error == pytest.approx(0, abs=1e-9)
+  missing = model_benchmark({k: v for k, v in series.items() if k != "primary_commit_s"}, kinds, [1024],
+                            PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)  # fmt: skip
+  assert missing.commit is None
+
+
+def test_the_restores_read_rate_counts_distinct_reads_where_the_link_counted_them():
+  hosts = [2, 4, 8]
+  series = {name: {n: 10.0 * n for n in hosts} for name in (
+      "requests_put_total", "requests_delete_total", "requests_put_max_host", "array_bytes_written_max_host",
+      "requests_list_total", "requests_list_max_host", "requests_get_max_host")}  # fmt: skip
+  series["requests_get_total"] = {n: 5000.0 * n for n in hosts}  # polls included
+  kinds = dict.fromkeys(series, "count")
+  args = dict(save_interval_s=60, host_memory_mib=1e5, fit_from=2)
+  everything = model_benchmark(series, kinds, [1000], PROFILES["gcs"], **args)
+  assert everything.restore[1000].terms["read request rate"] == pytest.approx((5000 + 10) * 1000 / 5000)
+  series["requests_get_distinct_total"] = {n: 90.0 * n for n in hosts}
+  kinds["requests_get_distinct_total"] = "count"
+  distinct = model_benchmark(series, kinds, [1000], PROFILES["gcs"], **args)
+  assert distinct.restore[1000].terms["read request rate"] == pytest.approx((90 + 10) * 1000 / 5000)

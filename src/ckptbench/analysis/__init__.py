@@ -14,7 +14,6 @@ _EXPORTS = {
     "build_verdict": "ckptbench.analysis._verdict",
     "headline_metrics": "ckptbench.analysis._verdict",
     "likely_causes": "ckptbench.analysis._stability",
-    "open_comparisons": "ckptbench.analysis._decisions",
     "stability_warnings": "ckptbench.analysis._stability",
     "sweep_verdicts": "ckptbench.analysis._decisions",
     "undecided": "ckptbench.analysis._decisions",

@@ -90,7 +90,9 @@ def run_design(out_dir: str | os.PathLike) -> Design:
   """The design a run's verdicts used, as its summary.json's `repeats` records (default: one look)."""
   summary = read_outputs(out_dir).summary
   repeats = summary.repeats if summary is not None and summary.repeats else {}
-  return Design(alpha=repeats.get("alpha", Design().alpha), looks=repeats.get("looks", 1))
+  return Design(
+      alpha=repeats.get("alpha", Design().alpha), early_looks=repeats.get("looks", 1) - 1,
+      last=repeats.get("last_look", True))
 
 
 def _machine_warnings(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:

@@ -181,6 +181,21 @@ _add("store_requests", "sum", "count", {
     "5_inventory/store_list_count": "object-store listings during the run",
     "5_inventory/store_delete_count": "object-store deletes during the run",
     "5_inventory/store_injected_errors_count": "429/503 answers the shaped link injected during the run",
+    "5_inventory/store_put_distinct_count": "distinct objects written (the shaped link; a rewrite counts once)",
+    "5_inventory/store_get_distinct_count": "distinct objects read (the shaped link; a poll, revalidation or"
+                                            " further byte range of an object already read counts once)",
+    "5_inventory/store_list_distinct_count": "distinct listings (the shaped link; a listing repeated counts once)",
+    "5_inventory/store_delete_distinct_count": "distinct objects deleted (the shaped link)",
+    "5_inventory/store_commit_put_count": "writes while Orbax's primary wrote its metadata and finalized (the shaped link)",
+    "5_inventory/store_commit_get_count": "reads while Orbax's primary wrote its metadata and finalized (the shaped link)",
+    "5_inventory/store_commit_list_count": "listings while Orbax's primary wrote its metadata and finalized (the shaped link)",
+    "5_inventory/store_commit_delete_count": "deletes while Orbax's primary wrote its metadata and finalized (the shaped link)",
+    "5_inventory/store_commit_distinct_count": "distinct objects and listings those requests touched (the shaped link)",
+})
+_add("store_requests", "sum", "s", {
+    "5_inventory/store_request_s": "seconds the block's store requests took at the shaped link, summed"
+                                   " (round trips; overlapping requests add up)",
+    "5_inventory/store_commit_request_s": "seconds the requests of Orbax's primary commit steps took, summed",
 })
 _add("store_requests", "last", "USD", {
     "5_inventory/store_requests_usd": "estimated price of the run's requests (price table: docs/storage.md)",

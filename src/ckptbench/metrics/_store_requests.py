@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import threading
+import time
+import urllib.parse
 import urllib.request
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from ckptbench.api import tag_value
 from ckptbench.api import MetricEntry, MetricValue, register_collector
@@ -22,30 +26,80 @@ _TENSORSTORE = {"write": "put", "read": "get", "list": "list"}
 OP = "checkpoint"
 
 
+# The primary-only commit steps Orbax times: writing the tree's _METADATA, finalizing (v0
+# Checkpointer: the array metadata check, the OCDBT merge, the commit marker) and the OCDBT merge
+# (the only timed part of v1's finalize). Each event is emitted when its step ends; windows that
+# overlap count a request once.
+_COMMIT_EVENTS = ("/jax/orbax/write/background_meta_write_secs", "/jax/orbax/write/finalize_duration_secs",
+                  "/jax/orbax/write/background_ocdbt_merge_secs")  # fmt: skip
+_commit_lock = threading.Lock()
+_open: tuple["LinkRequestsCollector", ...] = ()  # the blocks open now, copy-on-write
+_listening = False
+
+
+def _on_duration(event: str, duration: float, **_: Any) -> None:
+  if _open and event in _COMMIT_EVENTS:
+    end = time.time()
+    for c in _open:
+      c._windows.append((end - duration, end))
+
+
+def _listen_to_commits() -> None:
+  """Registers the commit-step listener once, when JAX is loaded (else there is nothing to hear)."""
+  global _listening
+  monitoring = sys.modules.get("jax.monitoring")
+  if monitoring is not None and not _listening:
+    monitoring.register_event_duration_secs_listener(_on_duration)
+    _listening = True
+
+
+def _link_stats(url: str, since: int | None = None, windows: Sequence[tuple[float, float]] = ()) -> dict:
+  query = {} if since is None else {"since": since}
+  if windows:
+    query["windows"] = ",".join(f"{t0!r}:{t1!r}" for t0, t1 in windows)
+  with urllib.request.urlopen(url + ("?" + urllib.parse.urlencode(query) if query else ""), timeout=5) as answer:
+    return json.loads(answer.read())
+
+
 class LinkRequestsCollector:
   """The shaped link's requests by kind during a measured block (nothing without a link).
 
+  Also the distinct targets among them, the seconds they took, and the requests of Orbax's
+  commit steps (the primary's metadata write and finalize) with their seconds.
+
   Every process's link counts every client of that process, so a block's counts are this
   host's requests while the block was open, other threads' included (as TensorStore's are).
+  A request whose target (object or listed prefix, byte range and cache tokens aside) the block
+  already read is a repeat: a poll, a revalidation or another byte range of one object, whose
+  number depends on timing; the distinct counts do not.
   """
 
-  def _stats(self) -> dict[str, int] | None:
-    url = os.environ.get(LINK_STATS_URL_ENV)
-    if not url:
-      return None
-    with urllib.request.urlopen(url, timeout=5) as answer:
-      return json.loads(answer.read())
-
   def start(self) -> None:
-    self._before = self._stats()
+    global _open
+    self._url = os.environ.get(LINK_STATS_URL_ENV)
+    if not self._url:
+      return
+    self._windows: list[tuple[float, float]] = []
+    self._before = _link_stats(self._url)
+    _listen_to_commits()
+    with _commit_lock:
+      _open = _open + (self,)
 
   def stop(self) -> dict[str, MetricValue]:
-    if self._before is None:
+    global _open
+    if not self._url:
       return {}
-    after = self._stats() or {}
-    return {f"5_inventory/store_{k}_count": tag_value(f"5_inventory/store_{k}_count",
-                                                               float(after.get(k, 0) - self._before.get(k, 0)))
-            for k in _KINDS}  # fmt: skip
+    with _commit_lock:
+      _open = tuple(c for c in _open if c is not self)
+    after = _link_stats(self._url, self._before["seq"], self._windows)
+    values = {f"store_{k}_count": after.get(k, 0) - self._before.get(k, 0) for k in _KINDS}
+    values.update({f"store_{k}_distinct_count": after["distinct"][k] for k in _KINDS})
+    values["store_request_s"] = sum(after["request_s"].values())
+    if self._windows:  # only the primary commits
+      values.update({f"store_commit_{k}_count": after["in_windows"][k] for k in _KINDS})
+      values["store_commit_distinct_count"] = after["in_windows_distinct"]
+      values["store_commit_request_s"] = after["in_windows_request_s"]
+    return {f"5_inventory/{k}": tag_value(f"5_inventory/{k}", float(v)) for k, v in values.items()}
 
 
 register_collector("link_requests", LinkRequestsCollector)
@@ -60,7 +114,7 @@ class StoreRequests:
       count TensorStore's kvstore requests (of the store's driver).
   """
 
-  def __init__(self, url: StoreURL, link_stats: Callable[[], Mapping[str, int]] | None = None):
+  def __init__(self, url: StoreURL, link_stats: Callable[..., Mapping[str, Any]] | None = None):
     self._driver = store_for(url).tensorstore_driver
     self._link_stats = link_stats
     self._before: Any = None
@@ -77,11 +131,13 @@ class StoreRequests:
       self._tensorstore.start()
 
   def stop(self) -> dict[str, float]:
-    """`{"put": n, "get": n, "list": n, "delete": n, "injected_errors": n?}` since `start()`."""
+    """`{"put": n, "get": n, "list": n, "delete": n}` since `start()`; through the link also
+    `"<kind>_distinct"` (targets read or written, repeats once) and `"injected_errors"`."""
     if self._link_stats:
-      after = self._link_stats()
+      after = self._link_stats(since=self._before["seq"])
       keys = _KINDS + ("injected_errors",)
-      return {k: float(after.get(k, 0) - self._before.get(k, 0)) for k in keys}
+      counts = {k: float(after.get(k, 0) - self._before.get(k, 0)) for k in keys}
+      return counts | {f"{k}_distinct": float(after["distinct"][k]) for k in _KINDS}
     counts = dict.fromkeys(_KINDS, 0.0)
     for tag, metric in self._tensorstore.stop().items():
       name = tag.removeprefix(f"6_tensorstore/kvstore_{self._driver}_")

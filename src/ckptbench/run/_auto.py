@@ -9,11 +9,14 @@ from ckptbench.analysis import build_baseline, compare_documents, load_baseline,
 from ckptbench.api import RunRecord
 from ckptbench.config import Suite
 from ckptbench.distributed import Coordinator
+from ckptbench.stats import Design
 from ckptbench.views import RunProgress
-from ckptbench.run._rounds import Repeats, RoundClock, round_order
+from ckptbench.run._rounds import Repeats, RepeatsDone, RoundClock, round_order
 from ckptbench.run._schedule import ScheduledRun
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._stop import StopRequest
+
+_FUTILE = 2  # a comparison needing more than this many times the rounds the budget allows no longer holds the run
 
 
 def auto_rounds(
@@ -28,63 +31,72 @@ def auto_rounds(
     settings: RunSettings,
     coordinator: Coordinator,
     progress: RunProgress,
-) -> tuple[bool, int, str]:
-  """Warm-ups, then rounds until decided, the budget is spent or the last look passed.
-
-  Returns:
-    (interrupted, rounds run, why it stopped: decided, time budget, most rounds, interrupted).
-  """
+) -> RepeatsDone:
+  """Warm-ups, then rounds until decided, the budget is spent or the last look passed."""
   clock = RoundClock(repeats, time.perf_counter())
   for b in range(len(keys)):
     for w in range(repeats.warmups):
       if stop.requested:
-        return True, 0, "interrupted"
+        return RepeatsDone(True, 0, "interrupted")
       execute(ScheduledRun(b, w, True))
-  rounds = 0
+  rounds, early_looks = 0, 0
   while rounds < repeats.count:
     clock.round_started()
     for b in round_order(len(keys), rng):
       if stop.requested:  # a partial round has no pair; the statistics leave it out
-        return True, rounds, "interrupted"
+        return RepeatsDone(True, rounds, "interrupted", Design(early_looks=early_looks))
       if (keys[b], rounds) not in done:
         execute(ScheduledRun(b, rounds, False))
     clock.round_ended()
     rounds += 1
     if not clock.is_look(rounds):
       continue
+    # The last look spends what is left of alpha; whether a look is last depends on the clock alone.
+    design = Design(early_looks=early_looks, last=rounds >= repeats.count or not clock.next_round_fits())
     # Process 0 decides for everyone: timings (the budget) differ between processes.
-    mine = _look(rounds, clock, records, suite, settings, repeats) if coordinator.process_index == 0 else None
-    reason, line = coordinator.allgather_json(mine)[0]
+    mine = _look(rounds, design, clock, records, suite, settings, repeats) if coordinator.process_index == 0 else None
+    reason, line, last = coordinator.allgather_json(mine)[0]
     progress.note(line)
     if reason:
-      return False, rounds, reason
-  return False, rounds, "most rounds"
+      return RepeatsDone(False, rounds, reason, Design(early_looks=early_looks, last=last))
+    early_looks += 1
+  return RepeatsDone(False, rounds, "most rounds", Design(early_looks=early_looks))
 
 
 def _look(
-    rounds: int, clock: RoundClock, records: list[RunRecord], suite: Suite, settings: RunSettings, repeats: Repeats
-) -> tuple[str | None, str]:
-  """(why to stop or None, a line saying what this look found)."""
-  open_ = open_comparisons(records, suite, settings, repeats)
-  line = f"after {rounds} rounds: {len(open_)} headline comparison(s) undecided"
+    rounds: int, design: Design, clock: RoundClock, records: list[RunRecord], suite: Suite, settings: RunSettings,
+    repeats: Repeats,
+) -> tuple[str | None, str, bool]:
+  """(why to stop or None, a line saying what this look found, whether it is the last look)."""
+  open_ = open_comparisons(records, suite, settings, design)
+  line = f"after {rounds} rounds: {len(open_)} headline comparison(s) undecided at {design.level:.2%}"
   if not open_:
-    return "decided", line + ": every one decided"
+    return "decided", line + ": every one decided", design.last
   if rounds >= repeats.count:
-    return "most rounds", line + f" ({rounds} rounds is the most auto repeats run)"
-  if not clock.next_round_fits():
-    return "time budget", line + f" (time budget {repeats.budget_s:g} s spent; --time_budget_s gives more)"
-  return None, line + ": " + ", ".join(open_[:3]) + (" ..." if len(open_) > 3 else "")
+    return "most rounds", line + f" ({rounds} rounds is the most auto repeats run)", True
+  if design.last:
+    return "time budget", line + f" (time budget {repeats.budget_s:g} s spent; --time_budget_s gives more)", True
+  reachable = clock.rounds_reachable(rounds)
+  if all(needed > _FUTILE * reachable for _, needed in open_):
+    return ("undecidable in the budget", line + f": each needs over {_FUTILE}x the ~{reachable} rounds the budget"
+            " allows (--time_budget_s gives more)", design.last)  # fmt: skip
+  names = [name for name, _ in open_]
+  return None, line + ": " + ", ".join(names[:3]) + (" ..." if len(names) > 3 else ""), False
 
 
-def open_comparisons(records: list[RunRecord], suite: Suite, settings: RunSettings, repeats: Repeats) -> list[str]:
-  """The headline comparisons not yet decided: each variant against the reference, and the baseline's."""
-  design = repeats.design
+def open_comparisons(
+    records: list[RunRecord], suite: Suite, settings: RunSettings, design: Design
+) -> list[tuple[str, int]]:
+  """The headline comparisons not yet decided at `design`'s level, each with the fewest rounds that
+  could decide it: each variant against the reference, and the baseline's."""
   threshold = settings.regression_threshold
   verdicts = sweep_verdicts(records, suite.config.reference, paired=True, design=design, threshold=threshold)
-  open_ = [f"{v.metric} ({', '.join(f'{k}={x}' for k, x in v.variant.items())})" for v in undecided(verdicts)]
+  open_ = [(f"{v.metric} ({', '.join(f'{k}={x}' for k, x in v.variant.items())})", v.repeats_needed or 0)
+           for v in undecided(verdicts)]  # fmt: skip
   baseline_path = settings.baseline_path or suite.config.baseline_path
   if baseline_path:
     current = build_baseline(records, {}, label="current")
     comparison = compare_documents(load_baseline(baseline_path), current, threshold=threshold, design=design)
-    open_ += [f"{r.metric} ({r.benchmark}) against the baseline" for r in comparison.headline_inconclusive]
+    open_ += [(f"{r.metric} ({r.benchmark}) against the baseline", r.repeats_needed or 0)
+              for r in comparison.headline_inconclusive]  # fmt: skip
   return open_

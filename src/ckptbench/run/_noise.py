@@ -2,7 +2,8 @@
 
 Before each run the dirty pages (earlier repeats' checkpoints among them) are
 written back and waited for (`os.sync`), so a save does not pay for the one
-before it. Each run then records what else the machine did meanwhile, as
+before it, and Python's garbage is collected, so a collection the run before
+made due does not pause this one. Each run then records what else the machine did meanwhile, as
 neutral tags under `machine_9_other/` (never judged): the load average, CPU
 time spent by other processes, time stolen by the hypervisor, and the bytes
 still dirty or under writeback when it started. The console reads them back
@@ -12,6 +13,7 @@ to say why a result is unstable (views `_stability.py`).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import time
 from typing import Any
@@ -64,6 +66,7 @@ class NoiseMeter:
 
   def start(self) -> None:
     tags: dict[str, Any] = {}
+    gc.collect()
     if self._flush:
       t0 = time.perf_counter()
       os.sync()  # waits for writeback on Linux: the previous runs' pages are on disk before timing starts

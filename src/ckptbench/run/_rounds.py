@@ -5,10 +5,12 @@ order each round (randomised multiple interleaved trials, Abedi and Brecht,
 ICPE 2017), so slow drift of a shared machine hits every variant alike and
 the per-round ratio cancels it. After the rounds in `AUTO_LOOKS` the run looks
 at its headline comparisons (each variant against the reference, and the
-baseline when one is given) and stops once all are decided, or when the next
-round would end past the time budget (then that look is the last). The
-verdicts' intervals are at the level `Design` gives for that many looks, so
-looking early does not inflate false alarms.
+baseline when one is given) and stops once all are decided, once those left
+could not be decided within the budget (each needs more than twice the rounds
+the budget can still give, the spread shrinking as 1/sqrt(n) at best), or when
+the next round would end past the time budget (then that look is the last). Each look's
+intervals are at the level `Design` spends on it (a small share early, the rest
+at the last look), so looking early does not inflate false alarms.
 """
 
 from __future__ import annotations
@@ -41,18 +43,32 @@ class Repeats:
   interleaved: bool
   budget_s: float | None = None
 
-  @property
-  def design(self) -> Design:
-    """The error rate over the looks this run may take (one for a fixed count)."""
-    return Design(looks=len(AUTO_LOOKS) if self.auto else 1)
-
-  def describe(self, rounds: int, stopped: str, seconds: float) -> dict[str, Any]:
+  def describe(self, done: RepeatsDone, seconds: float) -> dict[str, Any]:
     """summary.json's `repeats`."""
+    design = done.design
     return {
-        "mode": "auto" if self.auto else "fixed", "rounds": rounds, "interleaved": self.interleaved,
-        "paired": self.interleaved, "looks": self.design.looks, "alpha": self.design.alpha,
-        "time_budget_s": self.budget_s, "stopped": stopped, "seconds": round(seconds, 3),
+        "mode": "auto" if self.auto else "fixed", "rounds": done.rounds, "interleaved": self.interleaved,
+        "paired": self.interleaved, "looks": design.looks, "alpha": design.alpha, "level": design.level,
+        "last_look": design.last, "time_budget_s": self.budget_s, "stopped": done.stopped,
+        "seconds": round(seconds, 3),
     }  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class RepeatsDone:
+  """How the repeats ended.
+
+  Attributes:
+    interrupted: stopped by the user (Ctrl-C, SIGTERM).
+    rounds: rounds (auto) or repeats (fixed) run.
+    stopped: why: decided, time budget, most rounds, interrupted, fixed.
+    design: the error rate the verdicts spend: the look the run stopped at.
+  """
+
+  interrupted: bool
+  rounds: int
+  stopped: str
+  design: Design = Design()
 
 
 def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int) -> Repeats:
@@ -83,12 +99,23 @@ class RoundClock:
     self._repeats, self._started = repeats, started
     self._round_started = started
     self._longest_round = 0.0
+    self._rounds, self._round_seconds = 0, 0.0
 
   def round_started(self) -> None:
     self._round_started = time.perf_counter()
 
   def round_ended(self) -> None:
-    self._longest_round = max(self._longest_round, time.perf_counter() - self._round_started)
+    took = time.perf_counter() - self._round_started
+    self._longest_round = max(self._longest_round, took)
+    self._rounds, self._round_seconds = self._rounds + 1, self._round_seconds + took
+
+  def rounds_reachable(self, rounds_done: int) -> int:
+    """About how many rounds the run will have by the end of its budget (its most rounds at most)."""
+    if self._repeats.budget_s is None or not self._rounds:
+      return self._repeats.count
+    left = self._repeats.budget_s - (time.perf_counter() - self._started)
+    mean = self._round_seconds / self._rounds
+    return min(self._repeats.count, rounds_done + max(0, int(left / mean)))
 
   def next_round_fits(self) -> bool:
     if self._repeats.budget_s is None:
@@ -100,10 +127,10 @@ class RoundClock:
     return rounds_done in AUTO_LOOKS or rounds_done >= self._repeats.count or not self.next_round_fits()
 
 
-def fixed_runs(todo, execute, stop, count: int) -> tuple[bool, int, str]:
-  """Runs `todo` in order until done or stopped: (interrupted, repeats, why it ended)."""
+def fixed_runs(todo, execute, stop, count: int) -> RepeatsDone:
+  """Runs `todo` in order until done or stopped; one look at the end."""
   for run in todo:
     if stop.requested:
-      return True, count, "interrupted"
+      return RepeatsDone(True, count, "interrupted")
     execute(run)
-  return False, count, "fixed"
+  return RepeatsDone(False, count, "fixed")

@@ -28,13 +28,14 @@ from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
-from ckptbench.run._disk import RunLeftovers, disk_need, disk_problem, keeps_checkpoints
+from ckptbench.run._disk import RunLeftovers, disk_problem, keeps_checkpoints
+from ckptbench.run._sizes import disk_need
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
 from ckptbench.run._auto import auto_rounds
 from ckptbench.run._noise import NoiseMeter
-from ckptbench.run._rounds import Repeats, fixed_runs, resolve_repeats
+from ckptbench.run._rounds import Repeats, RepeatsDone, fixed_runs, resolve_repeats
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
@@ -117,18 +118,19 @@ def run_suite(
   try:
     with stop.installed():
       if repeats.auto:
-        interrupted, rounds, stopped = auto_rounds(
+        done_repeats = auto_rounds(
             repeats, keys, done, rng, runs.execute, stop, runs.records, suite, settings, coordinator, progress)
       else:
         todo = pending(schedule_runs(len(keys), repeats.count, repeats.warmups, repeats.interleaved, rng=rng,
                                      groups=warmup_groups(plan, suite.config)), keys, done)  # fmt: skip
-        interrupted, rounds, stopped = fixed_runs(todo, runs.execute, stop, repeats.count)
+        done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
   finally:
     progress.close()
 
   records = runs.records
-  summary = _summary(suite, plan, records, interrupted, repeats)
-  summary = dataclasses.replace(summary, repeats=repeats.describe(rounds, stopped, time.perf_counter() - started))
+  interrupted = done_repeats.interrupted
+  summary = _summary(suite, plan, records, repeats, done_repeats)
+  summary = dataclasses.replace(summary, repeats=repeats.describe(done_repeats, time.perf_counter() - started))
   manifest["ended_at"] = now_iso()
   for writer in writers:
     writer.finish(summary, manifest)
@@ -218,7 +220,7 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   return plan
 
 
-def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bool, repeats: Repeats) -> SuiteSummary:
+def _summary(suite: Suite, plan: Plan, records: list[RunRecord], repeats: Repeats, done: RepeatsDone) -> SuiteSummary:
   """summary.json: statistics per benchmark, the verdicts, and what the plan left out and why."""
   # Unset, the reference is the plan's first benchmark (records of shuffled rounds are in no plan order).
   reference = suite.config.reference
@@ -226,11 +228,11 @@ def _summary(suite: Suite, plan: Plan, records: list[RunRecord], interrupted: bo
     reference = plan.benchmarks[0].describe()["varying"]
   position = {b.key: i for i, b in enumerate(plan.benchmarks)}
   in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
-  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=repeats.design)
+  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=done.design)
   return SuiteSummary(
       suite=suite.name,
       reference=reference or None,
-      interrupted=interrupted,
+      interrupted=done.interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
       notes=list(suite.notes),
       invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],

@@ -43,9 +43,10 @@ SCALE_FILE = "scale.json"
 LINK_START_S = 600
 SCHEMA_VERSION = 1
 TIMES_NOTE = (
-    "times are inflated: the {n} emulated hosts shared this machine's {cpus} CPU cores and one disk;"
-    " counts (requests, files, bytes, barriers) do not depend on its speed, and those whose"
-    " repeat_spread is 0 repeated exactly (GETs and LISTs include polls that vary with timing)"
+    "times and rates are inflated: the {n} emulated hosts shared this machine's {cpus} CPU cores and"
+    " one disk; counts (requests, files, bytes, barriers) do not depend on its speed, and those whose"
+    " repeat_spread is 0 repeated exactly (all GETs and LISTs include repeated reads of one object or"
+    " listing, whose number varies with timing: they are counted apart as a rate, the distinct ones exactly)"
 )
 
 
@@ -198,18 +199,18 @@ def scale_document(settings: ScaleSettings, suite_name: str, measured, loads, me
       "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
       "notes": [TIMES_NOTE.format(n=max(measured), cpus=psutil.cpu_count())],
       "load": {str(n): v for n, v in loads.items()},
-      "measured": {}, "fits": {}, "predictions": {}, "store_times": {}, "limits": {},
+      "measured": {}, "fits": {}, "predictions": {}, "store_times": {}, "limits": {}, "commit_model": {},
   }  # fmt: skip
   for bench, metrics in series.items():
     model = model_benchmark(
         {name: {n: m.value for n, m in pts.items()} for name, pts in metrics.items()},
         {name: next(iter(pts.values())).kind for name, pts in metrics.items()},
         settings.targets, settings.store, save_interval_s=settings.save_interval_s, host_memory_mib=memory_mib,
-        fit_from=settings.fit_from,
+        fit_from=settings.fit_from, repeats={name: {n: m.repeats for n, m in pts.items()} for name, pts in metrics.items()},
     )  # fmt: skip
     doc["measured"][bench] = {
         name: {str(n): {"value": m.value, "kind": m.kind, "unit": m.unit, "inflated": m.kind != COUNT,
-                        "repeat_spread": m.repeat_spread} for n, m in pts.items()}
+                        "repeat_spread": m.repeat_spread, "repeats": list(m.repeats)} for n, m in pts.items()}
         for name, pts in metrics.items()
     }
     _add_model(doc, bench, model)
@@ -233,3 +234,10 @@ def _add_model(doc: dict[str, Any], bench: str, model: BenchmarkModel) -> None:
       for op, times in (("save", model.save), ("restore", model.restore))
   }
   doc["limits"][bench] = [dataclasses.asdict(limit) for limit in model.limits]
+  commit = model.commit
+  doc["commit_model"][bench] = None if commit is None else {
+      "formula": "a + b*requests*latency", "a": commit.fit.a, "b": commit.fit.b,
+      "held_out_error": commit.fit.held_out_error, "max_held_out_error": commit.fit.max_held_out_error,
+      "check": None if commit.check is None else dataclasses.asdict(commit.check),
+      "seconds": {str(n): v for n, v in commit.seconds.items()},
+  }  # fmt: skip

@@ -6,7 +6,7 @@ values sit near zero):
 - `worse` / `better`: the confidence interval of the effect excludes no change
   and the estimate lies beyond the threshold, the bad / good way (as asv decides);
 - `equivalent`: the whole interval lies within +-threshold;
-- `inconclusive`: neither; `repeats_needed` says about how many repeats a
+- `inconclusive`: neither; `repeats_needed` says how many repeats at least a
   decision would take at the spread observed.
 
 The estimate and its interval are Hodges-Lehmann's, distribution-free and
@@ -19,9 +19,14 @@ approximated).
 
 Repeated looks: adaptive repeats look at the data after several rounds and stop
 once every comparison is decided. Looking K times at level alpha would call a
-difference far more often than alpha; `Design` spends alpha over at most
-`len(looks)` looks (Bonferroni), so every interval the run ever reports holds
-the truth with probability 1 - alpha at once, whichever look it stops at.
+difference far more often than alpha; `Design` spends alpha over the looks
+(Bonferroni, so every interval the run ever reports holds the truth with
+probability 1 - alpha at once, whichever look it stops at): each early look
+spends a twentieth of alpha, enough to stop early on a clear difference, and the
+last look (the rounds' cap, or the time budget) spends all that is left, so a
+run that needs every round loses little precision to the looks before. Which
+look is last depends only on the clock (the rounds' total durations), never on
+which variant was faster.
 """
 
 from __future__ import annotations
@@ -38,33 +43,47 @@ from ckptbench.api import Verdict
 from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-# Rounds after which adaptive repeats look at the data: the first where the
-# per-look level can be reached, then about 1.5x apart; a run's budget may stop it earlier.
-AUTO_LOOKS = (8, 12, 18, 27, 40, 60)
+EARLY_LOOK_SHARE = 0.05  # of alpha, spent by each look before the last
 _MAX_NEEDED = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
 class Design:
-  """How many looks share the error rate `alpha`.
+  """How much of the error rate `alpha` this look spends.
 
   Attributes:
     alpha: the chance, over the whole run, that any reported interval misses.
-    looks: the number of looks the run may take (1 for a fixed repeat count).
+    early_looks: looks taken before this one, each spending `EARLY_LOOK_SHARE` of alpha.
+    last: this look spends what is left (a fixed repeat count: its one look); an
+      early look spends its share only.
   """
 
   alpha: float = DEFAULT_ALPHA
-  looks: int = 1
+  early_looks: int = 0
+  last: bool = True
+
+  @property
+  def spent(self) -> float:
+    """The error rate this look's intervals may have."""
+    share = self.alpha * EARLY_LOOK_SHARE
+    return self.alpha - self.early_looks * share if self.last else share
 
   @property
   def level(self) -> float:
-    """The confidence level of each look's intervals."""
-    return 1 - self.alpha / self.looks
+    """The confidence level of this look's intervals."""
+    return 1 - self.spent
+
+  @property
+  def looks(self) -> int:
+    """Looks taken, this one included."""
+    return self.early_looks + 1
 
   def rule(self, threshold: float, paired: bool) -> str:
     """The rule in one line, as summary.json's `rule` and the legends state it."""
     how = "per-round (paired)" if paired else "unpaired"
-    looks = f", alpha {self.alpha:g} over {self.looks} looks" if self.looks > 1 else ""
+    looks = ""
+    if self.early_looks:
+      looks = f", alpha {self.alpha:g} spent over {self.looks} looks ({EARLY_LOOK_SHARE:g} of it at each early look)"
     return (f"Hodges-Lehmann {self.level:.2%} interval of the {how} ratio{looks}; worse/better: interval"
             f" excludes 1 and ratio beyond {threshold:.0%}; equivalent: interval within +-{threshold:.0%}")
 
@@ -81,7 +100,7 @@ class Decision:
     n: rounds paired, or the smaller sample when unpaired.
     paired: whether per-round ratios were used.
     level: the confidence level of the interval.
-    repeats_needed: for inconclusive, about how many repeats a decision needs.
+    repeats_needed: for inconclusive, the fewest repeats that could decide it at the spread observed.
   """
 
   verdict: Verdict
@@ -163,12 +182,16 @@ def _min_rounds(alpha: float, paired: bool) -> int:
 
 
 def _needed(n: int, estimate: float, low: float, high: float, margin: float, alpha: float, paired: bool) -> int:
-  """About how many repeats would decide, with the spread scaling as 1/sqrt(n)."""
+  """The fewest repeats that could decide, the spread shrinking as 1/sqrt(n): at least this many.
+
+  The quickest way out is the nearer one: beyond the margin, the interval has to
+  shed no-change (half-width below the estimate); within it, the interval has to
+  fit in +-margin (half-width below the margin, were the estimate to settle at no change).
+  """
   if not math.isfinite(low) or not math.isfinite(high):
     return max(_min_rounds(alpha, paired), n + 1)
   half = (high - low) / 2
-  # Leaning to a difference: the interval must shed no-change; else it must fit in +-margin.
-  room = abs(estimate) if abs(estimate) > margin else margin - abs(estimate)
+  room = max(abs(estimate), margin)
   if room <= 0:
     return _MAX_NEEDED
   return int(min(_MAX_NEEDED, max(n + 1, math.ceil(n * (half / room) ** 2))))

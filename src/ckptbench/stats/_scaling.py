@@ -2,7 +2,9 @@
 and the check that predicts the largest measured host count from the smaller ones. Pure math.
 
 Every law is `value = a + b * f(n)` with one basis `f`: constant (no `b`), log (log2 n), linear
-(n), n log n (n log2 n), and inverse (1/n: what a strong-scaling per-host quantity does). The law
+(n), n log n (n log2 n), and inverse (1/n: what a strong-scaling per-host quantity does); and
+quadratic, `a * n + b * n^2`: a total over `n` hosts of a per-host figure that grows linearly
+(each host reads something of every other host's), which n log n only mimics in a small range. The law
 is chosen by leave-one-out error: each point is predicted from a fit to the others, and the law
 with the smallest mean relative error wins; laws within 10% of the best error lose to a simpler
 one (fewer parameters, then the order of `LAWS`), so an exact count picks the plainest law that
@@ -21,19 +23,23 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-LAWS = ("constant", "log", "linear", "nlogn", "inverse")
+LAWS = ("constant", "log", "linear", "nlogn", "quadratic", "inverse")
 _BASES: dict[str, Callable[[float], float]] = {
     "constant": lambda n: 0.0,
     "log": lambda n: math.log2(n),
     "linear": lambda n: float(n),
     "nlogn": lambda n: n * math.log2(n),
+    "quadratic": lambda n: float(n) * n,
     "inverse": lambda n: 1.0 / n,
 }
+# What `a` multiplies: 1, but n for the quadratic law (a total over hosts has no constant part).
+_FIRST: dict[str, Callable[[float], float]] = {"quadratic": lambda n: float(n)}
 _FORMULAS = {
     "constant": "a",
     "log": "a + b*log2(n)",
     "linear": "a + b*n",
     "nlogn": "a + b*n*log2(n)",
+    "quadratic": "a*n + b*n^2",
     "inverse": "a + b/n",
 }
 # A law whose held-out error is within this factor of the best loses to a simpler one.
@@ -71,13 +77,15 @@ class Fit:
 
   def at(self, n: float) -> float:
     """The law's value at `n` hosts."""
-    return self.a + self.b * _BASES[self.law](n)
+    return _at(self.law, self.a, self.b, n)
 
   def terms_at(self, n: float) -> dict[str, float]:
-    """The law's two terms at `n`: `{"constant": a, "<law>": b * f(n)}` (one for "constant")."""
+    """The law's two terms at `n`: `{"constant": a, "<law>": b * f(n)}` (one for "constant";
+    `{"linear": a * n, "quadratic": b * n^2}` for "quadratic")."""
     if self.law == "constant":
       return {"constant": self.a}
-    return {"constant": self.a, self.law: self.b * _BASES[self.law](n)}
+    first = "linear" if self.law in _FIRST else "constant"
+    return {first: self.a * _FIRST.get(self.law, _one)(n), self.law: self.b * _BASES[self.law](n)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,6 +110,14 @@ class Check:
   law: str
 
 
+def _one(n: float) -> float:
+  return 1.0
+
+
+def _at(law: str, a: float, b: float, n: float) -> float:
+  return a * _FIRST.get(law, _one)(n) + b * _BASES[law](n)
+
+
 def _parameters(law: str) -> int:
   return 1 if law == "constant" else 2
 
@@ -123,8 +139,7 @@ def fit_law(law: str, hosts: Sequence[float], values: Sequence[float]) -> tuple[
   y = np.asarray(values, dtype=float)
   if law == "constant":
     return float(y.mean()), 0.0
-  x = np.array([_BASES[law](n) for n in hosts])
-  design = np.column_stack([np.ones_like(x), x])
+  design = np.array([[_FIRST.get(law, _one)(n), _BASES[law](n)] for n in hosts])
   (a, b), *_ = np.linalg.lstsq(design, y, rcond=None)
   return float(round(a, 12)), float(round(b, 12))
 
@@ -144,7 +159,7 @@ def _held_out(law: str, hosts: Sequence[int], values: Sequence[float], floor: fl
     if len(set(rest_h)) < _parameters(law):
       return None
     a, b = fit_law(law, rest_h, rest_v)
-    errors.append(relative_error(a + b * _BASES[law](hosts[i]), values[i], floor))
+    errors.append(relative_error(_at(law, a, b, hosts[i]), values[i], floor))
   return errors
 
 
@@ -200,7 +215,7 @@ def predict(fit: Fit, n: int) -> Prediction:
     rest_v = [v for j, v in enumerate(fit.values) if j != i]
     if len(set(rest_h)) >= _parameters(fit.law):
       a, b = fit_law(fit.law, rest_h, rest_v)
-      refits.append(a + b * _BASES[fit.law](n))
+      refits.append(_at(fit.law, a, b, n))
   widen = fit.max_held_out_error or 0.0
   low, high = min(refits), max(refits)
   low, high = low - abs(low) * widen, high + abs(high) * widen

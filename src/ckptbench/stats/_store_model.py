@@ -5,12 +5,17 @@ A save (or restore) on `n` hosts is estimated by the largest of these terms, whi
 dominates it; all come from counts, none from a time measured on this machine:
 
 - write (read) request rate: every host's requests of that kind, over the bucket's (prefix's)
-  request rate;
+  request rate (reads: the distinct objects and listings, where the link counted them);
 - request latency: the busiest host's requests, one round trip each, `in_flight` at a time;
 - host bandwidth: the busiest host's bytes over one host's network (when the profile has it);
-- primary commit: the primary's requests beyond another host's (its commit work) during the save
-  (`primary_extra_requests_save`; the whole run's when blocks were not counted apart), one round
-  trip after another (the commit's metadata steps wait on each other).
+- primary commit: the primary's requests beyond another host's (its commit work) during the save,
+  distinct ones (`primary_extra_distinct_requests_save`: its polls wait rather than work; all of
+  them, or the whole run's, where distinct ones or blocks were not counted), one round trip after
+  another (the commit's metadata steps wait on each other).
+
+With the requests of the primary's timed commit steps and their seconds, the commit time is
+also modelled as `a + b * requests * latency` (`stats._request_time`) and given at each target
+on the profile's latency.
 
 `model_benchmark` puts it together for one benchmark: a growth law per metric, its check and
 predictions, the save's and the restore's store time at each target, and the host counts where
@@ -22,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping, Sequence
 
+from ckptbench.stats._request_time import RequestTimeFit, check_request_time, fit_request_time
 from ckptbench.stats._scaling import Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
 
 
@@ -132,6 +138,16 @@ class Limit:
 
 
 @dataclasses.dataclass(frozen=True)
+class CommitModel:
+  """The primary's commit time as `a + b * requests * latency`: its fit, its check on the largest
+  measured host count, and its seconds at each target on the profile's latency."""
+
+  fit: RequestTimeFit
+  check: Check | None
+  seconds: Mapping[int, float]
+
+
+@dataclasses.dataclass(frozen=True)
 class BenchmarkModel:
   """The scale model of one benchmark."""
 
@@ -139,11 +155,53 @@ class BenchmarkModel:
   save: Mapping[int, StoreTime]
   restore: Mapping[int, StoreTime]
   limits: tuple[Limit, ...]
+  commit: CommitModel | None = None
 
 
 CROSSING_STOP = 1 << 20
 _SAVE = ("requests_put_total", "requests_delete_total", "requests_put_max_host", "array_bytes_written_max_host")
 _RESTORE = ("requests_get_total", "requests_list_total", "requests_get_max_host", "requests_list_max_host")
+
+
+def _reads(fits: Mapping[str, Fit], name: str) -> Fit:
+  """A read count's distinct form where the link counted one: a lower bound (repeated reads are polls
+  and revalidations whose number depends on timing), as every term is."""
+  return fits.get(name.replace("_get_", "_get_distinct_").replace("_list_", "_list_distinct_"), fits[name])
+
+
+# The primary's commit work, best first: its distinct extra requests in the save, all of them, the run's.
+_PRIMARY_WORK = ("primary_extra_distinct_requests_save", "primary_extra_requests_save", "primary_extra_requests")
+# The commit time, its distinct requests (exact; a repeat's round trip counts in the latency) and their seconds.
+_COMMIT = ("primary_commit_s", "primary_commit_distinct_requests", "primary_commit_request_s")
+
+
+def _commit_points(series: Mapping[str, Mapping[int, float]], repeats: Mapping[str, Mapping[int, Sequence[float]]],
+                   fit_from: int) -> tuple[list[int], list[float], list[float], list[float]]:  # fmt: skip
+  """(hosts, times, requests, latencies): one point per repeat where each repeat's values are
+  known (a time and the requests of the same repeat belong together), else one per host count."""
+  points = []
+  for h in sorted(series[_COMMIT[0]]):
+    per_repeat = [repeats.get(k, {}).get(h, ()) for k in _COMMIT]
+    if not all(per_repeat) or len({len(r) for r in per_repeat}) != 1:
+      per_repeat = [(series[k][h],) for k in _COMMIT]
+    points += [(h, t, r, s / r) for t, r, s in zip(*per_repeat) if h >= fit_from and r]
+  hosts, times, requests, latencies = (list(column) for column in zip(*points)) if points else ([], [], [], [])
+  return hosts, times, requests, latencies
+
+
+def _commit_model(series: Mapping[str, Mapping[int, float]], repeats: Mapping[str, Mapping[int, Sequence[float]]],
+                  fits: Mapping[str, Fit], targets: Sequence[int], profile: StoreProfile,
+                  fit_from: int) -> CommitModel | None:  # fmt: skip
+  """The commit time from its requests and their latency (None: not measured, or no requests)."""
+  if not all(k in series for k in _COMMIT):
+    return None
+  hosts, *args = _commit_points(series, repeats, fit_from)
+  if len(set(hosts)) < 2:
+    return None
+  fit = fit_request_time(*args)
+  check = check_request_time(hosts, *args)
+  count = fits[_COMMIT[1]]
+  return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets})
 
 
 def _floor(kind: str) -> float:
@@ -155,10 +213,11 @@ def _store_times(fits: Mapping[str, Fit], profile: StoreProfile, n: int) -> tupl
   if not all(k in fits for k in _SAVE + _RESTORE):
     return None
   f = {k: max(0.0, fit.at(n)) for k, fit in fits.items()}
+  f.update({k: max(0.0, _reads(fits, k).at(n)) for k in _RESTORE})
   save = store_time(
       profile, total_requests=f["requests_put_total"] + f["requests_delete_total"],
       busiest_host_requests=f["requests_put_max_host"], busiest_host_bytes=f["array_bytes_written_max_host"],
-      writes=True, primary_round_trips=f.get("primary_extra_requests_save", f.get("primary_extra_requests")),
+      writes=True, primary_round_trips=next((f[k] for k in _PRIMARY_WORK if k in f), None),
   )  # fmt: skip
   restore = store_time(
       profile, total_requests=f["requests_get_total"] + f["requests_list_total"],
@@ -207,6 +266,7 @@ def model_benchmark(
     save_interval_s: float,
     host_memory_mib: float,
     fit_from: int = 1,
+    repeats: Mapping[str, Mapping[int, Sequence[float]]] | None = None,
 ) -> BenchmarkModel:
   """Fits every metric of one benchmark, predicts it at `targets`, and finds the limits.
 
@@ -219,6 +279,8 @@ def model_benchmark(
     host_memory_mib: the memory of one target host.
     fit_from: the smallest host count the laws are fitted to (one process skips every
       cross-host step: no barriers, no other hosts' files), at least two counts from it on.
+    repeats: `{metric: {host count: each repeat's value}}`, in one repeat order for every
+      metric: the commit model fits each repeat's time to that repeat's requests.
 
   Raises:
     ValueError: fewer than two host counts from `fit_from` on.
@@ -239,4 +301,4 @@ def model_benchmark(
     if pair is not None:
       save[t], restore[t] = pair
   limits = _limits(fits, profile, save_interval_s, host_memory_mib)
-  return BenchmarkModel(metrics, save, restore, tuple(limits))
+  return BenchmarkModel(metrics, save, restore, tuple(limits), _commit_model(series, repeats or {}, fits, targets, profile, fit_from))

@@ -9,7 +9,9 @@ retries shows. Clients retry injected errors as they would real ones; a save
 under errors must complete and verify, or fail with a clear message.
 
 Run it as `python -m ckptbench.storage._link --upstream URL --port P --shape SPEC`
-(`start_link` does). GET /__ckptbench_link__/stats returns its counters.
+(`start_link` does). GET /__ckptbench_link__/stats returns its counters; with `?since=SEQ` also
+what the requests after the SEQ-th did (`RequestLog.since`), and with `&windows=T0:T1,...` what
+those that started inside the wall-clock windows did.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from typing import Sequence
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.storage._emulator import free_port, stop_emulator
@@ -126,6 +129,69 @@ def _kind(method: str, query: str) -> str:
   return "get"  # GET and HEAD (metadata reads are billed as class B operations too)
 
 
+# Query parameters that do not change what a read reads: TensorStore's cache-busting token and
+# the generation conditions of a revalidating read. A read that differs only in these (or in its
+# byte range) reads the same object again.
+_VOLATILE_PARAMS = ("tensorstore=", "ifGenerationNotMatch=", "ifGenerationMatch=", "ifMetagenerationMatch=")
+_KINDS = ("put", "get", "list", "delete")
+
+
+def request_target(method: str, path: str, query: str) -> str:
+  """What a request reads or writes: its method, path and query without the volatile parameters.
+
+  Example:
+    >>> request_target("GET", "/b/o/x", "alt=media&tensorstore=9f2c&ifGenerationNotMatch=3")
+    'GET /b/o/x?alt=media'
+  """
+  kept = "&".join(p for p in query.split("&") if p and not p.startswith(_VOLATILE_PARAMS))
+  return f"{method} {path}?{kept}" if kept else f"{method} {path}"
+
+
+class RequestLog:
+  """Every forwarded request: when it started and ended, its kind and its target.
+
+  `since(seq)` answers, for the requests after the first `seq`: how many targets of each kind
+  were distinct (a target read again, polled, revalidated or read in another byte range counts
+  once) and the seconds the requests took (upstream round trips, summed); `windows` also gives
+  the counts (by kind, and distinct targets of any kind) and seconds of the requests that started
+  inside given wall-clock windows.
+  """
+
+  def __init__(self):
+    self._entries: list[list] = []  # [start, end or None, kind, target hash]
+
+  def __len__(self) -> int:
+    return len(self._entries)
+
+  def begin(self, kind: str, target: str) -> list:
+    entry = [time.time(), None, kind, hash(target)]
+    self._entries.append(entry)
+    return entry
+
+  @staticmethod
+  def end(entry: list) -> None:
+    entry[1] = time.time()
+
+  def since(self, seq: int, windows: Sequence[tuple[float, float]] = ()) -> dict:
+    entries = self._entries[seq:]
+    out: dict = {"distinct": {k: len({e[3] for e in entries if e[2] == k}) for k in _KINDS},
+                 "request_s": {k: sum(e[1] - e[0] for e in entries if e[2] == k and e[1]) for k in _KINDS}}
+    if windows:
+      inside = [e for e in entries if any(t0 <= e[0] <= t1 for t0, t1 in windows)]
+      out["in_windows"] = {k: sum(e[2] == k for e in inside) for k in _KINDS}
+      out["in_windows_distinct"] = len({e[3] for e in inside})
+      out["in_windows_request_s"] = sum(e[1] - e[0] for e in inside if e[1])
+    return out
+
+
+def _stats_answer(stats: dict, log: RequestLog, query) -> dict:
+  """The counters, `seq`, and with `since` (and `windows`) what those requests did."""
+  if "since" not in query:
+    return {**stats, "seq": len(log)}
+  windows = [tuple(float(t) for t in w.split(":")) for w in query.get("windows", "").split(",") if w]
+  return {**stats, "seq": len(log), **log.since(int(query["since"]), windows)}  # type: ignore[arg-type]
+
+
 def build_app(upstream: str, shape: LinkShape, seed: int = 0):
   """The aiohttp application forwarding to `upstream` through `shape`."""
   from aiohttp import ClientSession, ClientTimeout, web  # noqa: PLC0415  (storage extra)
@@ -135,10 +201,11 @@ def build_app(upstream: str, shape: LinkShape, seed: int = 0):
   stats = {"requests": 0, "injected_errors": 0, "bytes_up": 0, "bytes_down": 0,
            "put": 0, "get": 0, "list": 0, "delete": 0}  # fmt: skip
   session: dict = {}
+  log = RequestLog()
 
   async def forward(request: web.Request) -> web.StreamResponse:
     if request.path == STATS_PATH:
-      return web.json_response(stats)
+      return web.json_response(_stats_answer(stats, log, request.query))
     body = await request.read()
     stats["requests"] += 1
     await asyncio.sleep(shape.rtt_s / 2)
@@ -150,7 +217,9 @@ def build_app(upstream: str, shape: LinkShape, seed: int = 0):
       code = rng.choice(shape.error_codes)
       return web.json_response({"error": {"code": code, "message": "injected by ckptbench --link"}},
                                status=code, headers={"Retry-After": "0"})  # fmt: skip
-    stats[_kind(request.method, request.query_string)] += 1
+    kind = _kind(request.method, request.query_string)
+    stats[kind] += 1
+    entry = log.begin(kind, request_target(request.method, request.path, request.query_string))
     headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_BY_HOP}
     async with session["client"].request(
         request.method, upstream + request.rel_url.raw_path_qs, headers=headers, data=body,
@@ -161,6 +230,7 @@ def build_app(upstream: str, shape: LinkShape, seed: int = 0):
       if "Location" in out_headers:  # resumable uploads name the server: keep them on the link
         out_headers["Location"] = out_headers["Location"].replace(upstream, str(request.url.origin()))
       status = answer.status
+    log.end(entry)
     await down.send(len(payload))
     stats["bytes_down"] += len(payload)
     await asyncio.sleep(shape.rtt_s / 2)
@@ -193,9 +263,12 @@ class Link:
   shape: LinkShape
   pid: int
 
-  def stats(self) -> dict[str, int]:
-    """The link's counters: requests, injected errors, bytes each way, put/get/list/delete."""
-    with urllib.request.urlopen(self.endpoint + STATS_PATH, timeout=5) as answer:
+  def stats(self, since: int | None = None) -> dict:
+    """The link's counters: requests, injected errors, bytes each way, put/get/list/delete, and
+    `seq` (requests so far); with `since`, also what the requests after the `since`-th did
+    (`RequestLog.since`)."""
+    query = "" if since is None else f"?since={since}"
+    with urllib.request.urlopen(self.endpoint + STATS_PATH + query, timeout=5) as answer:
       return json.loads(answer.read())
 
 

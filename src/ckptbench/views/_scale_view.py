@@ -17,13 +17,15 @@ from ckptbench.views._plots import _html, plotly_js
 
 SCALE_PAGE = "scale.html"
 # The metrics drawn on the page (all are in its tables).
-HEADLINE = ("requests_put_total", "requests_get_total", "files", "primary_extra_requests", "barriers_save",
-            "metadata_bytes", "primary_commit_s", "save_time_s")  # fmt: skip
+HEADLINE = ("requests_put_total", "requests_load_distinct_total", "requests_get_total", "repeat_reads_load_per_s",
+            "files", "primary_extra_distinct_requests_save", "barriers_save", "metadata_bytes", "primary_commit_s",
+            "save_time_s")  # fmt: skip
 _LAWS = {
     "constant": lambda a, b, n: a,
     "log": lambda a, b, n: a + b * math.log2(n),
     "linear": lambda a, b, n: a + b * n,
     "nlogn": lambda a, b, n: a + b * n * math.log2(n),
+    "quadratic": lambda a, b, n: a * n + b * n * n,
     "inverse": lambda a, b, n: a + b / n,
 }
 
@@ -58,6 +60,17 @@ def _check_text(check: Mapping[str, Any] | None) -> str:
           f" ({_percent(check['relative_error'])}, {check['law']})")  # fmt: skip
 
 
+def _commit_text(doc: Mapping[str, Any], bench: str) -> str:
+  """The commit-time model in one sentence ('' when it was not fitted)."""
+  model = doc.get("commit_model", {}).get(bench)
+  if not model:
+    return ""
+  at = ", ".join(f"{_number(round(v, 3))} s at {int(n):,} hosts" for n, v in model["seconds"].items())
+  return (f"primary commit time = {model['a']:.3g} s + {model['b']:.3g} x its commit requests x their latency"
+          f" (held-out {_percent(model['held_out_error'])}; check {_check_text(model['check'])});"
+          f" on {doc['store']['name']}'s {doc['store']['latency_s'] * 1e3:g} ms: {at}")  # fmt: skip
+
+
 def scale_as_text(doc: Mapping[str, Any]) -> str:
   """The console's answer: per benchmark, the store times at the targets, the limits, the fits."""
   lines = [f"scale: {doc['suite']} ({doc['mode']} scaling along {doc['axis']}, {doc['devices_per_host']}"
@@ -73,6 +86,9 @@ def scale_as_text(doc: Mapping[str, Any]) -> str:
                      f" dominated by {t['dominant']}")  # fmt: skip
     for limit in doc["limits"][bench]:
       lines.append(f"  limit {limit['name']}: {_hosts(limit['hosts'])} ({limit['detail']})")
+    commit = _commit_text(doc, bench)
+    if commit:
+      lines.append(f"  {commit}")
     lines.append(f"  {'metric':34} {'kind':6} {'measured':>28}  {'law':16} {'held-out':>8}  check (largest from smaller)")
     for name, fit in fits.items():
       points = doc["measured"][bench][name]
@@ -138,6 +154,9 @@ def _breaks(doc: Mapping[str, Any], bench: str) -> str:
                    f" dominated by <b>{html.escape(t['dominant'])}</b> ({html.escape(terms)})</li>")  # fmt: skip
   for limit in doc["limits"][bench]:
     items.append(f"<li>{html.escape(limit['name'])}: <b>{_hosts(limit['hosts'])}</b> ({html.escape(limit['detail'])})</li>")
+  commit = _commit_text(doc, bench)
+  if commit:
+    items.append(f"<li>{html.escape(commit)}</li>")
   return f"<ul>{''.join(items)}</ul>"
 
 
