@@ -1,14 +1,16 @@
 """Runs Orbax's shipped suite files, scaled to this machine, under ckptbench and under Orbax's own runner.
 
-Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax] [--orbax-python PY]
+Usage: python benchmarks/run_orbax_suites.py WORK [-j N] [-k SUBSTRING ...] [--no-orbax] [--orbax-python PY] [--warm]
 
 Each of the wheel's suite files is scaled (benchmarks/_orbax_scaled.py: meshes
 of at most 8 devices, small shapes, capped repeats, gs:// and other remote
 paths replaced by small local fixtures of the same layout written under
-WORK/fixtures), planned with `ckptbench plan`, and, when the plan accepts it,
-run with `ckptbench run` in a process of its own; then the same scaled file
-runs under Orbax's runner (`run_benchmarks.py` from the wheel) with as many
-simulated devices. Printed: each suite's outcome (ran / refused by plan, with
+WORK/fixtures) and run with `ckptbench run` in a process of its own (planned
+with `ckptbench plan` when the run refuses it: the plan must refuse it too);
+then the same scaled file runs under Orbax's runner (`run_benchmarks.py` from
+the wheel) with as many simulated devices. The suites of the generators that
+need peers (emergency, multislice, P2P) run as 2 processes: `ckptbench launch
+-n 2`, and two Orbax runners of one jax.distributed job. Printed: each suite's outcome (ran / refused by plan, with
 the reason / failed runs), the count that ran, and for the suites both ran,
 the ratio Orbax/ckptbench of the median save and load times (`<op>_0_basics/time_s`
 over the operations both measured, by name less Orbax's step number: save is
@@ -18,6 +20,9 @@ their geometric mean. N suites at a time (-j,
 default 2); -k keeps the suites whose path contains a SUBSTRING. Orbax's
 runner imports `clu`, whose metric writers import TensorFlow: --orbax-python
 names an interpreter that has them and ckptbench's packages (default: this one).
+ckptbench's loads evict the page cache first (`cold_cache`, on by default);
+Orbax's runner reads warm: --warm gives every benchmark `cold_cache: false`
+for ckptbench (a file of its own), so that the load ratios compare like with like.
 """
 
 from __future__ import annotations
@@ -30,18 +35,27 @@ import math
 import os
 import pathlib
 import re
+import socket
 import statistics
 import subprocess
 import sys
 import threading
+
+import yaml
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import _orbax_scaled  # noqa: E402
 
 _OPS = ("save", "load")
 _TIME = "_0_basics/time_s"
-_TIMEOUT_S = 1800
+_TIMEOUT_S = 900
 _FIXTURES = threading.Lock()
+# The generators that restore from, or broadcast to, other processes: run as 2
+# processes of one job (`ckptbench launch -n 2`), as run_orbax_modules.py runs
+# their modules (one process holding every replica has no peer and no local tier).
+MULTI_PROCESS = ("emergency_checkpoint_manager_benchmark", "multislice_broadcast_benchmark",
+                 "p2p_checkpoint_manager_benchmark")  # fmt: skip
+PROCESSES = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +65,7 @@ class Outcome:
   detail: str
   ckptbench: dict[str, list[float]]  # op -> median time_s of each benchmark
   orbax: dict[str, list[float]] | str | None  # op -> times; why its runner failed; or not run
+  cold: frozenset[str] = frozenset()  # ckptbench's operations that read with a cold page cache
 
 
 def _env(devices: int) -> dict[str, str]:
@@ -68,19 +83,45 @@ def run_ckptbench(scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: p
   """Runs one scaled suite (plans it when the run refuses it); the outcome with ckptbench's median times."""
   name = _orbax_scaled.relative_name(scaled.source)
   devices = _orbax_scaled.devices_for(scaled)
-  run = _ckptbench(["run", str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views",
+  command = ["launch", "-n", str(PROCESSES)] if processes(scaled) > 1 else ["run"]
+  run = _ckptbench([*command, str(suite_file), "-o", str(out), "--overwrite", "--remove_repeated_dir", "--no-views",
                     "--no-probe", "--no-progress"], devices)  # fmt: skip
   summary = out / "summary.json"
   if not summary.exists():  # refused before running: plan must refuse it too, with the same reason
     plan = _ckptbench(["plan", str(suite_file)], devices)
     if plan.returncode:
       return Outcome(name, "refused", _first_line(plan.stderr or plan.stdout), {}, None)
-    return Outcome(name, "failed", f"exit {run.returncode}, no summary.json: {_first_line(run.stderr)}", {}, None)
+    said = [ln for ln in run.stderr.splitlines() if re.match(r"ckptbench: process \d+: run '.*' failed", ln)]
+    why = " ".join([_first_line(run.stderr), *said])  # a process's failure, said before a collective aborted
+    return Outcome(name, "failed", f"exit {run.returncode}, no summary.json: {why}", {}, None)
   data = json.loads(summary.read_text())
   errors = [e["message"] for b in data["benchmarks"] for e in b.get("errors", [])]
   if run.returncode or errors:
     return Outcome(name, "failed", f"exit {run.returncode}: {(errors or [_first_line(run.stderr)])[0][:300]}", {}, None)
-  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", ckptbench_times(data), None)
+  return Outcome(name, "ran", f"{len(data['benchmarks'])} benchmarks", ckptbench_times(data), None, cold_ops(data))
+
+
+def processes(scaled: _orbax_scaled.Scaled) -> int:
+  """How many processes the suite runs as: PROCESSES when a generator needs peers, else 1."""
+  generators = [b["generator"].rsplit(".", 2)[-2] for b in scaled.suite["benchmarks"]]
+  return PROCESSES if any(g in MULTI_PROCESS for g in generators) else 1
+
+
+def cold_ops(summary: dict) -> frozenset[str]:
+  """The operations ckptbench measured after evicting the page cache (`<op>_0_basics/cold_cache_<how>` is 1).
+
+  Orbax's runner reads whatever the cache holds (warm, for files just written
+  or read), so those load times are not like for like.
+  """
+  return frozenset(
+      tag.split("_0_basics/")[0] for bench in summary["benchmarks"] for tag, stats in bench["metrics"].items()
+      if "_0_basics/cold_cache_" in tag and stats.get("median")
+  )  # fmt: skip
+
+
+def compared(o: Outcome, kind: str) -> set[str]:
+  """The operations of `kind` both frameworks measured in the suite."""
+  return {op for op in set(o.ckptbench) & set(o.orbax) if _kind(op) == kind} if isinstance(o.orbax, dict) else set()
 
 
 def ckptbench_times(summary: dict) -> dict[str, list[float]]:
@@ -103,17 +144,46 @@ def ckptbench_times(summary: dict) -> dict[str, list[float]]:
 def run_orbax(
     scaled: _orbax_scaled.Scaled, suite_file: pathlib.Path, out: pathlib.Path, python: str
 ) -> dict[str, list[float]] | str:
-  """Orbax's runner on the same scaled file: its times per operation, or why it failed."""
+  """Orbax's runner on the same scaled file: its times per operation, or why it failed.
+
+  A suite of several processes runs as that many runners of one jax.distributed
+  job, which Orbax's runner starts from JAX_COORDINATOR_ADDRESS, JAX_PROCESS_ID
+  and JAX_NUM_PROCESSES.
+  """
   runner = _orbax_scaled.wheel_root() / "run_benchmarks.py"
   args = [python, str(runner), f"--config_file={suite_file}", f"--output_directory={out}", "--remove_repeated_dir"]
+  n = processes(scaled)
+  envs = [_env(_orbax_scaled.devices_for(scaled) // n) for _ in range(n)]
+  if n > 1:
+    address = f"localhost:{_free_port()}"
+    for i, env in enumerate(envs):
+      env.update(JAX_COORDINATOR_ADDRESS=address, JAX_PROCESS_ID=str(i), JAX_NUM_PROCESSES=str(n))
+  # Standard error to files, not pipes: a runner blocked on a full pipe that is
+  # not being read would hold the others in their next collective.
+  logs = [out.parent / f"{out.name}.process_{i}.log" for i in range(n)]
+  out.parent.mkdir(parents=True, exist_ok=True)
+  procs = []
+  for env, log in zip(envs, logs):
+    with log.open("w") as stderr:
+      procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=stderr, env=env))
   try:
-    done = subprocess.run(args, capture_output=True, text=True, env=_env(_orbax_scaled.devices_for(scaled)),
-                          timeout=_TIMEOUT_S)  # fmt: skip
+    for p in procs:
+      p.wait(timeout=_TIMEOUT_S)
   except subprocess.TimeoutExpired:
+    for p in procs:
+      p.kill()
+      p.wait()
     return f"timed out after {_TIMEOUT_S} s"
-  if done.returncode:
-    return f"exit {done.returncode}: {_last_error(done.stderr)}"
+  failed = [(p.returncode, log.read_text()) for p, log in zip(procs, logs) if p.returncode]
+  if failed:
+    return f"exit {failed[0][0]}: {_last_error(failed[0][1])}"
   return orbax_times(out / "tensorboard")
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("localhost", 0))
+    return s.getsockname()[1]
 
 
 def orbax_times(root: pathlib.Path) -> dict[str, list[float]]:
@@ -140,7 +210,12 @@ def _kind(op: str) -> str | None:
 
 
 def ratio(ours: dict[str, list[float]], peer: dict[str, list[float]], kind: str) -> float | None:
-  """Orbax/ckptbench median time over the operations of `kind` that both frameworks measured."""
+  """Orbax/ckptbench median time over the operations of `kind` that both frameworks measured.
+
+  Operations named differently are not compared: the P2P module's three
+  scenarios (`test_p2p_restore_restore`, ...) against ckptbench's one `restore`
+  of the `delete_before_restore` asked for would compare unlike work.
+  """
   ops = [op for op in set(ours) & set(peer) if _kind(op) == kind]
   a = [v for op in ops for v in peer[op]]
   b = [v for op in ops for v in ours[op]]
@@ -181,7 +256,7 @@ def _last_error(text: str) -> str:
   return (lines[-1] if lines else text.strip()[-300:])[:300]
 
 
-def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) -> Outcome:
+def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None, warm: bool = False) -> Outcome:
   stem = _orbax_scaled.relative_name(path).replace("/", "__").removesuffix(".yaml")
   scaled = _orbax_scaled.Scaled(path, work / "fixtures" / stem)  # per suite: a path may need another layout elsewhere
   with _FIXTURES:  # Orbax saves in one process, one at a time
@@ -189,7 +264,13 @@ def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None) 
   suite_file = work / "suites" / f"{stem}.yaml"
   suite_file.parent.mkdir(parents=True, exist_ok=True)
   suite_file.write_text(scaled.text())
-  outcome = run_ckptbench(scaled, suite_file, work / "ckptbench" / stem)
+  ours = suite_file
+  if warm:  # ckptbench's option, which Orbax's runner would refuse: a file of ckptbench's own
+    ours = work / "suites" / f"{stem}.warm.yaml"
+    suite = {**scaled.suite, "benchmarks": [{**b, "options": {**b["options"], "cold_cache": False}}
+                                            for b in scaled.suite["benchmarks"]]}  # fmt: skip
+    ours.write_text(yaml.safe_dump(suite, sort_keys=False))
+  outcome = run_ckptbench(scaled, ours, work / "ckptbench" / stem)
   if orbax_python and outcome.status == "ran":
     outcome = dataclasses.replace(outcome, orbax=run_orbax(scaled, suite_file, work / "orbax" / stem, orbax_python))
   return outcome
@@ -201,6 +282,7 @@ def _line(o: Outcome) -> str:
   if isinstance(o.orbax, dict):
     ratios = {k: ratio(o.ckptbench, o.orbax, k) for k in _OPS}
     peer = " | Orbax/ckptbench " + " ".join(f"{k} {r:.2f}" for k, r in ratios.items() if r is not None)
+    peer += " (ckptbench's load: cold page cache)" if compared(o, "load") & o.cold else ""
   else:
     peer = "" if o.orbax is None else f" | Orbax's runner failed: {o.orbax}"
   return f"{o.status:8} {o.suite}: {o.detail} {times}{peer}"
@@ -215,11 +297,14 @@ def report(outcomes: list[Outcome], total: int) -> None:
         f" failed: {sum(o.status == 'failed' for o in outcomes)}")  # fmt: skip
   both = [o for o in ran if isinstance(o.orbax, dict)]
   print(f"{len(both)} of them also ran under Orbax's runner")
-  for op in _OPS:
-    ratios = [r for o in both if (r := ratio(o.ckptbench, o.orbax, op)) is not None]
+  groups = [("save", "save", both), ("load", "load", both),
+            ("load", "load, both warm", [o for o in both if not compared(o, "load") & o.cold]),
+            ("load", "load, ckptbench's cold", [o for o in both if compared(o, "load") & o.cold])]  # fmt: skip
+  for kind, label, suites in groups:
+    ratios = [r for o in suites if (r := ratio(o.ckptbench, o.orbax, kind)) is not None]
     if ratios:
       geo = math.exp(statistics.fmean(math.log(r) for r in ratios))
-      print(f"{op}: Orbax/ckptbench median time ratio over {len(ratios)} suites: geometric mean {geo:.2f},"
+      print(f"{label}: Orbax/ckptbench median time ratio over {len(ratios)} suites: geometric mean {geo:.2f},"
             f" median {statistics.median(ratios):.2f}, range {min(ratios):.2f}-{max(ratios):.2f}")  # fmt: skip
 
 
@@ -230,12 +315,13 @@ def main(argv: list[str]) -> int:
   parser.add_argument("-k", action="append", default=[])
   parser.add_argument("--no-orbax", dest="orbax", action="store_false")
   parser.add_argument("--orbax-python", default=sys.executable)
+  parser.add_argument("--warm", action="store_true")
   args = parser.parse_args(argv)
   orbax_python = args.orbax_python if args.orbax else None
   files = [p for p in _orbax_scaled.suite_files() if not args.k or any(k in str(p) for k in args.k)]
   with concurrent.futures.ThreadPoolExecutor(args.j) as pool:
     outcomes = []
-    futures = [pool.submit(one_suite, p, args.work, orbax_python) for p in files]
+    futures = [pool.submit(one_suite, p, args.work, orbax_python, args.warm) for p in files]
     for future in concurrent.futures.as_completed(futures):
       outcomes.append(future.result())
       print(_line(outcomes[-1]), flush=True)

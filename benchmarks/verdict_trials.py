@@ -1,9 +1,10 @@
 """A/B and A/A on a busy machine: do the four-word verdicts decide, and decide right?
 
 Each trial is one `ckptbench.run` of a two-variant sweep at the default
-settings (`num_repeats: auto`: interleaved random rounds until decided or the
-90 s budget is spent), with background load this script starts itself and
-bounds in time: a CPU hog (a busy loop) and a disk writer (64 MiB files,
+settings (`num_repeats: auto`: interleaved random rounds until decided, until
+what is left cannot be decided in the 180 s budget, or until it is spent), with
+background load this script starts itself and bounds in time: a CPU hog (a
+busy loop) and a disk writer (64 MiB files,
 fsynced, in a loop).
 
 - A/B: the `planted` variant really saves more: an extra array of
@@ -20,7 +21,7 @@ It prints each trial's verdicts, the counts and the median time to a verdict
 
 Usage:
   PYTHONPATH=src python benchmarks/verdict_trials.py --calibrate
-  PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 0.6] [--no-load]
+  PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 0.8] [--no-load]
 """
 
 from __future__ import annotations
@@ -103,12 +104,14 @@ benchmarks:
 
 @contextlib.contextmanager
 def background_load(seconds: float, work: pathlib.Path):
-  """A CPU hog and a disk writer, each ending by itself after `seconds` (and stopped on exit)."""
-  hog = f"import time\nend = time.time() + {seconds}\nwhile time.time() < end: pass\n"
+  """A CPU hog and a disk writer, each ending by itself after `seconds`, or as soon as this process
+  is gone (killed, its `finally` never run), and stopped on exit."""
+  alive = f"time.time() < end and os.getppid() == {os.getpid()}"
+  hog = f"import os, time\nend = time.time() + {seconds}\nwhile {alive}: pass\n"
   writer = (
       "import os, time\n"
       f"end = time.time() + {seconds}\nblock = os.urandom(64 << 20)\n"
-      "while time.time() < end:\n"
+      f"while {alive}:\n"
       f"  with open({str(work / 'noise.bin')!r}, 'wb') as f:\n"
       "    f.write(block); f.flush(); os.fsync(f.fileno())\n"
   )
@@ -122,12 +125,13 @@ def background_load(seconds: float, work: pathlib.Path):
     (work / "noise.bin").unlink(missing_ok=True)
 
 
-def run_trial(sweep: str, rows: int, out: pathlib.Path, settings: dict) -> ckptbench.RunOutcome:
-  suite = ckptbench.load_suite_text(SUITE.format(name="trial", rows=rows, sweep=sweep), file="<verdict_trials>")
+def run_trial(sweep: str, rows: int, out: pathlib.Path, overrides: Sequence[str] = ()) -> ckptbench.RunOutcome:
+  text = SUITE.format(name="trial", rows=rows, sweep=sweep)
+  suite = ckptbench.load_suite_text(text, file="<verdict_trials>", overrides=overrides)
   with contextlib.redirect_stdout(io.StringIO()):  # the progress lines
     outcome = ckptbench.run(suite, ckptbench.RunSettings(
         output_dir=out, overwrite=True, show_progress=False, remove_repeated_dir=True, probe_storage=False,
-        write_views=False, devices=4, **settings))  # fmt: skip
+        write_views=False, devices=4))  # fmt: skip
   if outcome.exit_code:
     errors = [r.error.text for r in outcome.records if r.error is not None]
     raise SystemExit(f"the trial failed in {out} (exit code {outcome.exit_code}): {errors[:1]}")
@@ -142,7 +146,7 @@ def verdict_of(outcome: ckptbench.RunOutcome, metric: str):
 def calibrate(args, work: pathlib.Path) -> None:
   """Save-time ratio of each extra against none, 12 interleaved rounds each, under the same load."""
   extras = ", ".join(str(e) for e in [0.0] + args.extras)
-  outcome = run_trial(f"extra: [{extras}]", args.rows, work / "calibrate", {"overrides": ("num_repeats=12", "interleave_repeats=true")})
+  outcome = run_trial(f"extra: [{extras}]", args.rows, work / "calibrate", ("num_repeats=12", "interleave_repeats=true"))
   for metric in (SAVE, LOAD):
     for v in (v for v in outcome.summary.verdicts if v.metric == metric):
       print(f"extra {v.variant['extra']}: {metric} ratio {v.ratio:.3f} [{v.low}, {v.high}] {v.verdict.value}")
@@ -169,7 +173,7 @@ def _rounds_of(records) -> dict[int, dict[str, dict[str, float]]]:
 def trials(args, work: pathlib.Path, sweep: str, label: str) -> list[tuple[str, str, float, int]]:
   rows = []
   for i in range(args.trials):
-    outcome = run_trial(sweep, args.rows, work / f"{label}_{i}", {})
+    outcome = run_trial(sweep, args.rows, work / f"{label}_{i}")
     save, load = verdict_of(outcome, SAVE), verdict_of(outcome, LOAD)
     rep = outcome.summary.repeats
     rows.append((save.verdict.value, load.verdict.value, rep["seconds"], rep["rounds"]))
@@ -190,7 +194,7 @@ def report(label: str, rows: list[tuple[str, str, float, int]]) -> None:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--trials", type=int, default=20)
-  parser.add_argument("--extra", type=float, default=0.6, help="planted extra bytes, a fraction of the checkpoint")
+  parser.add_argument("--extra", type=float, default=0.8, help="planted extra bytes, a fraction of the checkpoint")
   parser.add_argument("--rows", type=int, default=2048, help="checkpoint rows of 2048 float32 (2048: 16 MiB)")
   parser.add_argument("--calibrate", action="store_true", help="measure the save-time ratio of --extras")
   parser.add_argument("--extras", type=float, nargs="+", default=[0.1, 0.2, 0.35, 0.5])

@@ -265,6 +265,7 @@ def test_p2p_manager_refuses_a_single_process(tmp_path):
 
 P2P_SUITE = """\
 suite_name: p2p
+num_repeats: 1  # one run per way the step is lost (a sweep would repeat until decided)
 checkpoint_config: {spec: {w: {dtype: float32, shape: [64, 32], sharding: [tensor]}}}
 mesh_config: {mesh_axes: [data, tensor], ici_parallelism: {tensor: 2}, dcn_parallelism: {data: 2}}
 benchmarks:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import ckptbench
 from conftest import run_cli
 from ckptbench.config import load_suite
 from ckptbench.config._overrides import parse_key_path
@@ -63,6 +64,16 @@ def test_overrides_change_the_suite_and_are_validated_like_the_file(suite):
   suite.write_text(SUITE.replace("fsdp: 2}}", "fsdp: 0}}"))
   with pytest.raises(ConfigError, match=r"s.yaml:4: key 'mesh_config.ici_parallelism.fsdp'"):
     load_suite(suite, ["num_repeats=2"])
+
+
+def test_overrides_apply_to_a_suite_text_and_a_loaded_suite_refuses_them(tmp_path):
+  loaded = ckptbench.load_suite_text(SUITE, overrides=["num_repeats=7"])
+  assert loaded.config.num_repeats == 7
+  # `run` applies settings.overrides to a file it loads; a Suite given whole would silently drop them.
+  settings = ckptbench.RunSettings(output_dir=tmp_path / "out", overrides=("num_repeats=3",))
+  with pytest.raises(CkptbenchError, match=r"overrides \['num_repeats=3'\] apply to a suite file"):
+    ckptbench.run(loaded, settings)
+  assert not (tmp_path / "out").exists()
 
 
 def test_k_runs_only_matching_benchmarks_and_set_overrides_repeats(suite, tmp_path):

@@ -143,3 +143,12 @@ def test_list_typed_option_takes_a_list_as_one_value():
 
   assert check_options(Opts, {"sizes": [1, 2]}, fail).fixed == {"sizes": [1, 2]}
   assert check_options(Opts, {"sizes": [[1], [2, 3]]}, fail).axes == {"sizes": [[1], [2, 3]]}
+
+
+def test_the_itemsize_table_is_numpys_for_every_schema_dtype():
+  # plan and the memory and disk checks size data from the table, without numpy; the data is built with numpy.
+  from ckptbench.config import dtype_itemsize, numpy_dtype
+  from ckptbench.config._spec import DTYPES
+
+  assert len(DTYPES) == 16
+  assert {name: dtype_itemsize(name) for name in DTYPES} == {name: numpy_dtype(name).itemsize for name in DTYPES}

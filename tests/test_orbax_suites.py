@@ -63,6 +63,17 @@ def test_scaling_keeps_meshes_within_eight_devices_and_names_local_fixtures(tmp_
   assert sizes == [8] and len(scaled.suite["mesh_configs"]) == 2  # 4 .. 256 devices: 4 and 8 left
   assert "gs://" not in scaled.text() and str(tmp_path) in scaled.text()
   assert scaled.suite["num_repeats"] == _orbax_scaled.MAX_REPEATS
+  (unset,) = [p for p in _orbax_scaled.suite_files() if p.name == "deleter_benchmark.yaml"]
+  assert "num_repeats" not in unset.read_text()  # ckptbench's `auto`, Orbax's 1: written out, capped
+  assert _orbax_scaled.Scaled(unset, tmp_path).suite["num_repeats"] == _orbax_scaled.MAX_REPEATS
+
+
+def test_the_suites_whose_generators_need_peers_run_as_two_processes(tmp_path):
+  counts = {p.name: run_orbax_suites.processes(_orbax_scaled.Scaled(p, tmp_path)) for p in _orbax_scaled.suite_files()}
+  several = sorted(name for name, n in counts.items() if n > 1)
+  assert several == ["emergency_checkpoint_manager_benchmark.yaml", "multislice_broadcast_benchmark.yaml",
+                     "p2p_checkpoint_manager_benchmark.yaml"]  # fmt: skip
+  assert counts["p2p_checkpoint_manager_benchmark.yaml"] == run_orbax_suites.PROCESSES == 2
 
 
 # One suite per way a shipped suite used to fail or measure the wrong thing.

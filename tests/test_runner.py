@@ -63,6 +63,7 @@ def test_save_restore_sweep_records_every_run(tmp_path):
 
 def test_guide_example_with_string_leaves_fails_cleanly(tmp_path):
   outcome = run(tmp_path, """\
+      num_repeats: 1
       benchmarks:
         - generator: sample_benchmarks.SaveRestoreBenchmark
           options: {use_ocdbt: [true, false]}
@@ -76,6 +77,7 @@ def test_guide_example_with_string_leaves_fails_cleanly(tmp_path):
 def test_guide_example_class_runs_unchanged_on_arrays(tmp_path):
   suite = load_suite_text(textwrap.dedent("""\
       suite_name: guide
+      num_repeats: 1
       checkpoint_config:
         spec: {params: {dtype: float32, shape: [64, 16], sharding: [data]}}
       mesh_config: {mesh_axes: [data], ici_parallelism: {data: 8}}

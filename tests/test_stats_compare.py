@@ -68,7 +68,7 @@ def test_early_looks_spend_a_tenth_of_alpha_and_the_last_the_rest():
   rng = random.Random(3)
   a, b = noisy(rng, 27, spread=0.1), noisy(rng, 27, spread=0.1)
   early, last = Design(early_looks=2, last=False), Design(early_looks=5, last=True)
-  assert early.level == pytest.approx(1 - 0.005) and last.level == pytest.approx(1 - (0.05 - 5 * 0.005))
+  assert early.level == pytest.approx(1 - 0.0025) and last.level == pytest.approx(1 - (0.05 - 5 * 0.0025))
   assert Design().level == pytest.approx(0.95)  # a fixed repeat count: one look
   # Over any run, the looks never spend more than alpha: 7 early looks (the most) and the last.
   assert 7 * early.spent + Design(early_looks=7).spent == pytest.approx(0.05)
@@ -151,10 +151,21 @@ def test_worst_host_per_repeat():
   assert per_repeat_across_hosts(by_host, Direction.NEUTRAL) == [2.0, 3.5, 4.0]
 
 
+def test_repeats_needed_is_the_fewest_that_could_decide():
+  rng = random.Random(8)
+  a = noisy(rng, 12, spread=0.3)
+  b = [v * math.exp(rng.gauss(0, 0.3)) for v in a]
+  d = decide(a, b, Direction.LOWER, paired=True)
+  assert d.verdict == Verdict.INCONCLUSIVE
+  half = (math.log(d.high) - math.log(d.low)) / 2
+  room = max(abs(math.log(d.ratio)), math.log1p(0.1))
+  assert d.repeats_needed == max(13, math.ceil(12 * (half / room) ** 2))
+
+
 def test_an_aa_simulation_calls_no_difference_and_an_ab_one_finds_it():
-  """Heavy-tailed noise (1 in 10 repeats 1.8x slow), 27 rounds at an early look's level."""
+  """Heavy-tailed noise (1 in 10 repeats 1.8x slow), 27 rounds at the level of a last look after three early ones."""
   rng = random.Random(5)
-  design = Design(early_looks=3, last=False)
+  design = Design(early_looks=3, last=True)
 
   def trial(factor):
     drift = [math.exp(rng.gauss(0, 0.3)) for _ in range(27)]

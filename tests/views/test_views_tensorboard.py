@@ -148,3 +148,21 @@ def test_scalars_are_the_bytes_the_scalars_plugin_writes():
   for value in (0.0, 1.5, -3.25e-7, 12345.678):
     expected = scalar_summary.scalar_pb("save_0_basics/time_s", value).value[0]
     assert scalar_value("save_0_basics/time_s", value).SerializeToString() == expected.SerializeToString()
+
+
+def test_a_tags_metadata_is_written_once_per_run_and_every_step_reads_as_a_scalar(sample_out):
+  from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+
+  logdir = write_tensorboard(sample_out)
+  run_dir = logdir / tensorboard_run_name(OCDBT) / "host_0"
+  (events_file,) = run_dir.glob("events.out.tfevents.*")
+  with_metadata = [
+      (event.step, value.tag)
+      for event in EventFileLoader(str(events_file)).Load()
+      for value in event.summary.value
+      if value.tag == "save_0_basics/time_s" and value.HasField("metadata")
+  ]
+  assert with_metadata == [(0, "save_0_basics/time_s")]  # as TensorFlow's FileWriter strips it after the first
+  host = _load(run_dir)
+  assert "save_0_basics/time_s" in host.PluginTagToContent("scalars")
+  assert [step for step, _ in _scalars(host, "save_0_basics/time_s")] == [0, 1, 2]

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import traceback
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ckptbench.api._values import MetricEntry, MetricStatistics, SchemaError, json_fields
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib.resources
 import pathlib
 import re
 import shutil
@@ -23,6 +22,8 @@ _SUITE_NAME = re.compile(r"^suite_name:\s*[\"']?(.*?)[\"']?\s*$", re.M)
 
 
 def _directory():
+  import importlib.resources  # noqa: PLC0415  (tempfile, random: --version and --help never need them)
+
   return importlib.resources.files("ckptbench") / "examples"
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 
 
 def register(subparsers) -> None:
@@ -23,6 +21,9 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+  import dataclasses  # noqa: PLC0415
+  import json  # noqa: PLC0415
+
   from rich.table import Table  # noqa: PLC0415
 
   from ckptbench.errors import CkptbenchError  # noqa: PLC0415

@@ -15,10 +15,11 @@ from ckptbench.config._options import OptionPoint
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
 from ckptbench.config._spec import SpecTree, iter_arrays
 
-from ckptbench.config._dtypes import numpy_dtype
+from ckptbench.config._dtypes import dtype_itemsize, numpy_dtype
 
 __all__ = [
     "DEFAULT_TIME_BUDGET_S",
+    "dtype_itemsize",
     "numpy_dtype",
     "ArraySpec",
     "BenchmarkEntry",

@@ -133,9 +133,12 @@ def load_suite(
   return _resolve(doc, pathlib.Path(path).resolve().parent, check_paths, before_generators)
 
 
-def load_suite_text(text: str, file: str = "<string>", base_dir: pathlib.Path | None = None) -> Suite:
+def load_suite_text(
+    text: str, file: str = "<string>", base_dir: pathlib.Path | None = None, overrides: Sequence[str] = ()
+) -> Suite:
   """Like `load_suite`, from a YAML string (relative paths resolve against `base_dir`)."""
-  return _resolve(parse_yaml(text, file), base_dir or pathlib.Path.cwd())
+  doc = apply_overrides(parse_yaml(text, file), [parse_override(o) for o in overrides])
+  return _resolve(doc, base_dir or pathlib.Path.cwd())
 
 
 def _resolve(

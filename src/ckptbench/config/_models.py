@@ -155,7 +155,7 @@ def _count_or_auto(value: Any, handler: Any) -> Any:
 
 
 AUTO_AS_FIXED = 10  # the repeats `matrix` and `bisect` take for num_repeats: auto
-DEFAULT_TIME_BUDGET_S = 90.0  # auto repeats stop adding rounds that would end past this
+DEFAULT_TIME_BUDGET_S = 180.0  # auto repeats stop adding rounds that would end past this
 
 
 class SuiteConfig(_Model):

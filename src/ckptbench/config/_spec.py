@@ -7,13 +7,10 @@ from typing import Any, Callable
 
 import pydantic
 
+from ckptbench.config._dtypes import ITEMSIZES
 from ckptbench.config._models import ArraySpec, DimSharding, MeshConfig, ScalarSpec
 
-DTYPES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2",
-    "complex64",
-)  # fmt: skip
+DTYPES = tuple(ITEMSIZES)
 
 SpecTree = dict[str, "ArraySpec | ScalarSpec | SpecTree"]
 # Raises a located ConfigError: (message, key path relative to the spec).

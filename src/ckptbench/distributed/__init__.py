@@ -7,15 +7,15 @@ choices do not import JAX; initializing and coordinating do.
 from ckptbench._lazy import lazy_getattr
 
 _EXPORTS = {
-    "ACCELERATORS": "ckptbench.distributed._manifests",
+    "ACCELERATORS": "ckptbench.distributed._choices",
     "ClusterJob": "ckptbench.distributed._manifests",
     "Coordinator": "ckptbench.distributed._coordinator",
-    "DISTRIBUTED_MODES": "ckptbench.distributed._init",
+    "DISTRIBUTED_MODES": "ckptbench.distributed._choices",
     "DistributedTimeouts": "ckptbench.distributed._init",
     "JaxCoordinator": "ckptbench.distributed._jax_coordinator",
     "LaunchOutcome": "ckptbench.distributed._launcher",
     "LocalCoordinator": "ckptbench.distributed._coordinator",
-    "MANIFEST_KINDS": "ckptbench.distributed._manifests",
+    "MANIFEST_KINDS": "ckptbench.distributed._choices",
     "check_colocated_python_supported": "ckptbench.distributed._pathways",
     "initialize": "ckptbench.distributed._init",
     "is_pathways_backend": "ckptbench.distributed._pathways",

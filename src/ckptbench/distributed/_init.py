@@ -28,6 +28,7 @@ import socket
 import time
 from typing import Literal, Mapping
 
+from ckptbench.distributed._choices import DISTRIBUTED_MODES
 from ckptbench.distributed._pathways import is_pathways_backend
 from ckptbench.errors import CkptbenchError
 
@@ -36,7 +37,6 @@ _LOG = logging.getLogger(__name__)
 DistributedMode = Literal["off", "env", "auto"]
 Backend = Literal["single", "jax", "pathways"]
 
-DISTRIBUTED_MODES: tuple[str, ...] = ("off", "env", "auto")
 DEFAULT_COORDINATOR_PORT = 8476
 
 

@@ -15,14 +15,13 @@ import shlex
 from typing import Literal
 
 
+from ckptbench.distributed._choices import ACCELERATORS, MANIFEST_KINDS
 from ckptbench.distributed._init import DEFAULT_COORDINATOR_PORT
 from ckptbench.errors import CkptbenchError
 
 Accelerator = Literal["cpu", "gpu", "tpu"]
 ManifestKind = Literal["k8s-jobset", "slurm"]
 
-MANIFEST_KINDS: tuple[str, ...] = ("k8s-jobset", "slurm")
-ACCELERATORS: tuple[str, ...] = ("cpu", "gpu", "tpu")
 _K8S_RESOURCE = {"gpu": "nvidia.com/gpu", "tpu": "google.com/tpu"}
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$")
 _JOB = "workers"

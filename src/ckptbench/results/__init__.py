@@ -9,7 +9,7 @@ from ckptbench._lazy import lazy_getattr
 _EXPORTS = {
     "Comparison": "ckptbench.results._comparison_record",
     "ComparisonRow": "ckptbench.results._comparison_record",
-    "FORMATS": "ckptbench.results._export",
+    "FORMATS": "ckptbench.results._formats",
     "LOCK_FILE": "ckptbench.results._lock",
     "MANIFEST_FILE": "ckptbench.results._writers",
     "RESULTS_FILE": "ckptbench.results._results",

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.api import Tag
+from ckptbench.results._formats import FORMATS
+from ckptbench.results._read import read_outputs
 
 if TYPE_CHECKING:
   import pandas as pd
@@ -18,7 +20,6 @@ RUN_COLUMNS = (
     "started_at", "duration_s", "mesh", "checkpoint_config", "error",
 )
 METRIC_COLUMNS = ("tag", "operation", "namespace", "metric", "value", "unit")
-FORMATS = ("csv", "parquet")
 
 
 def _cell(value: Any) -> Any:
@@ -55,8 +56,6 @@ def load_results(out_dir: str | pathlib.Path, include_warmups: bool = False) -> 
     >>> df[df.tag == "save_0_basics/time_s"].groupby("benchmark").value.mean()
   """
   import pandas as pd  # deferred: `import ckptbench` stays light
-
-  from ckptbench.results._read import read_outputs  # noqa: PLC0415  (the command line reads FORMATS without numpy)
 
   outputs = read_outputs(out_dir)
   fixed = set(RUN_COLUMNS) | set(METRIC_COLUMNS)

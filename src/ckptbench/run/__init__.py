@@ -13,7 +13,7 @@ _EXPORTS = {
     "RunOutcome": "ckptbench.run._entry",
     "RunSettings": "ckptbench.run._settings",
     "describe_plan": "ckptbench.run._plan_view",
-    "format_bytes": "ckptbench.run._plan_view",
+    "format_bytes": "ckptbench.run._sizes",
     "run": "ckptbench.run._entry",
     "set_xla_flags": "ckptbench.run._devices",
     "ScaleSettings": "ckptbench.run._scale",

@@ -16,6 +16,8 @@ from ckptbench.run._schedule import ScheduledRun
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._stop import StopRequest
 
+_FUTILE = 2  # a comparison needing more than this many times the rounds the budget allows no longer holds the run
+
 
 def auto_rounds(
     repeats: Repeats,
@@ -52,7 +54,7 @@ def auto_rounds(
     # The last look spends what is left of alpha; whether a look is last depends on the clock alone.
     design = Design(early_looks=early_looks, last=rounds >= repeats.count or not clock.next_round_fits())
     # Process 0 decides for everyone: timings (the budget) differ between processes.
-    mine = _look(rounds, design, records, suite, settings, repeats) if coordinator.process_index == 0 else None
+    mine = _look(rounds, design, clock, records, suite, settings, repeats) if coordinator.process_index == 0 else None
     reason, line, last = coordinator.allgather_json(mine)[0]
     progress.note(line)
     if reason:
@@ -62,7 +64,8 @@ def auto_rounds(
 
 
 def _look(
-    rounds: int, design: Design, records: list[RunRecord], suite: Suite, settings: RunSettings, repeats: Repeats
+    rounds: int, design: Design, clock: RoundClock, records: list[RunRecord], suite: Suite, settings: RunSettings,
+    repeats: Repeats,
 ) -> tuple[str | None, str, bool]:
   """(why to stop or None, a line saying what this look found, whether it is the last look)."""
   open_ = open_comparisons(records, suite, settings, design)
@@ -73,17 +76,27 @@ def _look(
     return "most rounds", line + f" ({rounds} rounds is the most auto repeats run)", True
   if design.last:
     return "time budget", line + f" (time budget {repeats.budget_s:g} s spent; --time_budget_s gives more)", True
-  return None, line + ": " + ", ".join(open_[:3]) + (" ..." if len(open_) > 3 else ""), False
+  reachable = clock.rounds_reachable(rounds)
+  if all(needed > _FUTILE * reachable for _, needed in open_):
+    return ("undecidable in the budget", line + f": each needs over {_FUTILE}x the ~{reachable} rounds the budget"
+            " allows (--time_budget_s gives more)", design.last)  # fmt: skip
+  names = [name for name, _ in open_]
+  return None, line + ": " + ", ".join(names[:3]) + (" ..." if len(names) > 3 else ""), False
 
 
-def open_comparisons(records: list[RunRecord], suite: Suite, settings: RunSettings, design: Design) -> list[str]:
-  """The headline comparisons not yet decided at `design`'s level: each variant against the reference, and the baseline's."""
+def open_comparisons(
+    records: list[RunRecord], suite: Suite, settings: RunSettings, design: Design
+) -> list[tuple[str, int]]:
+  """The headline comparisons not yet decided at `design`'s level, each with the fewest rounds that
+  could decide it: each variant against the reference, and the baseline's."""
   threshold = settings.regression_threshold
   verdicts = sweep_verdicts(records, suite.config.reference, paired=True, design=design, threshold=threshold)
-  open_ = [f"{v.metric} ({', '.join(f'{k}={x}' for k, x in v.variant.items())})" for v in undecided(verdicts)]
+  open_ = [(f"{v.metric} ({', '.join(f'{k}={x}' for k, x in v.variant.items())})", v.repeats_needed or 0)
+           for v in undecided(verdicts)]  # fmt: skip
   baseline_path = settings.baseline_path or suite.config.baseline_path
   if baseline_path:
     current = build_baseline(records, {}, label="current")
     comparison = compare_documents(load_baseline(baseline_path), current, threshold=threshold, design=design)
-    open_ += [f"{r.metric} ({r.benchmark}) against the baseline" for r in comparison.headline_inconclusive]
+    open_ += [(f"{r.metric} ({r.benchmark}) against the baseline", r.repeats_needed or 0)
+              for r in comparison.headline_inconclusive]  # fmt: skip
   return open_

@@ -5,7 +5,7 @@ verified (`free_run_space`), so a suite needs room for its largest single
 checkpoint; with `keep_checkpoints` every run's checkpoint stays and the suite
 needs the sum. The estimate is the synthetic data's bytes per run (one copy:
 benchmarks that keep several steps or formats of it in one run need a
-multiple); existing checkpoints (`path:`) and object-store roots are not counted.
+multiple, `_sizes.disk_need`); existing checkpoints (`path:`) and object-store roots are not counted.
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from ckptbench.api import TestResult
 from ckptbench.config import Suite
 from ckptbench.errors import CkptbenchError
 from ckptbench.run._locations import remove_location
-from ckptbench.run._plan_view import checkpoint_bytes, format_bytes
 from ckptbench.run._settings import RunSettings
-from ckptbench.run._sweep import Plan
+from ckptbench.run._sizes import DiskNeed, format_bytes
 from ckptbench.storage import is_store_url
 
 _log = logging.getLogger(__name__)
@@ -74,36 +73,6 @@ class RunLeftovers:
         remove_location(self.local_path)
     except Exception as e:  # noqa: BLE001  (any store or filesystem error)
       _log.warning("could not remove the checkpoint of %s: %s: %s", self.run_dir, type(e).__name__, e)
-
-
-@dataclasses.dataclass(frozen=True)
-class DiskNeed:
-  """The bytes of checkpoints a suite holds on disk at once, and the run that sets it."""
-
-  bytes: int
-  largest_run_bytes: int
-  largest_benchmark: str | None
-  keep: bool  # every run's checkpoint is kept: `bytes` is the sum over runs
-
-  def describe(self) -> str:
-    if self.largest_benchmark is None:
-      return "no synthetic checkpoint data to estimate"
-    if self.keep:
-      return f"about {format_bytes(self.bytes)} (every run's checkpoint kept)"
-    return (
-        f"about {format_bytes(self.bytes)} (the largest run's checkpoint, {self.largest_benchmark};"
-        " each run's is removed after it)"
-    )
-
-
-def disk_need(plan: Plan, runs_per_benchmark: int, keep: bool) -> DiskNeed:
-  """What `plan` needs on disk: its largest run's data, or with `keep` the sum over every run."""
-  sizes = [(s[0], b.name) for b in plan.benchmarks if (s := checkpoint_bytes(b)) is not None]
-  if not sizes:
-    return DiskNeed(0, 0, None, keep)
-  largest, name = max(sizes)
-  total = sum(s for s, _ in sizes) * runs_per_benchmark if keep else largest
-  return DiskNeed(total, largest, name, keep)
 
 
 def _existing_parent(path: pathlib.Path) -> pathlib.Path:

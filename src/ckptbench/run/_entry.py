@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ckptbench.config import Suite, load_suite
 from ckptbench.distributed import Coordinator, check_colocated_python_supported, make_coordinator
-from ckptbench.errors import EXIT_OK
+from ckptbench.errors import EXIT_OK, CkptbenchError
 from ckptbench.views import write_views
 from ckptbench.views import start_views
 from ckptbench.results import output_lock
@@ -91,6 +91,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
 def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: LibraryOutput | None) -> RunOutcome:
   """`run`, with what native libraries print captured (or not)."""
   if isinstance(suite, Suite):
+    if settings.overrides:  # they edit a suite's text before validation; a loaded Suite has none left
+      raise CkptbenchError(
+          f"overrides {list(settings.overrides)} apply to a suite file, and this suite is loaded already:"
+          " pass them to load_suite(path, overrides) or load_suite_text(text, overrides=...) instead")
     prepare_process(settings, suite.devices_needed)
   else:  # JAX set up once the meshes are known, before options classes (which may ask JAX) are checked
     suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))

@@ -15,7 +15,7 @@ import socket
 
 import psutil
 
-from ckptbench.run._plan_view import checkpoint_bytes, format_bytes
+from ckptbench.run._sizes import checkpoint_bytes, format_bytes
 from ckptbench.run._sweep import Plan, PlannedBenchmark
 from ckptbench.distributed import Coordinator
 

@@ -2,40 +2,14 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
-from ckptbench.config import Suite, iter_arrays
+from ckptbench.config import Suite, preset_summary
 from ckptbench.run._schedule import schedule_runs, warmup_groups
 from ckptbench.run._select import select
-from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
+from ckptbench.run._sizes import checkpoint_bytes, disk_need, format_bytes
+from ckptbench.run._sweep import Plan, expand
 from ckptbench.stats import AUTO_LOOKS
-from ckptbench.config import numpy_dtype
-from ckptbench.config import preset_summary
-
-
-
-def format_bytes(n: float) -> str:
-  for unit in ("B", "KiB", "MiB", "GiB"):
-    if n < 1024 or unit == "GiB":
-      return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-    n /= 1024
-  raise AssertionError("unreachable")
-
-
-def checkpoint_bytes(bench: PlannedBenchmark) -> tuple[int, int] | None:
-  """(global bytes, bytes on the most loaded device) of a benchmark's synthetic data."""
-  spec = bench.checkpoint.spec
-  if spec is None:
-    return None
-  sizes = bench.mesh.axis_sizes() if bench.mesh is not None else {}
-  total = per_device = 0
-  for _, array in iter_arrays(spec):
-    nbytes = array.num_elements * numpy_dtype(array.dtype).itemsize
-    total += nbytes
-    split = math.prod(sizes.get(a, 1) for axes in array.dim_axes() for a in axes)
-    per_device += nbytes // split
-  return total, per_device
 
 
 def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str] = ()) -> dict[str, Any]:
@@ -57,8 +31,6 @@ def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str
     if source.config.preset is not None:
       c = source.config
       presets.append(preset_summary(c.preset, c.scale, c.include_optimizer_state))
-  from ckptbench.run._disk import disk_need  # noqa: PLC0415  (_disk reads checkpoint_bytes from here)
-
   return {
       "disk": disk_need(plan, _most_runs_per_benchmark(plan, cfg), cfg.keep_checkpoints),
       "benchmarks": rows,

@@ -5,8 +5,10 @@ order each round (randomised multiple interleaved trials, Abedi and Brecht,
 ICPE 2017), so slow drift of a shared machine hits every variant alike and
 the per-round ratio cancels it. After the rounds in `AUTO_LOOKS` the run looks
 at its headline comparisons (each variant against the reference, and the
-baseline when one is given) and stops once all are decided, or when the next
-round would end past the time budget (then that look is the last). Each look's
+baseline when one is given) and stops once all are decided, once those left
+could not be decided within the budget (each needs more than twice the rounds
+the budget can still give, the spread shrinking as 1/sqrt(n) at best), or when
+the next round would end past the time budget (then that look is the last). Each look's
 intervals are at the level `Design` spends on it (a small share early, the rest
 at the last look), so looking early does not inflate false alarms.
 """
@@ -97,12 +99,23 @@ class RoundClock:
     self._repeats, self._started = repeats, started
     self._round_started = started
     self._longest_round = 0.0
+    self._rounds, self._round_seconds = 0, 0.0
 
   def round_started(self) -> None:
     self._round_started = time.perf_counter()
 
   def round_ended(self) -> None:
-    self._longest_round = max(self._longest_round, time.perf_counter() - self._round_started)
+    took = time.perf_counter() - self._round_started
+    self._longest_round = max(self._longest_round, took)
+    self._rounds, self._round_seconds = self._rounds + 1, self._round_seconds + took
+
+  def rounds_reachable(self, rounds_done: int) -> int:
+    """About how many rounds the run will have by the end of its budget (its most rounds at most)."""
+    if self._repeats.budget_s is None or not self._rounds:
+      return self._repeats.count
+    left = self._repeats.budget_s - (time.perf_counter() - self._started)
+    mean = self._round_seconds / self._rounds
+    return min(self._repeats.count, rounds_done + max(0, int(left / mean)))
 
   def next_round_fits(self) -> bool:
     if self._repeats.budget_s is None:

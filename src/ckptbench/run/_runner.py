@@ -28,7 +28,8 @@ from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
-from ckptbench.run._disk import RunLeftovers, disk_need, disk_problem, keeps_checkpoints
+from ckptbench.run._disk import RunLeftovers, disk_problem, keeps_checkpoints
+from ckptbench.run._sizes import disk_need
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache

@@ -17,10 +17,10 @@ from typing import Any, Sequence
 
 import yaml
 
-from ckptbench.config import Suite, numpy_dtype, preset_spec
+from ckptbench.config import Suite, dtype_itemsize, preset_spec
 from ckptbench.errors import CkptbenchError, ConfigError
 from ckptbench.run._memory import CPU_FACTOR, available_host_memory
-from ckptbench.run._plan_view import format_bytes
+from ckptbench.run._sizes import format_bytes
 from ckptbench.storage import is_store_url
 
 MODES = ("weak", "strong")
@@ -90,7 +90,7 @@ def _bytes(spec: dict[str, Any], ici: dict[str, int]) -> tuple[int, int]:
   """(all bytes, the bytes of one device's shards) of a spec on a mesh of degrees `ici`."""
   total = per_device = 0
   for leaf in _leaves(spec):
-    size = math.prod(leaf["shape"]) * numpy_dtype(str(leaf.get("dtype", "float32"))).itemsize
+    size = math.prod(leaf["shape"]) * dtype_itemsize(str(leaf.get("dtype", "float32")))
     split = math.prod(ici.get(s, 1) for s in leaf["sharding"] if s)
     total += size
     per_device += size // split

@@ -65,6 +65,11 @@ class RunWatchdog:
   def after_test_fn(self, error: ErrorRecord | None) -> None:
     """test_fn ended (`error`: how it failed); the runner's gather and barrier follow."""
     grace = self._limits.run_grace_s
+    if error is not None and self._enabled:
+      # Said now: a gloo collective the others are in may abort this process at the gather, before
+      # the record carrying the error is written anywhere.
+      _say(f"ckptbench: process {self._process}: run '{self._run}' failed ({error.type}: {error.message[:300]});"
+           " the others may be waiting in a collective it skipped\n")  # fmt: skip
     if error is not None:
       self._set(doing=f"at the gather after its run failed ({error.type}: {error.message[:200]})",
                 seconds=grace, why="CKPTBENCH_RUN_GRACE_S")  # fmt: skip
@@ -105,6 +110,10 @@ class RunWatchdog:
           f" limit of {self._why}; the processes are likely waiting in different collectives (one skipped"
           f" a collective that the others entered); exiting with code {EXIT_RUN_STUCK}\n"
       )
-    # sys.stderr's descriptor: the terminal even while the libraries' output is captured (_library_output.py).
-    os.write(sys.stderr.fileno(), line.encode("utf-8", errors="replace"))
+    _say(line)
     os._exit(EXIT_RUN_STUCK)
+
+
+def _say(line: str) -> None:
+  # sys.stderr's descriptor: the terminal even while the libraries' output is captured (_library_output.py).
+  os.write(sys.stderr.fileno(), line.encode("utf-8", errors="replace"))

@@ -20,7 +20,7 @@ _EXPORTS = {
     "StoreTime": "ckptbench.stats._store_model",
     "model_benchmark": "ckptbench.stats._store_model",
     "store_time": "ckptbench.stats._store_model",
-    "AUTO_LOOKS": "ckptbench.stats._decide",
+    "AUTO_LOOKS": "ckptbench.stats._defaults",
     "CONFIDENCE_LEVEL": "ckptbench.stats._compare",
     "CheckpointCost": "ckptbench.stats._goodput",
     "DEFAULT_ALPHA": "ckptbench.stats._defaults",

@@ -6,7 +6,7 @@ values sit near zero):
 - `worse` / `better`: the confidence interval of the effect excludes no change
   and the estimate lies beyond the threshold, the bad / good way (as asv decides);
 - `equivalent`: the whole interval lies within +-threshold;
-- `inconclusive`: neither; `repeats_needed` says about how many repeats a
+- `inconclusive`: neither; `repeats_needed` says how many repeats at least a
   decision would take at the spread observed.
 
 The estimate and its interval are Hodges-Lehmann's, distribution-free and
@@ -22,7 +22,7 @@ once every comparison is decided. Looking K times at level alpha would call a
 difference far more often than alpha; `Design` spends alpha over the looks
 (Bonferroni, so every interval the run ever reports holds the truth with
 probability 1 - alpha at once, whichever look it stops at): each early look
-spends a tenth of alpha, enough to stop early on a clear difference, and the
+spends a twentieth of alpha, enough to stop early on a clear difference, and the
 last look (the rounds' cap, or the time budget) spends all that is left, so a
 run that needs every round loses little precision to the looks before. Which
 look is last depends only on the clock (the rounds' total durations), never on
@@ -43,11 +43,7 @@ from ckptbench.api import Verdict
 from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-# Rounds after which adaptive repeats look at the data: from the first where an early
-# look's level can be reached, about 1.5x apart; the last is the most rounds a run takes
-# (its time budget usually stops it first).
-AUTO_LOOKS = (10, 15, 22, 33, 50, 75, 110, 160)
-EARLY_LOOK_SHARE = 0.1  # of alpha, spent by each look before the last
+EARLY_LOOK_SHARE = 0.05  # of alpha, spent by each look before the last
 _MAX_NEEDED = 10_000
 
 
@@ -104,7 +100,7 @@ class Decision:
     n: rounds paired, or the smaller sample when unpaired.
     paired: whether per-round ratios were used.
     level: the confidence level of the interval.
-    repeats_needed: for inconclusive, about how many repeats a decision needs.
+    repeats_needed: for inconclusive, the fewest repeats that could decide it at the spread observed.
   """
 
   verdict: Verdict
@@ -186,12 +182,16 @@ def _min_rounds(alpha: float, paired: bool) -> int:
 
 
 def _needed(n: int, estimate: float, low: float, high: float, margin: float, alpha: float, paired: bool) -> int:
-  """About how many repeats would decide, with the spread scaling as 1/sqrt(n)."""
+  """The fewest repeats that could decide, the spread shrinking as 1/sqrt(n): at least this many.
+
+  The quickest way out is the nearer one: beyond the margin, the interval has to
+  shed no-change (half-width below the estimate); within it, the interval has to
+  fit in +-margin (half-width below the margin, were the estimate to settle at no change).
+  """
   if not math.isfinite(low) or not math.isfinite(high):
     return max(_min_rounds(alpha, paired), n + 1)
   half = (high - low) / 2
-  # Leaning to a difference: the interval must shed no-change; else it must fit in +-margin.
-  room = abs(estimate) if abs(estimate) > margin else margin - abs(estimate)
+  room = max(abs(estimate), margin)
   if room <= 0:
     return _MAX_NEEDED
   return int(min(_MAX_NEEDED, max(n + 1, math.ceil(n * (half / room) ** 2))))

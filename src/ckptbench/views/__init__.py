@@ -12,7 +12,7 @@ _EXPORTS = {
     "add_missing_probe": "ckptbench.views._background",
     "default_views": "ckptbench.views._views",
     "import_view_sources": "ckptbench.views._views",
-    "make_console": "ckptbench.views._console",
+    "make_console": "ckptbench.views._terminal",
     "plans_as_text": "ckptbench.views._goodput_page",
     "print_comparison": "ckptbench.views._comparison_text",
     "print_suite_tables": "ckptbench.views._console",

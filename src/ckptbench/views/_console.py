@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any, Sequence
 
 from rich.console import Console
@@ -25,17 +23,7 @@ from ckptbench.analysis import (
     ratio_text,
     rules,
 )
-
-# Logs and CI output are read in wide windows; rich would otherwise fold tables at 80 columns.
-_WIDTH_WHEN_NOT_A_TERMINAL = 160
-
-
-def make_console() -> Console:
-  """A stdout console: the terminal's width, or a wide fixed width when piped (unless COLUMNS is set)."""
-  if sys.stdout.isatty() or "COLUMNS" in os.environ:
-    return Console()
-  return Console(width=_WIDTH_WHEN_NOT_A_TERMINAL)
-
+from ckptbench.views._terminal import make_console
 
 def is_headline(tag: Tag, unit: str) -> bool:
   """The metrics a per-benchmark table shows: `Tag.is_headline`, each throughput once.

@@ -51,9 +51,16 @@ _SCALAR_METADATA = summary_pb2.SummaryMetadata(
 _SCALAR_SHAPE = tensor_shape_pb2.TensorShapeProto()
 
 
-def scalar_value(tag: str, value: float) -> summary_pb2.Summary.Value:
-  """One float32 scalar as the scalars plugin writes it (the same bytes as its `scalar_pb`)."""
+def scalar_value(tag: str, value: float, first: bool = True) -> summary_pb2.Summary.Value:
+  """One float32 scalar as the scalars plugin writes it (the same bytes as its `scalar_pb`).
+
+  TensorBoard reads a tag's plugin metadata from its first value in a run and
+  TensorFlow's FileWriter strips it from the later ones; so do we (`first=False`):
+  a sixth of the bytes, which the writer checksums in pure Python.
+  """
   tensor = tensor_pb2.TensorProto(dtype=types_pb2.DT_FLOAT, tensor_shape=_SCALAR_SHAPE, float_val=[value])
+  if not first:
+    return summary_pb2.Summary.Value(tag=tag, tensor=tensor)
   return summary_pb2.Summary.Value(tag=tag, metadata=_SCALAR_METADATA, tensor=tensor)
 
 
@@ -105,6 +112,7 @@ class _Writer:
   def __init__(self, run_dir: pathlib.Path):
     run_dir.mkdir(parents=True, exist_ok=True)
     self._writer = EventFileWriter(str(run_dir), filename_suffix=_SUFFIX)
+    self._tags: set[str] = set()  # the scalar tags written so far: later values carry no metadata
 
   def __enter__(self) -> "_Writer":
     return self
@@ -118,7 +126,9 @@ class _Writer:
 
   def scalars(self, values: Iterable[tuple[str, float]], step: int = 0, wall_time: float | None = None) -> None:
     """Scalars of one step, in one event (TensorBoard reads every value of an event)."""
-    self.add(summary_pb2.Summary(value=[scalar_value(tag, v) for tag, v in values]), step, wall_time)
+    summary = summary_pb2.Summary(value=[scalar_value(tag, v, tag not in self._tags) for tag, v in values])
+    self._tags.update(value.tag for value in summary.value)
+    self.add(summary, step, wall_time)
 
   def text(self, tag: str, markdown: str, step: int = 0) -> None:
     self.add(text_summary.text_pb(tag, markdown), step)
