@@ -21,7 +21,7 @@ It prints each trial's verdicts, the counts and the median time to a verdict
 
 Usage:
   PYTHONPATH=src python benchmarks/verdict_trials.py --calibrate
-  PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 0.8] [--no-load]
+  PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 1.6] [--no-load]
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def report(label: str, rows: list[tuple[str, str, float, int]]) -> None:
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--trials", type=int, default=20)
-  parser.add_argument("--extra", type=float, default=0.8, help="planted extra bytes, a fraction of the checkpoint")
+  parser.add_argument("--extra", type=float, default=1.6, help="planted extra bytes, a fraction of the checkpoint")
   parser.add_argument("--rows", type=int, default=2048, help="checkpoint rows of 2048 float32 (2048: 16 MiB)")
   parser.add_argument("--calibrate", action="store_true", help="measure the save-time ratio of --extras")
   parser.add_argument("--extras", type=float, nargs="+", default=[0.1, 0.2, 0.35, 0.5])
