@@ -81,18 +81,13 @@ def _request_metrics(hosts: Sequence[RunRecord], put: Callable[[str, str, str, f
 
 def _block_request_metrics(hosts: Sequence[RunRecord], op: str, put: Callable[[str, str, str, float], None]) -> None:
   """One block's requests, when the link's collector counted them: all, distinct, repeated reads per second."""
-  tags = [f"{op}_5_inventory/store_{kind}_count" for kind in KINDS]
-  if not _has(hosts, tags):
-    return
-  per_host = [sum(_value(r, t) for t in tags) for r in hosts]
-  put(f"requests_{op}_total", COUNT, "requests", sum(per_host))
-  put(f"primary_extra_requests_{op}", COUNT, "requests", _extra(per_host))
-  distinct_tags = [f"{op}_5_inventory/store_{kind}_distinct_count" for kind in KINDS]
-  if not _has(hosts, distinct_tags):
-    return
-  distinct = [sum(_value(r, t) for t in distinct_tags) for r in hosts]
-  put(f"requests_{op}_distinct_total", COUNT, "requests", sum(distinct))
-  put(f"primary_extra_distinct_requests_{op}", COUNT, "requests", _extra(distinct))
+  for infix in ("", "_distinct"):  # every request, then each target once (the distinct tags may be absent)
+    tags = [f"{op}_5_inventory/store_{kind}{infix}_count" for kind in KINDS]
+    if not _has(hosts, tags):
+      return
+    per_host = [sum(_value(r, t) for t in tags) for r in hosts]
+    put(f"requests_{op}{infix}_total", COUNT, "requests", sum(per_host))
+    put(f"primary_extra{infix}_requests_{op}", COUNT, "requests", _extra(per_host))
   repeats = sum(_value(r, f"{op}_5_inventory/store_{k}_count") - _value(r, f"{op}_5_inventory/store_{k}_distinct_count")
                 for r in hosts for k in ("get", "list"))  # fmt: skip
   seconds = max(_value(r, f"{op}_0_basics/time_s") for r in hosts)
