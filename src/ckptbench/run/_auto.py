@@ -53,7 +53,7 @@ def auto_rounds(
         execute(ScheduledRun(b, rounds, False))
     clock.round_ended()
     rounds += 1
-    if not clock.is_look(rounds):
+    if not _agreed_look(clock, rounds, coordinator):
       continue
     # The last look spends what is left of alpha; whether a look is last depends on the clock alone.
     design = Design(early_looks=early_looks, last=rounds >= repeats.count or not clock.next_round_fits())
@@ -65,6 +65,16 @@ def auto_rounds(
       return RepeatsDone(False, rounds, reason, Design(early_looks=early_looks, last=last))
     early_looks += 1
   return RepeatsDone(False, rounds, "most rounds", Design(early_looks=early_looks))
+
+
+def _agreed_look(clock: RoundClock, rounds: int, coordinator: Coordinator) -> bool:
+  """Whether this round ends in a look, as process 0's clock says. Each process's clock differs; a
+  process that looked (a collective) while another started the next round's benchmark (other
+  collectives) aborted the run in gloo."""
+  mine = clock.is_look(rounds) if coordinator.process_index == 0 else None
+  if coordinator.process_count == 1:
+    return bool(mine)
+  return bool(coordinator.allgather_json(mine)[0])
 
 
 def _look(
