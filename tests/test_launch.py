@@ -101,6 +101,23 @@ def test_four_processes_share_one_mesh(tmp_path):
   assert hosts["n"] == 4 and hosts["slowest_host"] in range(4)
 
 
+def test_auto_repeats_under_launch_end_on_the_same_round_everywhere(tmp_path):
+  """Rounds until the budget runs out: every process runs the same rounds and exits 0 (a process that
+  looked at its own clock while another ran the next round aborted in gloo; tests/test_rounds.py)."""
+  out = tmp_path / "out"
+  suite = _suite(tmp_path, repeats=2)
+  text = suite.read_text().replace("num_repeats: 2", "num_repeats: auto").replace("time_budget_s: 90", "time_budget_s: 4")
+  assert "time_budget_s: 4" in text
+  suite.write_text(text)
+  done = run_cli("launch", "-n", "4", str(suite), "-o", str(out), "--no-progress", "--devices_per_process", "2",
+                 timeout=240)  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert json.loads((out / "summary.json").read_text())["repeats"]["mode"] == "auto"
+  measured = [r for r in _records(out) if not r["warmup"]]
+  rounds = {host: sum(1 for r in measured if r["host"] == host) for host in range(4)}
+  assert len(set(rounds.values())) == 1 and rounds[0] >= 2, rounds
+
+
 def test_killing_one_process_ends_the_launch_naming_it(tmp_path):
   out = tmp_path / "out"
   suite = _suite(tmp_path, repeats=200, ocdbt="[true]")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from ckptbench.run._auto import _agreed_look
 from ckptbench.run._rounds import Repeats, RoundClock
 from ckptbench.stats import AUTO_LOOKS
 
@@ -37,3 +38,24 @@ def test_every_scheduled_round_is_a_look_and_so_is_the_last_that_fits():
   tight = _clock(budget_s=0.15)
   _round(tight, 0.1)
   assert not tight.next_round_fits() and tight.is_look(1)  # the budget's last round is looked at
+
+
+class _SecondOfTwo:
+  """Process 1 of 2, whose gather returns what process 0 sent (`first`) beside its own value."""
+
+  process_index, process_count = 1, 2
+
+  def __init__(self, first):
+    self.first = first
+
+  def allgather_json(self, value):
+    return [self.first, value]
+
+
+def test_whether_a_round_ends_in_a_look_is_process_0s_call():
+  spent = _clock(budget_s=0.15)  # this process's clock: the budget is spent, so it would look
+  _round(spent, 0.1)
+  assert spent.is_look(1)
+  assert not _agreed_look(spent, 1, _SecondOfTwo(first=False))  # process 0 runs another round: so does it
+  fresh = _clock(budget_s=60.0)
+  assert _agreed_look(fresh, AUTO_LOOKS[0] + 1, _SecondOfTwo(first=True))
