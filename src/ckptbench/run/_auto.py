@@ -83,7 +83,8 @@ def _look(
 ) -> tuple[str | None, str, bool]:
   """(why to stop or None, a line saying what this look found, whether it is the last look)."""
   open_ = open_comparisons(records, suite, settings, design)
-  line = f"after {rounds} rounds: {len(open_)} headline comparison(s) undecided at {design.level:.2%}"
+  line = (f"after {rounds} rounds: {len(open_)} headline comparison(s) undecided (worse/better at"
+          f" {design.level:.2%}, equivalent at {design.equivalence_level:.2%})")
   if not open_:
     return "decided", line + ": every one decided", design.last
   if rounds >= repeats.count:
