@@ -250,12 +250,33 @@ def test_at_the_true_bound_equivalence_is_claimed_at_most_alpha_of_the_time():
 
 def test_auto_looks_spend_alpha_exactly_in_both_tests():
   """However many early looks the clock allows (at most all but the cap), each test's error rates sum to alpha,
-  the equivalence interval is never wider than the two-sided one, and the first look can bound both."""
+  and so do the rates of any wrong verdict; the equivalence interval is never wider than the two-sided one
+  (an early look's is the same), the last look's is narrower, and the first look can bound both."""
   for early in range(len(AUTO_LOOKS)):
     looks = [Design(early_looks=i, last=False) for i in range(early)] + [Design(early_looks=early, last=True)]
     assert sum(d.spent for d in looks) == pytest.approx(0.05)
     assert sum(d.equivalence_spent for d in looks) == pytest.approx(0.05)
     assert all(d.equivalence_level <= d.level and d.equivalence_spent >= d.spent / 2 for d in looks)
+    # A wrong verdict needs an interval's end on the wrong side of the truth: on either side the
+    # two intervals of a look err with the larger of their rates, alpha_k / 2 or beta_k; summed, alpha.
+    assert sum(max(d.spent / 2, d.equivalence_spent) for d in looks) == pytest.approx(0.05)
+    assert all(d.equivalence_level == pytest.approx(d.level) for d in looks[:-1])  # early: the same interval
+  last = Design(early_looks=7, last=True)
+  assert last.level == pytest.approx(0.9675) and last.equivalence_level == pytest.approx(0.9175)
   first = Design(early_looks=0, last=False)
   assert _min_rounds(first.spent, paired=True) <= AUTO_LOOKS[0]
   assert _min_rounds(2 * first.equivalence_spent, paired=True) <= AUTO_LOOKS[0]
+
+
+def test_an_early_look_counts_the_repeats_needed_at_the_levels_of_the_last_look_to_come():
+  """Futility asks whether the budget could decide: at the most lenient look still ahead (the next as the
+  last), not at the early look's own strict level (at 10 rounds that interval is the whole range)."""
+  early = Design(early_looks=2, last=False)
+  assert early.ahead() == Design(early_looks=3, last=True) and Design(early_looks=3).ahead() == Design(early_looks=3)
+  logs = _symmetric_logs(10, 0.3)
+  d = decide([1.0] * 10, [math.exp(x) for x in logs], Direction.LOWER, paired=True, design=early)
+  assert d.verdict == Verdict.INCONCLUSIVE and d.level == pytest.approx(early.level)  # its own level, reported
+  _, low, high = effect_interval([0.0] * 10, logs, True, early.ahead().equivalence_level)
+  assert d.repeats_needed == math.ceil(10 * ((high - low) / 2 / math.log1p(0.1)) ** 2)
+  _, strict_low, strict_high = effect_interval([0.0] * 10, logs, True, early.equivalence_level)
+  assert d.repeats_needed < 0.5 * 10 * ((strict_high - strict_low) / 2 / math.log1p(0.1)) ** 2

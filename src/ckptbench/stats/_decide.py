@@ -31,10 +31,27 @@ with probability 1 - alpha at once, whichever look it stops at): each early
 look spends a twentieth of alpha, enough to stop early on a clear difference,
 and the last look (the rounds' cap, or the time budget) spends all that is
 left, so a run that needs every round loses little precision to the looks
-before. The tests of equivalence spend alpha over the looks the same way, each
-one-sided test at the look's share, so a false `equivalent` at any look of a
-run has probability at most alpha too. Which look is last depends only on the
-clock (the rounds' total durations), never on which variant was faster.
+before. Which look is last depends only on the clock (the rounds' total
+durations), never on which variant was faster.
+
+The tests of equivalence spend alpha over the looks too: each one-sided test at
+an early look spends half that look's share (so an early look's equivalence
+interval is its two-sided one), and at the last look what that leaves, all of
+alpha less half the early shares (a fixed repeat count: alpha, the textbook
+TOST's 1 - 2 alpha interval). Why this is sound: a wrong verdict at a look
+needs one end of an interval on the wrong side of the truth, and the two
+intervals are order statistics of the same sorted differences, one inside the
+other, so on either side the chance is at most the larger of that side's two
+rates, alpha_k / 2 (two-sided) or beta_k
+(equivalence). Summed over the looks (Bonferroni, whatever the stopping):
+every early look gives alpha_k / 2 on a side, the last at most
+max(alpha_last / 2, alpha - sum(early alpha_k) / 2) = the latter, a total of
+alpha; with no change at all only the two-sided intervals can err, sum(alpha_k) =
+alpha. So any wrong verdict of a run (a false worse, better or equivalent) has
+probability at most alpha, as with each one-sided test at its look's full share,
+and the last look, where a run that needs every round decides, tests equivalence
+at a narrower interval (91.75% after seven early looks instead of 93.5%: about
+11% fewer rounds for the same width).
 """
 
 from __future__ import annotations
@@ -83,8 +100,10 @@ class Design:
 
   @property
   def equivalence_spent(self) -> float:
-    """The error rate of each of this look's two one-sided tests of equivalence."""
-    return self.spent
+    """The error rate of each of this look's two one-sided tests of equivalence: at an early look half
+    its share (its equivalence interval is its two-sided one), at the last what that leaves of alpha."""
+    half_share = self.alpha * EARLY_LOOK_SHARE / 2
+    return self.alpha - self.early_looks * half_share if self.last else half_share
 
   @property
   def equivalence_level(self) -> float:
@@ -95,6 +114,11 @@ class Design:
   def looks(self) -> int:
     """Looks taken, this one included."""
     return self.early_looks + 1
+
+  def ahead(self) -> Design:
+    """The most lenient look that can still come: this one if it is the last, else the next as the last
+    (any later last look spends less). What a look could decide is judged at that look's levels."""
+    return self if self.last else dataclasses.replace(self, early_looks=self.early_looks + 1, last=True)
 
   def rule(self, threshold: float, paired: bool) -> str:
     """The rule in one line, as summary.json's `rule` and the legends state it."""
@@ -121,7 +145,8 @@ class Decision:
     n: rounds paired, or the smaller sample when unpaired.
     paired: whether per-round ratios were used.
     level: the confidence level of that interval.
-    repeats_needed: for inconclusive, the fewest repeats that could decide it at the spread observed.
+    repeats_needed: for inconclusive, the fewest repeats that could decide it at the spread observed,
+      at the levels of the most lenient look to come (`Design.ahead`).
   """
 
   verdict: Verdict
@@ -216,11 +241,16 @@ class _Intervals:
   two_sided: tuple[float, float]
   equivalence: tuple[float, float]
 
+  @classmethod
+  def at(cls, spread: np.ndarray, cdf: Sequence[float], design: Design) -> _Intervals:
+    return cls(_bounds(spread, cdf, design.spent), _bounds(spread, cdf, 2 * design.equivalence_spent))
+
 
 def _needed(
     n: int, estimate: float, intervals: _Intervals, margin: float, design: Design, paired: bool
 ) -> int:
-  """The fewest repeats that could decide, the spread shrinking as 1/sqrt(n): at least this many.
+  """The fewest repeats that could decide at `design`'s levels, the spread shrinking as 1/sqrt(n): at
+  least this many.
 
   The quickest way out is the nearer one: beyond the margin, the two-sided
   interval has to shed no-change (half-width below the estimate); within it, the
@@ -283,9 +313,12 @@ def decide(
     x_ref, x_cur, margin = np.asarray(ref), np.asarray(cur), max(floor, threshold * abs(ref_median))
   spread, cdf = _spread(x_ref, x_cur, paired)
   estimate = float(np.median(spread))
-  intervals = _Intervals(_bounds(spread, cdf, design.spent), _bounds(spread, cdf, 2 * design.equivalence_spent))
+  intervals = _Intervals.at(spread, cdf, design)
   verdict = _verdict(estimate, intervals, margin, direction)
-  needed = _needed(n, estimate, intervals, margin, design, paired) if verdict == Verdict.INCONCLUSIVE else None
+  needed = None
+  if verdict == Verdict.INCONCLUSIVE:  # at the levels of the most lenient look to come
+    ahead = design.ahead()
+    needed = _needed(n, estimate, _Intervals.at(spread, cdf, ahead), margin, ahead, paired)
   if verdict == Verdict.EQUIVALENT:  # report the interval the verdict was decided on
     (low, high), level = intervals.equivalence, design.equivalence_level
   else:
@@ -336,5 +369,5 @@ def _unjudged(ref: Sequence[float], cur: Sequence[float], direction: Direction, 
     ratio = statistics.median(cur) / statistics.median(ref)
   if direction == Direction.NEUTRAL:
     return Decision(Verdict.NOT_JUDGED, ratio, None, None, min(len(ref), len(cur)), paired, design.level)
-  needed = _min_rounds(2 * design.equivalence_spent, paired)
+  needed = _min_rounds(2 * design.ahead().equivalence_spent, paired)
   return Decision(Verdict.INCONCLUSIVE, ratio, None, None, 0, paired, design.level, needed)
