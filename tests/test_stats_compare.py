@@ -202,11 +202,13 @@ def test_equivalence_is_two_one_sided_tests_on_the_narrower_interval():
   _, low, high = effect_interval([0.0] * 20, logs, True, Design().level)  # 95%
   assert low < -margin and high > margin  # the 95% interval reaches past +-10%: the old rule said inconclusive
   d = decide([1.0] * 20, [math.exp(x) for x in logs], Direction.LOWER, paired=True)
-  assert d.verdict == Verdict.EQUIVALENT and d.level == pytest.approx(0.90) and Design().equivalence_level == pytest.approx(0.90)
+  assert d.verdict == Verdict.EQUIVALENT and d.level == pytest.approx(0.90)
+  assert Design().equivalence_level == pytest.approx(0.90)
   _, eq_low, eq_high = effect_interval([0.0] * 20, logs, True, 0.90)
   assert (d.low, d.high) == pytest.approx((math.exp(eq_low), math.exp(eq_high)))  # the interval it was decided on
   assert 1 / 1.1 < d.low < 1 < d.high < 1.1
-  assert "equivalent: the 90.00% interval (two one-sided tests at 5.00%)" in Design().rule(0.1, paired=True)
+  assert "equivalent: the 90.00% interval (two one-sided tests at 5% each)" in Design().rule(0.1, paired=True)
+  assert "equivalent: the same interval (two one-sided tests at 0.125% each)" in Design(last=False).rule(0.1, True)
 
 
 def test_worse_and_better_keep_the_two_sided_interval():

@@ -50,8 +50,8 @@ class Repeats:
     return {
         "mode": "auto" if self.auto else "fixed", "rounds": done.rounds, "interleaved": self.interleaved,
         "paired": self.interleaved, "looks": design.looks, "alpha": design.alpha, "level": design.level,
-        "last_look": design.last, "time_budget_s": self.budget_s, "stopped": done.stopped,
-        "seconds": round(seconds, 3),
+        "equivalence_level": design.equivalence_level, "last_look": design.last, "time_budget_s": self.budget_s,
+        "stopped": done.stopped, "seconds": round(seconds, 3),
     }  # fmt: skip
 
 

@@ -126,10 +126,14 @@ class Design:
     looks = ""
     if self.early_looks:
       looks = f", alpha {self.alpha:g} spent over {self.looks} looks ({EARLY_LOOK_SHARE:g} of it at each early look)"
+    tests = f"(two one-sided tests at {100 * self.equivalence_spent:.4g}% each) within +-{threshold:.0%}"
+    if f"{self.equivalence_level:.2%}" == f"{self.level:.2%}":  # an early look: one interval for both
+      equivalent = f"equivalent: the same interval {tests}"
+    else:
+      equivalent = (f"equivalent: the {self.equivalence_level:.2%} interval {tests}; low/high: the"
+                    f" {self.equivalence_level:.2%} interval for equivalent, the {self.level:.2%} one otherwise")
     return (f"Hodges-Lehmann {self.level:.2%} interval of the {how} ratio{looks}; worse/better: interval"
-            f" excludes 1 and ratio beyond {threshold:.0%}; equivalent: the {self.equivalence_level:.2%} interval"
-            f" (two one-sided tests at {self.equivalence_spent:.2%}) within +-{threshold:.0%}; low/high:"
-            f" the {self.equivalence_level:.2%} interval for equivalent, the {self.level:.2%} one otherwise")
+            f" excludes 1 and ratio beyond {threshold:.0%}; {equivalent}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -334,7 +338,8 @@ def _finite(reference: Sequence[float], current: Sequence[float], paired: bool) 
   if paired:
     pairs = [(float(r), float(c)) for r, c in zip(reference, current) if math.isfinite(r) and math.isfinite(c)]
     return [r for r, _ in pairs], [c for _, c in pairs]
-  return [float(v) for v in reference if math.isfinite(float(v))], [float(v) for v in current if math.isfinite(float(v))]
+  keep = lambda values: [float(v) for v in values if math.isfinite(float(v))]  # noqa: E731
+  return keep(reference), keep(current)
 
 
 def _verdict(estimate: float, intervals: _Intervals, margin: float, direction: Direction) -> Verdict:
@@ -361,7 +366,9 @@ def _as_ratios(estimate: float, low: float, high: float, logs: bool, ref_median:
   return tuple(to_ratio(v) if math.isfinite(v) else None for v in (estimate, low, high))
 
 
-def _unjudged(ref: Sequence[float], cur: Sequence[float], direction: Direction, paired: bool, design: Design) -> Decision:
+def _unjudged(
+    ref: Sequence[float], cur: Sequence[float], direction: Direction, paired: bool, design: Design
+) -> Decision:
   """A neutral metric (shown, not judged), or a side without samples (inconclusive: the equivalence
   interval, the narrower, is the first that more repeats bound)."""
   ratio = None
