@@ -77,7 +77,8 @@ class Design:
   """How much of the error rate `alpha` this look spends.
 
   Attributes:
-    alpha: the chance, over the whole run, that any reported interval misses.
+    alpha: the chance, over the whole run, of any wrong verdict (a false worse, better or
+      equivalent; the module docstring says why both tests may each spend it).
     early_looks: looks taken before this one, each spending `EARLY_LOOK_SHARE` of alpha.
     last: this look spends what is left (a fixed repeat count: its one look); an
       early look spends its share only.
