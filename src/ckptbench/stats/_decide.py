@@ -339,8 +339,9 @@ def _finite(reference: Sequence[float], current: Sequence[float], paired: bool) 
   if paired:
     pairs = [(float(r), float(c)) for r, c in zip(reference, current) if math.isfinite(r) and math.isfinite(c)]
     return [r for r, _ in pairs], [c for _, c in pairs]
-  keep = lambda values: [float(v) for v in values if math.isfinite(float(v))]  # noqa: E731
-  return keep(reference), keep(current)
+  ref = [float(v) for v in reference if math.isfinite(float(v))]
+  cur = [float(v) for v in current if math.isfinite(float(v))]
+  return ref, cur
 
 
 def _verdict(estimate: float, intervals: _Intervals, margin: float, direction: Direction) -> Verdict:
