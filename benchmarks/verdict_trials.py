@@ -22,6 +22,7 @@ It prints each trial's verdicts, the counts and the median time to a verdict
 Usage:
   PYTHONPATH=src python benchmarks/verdict_trials.py --calibrate
   PYTHONPATH=src python benchmarks/verdict_trials.py [--trials 20] [--extra 1.6] [--no-load]
+  PYTHONPATH=src python benchmarks/verdict_trials.py --only aa --trials 1 --time_budget_s 20  # a smoke test
 """
 
 from __future__ import annotations
@@ -172,8 +173,9 @@ def _rounds_of(records) -> dict[int, dict[str, dict[str, float]]]:
 
 def trials(args, work: pathlib.Path, sweep: str, label: str) -> list[tuple[str, str, float, int]]:
   rows = []
+  overrides = [f"time_budget_s={args.time_budget_s:g}"] if args.time_budget_s else []
   for i in range(args.trials):
-    outcome = run_trial(sweep, args.rows, work / f"{label}_{i}")
+    outcome = run_trial(sweep, args.rows, work / f"{label}_{i}", overrides)
     save, load = verdict_of(outcome, SAVE), verdict_of(outcome, LOAD)
     rep = outcome.summary.repeats
     rows.append((save.verdict.value, load.verdict.value, rep["seconds"], rep["rounds"]))
@@ -200,6 +202,7 @@ def main() -> None:
   parser.add_argument("--extras", type=float, nargs="+", default=[0.1, 0.2, 0.35, 0.5])
   parser.add_argument("--only", choices=("ab", "aa"), help="run one of the two experiments")
   parser.add_argument("--no-load", dest="load", action="store_false", help="no background load")
+  parser.add_argument("--time_budget_s", type=float, help="each trial's budget (default: the default, 180 s); a smoke test")
   args = parser.parse_args()
   with tempfile.TemporaryDirectory(prefix="verdict_trials_") as tmp:
     work = pathlib.Path(tmp)

@@ -207,7 +207,7 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   page = (out / "report.html").read_text()  # every environment on one page, headline metrics side by side
   assert f"<a href='{old.name}/report.html'>{old.name}</a> (reference)" in page
   assert "orbax-checkpoint-0.11.20" in page and "build_failed" in page
-  assert f"{new.name}: median, ratio [95% CI]" in page and "save_0_basics/time_s" in page
+  assert f"{new.name}: median, ratio [interval]" in page and "save_0_basics/time_s" in page
 
   # The cache: a second matrix builds nothing.
   again = cli("matrix", str(one_repeat_suite), "-o", str(out), "--overwrite",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 
 import pytest
 import scipy.stats
 
-from ckptbench.stats import Decision, Design, Direction, Verdict, compare_samples, decide, per_repeat_across_hosts
-from ckptbench.stats._decide import _rank_sum_cdf, _signed_rank_cdf, effect_interval
+from ckptbench.stats import AUTO_LOOKS, Decision, Design, Direction, Verdict, compare_samples, decide
+from ckptbench.stats import per_repeat_across_hosts
+from ckptbench.stats._decide import _min_rounds, _rank_sum_cdf, _signed_rank_cdf, effect_interval
 
 BASE = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.00, 1.01, 0.99]
 
@@ -152,14 +154,21 @@ def test_worst_host_per_repeat():
 
 
 def test_repeats_needed_is_the_fewest_that_could_decide():
+  # Beyond the threshold the way out is worse / better: the two-sided interval has to shed no change.
   rng = random.Random(8)
   a = noisy(rng, 12, spread=0.3)
   b = [v * math.exp(rng.gauss(0, 0.3)) for v in a]
-  d = decide(a, b, Direction.LOWER, paired=True)
-  assert d.verdict == Verdict.INCONCLUSIVE
-  half = (math.log(d.high) - math.log(d.low)) / 2
-  room = max(abs(math.log(d.ratio)), math.log1p(0.1))
-  assert d.repeats_needed == max(13, math.ceil(12 * (half / room) ** 2))
+  far = decide(a, b, Direction.LOWER, paired=True)
+  assert far.verdict == Verdict.INCONCLUSIVE and far.ratio > 1.1 and far.level == Design().level
+  half = (math.log(far.high) - math.log(far.low)) / 2
+  assert far.repeats_needed == max(13, math.ceil(12 * (half / math.log(far.ratio)) ** 2))
+  # Near no change it is equivalence: its (narrower) interval has to fit in +-10%.
+  logs = _symmetric_logs(12, 0.3)
+  near = decide([1.0] * 12, [math.exp(x) for x in logs], Direction.LOWER, paired=True)
+  assert near.verdict == Verdict.INCONCLUSIVE and near.ratio == pytest.approx(1.0)
+  _, low, high = effect_interval([0.0] * 12, logs, True, Design().equivalence_level)
+  assert high - low < math.log(near.high) - math.log(near.low)
+  assert near.repeats_needed == max(13, math.ceil(12 * ((high - low) / 2 / math.log1p(0.1)) ** 2))
 
 
 def test_an_aa_simulation_calls_no_difference_and_an_ab_one_finds_it():
@@ -178,3 +187,98 @@ def test_an_aa_simulation_calls_no_difference_and_an_ab_one_finds_it():
   assert aa.count(Verdict.WORSE) + aa.count(Verdict.BETTER) <= 1
   assert ab.count(Verdict.WORSE) >= 70 and ab.count(Verdict.BETTER) == 0
   assert isinstance(decide([1.0], [1.0], Direction.LOWER, paired=True), Decision)
+
+
+def _symmetric_logs(n, spread):
+  """n per-round log ratios at the normal's quantiles: no change, a spread of `spread`."""
+  normal = statistics.NormalDist()
+  return [spread * normal.inv_cdf((i + 0.5) / n) for i in range(n)]
+
+
+def test_equivalence_is_two_one_sided_tests_on_the_narrower_interval():
+  """TOST: equivalent when the 1 - 2 alpha interval lies within +-10%; the 1 - alpha one (the old rule) did not."""
+  logs = _symmetric_logs(20, 0.2)
+  margin = math.log1p(0.1)
+  _, low, high = effect_interval([0.0] * 20, logs, True, Design().level)  # 95%
+  assert low < -margin and high > margin  # the 95% interval reaches past +-10%: the old rule said inconclusive
+  d = decide([1.0] * 20, [math.exp(x) for x in logs], Direction.LOWER, paired=True)
+  assert d.verdict == Verdict.EQUIVALENT and d.level == pytest.approx(0.90)
+  assert Design().equivalence_level == pytest.approx(0.90)
+  _, eq_low, eq_high = effect_interval([0.0] * 20, logs, True, 0.90)
+  assert (d.low, d.high) == pytest.approx((math.exp(eq_low), math.exp(eq_high)))  # the interval it was decided on
+  assert 1 / 1.1 < d.low < 1 < d.high < 1.1
+  assert "equivalent: the 90.00% interval (two one-sided tests at 5% each)" in Design().rule(0.1, paired=True)
+  assert "equivalent: the same interval (two one-sided tests at 0.125% each)" in Design(last=False).rule(0.1, True)
+
+
+def test_worse_and_better_keep_the_two_sided_interval():
+  rng = random.Random(11)
+  design = Design(early_looks=4, last=True)
+  for factor in (0.6, 1.5):
+    ref = noisy(rng, 30, spread=0.2)
+    cur = [factor * v * math.exp(rng.gauss(0, 0.2)) for v in ref]
+    d = decide(ref, cur, Direction.LOWER, paired=True, design=design)
+    assert d.verdict == (Verdict.BETTER if factor < 1 else Verdict.WORSE) and d.level == pytest.approx(design.level)
+    _, low, high = effect_interval([math.log(v) for v in ref], [math.log(v) for v in cur], True, design.level)
+    assert (d.low, d.high) == pytest.approx((math.exp(low), math.exp(high)))
+
+
+def _false_equivalence_rate(trials, looks, rng):
+  """Runs stopped at their first decided look, the true ratio exactly 1.1 (the bound): the share
+  called equivalent (a false claim) and the share called better (the wrong way)."""
+  equivalent = better = 0
+  for _ in range(trials):
+    logs = [math.log1p(0.1) + rng.gauss(0, 0.05) for _ in range(looks[-1])]
+    for i, n in enumerate(looks):
+      design = Design(early_looks=i, last=n == looks[-1])
+      d = decide([1.0] * n, [math.exp(x) for x in logs[:n]], Direction.LOWER, paired=True, design=design)
+      if d.verdict.decided:
+        equivalent, better = equivalent + (d.verdict == Verdict.EQUIVALENT), better + (d.verdict == Verdict.BETTER)
+        break
+  return equivalent / trials, better / trials
+
+
+def test_at_the_true_bound_equivalence_is_claimed_at_most_alpha_of_the_time():
+  """Simulated comparisons whose true ratio is exactly 1.1: a false `equivalent` in at most 5% (a tolerance
+  of 3 binomial standard deviations), at one look (2000 runs) or at the looks of auto repeats (1000)."""
+  rng = random.Random(21)
+  one_look, better = _false_equivalence_rate(2000, (20,), rng)
+  assert one_look <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000) and better == 0
+  assert one_look >= 0.03  # the test uses its alpha: the old 95% interval's ends erred half as often
+  looks = tuple(n for n in AUTO_LOOKS if n < 40) + (40,)  # four early looks, the budget's last at 40 rounds
+  sequential, better = _false_equivalence_rate(1000, looks, rng)
+  assert sequential <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 1000) and better == 0
+
+
+def test_auto_looks_spend_alpha_exactly_in_both_tests():
+  """However many early looks the clock allows (at most all but the cap), each test's error rates sum to alpha,
+  and so do the rates of any wrong verdict; the equivalence interval is never wider than the two-sided one
+  (an early look's is the same), the last look's is narrower, and the first look can bound both."""
+  for early in range(len(AUTO_LOOKS)):
+    looks = [Design(early_looks=i, last=False) for i in range(early)] + [Design(early_looks=early, last=True)]
+    assert sum(d.spent for d in looks) == pytest.approx(0.05)
+    assert sum(d.equivalence_spent for d in looks) == pytest.approx(0.05)
+    assert all(d.equivalence_level <= d.level and d.equivalence_spent >= d.spent / 2 for d in looks)
+    # A wrong verdict needs an interval's end on the wrong side of the truth: on either side the
+    # two intervals of a look err with the larger of their rates, alpha_k / 2 or beta_k; summed, alpha.
+    assert sum(max(d.spent / 2, d.equivalence_spent) for d in looks) == pytest.approx(0.05)
+    assert all(d.equivalence_level == pytest.approx(d.level) for d in looks[:-1])  # early: the same interval
+  last = Design(early_looks=7, last=True)
+  assert last.level == pytest.approx(0.9675) and last.equivalence_level == pytest.approx(0.9175)
+  first = Design(early_looks=0, last=False)
+  assert _min_rounds(first.spent, paired=True) <= AUTO_LOOKS[0]
+  assert _min_rounds(2 * first.equivalence_spent, paired=True) <= AUTO_LOOKS[0]
+
+
+def test_an_early_look_counts_the_repeats_needed_at_the_levels_of_the_last_look_to_come():
+  """Futility asks whether the budget could decide: at the most lenient look still ahead (the next as the
+  last), not at the early look's own strict level (at 10 rounds that interval is the whole range)."""
+  early = Design(early_looks=2, last=False)
+  assert early.ahead() == Design(early_looks=3, last=True) and Design(early_looks=3).ahead() == Design(early_looks=3)
+  logs = _symmetric_logs(10, 0.3)
+  d = decide([1.0] * 10, [math.exp(x) for x in logs], Direction.LOWER, paired=True, design=early)
+  assert d.verdict == Verdict.INCONCLUSIVE and d.level == pytest.approx(early.level)  # its own level, reported
+  _, low, high = effect_interval([0.0] * 10, logs, True, early.ahead().equivalence_level)
+  assert d.repeats_needed == math.ceil(10 * ((high - low) / 2 / math.log1p(0.1)) ** 2)
+  _, strict_low, strict_high = effect_interval([0.0] * 10, logs, True, early.equivalence_level)
+  assert d.repeats_needed < 0.5 * 10 * ((strict_high - strict_low) / 2 / math.log1p(0.1)) ** 2

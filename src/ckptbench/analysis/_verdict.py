@@ -318,8 +318,10 @@ def main_effects(
 
 LEGEND = (
     "worse / better: the interval of the ratio excludes 1 and the ratio is beyond 10% (as asv decides);"
-    " equivalent: the whole interval lies within +-10%; inconclusive: neither (more repeats would decide);"
-    " [low-high]: Hodges-Lehmann interval of the ratio (per round when rounds interleave; the rule below);"
+    " equivalent: the narrower equivalence interval (two one-sided tests) lies within +-10%;"
+    " inconclusive: neither (more repeats would decide);"
+    " [low-high]: Hodges-Lehmann interval of the ratio (per round when rounds interleave), the equivalence"
+    " interval for equivalent, the two-sided one otherwise (levels: the rule below);"
     " ! a repeat lies far from the others (modified z-score; about 1 in 100 normal repeats is flagged)"
 )
 

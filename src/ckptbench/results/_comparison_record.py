@@ -55,7 +55,8 @@ class Comparison:
   Attributes:
     baseline_label: the label of the baseline file.
     threshold: the relative change that counts (0.1 = 10%).
-    alpha: the chance that any of the comparison's intervals misses.
+    alpha: the chance of any wrong verdict in the comparison (its two-sided intervals at 1 - alpha, the
+      equivalence ones at 1 - 2 alpha, each spent over the run's looks; `rule` states the levels).
     rule: how the verdicts were decided, in words.
     rows: one per benchmark and metric present on both sides, regressions first.
     only_in_baseline: `{"benchmarks": [...], "metrics": [...]}` missing from the run.

@@ -17,9 +17,10 @@ from ckptbench.run._settings import RunSettings
 from ckptbench.run._stop import StopRequest
 
 # A comparison needing more than this many times the rounds the budget allows no longer holds the
-# run. Generous: an early look's interval is about 1.4x as wide as the last look's (z 3.0 against
-# 2.1), so its repeats_needed is about twice what the last look would need; at 2 the trials here
-# gave up on a 20% difference after 15 rounds that 33-75 rounds decide.
+# run. Its repeats_needed is counted at the levels of the most lenient look to come (`Design.ahead`),
+# not the early look's own; still, the width of an interval from 10-33 rounds is itself noisy (at 2,
+# judged at the early look's level, the trials here gave up after 15 rounds on a 20% difference that
+# 33-75 rounds decide), so the factor stays generous: giving up early only costs decisions, never errors.
 _FUTILE = 4
 
 
@@ -83,7 +84,8 @@ def _look(
 ) -> tuple[str | None, str, bool]:
   """(why to stop or None, a line saying what this look found, whether it is the last look)."""
   open_ = open_comparisons(records, suite, settings, design)
-  line = f"after {rounds} rounds: {len(open_)} headline comparison(s) undecided at {design.level:.2%}"
+  line = (f"after {rounds} rounds: {len(open_)} headline comparison(s) undecided (worse/better at"
+          f" {design.level:.2%}, equivalent at {design.equivalence_level:.2%})")
   if not open_:
     return "decided", line + ": every one decided", design.last
   if rounds >= repeats.count:

@@ -7,7 +7,8 @@ the per-round ratio cancels it. After the rounds in `AUTO_LOOKS` the run looks
 at its headline comparisons (each variant against the reference, and the
 baseline when one is given) and stops once all are decided, once those left
 could not be decided within the budget (each needs more than four times the
-rounds the budget can still give, the spread shrinking as 1/sqrt(n) at best), or when
+rounds the budget can still give, the spread shrinking as 1/sqrt(n) at best, at
+the levels of the last look to come), or when
 the next round would end past the time budget (then that look is the last). Each look's
 intervals are at the level `Design` spends on it (a small share early, the rest
 at the last look), so looking early does not inflate false alarms.
@@ -49,8 +50,8 @@ class Repeats:
     return {
         "mode": "auto" if self.auto else "fixed", "rounds": done.rounds, "interleaved": self.interleaved,
         "paired": self.interleaved, "looks": design.looks, "alpha": design.alpha, "level": design.level,
-        "last_look": design.last, "time_budget_s": self.budget_s, "stopped": done.stopped,
-        "seconds": round(seconds, 3),
+        "equivalence_level": design.equivalence_level, "last_look": design.last, "time_budget_s": self.budget_s,
+        "stopped": done.stopped, "seconds": round(seconds, 3),
     }  # fmt: skip
 
 

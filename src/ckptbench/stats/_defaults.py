@@ -2,7 +2,7 @@
 (the command line shows them in its help; `plan` counts the rounds without numpy)."""
 
 DEFAULT_THRESHOLD = 0.10
-DEFAULT_ALPHA = 0.05  # the whole run's: 95% intervals, divided over its looks
+DEFAULT_ALPHA = 0.05  # the whole run's chance of a wrong verdict: 95% (90% for equivalence) at one look, divided over looks
 
 # Rounds after which adaptive repeats look at the data: from the first where an early
 # look's level can be reached, about 1.5x apart; the last is the most rounds a run takes

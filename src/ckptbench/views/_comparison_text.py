@@ -48,8 +48,9 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   if comparison.rows:
     console.print(table)
   console.print(
-      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (interval within"
-      " +-threshold), ? inconclusive, * headline (time, throughput, peak memory)"
+      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (the narrower"
+      " equivalence interval, shown on its rows, within +-threshold), ? inconclusive, * headline (time,"
+      " throughput, peak memory)"
       + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
   )
   console.print(f"rule: {escape(comparison.rule)}", highlight=False)
@@ -60,7 +61,7 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
   """The table of the rows shown (regressions, improvements, headline metrics) and how many were hidden."""
   table = Table(
       title=f"Comparison with baseline {escape(comparison.baseline_label)}"
-      f" (threshold {comparison.threshold:.0%}, {1 - comparison.alpha:.0%} intervals)"
+      f" (threshold {comparison.threshold:.0%}, alpha {comparison.alpha:g}; intervals: the rule below)"
   )
   table.add_column("", no_wrap=True)
   table.add_column("benchmark", overflow="fold")

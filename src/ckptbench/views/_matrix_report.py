@@ -98,7 +98,7 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
     note = f"<p class=unsure>inconclusive in {esc(', '.join(unsure))}: more repeats would decide</p>"
   else:
     note = "<p class=ok>no headline regression: every headline metric equivalent or better</p>"
-  head = ["benchmark", "metric", "unit", f"{reference} (reference)"] + [f"{label}: median, ratio [95% CI]" for label in labels]
+  head = ["benchmark", "metric", "unit", f"{reference} (reference)"] + [f"{label}: median, ratio [interval]" for label in labels]
   rows = []
   for (benchmark, metric), by_label in sorted(cells.items()):
     first = next(iter(by_label.values()))
@@ -107,11 +107,12 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
     row += [_cell(by_label.get(label)) for label in labels]
     rows.append("<tr>" + "".join(row) + "</tr>")
   header = "".join(f"<th>{esc(h)}</th>" for h in head)
-  threshold = next(iter(comparisons.values())).threshold
+  first = next(iter(comparisons.values()))
   legend = (
       f"<p class=note>ratio: Hodges-Lehmann estimate of the environment's over the reference's, with its"
-      f" interval; worse / better: the interval excludes 1 and the ratio is beyond {threshold:.0%};"
-      f" equivalent: the interval lies within +-{threshold:.0%}; inconclusive: neither."
+      f" interval; worse / better: the interval excludes 1 and the ratio is beyond {first.threshold:.0%};"
+      f" equivalent: the narrower equivalence interval (two one-sided tests), shown on its cells, lies within"
+      f" +-{first.threshold:.0%}; inconclusive: neither. Rule: {esc(first.rule)}."
       " Every metric, not only the headlines: each environment's report.html.</p>"
   )
   return (
