@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import importlib.resources
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import sysconfig
 
 import pytest
 
@@ -51,3 +57,45 @@ def test_plan_takes_an_example_by_name_from_any_directory(tmp_path):
   done = run_cli("plan", "quickstart", cwd=tmp_path)
   assert done.returncode == 0, done.stderr
   assert done.stdout.startswith("quickstart: ocdbt vs non-ocdbt: ") and "SaveRestoreBenchmark(use_ocdbt=True)" in done.stdout
+
+
+@pytest.mark.slow
+def test_a_built_wheel_installs_and_gives_a_first_result_with_two_commands(tmp_path):
+  """The wheel as a user gets it: installed into a fresh environment (its dependencies taken from this
+  one's site-packages, not from the repository), then `ckptbench examples` and `ckptbench run` from an
+  empty directory."""
+  wheels = tmp_path / "wheels"
+  built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                          str(wheels), str(REPO)], capture_output=True, text=True, timeout=300)  # fmt: skip
+  assert built.returncode == 0, built.stderr
+  (wheel,) = wheels.glob("ckptbench-*.whl")
+  env_dir = tmp_path / "fresh"
+  subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
+  python = env_dir / "bin" / "python"
+  site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                        check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
+  # The dependencies, as a plain path: the editable install's own .pth there is not processed.
+  pathlib.Path(site, "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+  installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                              str(wheel)], capture_output=True, text=True, timeout=300)  # fmt: skip
+  assert installed.returncode == 0, installed.stderr
+  home = tmp_path / "home"
+  home.mkdir()
+  environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "XLA_FLAGS")}
+  where = subprocess.run([str(python), "-c", "import ckptbench; print(ckptbench.__file__)"], cwd=home, env=environ,
+                         check=True, capture_output=True, text=True).stdout  # fmt: skip
+  assert where.startswith(site), where  # the wheel's copy, not the repository's
+  cli = env_dir / "bin" / "ckptbench"
+  written = subprocess.run([str(cli), "examples", "quickstart", "-o", "qs.yaml"], cwd=home, env=environ,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+  assert written.returncode == 0, written.stderr
+  suite = home / "qs.yaml"
+  text = suite.read_text().replace("shape: [8192, 8192]", "shape: [256, 256]").replace("time_budget_s: 90", "time_budget_s: 5")
+  assert "[256, 256]" in text and "time_budget_s: 5" in text
+  suite.write_text(text)
+  run = subprocess.run([str(cli), "run", "qs.yaml", "-o", "out", "--no_progress"], cwd=home, env=environ,
+                       capture_output=True, text=True, timeout=600)  # fmt: skip
+  assert run.returncode == 0, run.stdout + run.stderr
+  summary = json.loads((home / "out" / "summary.json").read_text())
+  assert len(summary["benchmarks"]) == 2 and summary["verdicts"]
+  assert (home / "out" / "report.html").is_file()
