@@ -1,6 +1,6 @@
 """Ports every generator module of Orbax's framework in the installed wheel and runs it under ckptbench.
 
-Usage: python benchmarks/run_orbax_modules.py [-v] [--keep DIR] [MODULE...]
+Usage: python benchmarks/run_orbax_modules.py [-v] [--keep DIR] [--orbax-python PYTHON] [MODULE...]
 
 Copies each of the 21 generator modules of the installed orbax-checkpoint
 wheel (`orbax/checkpoint/_src/testing/benchmarks/`, `core/` aside) into a
@@ -12,8 +12,12 @@ P2P modules under `ckptbench launch -n 2`). Prints one line per module and
 `N/21 ran with every run passing`; a module this machine cannot run (the
 PyTorch one needs a CUDA device) is counted apart, with the reason the run
 recorded. A module whose own code fails with the installed Orbax (whoever runs
-it) is listed with the reason; exit 0 when every other module passed or was
-recorded unsupported and that module's runs failed with its known error alone.
+it) is counted apart too, as failing in Orbax, with the reason: only while its
+runs fail with its known error alone, and, given `--orbax-python` (a Python
+with the same orbax-checkpoint and what Orbax's runner imports: clu,
+TensorFlow), only when Orbax's own `run_benchmarks` fails the unported module
+on the same suite with the same error. Exit 0 when every other module passed or
+was recorded unsupported.
 """
 
 from __future__ import annotations
@@ -158,6 +162,75 @@ def run_all(dest: pathlib.Path, only: list[str] | None = None, verbose: bool = F
   return outcomes
 
 
+@dataclasses.dataclass(frozen=True)
+class OrbaxRun:
+  """What Orbax's own runner gave on a module's suite, unported."""
+
+  returncode: int
+  errors: tuple[str, ...]  # its "Test: NAME, Error: ..." lines
+  version: str  # the orbax-checkpoint it ran
+  seconds: float
+
+
+def orbax_runner_errors(output: str) -> tuple[str, ...]:
+  """The failed tests Orbax's `run_benchmarks` names at the end (its RuntimeError's "Test: NAME, Error: ..." lines)."""
+  _, found, tail = output.rpartition("Benchmark test suite run failed with following errors:\n")
+  return tuple(line for line in tail.splitlines() if line.startswith("Test: ")) if found else ()
+
+
+def run_under_orbax(module: Module, dest: pathlib.Path, python: str) -> OrbaxRun:
+  """Runs the module, unported, on the same suite under Orbax's `run_benchmarks` in `python` (8 simulated CPU devices)."""
+  if module.processes > 1:
+    raise ValueError(f"{module.source}: Orbax's runner is only run here for single-process suites")
+  name = ported_name(module.source)
+  dotted = "orbax.checkpoint._src.testing.benchmarks." + module.source.removesuffix(".py").replace("/", ".")
+  suite = dest / f"{name}.orbax.yaml"
+  suite.write_text(module.suite.format(generator=f"{dotted}.{module.cls}", fixtures=dest / "fixtures", name=name))
+  env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "XLA_FLAGS")}
+  env.update(JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=8")
+  version = subprocess.run([python, "-c", "import orbax.checkpoint as o; print(o.__version__)"], env=env,
+                           capture_output=True, text=True, timeout=300, check=True).stdout.strip()  # fmt: skip
+  t0 = time.perf_counter()
+  done = subprocess.run(
+      [python, "-m", "orbax.checkpoint._src.testing.benchmarks.run_benchmarks", f"--config_file={suite}",
+       f"--output_directory={dest / 'orbax_out' / name}"],
+      cwd=dest, env=env, capture_output=True, text=True, timeout=900,
+  )  # fmt: skip
+  return OrbaxRun(done.returncode, orbax_runner_errors(done.stdout + done.stderr), version, time.perf_counter() - t0)
+
+
+def failing_in_orbax(
+    outcome: Outcome, expected: ExpectedFailure, orbax_run: OrbaxRun | None, version: str = orbax.checkpoint.__version__
+) -> tuple[bool, str]:
+  """Whether a failed module counts as failing in Orbax (not in ckptbench), and the line that says why.
+
+  It does when every failed run under ckptbench failed with the module's known error
+  and, where Orbax's own runner was run (`orbax_run`), that runner, on the same
+  orbax-checkpoint, failed the module with that same error too.
+  """
+  if not is_expected(outcome, expected):
+    return False, "UNEXPECTEDLY (not the module's known error alone: a ckptbench failure until shown otherwise)"
+  if orbax_run is None:
+    return True, f"in Orbax itself (known, not re-checked under Orbax's runner: --orbax-python): {expected.why}"
+  if orbax_run.version != version:
+    return False, f"UNCHECKED: Orbax's runner has orbax-checkpoint {orbax_run.version}, this one {version}"
+  if orbax_run.returncode == 0 or not orbax_run.errors or not all(expected.error in e for e in orbax_run.errors):
+    return False, (f"UNEXPECTEDLY: Orbax's own runner gave exit {orbax_run.returncode},"
+                   f" {list(orbax_run.errors) or 'no failed test'} (a ckptbench difference)")  # fmt: skip
+  return True, (f"in Orbax itself: Orbax's own runner (orbax-checkpoint {orbax_run.version}) failed it too, exit"
+                f" {orbax_run.returncode}, {len(orbax_run.errors)} test(s) with the same error; {expected.why}")  # fmt: skip
+
+
+def missing_package_hint(outcome: Outcome) -> str:
+  """A note when runs failed on an import: the modules need `make dev`'s environment (the pathways extra: cloudpickle)."""
+  missing = sorted({m.split("No module named", 1)[1].strip(" '\"") for m in (outcome.detail, *outcome.errors)
+                    if "No module named" in m})  # fmt: skip
+  if not missing:
+    return ""
+  return (f" (missing {', '.join(missing)}: this runner wants `make dev`'s environment,"
+          " pip install -e '.[dev,storage,torch,pathways]')")  # fmt: skip
+
+
 def is_expected(outcome: Outcome, expected: ExpectedFailure) -> bool:
   """Whether the module's runs failed with its known error alone (any other error makes the failure unexpected)."""
   return outcome.failed > 0 and bool(outcome.errors) and all(expected.error in m for m in outcome.errors)
@@ -168,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
   parser.add_argument("modules", nargs="*", help="only these (ported names, e.g. v1_benchmark)")
   parser.add_argument("-v", "--verbose", action="store_true", help="a line per module as it finishes")
   parser.add_argument("--keep", help="work in this directory and keep it (default: a temporary one)")
+  parser.add_argument("--orbax-python", metavar="PYTHON",
+                      help="a Python with the same orbax-checkpoint, clu and TensorFlow: also run each module with a"
+                      " known failure under Orbax's own run_benchmarks, and count it failing in Orbax only if that fails"
+                      " the same way")  # fmt: skip
   args = parser.parse_args(argv)
   found = {p.relative_to(FRAMEWORK).as_posix() for p in module_files()}
   listed = {m.source for m in MODULES}
@@ -179,19 +256,29 @@ def main(argv: list[str] | None = None) -> int:
     dest = pathlib.Path(directory)
     dest.mkdir(parents=True, exist_ok=True)
     outcomes = run_all(dest, args.modules or None, args.verbose)
+    verdicts = {}
+    for m in MODULES:
+      o = next((o for o in outcomes if o.name == ported_name(m.source) and o.status == "failed"), None)
+      if o is None or m.expected_failure is None:
+        continue
+      orbax_run = run_under_orbax(m, dest, args.orbax_python) if args.orbax_python else None
+      if orbax_run is not None and args.verbose:
+        print(f"orbax's runner {o.name}: exit {orbax_run.returncode}, {orbax_run.seconds:.0f} s;"
+              f" {'; '.join(orbax_run.errors) or 'no failed test'}", flush=True)  # fmt: skip
+      verdicts[o.name] = failing_in_orbax(o, m.expected_failure, orbax_run)
   if not args.verbose:
     for o in outcomes:
       print(f"{o.status:11s} {o.name}: {o.runs} runs, {o.failed} failed, {o.seconds:.0f} s; {o.detail}")
   passed = sum(o.status == "passed" for o in outcomes)
   unsupported = [o for o in outcomes if o.status == "unsupported"]
-  expected = {ported_name(m.source): m.expected_failure for m in MODULES if m.expected_failure}
   failed = [o for o in outcomes if o.status == "failed"]
-  as_expected = {o.name for o in failed if o.name in expected and is_expected(o, expected[o.name])}
+  in_orbax = [o for o in failed if verdicts.get(o.name, (False,))[0]]
   print(f"{passed}/{len(outcomes)} ran with every run passing; {len(unsupported)} recorded unsupported"
-        + "".join(f" ({o.name}: {o.detail})" for o in unsupported))  # fmt: skip
+        + "".join(f" ({o.name}: {o.detail})" for o in unsupported)
+        + f"; {len(in_orbax)} failing in Orbax itself; {len(failed) - len(in_orbax)} failing under ckptbench")  # fmt: skip
   for o in failed:
-    print(f"{o.name} failed " + (f"as expected: {expected[o.name].why}" if o.name in as_expected else "UNEXPECTEDLY"))
-  return 0 if all(o.name in as_expected for o in failed) else 1
+    print(f"{o.name} failed " + verdicts.get(o.name, (False, "UNEXPECTEDLY"))[1] + missing_package_hint(o))
+  return 0 if len(in_orbax) == len(failed) else 1
 
 
 if __name__ == "__main__":

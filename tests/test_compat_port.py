@@ -50,6 +50,40 @@ def test_a_known_failure_counts_as_expected_only_with_its_own_error_on_every_fai
   assert not run_orbax_modules.is_expected(outcome(), known)  # exit 1 with no recorded error
 
 
+def test_orbax_runner_failures_are_read_from_its_closing_error():
+  output = textwrap.dedent("""\
+      E1126 11:52:03 core.py:283] Test: V0_a raised an exception: Expected step 1 ...
+      Traceback (most recent call last):
+          raise RuntimeError(exception_message)
+      RuntimeError: Benchmark test suite run failed with following errors:
+      Test: V0_a, Error: AssertionError('Expected step 1 to be cancelled and not present in all_steps: [1]')
+      Test: V0_b, Error: ValueError('x')
+      """)  # fmt: skip
+  assert run_orbax_modules.orbax_runner_errors(output) == (
+      "Test: V0_a, Error: AssertionError('Expected step 1 to be cancelled and not present in all_steps: [1]')",
+      "Test: V0_b, Error: ValueError('x')",
+  )
+  assert run_orbax_modules.orbax_runner_errors("I1126 run_benchmarks.py] finished.\n") == ()
+
+
+def test_a_module_counts_as_failing_in_orbax_only_when_orbax_runner_fails_it_the_same_way():
+  known = next(m.expected_failure for m in run_orbax_modules.MODULES if m.expected_failure)
+  ours = run_orbax_modules.Outcome("m", "failed", 2, 1, "", 1.0, (known.error,))
+  same = f"Test: V0_a, Error: AssertionError('{known.error}')"
+  def orbax_run(returncode, *errors, version="0.12.8"):
+    return run_orbax_modules.OrbaxRun(returncode, errors, version, 1.0)
+  verdict = run_orbax_modules.failing_in_orbax
+  assert verdict(ours, known, orbax_run(1, same), "0.12.8")[0]
+  assert "Orbax's own runner (orbax-checkpoint 0.12.8) failed it too" in verdict(ours, known, orbax_run(1, same), "0.12.8")[1]
+  assert verdict(ours, known, None, "0.12.8") == (True, verdict(ours, known, None)[1])  # known, not re-checked
+  assert "not re-checked" in verdict(ours, known, None)[1]
+  assert not verdict(ours, known, orbax_run(0), "0.12.8")[0]  # passes under Orbax's runner: ckptbench's fault
+  assert not verdict(ours, known, orbax_run(1, same, "Test: V0_b, Error: ValueError('x')"), "0.12.8")[0]
+  assert not verdict(ours, known, orbax_run(1, same, version="0.12.9"), "0.12.8")[0]
+  other = run_orbax_modules.Outcome("m", "failed", 2, 1, "", 1.0, ("Array has been deleted",))
+  assert not verdict(other, known, orbax_run(1, same), "0.12.8")[0]
+
+
 def test_port_lists_what_still_needs_a_hand():
   source = textwrap.dedent("""
       import orbax.checkpoint._src.testing.benchmarks.core.core
@@ -124,3 +158,13 @@ def test_ported_modules_run_under_ckptbench(tmp_path):
   assert outcomes["checkpoint_policy_benchmark"].runs == 3
   records = [json.loads(line) for line in (tmp_path / "out" / "orbax_load_load_benchmark" / "results.jsonl").open()]
   assert all(r["inventory"]["file_count"] > 0 and r["error"] is None for r in records)
+
+
+def test_a_run_failing_on_an_import_names_the_missing_package_and_the_environment():
+  outcome = run_orbax_modules.Outcome(
+      "multihost_dispatchers_benchmark", "failed", 2, 2, 'exit 1; ModuleNotFoundError: No module named "cloudpickle"',
+      1.0, ('No module named "cloudpickle"', "No module named 'cloudpickle'"),
+  )  # fmt: skip
+  hint = run_orbax_modules.missing_package_hint(outcome)
+  assert "missing cloudpickle:" in hint and "pathways" in hint
+  assert run_orbax_modules.missing_package_hint(run_orbax_modules.Outcome("m", "failed", 1, 1, "exit 1", 1.0)) == ""
