@@ -68,3 +68,15 @@ def test_a_failing_block_still_records_and_metrics_are_collected():
         raise RuntimeError("x")
   assert created == [metrics]
   assert "boom_0_basics/time_s" in metrics.to_dict()
+
+
+def test_the_rss_sampler_reads_what_psutil_reads():
+  import psutil
+
+  from ckptbench.metrics._basic_collectors import _sampler
+
+  block = bytearray(64 << 20)
+  block[:: 4096] = b"\1" * len(block[:: 4096])  # touched: resident
+  ours, theirs = _sampler.rss(), psutil.Process().memory_info().rss
+  assert abs(ours - theirs) < 4 << 20, (ours, theirs)
+  assert ours > 64 << 20

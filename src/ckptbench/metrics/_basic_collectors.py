@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -35,12 +36,17 @@ class _RssSampler:
 
   def __init__(self):
     self._process = psutil.Process()
+    self._statm = _open_statm()
     self._lock = threading.Lock()
     self._open: list[RssCollector] = []
     self._wake = threading.Event()
     self._thread: threading.Thread | None = None
 
   def rss(self) -> int:
+    """Resident bytes: /proc/self/statm's second field where there is one (psutil reads the same
+    file, at 3x the cost of the whole 200 samples a second), else psutil."""
+    if self._statm is not None:
+      return int(os.pread(self._statm, 128, 0).split()[1]) * _PAGE
     return self._process.memory_info().rss
 
   def add(self, collector: "RssCollector") -> None:
@@ -67,7 +73,28 @@ class _RssSampler:
           collector._peak = max(collector._peak, rss)
 
 
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+
+
+def _open_statm() -> int | None:
+  """A descriptor on this process's /proc/self/statm (Linux), kept open; None elsewhere."""
+  try:
+    fd = os.open("/proc/self/statm", os.O_RDONLY)
+  except OSError:
+    return None
+  os.set_inheritable(fd, False)
+  return fd
+
+
 _sampler = _RssSampler()
+if hasattr(os, "register_at_fork"):  # a forked child reads its own RSS, not its parent's
+
+  def _reopen_in_child() -> None:
+    if _sampler._statm is not None:
+      os.close(_sampler._statm)
+    _sampler._process, _sampler._statm = psutil.Process(), _open_statm()
+
+  os.register_at_fork(after_in_child=_reopen_in_child)
 
 
 class RssCollector:
