@@ -168,6 +168,13 @@ def test_a_tags_metadata_is_written_once_per_run_and_every_step_reads_as_a_scala
   assert [step for step, _ in _scalars(host, "save_0_basics/time_s")] == [0, 1, 2]
 
 
+def _hparams_content(summary) -> plugin_data_pb2.HParamsPluginData:
+  """The plugin data of a one-value HParams summary, parsed; the summary keeps the rest."""
+  content = summary.value[0].metadata.plugin_data.content
+  summary.value[0].metadata.plugin_data.content = b""
+  return plugin_data_pb2.HParamsPluginData.FromString(content)
+
+
 def test_our_summaries_are_the_ones_tensorboards_helpers_make():
   from tensorboard.plugins.hparams import summary_v2 as hp
   from tensorboard.plugins.text import summary_v2 as text
@@ -176,7 +183,9 @@ def test_our_summaries_are_the_ones_tensorboards_helpers_make():
 
   assert text_summary("card", "| a | b |\n**é**") == text.text_pb("card", "| a | b |\n**é**")
   values = {"use_ocdbt": True, "mesh.fsdp": 8.0, "generator": "g", "n": 3}
-  assert session_summary(values, "key", 12.5) == hp.hparams_pb(values, trial_id="key", start_time_secs=12.5)
+  ours, theirs = session_summary(values, "key", 12.5), hp.hparams_pb(values, trial_id="key", start_time_secs=12.5)
+  assert _hparams_content(ours) == _hparams_content(theirs)  # a map: serialized in no fixed order
+  assert ours == theirs
   domains = [("a", [2.0, 1.0]), ("b", [True, False]), ("c", ["y", "x"]), ("d", None)]
   theirs = hp.hparams_config_pb(
       [hp.HParam(name, None if seen is None else hp.Discrete(seen)) for name, seen in domains],
