@@ -52,3 +52,11 @@ def test_ckptbench_run_stays_the_function_after_the_subpackage_is_imported():
   done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
                         capture_output=True, text=True, timeout=120)  # fmt: skip
   assert done.returncode == 0, done.stderr
+
+
+def test_version_answers_before_the_parser_is_built():
+  imported = _imported("--version")
+  assert not imported & {"argparse", "logging"}, sorted(imported)
+  done = subprocess.run([sys.executable, "-m", "ckptbench", "--version"], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                        capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+  assert done.stdout.startswith("ckptbench ") and done.stderr == ""

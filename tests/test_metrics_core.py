@@ -68,3 +68,52 @@ def test_a_failing_block_still_records_and_metrics_are_collected():
         raise RuntimeError("x")
   assert created == [metrics]
   assert "boom_0_basics/time_s" in metrics.to_dict()
+
+
+def test_the_rss_sampler_reads_what_psutil_reads():
+  import psutil
+
+  from ckptbench.metrics._basic_collectors import _sampler
+
+  block = bytearray(64 << 20)
+  block[:: 4096] = b"\1" * len(block[:: 4096])  # touched: resident
+  ours, theirs = _sampler.rss(), psutil.Process().memory_info().rss
+  assert abs(ours - theirs) < 4 << 20, (ours, theirs)
+  assert ours > 64 << 20
+
+
+def _spike(mib: int) -> None:
+  block = bytearray(mib << 20)
+  block[:: 4096] = b"\1" * len(block[:: 4096])
+  del block
+
+
+def test_nested_blocks_each_see_a_spike_too_brief_for_any_sampler():
+  from ckptbench.metrics._basic_collectors import _sampler
+
+  if _sampler._kernel is None:
+    pytest.skip("the kernel's resident high-water mark cannot be reset here: a thread samples")
+  assert _sampler._thread is None  # nothing samples beside the measured code
+  metrics = ckptbench.Metrics()
+  with metrics.measure("outer", ["rss"]):
+    _spike(150)  # freed at once: no pause for a sampler to catch it
+    with metrics.measure("inner", ["rss"]):  # resets the mark: the outer block keeps its spike
+      _spike(60)
+  out = metrics.to_dict()
+  assert out["outer_7_memory/host_rss_peak_diff_mib"].value > 140
+  assert 50 < out["inner_7_memory/host_rss_peak_diff_mib"].value < 140
+
+
+def test_where_the_mark_cannot_be_reset_a_thread_samples(monkeypatch):
+  from ckptbench.metrics import _basic_collectors
+
+  monkeypatch.setattr(_basic_collectors._sampler, "_kernel", None)
+  monkeypatch.setattr(_basic_collectors._sampler, "_thread", None)
+  metrics = ckptbench.Metrics()
+  with metrics.measure("alloc", ["rss"]):
+    block = bytearray(200 << 20)
+    block[:: 4096] = b"\1" * len(block[:: 4096])
+    time.sleep(0.05)
+    del block
+  assert metrics.to_dict()["alloc_7_memory/host_rss_peak_diff_mib"].value > 150
+  assert _basic_collectors._sampler._thread is not None

@@ -166,3 +166,56 @@ def test_a_tags_metadata_is_written_once_per_run_and_every_step_reads_as_a_scala
   host = _load(run_dir)
   assert "save_0_basics/time_s" in host.PluginTagToContent("scalars")
   assert [step for step, _ in _scalars(host, "save_0_basics/time_s")] == [0, 1, 2]
+
+
+def _hparams_content(summary) -> plugin_data_pb2.HParamsPluginData:
+  """The plugin data of a one-value HParams summary, parsed; the summary keeps the rest."""
+  content = summary.value[0].metadata.plugin_data.content
+  summary.value[0].metadata.plugin_data.content = b""
+  return plugin_data_pb2.HParamsPluginData.FromString(content)
+
+
+def test_our_summaries_are_the_ones_tensorboards_helpers_make():
+  from tensorboard.plugins.hparams import summary_v2 as hp
+  from tensorboard.plugins.text import summary_v2 as text
+
+  from ckptbench.views._tfevents import experiment_summary, session_summary, text_summary
+
+  assert text_summary("card", "| a | b |\n**é**") == text.text_pb("card", "| a | b |\n**é**")
+  values = {"use_ocdbt": True, "mesh.fsdp": 8.0, "generator": "g", "n": 3}
+  ours, theirs = session_summary(values, "key", 12.5), hp.hparams_pb(values, trial_id="key", start_time_secs=12.5)
+  assert _hparams_content(ours) == _hparams_content(theirs)  # a map: serialized in no fixed order
+  assert ours == theirs
+  domains = [("a", [2.0, 1.0]), ("b", [True, False]), ("c", ["y", "x"]), ("d", None)]
+  theirs = hp.hparams_config_pb(
+      [hp.HParam(name, None if seen is None else hp.Discrete(seen)) for name, seen in domains],
+      [hp.Metric("save/time_s/mean", display_name="save/time_s")],
+  )
+  assert experiment_summary(domains, [("save/time_s/mean", "save/time_s")]) == theirs
+
+
+def test_event_files_are_tfrecords_tensorboards_reader_checks(tmp_path):
+  from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
+  from tensorboard.compat.proto import event_pb2, summary_pb2
+  from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c as theirs
+
+  from ckptbench.views import _tfevents
+
+  data = bytes(range(256)) * 40
+  assert _tfevents.masked_crc32c(data) == theirs(data)
+  assert _tfevents._crc32c_python(b"123456789") == 0xE3069283  # CRC-32C's check value
+  assert _tfevents._crc32c_python(data) == _tfevents._crc32c(data)
+  events = _tfevents.EventFile(tmp_path, suffix=".x")
+  events.add(event_pb2.Event(step=3, summary=summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="t")])))
+  events.close()
+  read = list(EventFileLoader(str(events.path)).Load())
+  assert read[0].file_version == "brain.Event:2" and read[1].step == 3 and read[1].summary.value[0].tag == "t"
+
+
+def test_the_view_imports_neither_tensorflows_stub_nor_numpy():
+  import subprocess
+  import sys
+
+  code = "import sys, ckptbench.views._tensorboard; print(sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'numpy') or 'tensorflow_stub' in m))"
+  done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+  assert done.stdout.strip() == "[]", done.stdout

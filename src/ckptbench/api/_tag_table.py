@@ -69,7 +69,7 @@ _add("evict_for_load", "sum", "count", {
     "0_basics/cold_cache_warm": "1: no eviction was asked for (cold_cache: false): the block read what the save left in memory",
 })
 _add("rss", "max", "MiB", {
-    "7_memory/host_rss_peak_diff_mib": "peak host RSS during the block minus RSS at entry (sampled every 5 ms)",
+    "7_memory/host_rss_peak_diff_mib": "peak host RSS during the block minus RSS at entry (the kernel's high-water mark on Linux, else sampled every 5 ms)",
     "7_memory/host_rss_peak_mib": "peak host RSS during the block",
 })
 

@@ -126,6 +126,7 @@ def run_suite(
         done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
   finally:
     progress.close()
+    runs.noise.close()
 
   records = runs.records
   interrupted = done_repeats.interrupted

@@ -14,7 +14,8 @@ Layout under OUT/tensorboard/ (each directory is one TensorBoard run):
 
 `<bench>` is `safe_path_component(benchmark name)`, the same directory name the
 profiler traces use, so a benchmark's scalars and traces sit side by side.
-Writing again replaces what an earlier call wrote.
+Writing again replaces what an earlier call wrote. The event files are written
+from TensorBoard's protos (`_tfevents.py`), without its TensorFlow stub.
 """
 
 from __future__ import annotations
@@ -27,15 +28,13 @@ import time
 from typing import Any, Iterable
 
 from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_shape_pb2, types_pb2
-from tensorboard.plugins.hparams import summary_v2 as hparams_summary
 from tensorboard.plugins.scalar import plugin_data_pb2 as scalar_plugin_data
-from tensorboard.plugins.text import summary_v2 as text_summary
-from tensorboard.summary.writer.event_file_writer import EventFileWriter
 
 from ckptbench.api import safe_path_component
 from ckptbench.api import BenchmarkSummary, MetricStatistics, RunRecord
 from ckptbench.api import Tag
 from ckptbench.results import read_outputs
+from ckptbench.views._tfevents import EventFile, experiment_summary, session_summary, text_summary
 
 TENSORBOARD_DIR = "tensorboard"
 # Our event files end with this, so a rewrite removes exactly what we wrote.
@@ -110,19 +109,17 @@ class _Writer:
   """An event file in one run directory."""
 
   def __init__(self, run_dir: pathlib.Path):
-    run_dir.mkdir(parents=True, exist_ok=True)
-    self._writer = EventFileWriter(str(run_dir), filename_suffix=_SUFFIX)
+    self._file = EventFile(run_dir, suffix=_SUFFIX)
     self._tags: set[str] = set()  # the scalar tags written so far: later values carry no metadata
 
   def __enter__(self) -> "_Writer":
     return self
 
   def __exit__(self, *exc) -> None:
-    self._writer.close()
+    self._file.close()
 
   def add(self, summary: summary_pb2.Summary, step: int = 0, wall_time: float | None = None) -> None:
-    event = event_pb2.Event(wall_time=wall_time or time.time(), step=step, summary=summary)
-    self._writer.add_event(event)
+    self._file.add(event_pb2.Event(wall_time=wall_time or time.time(), step=step, summary=summary))
 
   def scalars(self, values: Iterable[tuple[str, float]], step: int = 0, wall_time: float | None = None) -> None:
     """Scalars of one step, in one event (TensorBoard reads every value of an event)."""
@@ -131,7 +128,7 @@ class _Writer:
     self.add(summary, step, wall_time)
 
   def text(self, tag: str, markdown: str, step: int = 0) -> None:
-    self.add(text_summary.text_pb(tag, markdown), step)
+    self.add(text_summary(tag, markdown), step)
 
 
 def _wall_time(record: RunRecord) -> float | None:
@@ -160,7 +157,7 @@ def _write_benchmark_run(
     bench_dir: pathlib.Path, bench: BenchmarkSummary, hparams: dict[str, Any], records: list[RunRecord]
 ) -> None:
   with _Writer(bench_dir) as writer:
-    writer.add(hparams_summary.hparams_pb(hparams, trial_id=bench.key or bench.name))
+    writer.add(session_summary(hparams, trial_id=bench.key or bench.name))
     values = []
     for tag, stats in sorted(bench.metrics.items()):
       values += [(f"{tag}/{stat}", float(v)) for stat in _STATS if (v := getattr(stats, stat)) is not None]
@@ -222,11 +219,8 @@ def _write_experiment(
     for name, value in hparams.items():
       if value not in values[name]:
         values[name].append(value)
-  infos = []
-  for name, seen in sorted(values.items()):
-    kinds = {type(v) for v in seen}
-    domain = hparams_summary.Discrete(sorted(seen)) if len(kinds) == 1 else None
-    infos.append(hparams_summary.HParam(name, domain))
+  # A discrete domain where every value has one type, else none.
+  domains = [(name, seen if len({type(v) for v in seen}) == 1 else None) for name, seen in sorted(values.items())]
   metric_tags = sorted(
       {
           tag
@@ -235,12 +229,8 @@ def _write_experiment(
           if Tag.parse(tag).is_headline(stats.unit)
       }
   )
-  metrics = [
-      hparams_summary.Metric(f"{tag}/mean", display_name=tag)
-      for tag in metric_tags
-  ]
   with _Writer(logdir) as writer:
-    writer.add(hparams_summary.hparams_config_pb(infos, metrics))
+    writer.add(experiment_summary(domains, [(f"{tag}/mean", tag) for tag in metric_tags]))
 
 
 def _fmt(number: float | None) -> str:
