@@ -21,8 +21,8 @@ default 2); -k keeps the suites whose path contains a SUBSTRING. Orbax's
 runner imports `clu`, whose metric writers import TensorFlow: --orbax-python
 names an interpreter that has them and ckptbench's packages (default: this one).
 ckptbench's loads evict the page cache first (`cold_cache`, on by default);
-Orbax's runner reads warm: --warm gives every benchmark `cold_cache: false`
-for ckptbench (a file of its own), so that the load ratios compare like with like.
+Orbax's runner reads warm: --warm gives every benchmark whose generator has
+the option `cold_cache: false` for ckptbench (a file of its own), so that the load ratios compare like with like.
 """
 
 from __future__ import annotations
@@ -269,12 +269,21 @@ def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None, 
   if warm:  # ckptbench's option, which Orbax's runner would refuse: a file of ckptbench's own
     ours = work / "suites" / f"{stem}.warm.yaml"
     suite = {**scaled.suite, "benchmarks": [{**b, "options": {**b["options"], "cold_cache": False}}
+                                            if has_cold_cache(b["generator"]) else b
                                             for b in scaled.suite["benchmarks"]]}  # fmt: skip
     ours.write_text(yaml.safe_dump(suite, sort_keys=False))
   outcome = run_ckptbench(scaled, ours, work / "ckptbench" / stem)
   if orbax_python and outcome.status == "ran":
     outcome = dataclasses.replace(outcome, orbax=run_orbax(scaled, suite_file, work / "orbax" / stem, orbax_python))
   return outcome
+
+
+def has_cold_cache(generator: str) -> bool:
+  """Whether the generator's options have `cold_cache` (those that load; a dispatcher or broadcast does not)."""
+  from ckptbench.config._generators import resolve_generator  # noqa: PLC0415  (no public face resolves a name)
+
+  _, cls = resolve_generator(generator)
+  return "cold_cache" in {f.name for f in dataclasses.fields(cls.options_class)}
 
 
 def _line(o: Outcome) -> str:

@@ -157,3 +157,12 @@ def test_plan_refuses_a_path_naming_the_step_directory(tmp_path):
 def test_more_scaled_suites_run(tmp_path, rel):
   outcome = _outcome(rel, tmp_path)
   assert outcome.status == "ran", outcome.detail
+
+
+def test_warm_gives_cold_cache_false_only_to_generators_that_have_the_option():
+  prefix = "orbax.checkpoint._src.testing.benchmarks."
+  assert run_orbax_suites.has_cold_cache(prefix + "pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark")
+  for name in ("v1.snapshotter_benchmark.SnapshotterBenchmark",
+               "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark",
+               "multihost_dispatchers_benchmark.MultihostDispatchersBenchmark"):  # fmt: skip
+    assert not run_orbax_suites.has_cold_cache(prefix + name), name
