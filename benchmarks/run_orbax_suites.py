@@ -280,7 +280,7 @@ def one_suite(path: pathlib.Path, work: pathlib.Path, orbax_python: str | None, 
 
 def has_cold_cache(generator: str) -> bool:
   """Whether the generator's options have `cold_cache` (those that load; a dispatcher or broadcast does not)."""
-  from ckptbench.config._generators import resolve_generator  # noqa: PLC0415  (no public face resolves a name)
+  from ckptbench.config import resolve_generator  # noqa: PLC0415
 
   _, cls = resolve_generator(generator)
   return "cold_cache" in {f.name for f in dataclasses.fields(cls.options_class)}

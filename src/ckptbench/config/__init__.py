@@ -10,6 +10,7 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
+from ckptbench.config._generators import resolve_generator
 from ckptbench.config._mesh_list import mesh_skip_reason
 from ckptbench.config._options import OptionPoint
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
@@ -40,5 +41,6 @@ __all__ = [
     "preset_shape",
     "preset_spec",
     "preset_summary",
+    "resolve_generator",
     "mesh_skip_reason",
 ]
