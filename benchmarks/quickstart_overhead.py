@@ -9,10 +9,10 @@ tensorboard/ are on disk (a piped `ckptbench run` writes them before it exits; a
 version that writes them in a detached process is timed until that process is
 done). The bare script makes the same Orbax calls and checks: per variant one
 warm-up and 3 repeats of async save, page eviction, load and a bit-exact comparison.
-Its eviction is ckptbench's (`fsync`, then `posix_fadvise(DONTNEED)`: the kernel
-drops no dirty page, so without the fsync most of a just-saved checkpoint stays
+Its eviction is ckptbench's (one `sync`, then `posix_fadvise(DONTNEED)` a file: the kernel
+drops no dirty page, so without the sync most of a just-saved checkpoint stays
 cached and the "cold" load reads memory; until 2026-11-26 the bare script left
-the fsync out). What the bare script does not do, and ckptbench does: flush the
+it out). What the bare script does not do, and ckptbench does: flush the
 machine's dirty pages and meter its noise before each run, collect the metrics,
 and remove each run's checkpoint once it is recorded (the bare script saves
 every repeat into a directory of its own and keeps all eight, 1 GiB, until
@@ -64,10 +64,10 @@ def shard(index):
 tree = {"params": jax.make_array_from_callback((8192, 8192), sharding, shard)}
 abstract = jax.tree.map(ocp.arrays.to_shape_dtype_struct, tree)
 def evict(path):
+  os.sync()  # dirty pages are not dropped: without it the load reads the save's pages from memory
   for d, _, names in os.walk(path):
     for name in names:
       fd = os.open(os.path.join(d, name), os.O_RDONLY)
-      os.fsync(fd)  # dirty pages are not dropped: without it the load reads the save's pages from memory
       os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
       os.close(fd)
 for use_ocdbt in (True, False):

@@ -41,13 +41,16 @@ def _drop_caches() -> bool:
 def _fadvise(files: list[str]) -> bool:
   if not hasattr(os, "posix_fadvise"):
     return False
+  # Dirty pages cannot be dropped. One sync (Linux waits for its writeback) instead of an fsync a
+  # file: on ext4 each fsync commits the journal and waits for every process's ordered data, so
+  # beside another writer 12 files took 0.28 s to evict one by one and 0.10 s after one sync.
+  os.sync()
   for name in files:
     try:
       fd = os.open(name, os.O_RDONLY)
     except OSError:
       continue  # vanished or unreadable: nothing of it to evict that we could read either
     try:
-      os.fsync(fd)  # written pages must be clean before they can be dropped
       os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     finally:
       os.close(fd)

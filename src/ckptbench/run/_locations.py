@@ -8,10 +8,12 @@ Orbax and gcsfs/s3fs understand, or a DirectoryStore's local directory).
 
 from __future__ import annotations
 
+import concurrent.futures
+import contextlib
+import functools
 import os
 import pathlib
-import shutil
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ckptbench.api import ErrorRecord, MetricEntry
 from ckptbench.api import Tag
@@ -53,7 +55,7 @@ def prepare_location(path: Any, url: StoreURL | None) -> None:
   if url is not None:
     empty_location(url)
     return
-  shutil.rmtree(path, ignore_errors=True)
+  _remove_tree(pathlib.Path(path))
   path.mkdir(parents=True)
 
 
@@ -62,7 +64,36 @@ def remove_location(path: str | os.PathLike) -> None:
   if is_store_url(path):
     clear_location(parse_store_url(str(path)))
   else:
-    shutil.rmtree(path, ignore_errors=True)
+    _remove_tree(pathlib.Path(path))
+
+
+def _remove_tree(root: pathlib.Path) -> None:
+  """`shutil.rmtree(root, ignore_errors=True)`, by several threads at once.
+
+  Why: on a journaling filesystem beside another process's fsyncs, each unlink and rmdir waits
+  for the journal's commit, and those that wait together share one (beside the verdict trials'
+  disk writer, a 16 MiB checkpoint of 13 files took 0.27 s one by one; its 8 directories 0.07 s
+  more): rounds of repeats end sooner.
+  """
+  if not root.is_dir() or root.is_symlink():
+    _remove_quietly(os.unlink, str(root))
+    return
+  walked = list(os.walk(root))
+  files = [os.path.join(d, name) for d, _, names in walked for name in names]
+  subdirs = [os.path.join(d, s) for d, names, _ in walked for s in names]
+  files += [p for p in subdirs if os.path.islink(p)]  # links to directories: os.walk does not enter them
+  by_depth: dict[int, list[str]] = {}
+  for d, _, _ in walked:
+    by_depth.setdefault(d.count(os.sep), []).append(d)
+  with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
+    list(pool.map(functools.partial(_remove_quietly, os.unlink), files))
+    for depth in sorted(by_depth, reverse=True):  # a directory's children are gone before it
+      list(pool.map(functools.partial(_remove_quietly, os.rmdir), by_depth[depth]))
+
+
+def _remove_quietly(remove: Callable[[str], None], path: str) -> None:
+  with contextlib.suppress(OSError):
+    remove(path)
 
 
 def placement_error(
