@@ -70,3 +70,10 @@ def test_the_cli_refuses_a_prefix_before_running_anything(tmp_path):
   assert done.returncode == 2
   assert done.stderr == "ckptbench run: error: unknown flag --repeats; did you mean --repeats_upto?\n"
   assert not (tmp_path / "out").exists()
+
+
+def test_the_time_budget_help_states_the_default_the_run_takes():
+  from ckptbench.config import DEFAULT_TIME_BUDGET_S
+
+  text = " ".join(build_parser()._subparsers._group_actions[0].choices["run"].format_help().split())
+  assert f"time_budget_s, else {DEFAULT_TIME_BUDGET_S:g})" in text

@@ -69,7 +69,7 @@ def register(subparsers) -> None:
   add_comparison_arguments(p)
   p.add_argument("--time_budget_s", "--time-budget", dest="time_budget_s", type=_seconds, metavar="SECONDS",
                  help="with num_repeats: auto (the default for sweeps and baseline comparisons), start no round"
-                 " that would end past this many seconds (default: the suite's time_budget_s, else 90)")  # fmt: skip
+                 " that would end past this many seconds (default: the suite's time_budget_s, else 300)")  # fmt: skip
   p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")

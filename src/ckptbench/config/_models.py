@@ -155,7 +155,10 @@ def _count_or_auto(value: Any, handler: Any) -> Any:
 
 
 AUTO_AS_FIXED = 10  # the repeats `matrix` and `bisect` take for num_repeats: auto
-DEFAULT_TIME_BUDGET_S = 180.0  # auto repeats stop adding rounds that would end past this
+# Auto repeats stop adding rounds that would end past this. Showing two equal variants equivalent
+# within +-10% beside a CPU hog and a disk writer takes about 170 rounds (a 16 MiB pair's round:
+# 1.6 s there): 180 s left most A/A comparisons inconclusive (docs/verdicts.md).
+DEFAULT_TIME_BUDGET_S = 300.0
 
 
 class SuiteConfig(_Model):

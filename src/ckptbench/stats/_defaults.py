@@ -7,4 +7,4 @@ DEFAULT_ALPHA = 0.05  # the whole run's chance of a wrong verdict: 95% (90% for 
 # Rounds after which adaptive repeats look at the data: from the first where an early
 # look's level can be reached, about 1.5x apart; the last is the most rounds a run takes
 # (its time budget usually stops it first).
-AUTO_LOOKS = (10, 15, 22, 33, 50, 75, 110, 160)
+AUTO_LOOKS = (10, 15, 22, 33, 50, 75, 110, 160, 240)
