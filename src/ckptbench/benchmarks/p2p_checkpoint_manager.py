@@ -12,7 +12,8 @@ A loop of `train_steps` jitted updates calls `save` at every step. Then
 `delete_before_restore` (the peer's values) removes local data: `none`,
 `local_p0` (process 0's latest step: restored from a peer) or `local_all`
 (every process's: restored from the persistent tier). The step restored is the
-latest local save, or with `local_all` the latest persistent one. Measured:
+latest local save, or with `local_all` the latest persistent one, restored by
+a new manager (a restarted job's). Measured:
 `create_checkpoint_manager`, `save` (summed over the steps),
 `wait_until_finished`, `restore`. Recorded: `restore_9_other/step` and
 `restore_9_other/source` (0 this host's disk, 1 a peer, 2 the persistent tier:
@@ -162,9 +163,15 @@ class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
           manager.wait_until_finished()
         if step % options.local_save_interval_steps == 0 or step % options.persistent_save_interval_steps == 0:
           saved[step] = state  # a step that may be restored
+      # The job restarts: a new manager restores. Why not reload() the old one, as Orbax's suite does:
+      # its local tier deletes the steps past max_to_keep in a background thread that only close()
+      # waits for, and a reload while it deletes lists a step whose files are going (FileNotFoundError
+      # on one host under load, the other hosts stuck in the next collective).
+      manager, closing = None, manager
+      closing.close()
       step = _lose_local_step(saved, local, options, process)
       multihost.sync_global_processes(f"{_NAME}:local_data_lost")
-      manager.reload()
+      manager = _manager(mesh, abstract, local, persistent, options)
       source = _source(manager, step)
       metrics.record("restore", "9_other/step", step, "count")
       metrics.record("restore", "9_other/source", source, "count")
@@ -177,5 +184,6 @@ class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
       with metrics.measure("verify", ["time"]):
         ckptbench.verify_pytree(saved[step], restored)
     finally:
-      manager.close()
+      if manager is not None:  # None: closed, its successor not made
+        manager.close()
     return ckptbench.TestResult(metrics=metrics, notes=_multislice.emulation_notes(mesh, options.replica_axis_index))
