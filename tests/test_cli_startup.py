@@ -60,3 +60,20 @@ def test_version_answers_before_the_parser_is_built():
   done = subprocess.run([sys.executable, "-m", "ckptbench", "--version"], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
                         capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
   assert done.stdout.startswith("ckptbench ") and done.stderr == ""
+
+
+def _cli_modules_loaded(*argv: str) -> set[str]:
+  """The subcommand modules loaded by `ckptbench ARGV` (which exits with its help)."""
+  code = (f"import sys\nfrom ckptbench.cli import main\ntry: main({list(argv)!r})\nexcept SystemExit: pass\n"
+          "print(*[m for m in sys.modules if m.startswith('ckptbench.cli._')], file=sys.stderr)")  # fmt: skip
+  done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                        capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+  return set(done.stderr.split())
+
+
+def test_a_subcommand_loads_only_its_own_parser_and_help_lists_them_all():
+  assert _cli_modules_loaded("-v", "plan", "--help") == {
+      "ckptbench.cli._main", "ckptbench.cli._parser", "ckptbench.cli._plan",
+      "ckptbench.cli._run", "ckptbench.cli._compare", "ckptbench.cli._examples",
+  }  # fmt: skip
+  assert "ckptbench.cli._scale" in _cli_modules_loaded("--help")
