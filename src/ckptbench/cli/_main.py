@@ -53,9 +53,9 @@ def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser
 
 
 def _commands_needed(words: Sequence[str]) -> Sequence[str]:
-  """The one subcommand `words` names, else all of them (for help, or an error naming the closest).
+  """The one subcommand `words` names, else all of them (for help, or an error listing them).
 
-  Importing every subcommand module and building its parser would cost `plan` some 20 ms of its 0.5 s;
+  Importing every subcommand module and building its parser would cost `plan` some 20 ms;
   only the top-level `-v` may come before the command.
   """
   for word in words:
