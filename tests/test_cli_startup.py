@@ -60,3 +60,27 @@ def test_version_answers_before_the_parser_is_built():
   done = subprocess.run([sys.executable, "-m", "ckptbench", "--version"], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
                         capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
   assert done.stdout.startswith("ckptbench ") and done.stderr == ""
+
+
+def _loaded(prefix: str, *argv: str) -> set[str]:
+  """The modules under `prefix` that `ckptbench ARGV` loads (run in a fresh process, which may exit with help)."""
+  code = (f"import sys\nfrom ckptbench.cli import main\ntry: main({list(argv)!r})\nexcept SystemExit: pass\n"
+          f"print(*[m for m in sys.modules if m.startswith({prefix!r})], file=sys.stderr)")  # fmt: skip
+  done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+                        capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+  return set(done.stderr.split())
+
+
+def test_a_subcommand_loads_only_its_own_parser_and_help_lists_them_all():
+  assert _loaded("ckptbench.cli._", "-v", "plan", "--help") == {
+      "ckptbench.cli._main", "ckptbench.cli._parser", "ckptbench.cli._plan",
+      "ckptbench.cli._run", "ckptbench.cli._compare", "ckptbench.cli._examples",
+  }  # fmt: skip
+  assert "ckptbench.cli._scale" in _loaded("ckptbench.cli._", "--help")
+
+
+def test_plan_loads_the_generator_base_but_none_of_the_metrics():
+  assert _loaded("ckptbench.api", "plan", "quickstart") == {
+      "ckptbench.api", "ckptbench.api._options", "ckptbench.api._generator",
+      "ckptbench.api._orbax_probe", "ckptbench.api._probe_cache",
+  }  # fmt: skip

@@ -2,30 +2,43 @@
 the test context and result, and `Metrics` with its collector registry.
 
 It imports no other part of ckptbench, so every other part can depend on it.
-The generator base (pathlib) and the Orbax probe load on first use, so that
-the pure statistics can import the records and tags from this face.
+Only the options load with this face; every other name loads on first use, so that
+the pure statistics can import the records and tags from it without the generator
+base (pathlib) or the Orbax probe, and `ckptbench plan` loads none of the metrics.
 """
 
 from ckptbench._lazy import lazy_getattr
 
-from ckptbench.api._collector import (
-    Collector,
-    MetricValue,
-    default_collectors,
-    collector_registrations,
-    register_collector,
-)
-from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
-from ckptbench.api._values import HostStatistics, MetricEntry, MetricStatistics, as_number
 
-from ckptbench.api._values import SchemaError, json_fields
-from ckptbench.api._tag_table import DERIVED, NAMESPACES, PATTERNS, TAGS, TagSpec, unit_of
-from ckptbench.api._tag_table import value as tag_value
-from ckptbench.api._tags import BYTES_PER_UNIT, Tag, is_memory_unit, is_rate_unit
-
-# The records and verdicts load on first use: `ckptbench plan` reads none.
+# Building their frozen dataclasses and the tag table's patterns cost `plan` some 20 ms;
+# a generator's module needs only the options and the base class to be defined.
 _EXPORTS = {
+    "Collector": "ckptbench.api._collector",
+    "MetricValue": "ckptbench.api._collector",
+    "default_collectors": "ckptbench.api._collector",
+    "collector_registrations": "ckptbench.api._collector",
+    "register_collector": "ckptbench.api._collector",
+    "Metrics": "ckptbench.api._metrics",
+    "collect_created_metrics": "ckptbench.api._metrics",
+    "merged": "ckptbench.api._metrics",
+    "HostStatistics": "ckptbench.api._values",
+    "MetricEntry": "ckptbench.api._values",
+    "MetricStatistics": "ckptbench.api._values",
+    "SchemaError": "ckptbench.api._values",
+    "as_number": "ckptbench.api._values",
+    "json_fields": "ckptbench.api._values",
+    "DERIVED": "ckptbench.api._tag_table",
+    "NAMESPACES": "ckptbench.api._tag_table",
+    "PATTERNS": "ckptbench.api._tag_table",
+    "TAGS": "ckptbench.api._tag_table",
+    "TagSpec": "ckptbench.api._tag_table",
+    "unit_of": "ckptbench.api._tag_table",
+    "tag_value": "ckptbench.api._tag_table:value",
+    "BYTES_PER_UNIT": "ckptbench.api._tags",
+    "Tag": "ckptbench.api._tags",
+    "is_memory_unit": "ckptbench.api._tags",
+    "is_rate_unit": "ckptbench.api._tags",
     "BenchmarkSummary": "ckptbench.api._records",
     "ErrorRecord": "ckptbench.api._records",
     "NotRun": "ckptbench.api._records",

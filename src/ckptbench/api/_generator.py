@@ -7,10 +7,12 @@ import contextlib
 import dataclasses
 import pathlib
 import re
-from typing import Any, ClassVar, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator, TypeVar
 
 from ckptbench.api._options import BenchmarkOptions
-from ckptbench.api._metrics import Metrics
+
+if TYPE_CHECKING:  # an annotation only: loading the metrics' tables with the base class would cost `plan`
+  from ckptbench.api._metrics import Metrics
 
 _G = TypeVar("_G", bound=type)
 

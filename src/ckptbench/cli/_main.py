@@ -13,6 +13,7 @@ import importlib
 import logging
 import os
 import sys
+from typing import Sequence
 
 from ckptbench._version import __version__
 from ckptbench.cli._parser import Parser
@@ -38,22 +39,36 @@ _COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser:
+  """The parser with the subcommands `commands` (all of them by default, as `--help` lists them)."""
   parser = Parser(
       prog="ckptbench", description="Benchmark ML checkpointing (Orbax, JAX, PyTorch)."
   )
   parser.add_argument("--version", action="version", version=f"ckptbench {__version__}")
   parser.add_argument("-v", "--verbose", action="store_true", help="show library logs (and, for run, a table per benchmark)")
   subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-  for name in _COMMANDS:
+  for name in commands:
     importlib.import_module(f"ckptbench.cli._{name}").register(subparsers)
   return parser
 
 
+def _commands_needed(words: Sequence[str]) -> Sequence[str]:
+  """The one subcommand `words` names, else all of them (for help, or an error listing them).
+
+  Importing every subcommand module and building its parser would cost `plan` some 20 ms;
+  only the top-level `-v` may come before the command.
+  """
+  for word in words:
+    if word not in ("-v", "--verbose"):
+      return (word,) if word in _COMMANDS else _COMMANDS
+  return _COMMANDS
+
+
 def main(argv: list[str] | None = None) -> int:
-  parser = build_parser()
-  args = parser.parse_args(argv)
-  args.argv = list(sys.argv[1:] if argv is None else argv)  # `run --with` re-runs it in an environment
+  words = list(sys.argv[1:] if argv is None else argv)
+  parser = build_parser(_commands_needed(words))
+  args = parser.parse_args(words)
+  args.argv = words  # `run --with` re-runs it in an environment
   if not getattr(args, "handler", None):
     parser.print_help()
     return EXIT_USAGE
