@@ -115,9 +115,11 @@ def test_plan_shows_benchmarks_skips_and_invalid_combinations(tmp_path):
   suite = tmp_path / "plan.yaml"
   suite.write_text(TINY.replace(
       "options: {use_ocdbt: [true, false]}",
-      "options: {use_ocdbt: [true, false], enable_replica_parallel_separate_folder: [true, false]}"))
+      "options: {use_ocdbt: [true, false], enable_replica_parallel_separate_folder: [true, false]}",
+  ).replace("suite_name: tiny", "suite_name: 'tiny [bold]v2[/bold]'"))  # fmt: skip
   done = run_cli("plan", str(suite))
   assert done.returncode == 0, done.stderr
+  assert done.stdout.startswith("tiny [bold]v2[/bold]: ")  # the user's name as written, not markup
   assert "skipped mesh fsdp2: mesh fsdp2 needs 2 devices but 4 are available" in done.stdout
   assert "needs use_replica_parallel and use_ocdbt" in done.stdout
   assert "32.0 KiB" in done.stdout and "8.0 KiB" in done.stdout  # global and per device

@@ -112,6 +112,8 @@ def test_missing_required_key_and_empty_file():
     load_suite_text("", "suite.yaml")
   with pytest.raises(ConfigError, match=r"suite.yaml:2: invalid YAML"):
     load_suite_text("suite_name: [unclosed\n", "suite.yaml")
+  with pytest.raises(ConfigError, match=r"suite.yaml:2: invalid YAML: the character U\+0001 is not allowed"):
+    load_suite_text("# a suite\nsuite_name: a\x01b\n", "suite.yaml")
 
 
 def test_yaml_tags_cannot_build_objects():

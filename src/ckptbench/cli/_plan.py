@@ -17,6 +17,7 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+  from rich.markup import escape  # noqa: PLC0415
   from rich.table import Table  # noqa: PLC0415
 
   from ckptbench.config import load_suite  # noqa: PLC0415
@@ -28,10 +29,11 @@ def handle(args: argparse.Namespace) -> int:
   device_count = args.devices or suite.devices_needed
   view = describe_plan(suite, device_count, args.select)
   console = make_console()
-  console.print(f"[bold]{suite.name}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
+  console.print(f"[bold]{escape(suite.name)}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
   table = Table("key", "mesh", "checkpoint", "size", "per device", "benchmark")
   for row in view["benchmarks"]:
-    table.add_row(row["key"], row["mesh"], row["checkpoint"], row["size"], row["per_device"], row["name"])
+    cells = (row["key"], row["mesh"], row["checkpoint"], row["size"], row["per_device"], row["name"])
+    table.add_row(*map(escape, cells))  # the user's names, printed as written
   console.print(table)
   for preset in view["presets"]:
     console.print(

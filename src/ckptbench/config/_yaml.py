@@ -73,7 +73,11 @@ def load_yaml_file(path: str | pathlib.Path) -> LocatedDocument:
 
 
 def parse_yaml(text: str, file: str = "<string>") -> LocatedDocument:
-  loader = yaml.SafeLoader(text)
+  try:
+    loader = yaml.SafeLoader(text)  # checks every character of a string at once
+  except yaml.reader.ReaderError as e:
+    line = text.count("\n", 0, e.position) + 1
+    raise ConfigError(f"invalid YAML: the character U+{e.character:04X} is not allowed", file=file, line=line) from None
   try:
     node = loader.get_single_node()
     if node is None:
