@@ -11,7 +11,7 @@ from ckptbench.analysis import stability_warnings
 from ckptbench.api import MetricEntry, RunRecord, Verdict
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
 from ckptbench.results import Comparison, ComparisonRow
-from ckptbench.stats import Direction
+from ckptbench.stats import AUTO_LOOKS, Direction
 
 TIME = "save_0_basics/time_s"
 
@@ -100,9 +100,9 @@ def test_auto_repeats_interleave_rounds_and_write_verdicts_as_data(tmp_path):
   assert done.returncode == 0, done.stdout + done.stderr
   summary = json.loads((out / "summary.json").read_text())
   repeats = summary["repeats"]
-  assert repeats["mode"] == "auto" and repeats["paired"] and 1 <= repeats["looks"] <= 8
+  assert repeats["mode"] == "auto" and repeats["paired"] and 1 <= repeats["looks"] <= len(AUTO_LOOKS)
   stops = ("decided", "undecidable in the budget", "time budget", "most rounds")
-  assert repeats["stopped"] in stops and 1 <= repeats["rounds"] <= 160
+  assert repeats["stopped"] in stops and 1 <= repeats["rounds"] <= AUTO_LOOKS[-1]
   assert repeats["last_look"] or repeats["stopped"] in stops[:2]  # a run stops early only on decided or futile
   assert repeats["seconds"] <= 45 + 30  # the budget, overrun by at most the last round
   verdicts = summary["verdicts"]
