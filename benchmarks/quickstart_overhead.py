@@ -11,12 +11,18 @@ done). The bare script makes the same Orbax calls and checks: per variant one
 warm-up and 3 repeats of async save, page eviction, load and a bit-exact comparison.
 Its eviction is ckptbench's (one `sync`, then `posix_fadvise(DONTNEED)` a file: the kernel
 drops no dirty page, so without the sync most of a just-saved checkpoint stays
-cached and the "cold" load reads memory; until 2026-11-26 the bare script left
-it out). What the bare script does not do, and ckptbench does: flush the
-machine's dirty pages and meter its noise before each run, collect the metrics,
-and remove each run's checkpoint once it is recorded (the bare script saves
-every repeat into a directory of its own and keeps all eight, 1 GiB, until
-this script removes them untimed).
+cached and the "cold" load reads memory).
+
+The disk work is the same on both sides: ckptbench removes each run's checkpoint
+once it is recorded (its default), and so does the bare script after its check
+(`shutil.rmtree`); with `--flags=--keep_checkpoints` both keep all eight (1 GiB),
+removed by this script untimed. On this machine's ext4 (mounted with `discard`)
+removing a 128 MiB checkpoint waits about 0.19 s for the disk: 1.5 s of a tour,
+on whichever side removes. `--bare_keeps` keeps the bare script's checkpoints
+whatever ckptbench does (the comparison before 27 Nov 2026).
+What the bare script does not do, and ckptbench does: flush the machine's dirty
+pages and meter its noise before each run, collect the metrics, write results,
+summary, tables and views.
 
 Both run as fresh processes (both pay for importing JAX and Orbax) in alternating
 pairs, the order swapped every pair; the figures are the medians of the per-pair
@@ -24,7 +30,7 @@ ratios of wall time and of CPU time (user + system of the process and its
 children: steadier than wall time on a shared machine), with their ranges.
 Goal: at most 1.05.
 
-    .venv/bin/python benchmarks/quickstart_overhead.py [--trials 5] [--flags=--no-probe] [--repo DIR]
+    .venv/bin/python benchmarks/quickstart_overhead.py [--trials 5] [--flags=--keep_checkpoints] [--repo DIR]
 
 `--repo DIR` runs another checkout's ckptbench (its src/ and examples/), e.g. a
 commit from before a change, with this script's bare script and clock.
@@ -50,12 +56,12 @@ VIEWS_LOG, VIEWS_DONE = "views.log", "views written"  # a detached views writer'
 # The same saves and loads as examples/quickstart.yaml: an 8192x8192 bf16 array over 8 devices,
 # use_ocdbt true/false, 1 warm-up + 3 repeats, async save, evict, load, compare.
 BARE = r"""
-import os, sys, pathlib
+import os, sys, pathlib, shutil
 os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 import jax, numpy as np, ml_dtypes
 from orbax.checkpoint import v1 as ocp
 jax.config.update("jax_enable_x64", True)
-out = pathlib.Path(sys.argv[1])
+out, keep = pathlib.Path(sys.argv[1]), sys.argv[2] == "keep"
 mesh = jax.sharding.Mesh(np.array(jax.devices()), ("fsdp",))
 sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("fsdp"))
 def shard(index):
@@ -81,6 +87,8 @@ for use_ocdbt in (True, False):
       restored = ocp.load(path, abstract)
     for a, b in zip(tree["params"].addressable_shards, restored["params"].addressable_shards):
       assert np.array_equal(np.asarray(a.data).view(np.uint8), np.asarray(b.data).view(np.uint8))
+    if not keep:
+      shutil.rmtree(path.parent)
 """
 
 
@@ -114,13 +122,17 @@ def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=5)
   parser.add_argument("--flags", default="", help="extra `ckptbench run` flags, e.g. --flags=--no-probe")
+  parser.add_argument("--bare_keeps", action="store_true", help="the bare script keeps its checkpoints anyway")
   parser.add_argument("--repo", type=pathlib.Path, default=REPO, help="the checkout whose ckptbench runs")
   args = parser.parse_args()
   repo = args.repo.resolve()
+  flags = shlex.split(args.flags)
+  bare_keeps = args.bare_keeps or "--keep_checkpoints" in flags
   # The quick start repeats until decided (num_repeats: auto, up to 90 s); the bare script does 3 repeats,
   # so the run is held to the same work.
   run = [sys.executable, "-m", "ckptbench", "run", str(repo / "examples" / "quickstart.yaml"), "--no-progress",
-         "--set", "num_repeats=3", *shlex.split(args.flags)]  # fmt: skip
+         "--set", "num_repeats=3", *flags]  # fmt: skip
+  print(f"bare script {'keeps' if bare_keeps else 'removes'} its checkpoints; ckptbench run flags: {flags}")
   walls, cpus = [], []
   with tempfile.TemporaryDirectory() as tmp:
     tmp = pathlib.Path(tmp)
@@ -131,7 +143,7 @@ def main() -> None:
         return timed(run + ["-o", str(out)], repo, out)
 
       def run_bare() -> tuple[float, float]:
-        return timed([sys.executable, "-c", BARE, str(bare_out)], repo)
+        return timed([sys.executable, "-c", BARE, str(bare_out), "keep" if bare_keeps else "remove"], repo)
 
       if trial % 2 == 0:
         a, b = run_ours(), run_bare()

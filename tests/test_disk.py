@@ -108,3 +108,14 @@ def test_keeping_checkpoints_and_removing_each_runs_directory_contradict(tmp_pat
                           str(tmp_path / "s.yaml"))  # fmt: skip
   with pytest.raises(CkptbenchError, match="RunSettings.remove_repeated_dir=True. removes each run.s directory but .*s.yaml: keep_checkpoints: true keeps it; give one"):
     run_suite(suite, RunSettings(output_dir=tmp_path / "out", remove_repeated_dir=True, show_progress=False))
+
+
+def test_the_last_runs_checkpoint_is_gone_when_run_returns_though_it_is_removed_while_the_views_are_written(tmp_path):
+  import ckptbench  # noqa: PLC0415
+
+  (tmp_path / "s.yaml").write_text(textwrap.dedent(SWEEP).replace("num_repeats: 2", "num_repeats: 1"))
+  out = tmp_path / "out"
+  outcome = ckptbench.run(tmp_path / "s.yaml", ckptbench.RunSettings(output_dir=out, show_progress=False,
+                                                                    probe_storage=False))  # fmt: skip
+  assert outcome.exit_code == 0 and (out / "report.html").is_file()
+  assert not any(p.is_dir() and p.name != "tensorboard" for p in out.iterdir()), sorted(out.iterdir())

@@ -35,3 +35,27 @@ def test_leaves_a_freeze_it_did_not_make_alone():
     assert gc.get_freeze_count() == held
   finally:
     gc.unfreeze()
+
+
+def test_runs_see_the_collector_enabled_where_the_caller_paused_it_and_close_pauses_it_again():
+  gc.disable()  # as `ckptbench run` does while it starts
+  try:
+    meter = NoiseMeter(flush=False)
+    meter.start()
+    assert gc.isenabled()
+    meter.stop()
+    meter.start()
+    assert gc.isenabled()
+    meter.stop()
+    meter.close()
+    assert not gc.isenabled()
+  finally:
+    gc.enable()
+
+
+def test_leaves_an_enabled_collector_enabled():
+  meter = NoiseMeter(flush=False)
+  meter.start()
+  meter.stop()
+  meter.close()
+  assert gc.isenabled()

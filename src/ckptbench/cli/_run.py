@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import pathlib
 import sys
@@ -154,6 +155,9 @@ def handle(args: argparse.Namespace) -> int:
     from ckptbench.envs import run_with  # noqa: PLC0415
 
     return run_with(args.with_, args.argv)
+  # Starting (JAX, Orbax, the suite) makes about a million objects and no garbage: the cyclic
+  # collector would walk them all several times for nothing. The runner enables it for the runs.
+  gc.disable()
   config = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")

@@ -1,8 +1,9 @@
 """Disk a suite needs for its checkpoints, and refusing one that cannot fit before any data is built.
 
 By default each run's checkpoint is removed once the run is measured and
-verified (`free_run_space`), so a suite needs room for its largest single
-checkpoint; with `keep_checkpoints` every run's checkpoint stays and the suite
+verified (`free_run_space`, in the background while the runner records the
+run, and finished before the next run starts: `Freeing`), so a suite needs room
+for its largest single checkpoint; with `keep_checkpoints` every run's checkpoint stays and the suite
 needs the sum. The estimate is the synthetic data's bytes per run (one copy:
 benchmarks that keep several steps or formats of it in one run need a
 multiple, `_sizes.disk_need`); existing checkpoints (`path:`) and object-store roots are not counted.
@@ -16,6 +17,7 @@ import logging
 import os
 import pathlib
 import shutil
+import threading
 from typing import Any, Sequence
 
 from ckptbench.api import TestResult
@@ -73,6 +75,39 @@ class RunLeftovers:
         remove_location(self.local_path)
     except Exception as e:  # noqa: BLE001  (any store or filesystem error)
       _log.warning("could not remove the checkpoint of %s: %s: %s", self.run_dir, type(e).__name__, e)
+
+
+class Freeing:
+  """Frees runs' leftovers in a background thread, one run at a time.
+
+  Removing a checkpoint mostly waits for the disk (on ext4 mounted with
+  `discard`, about 0.19 s for 128 MiB and no CPU), so it overlaps the runner's
+  bookkeeping and, after the last run, the summary and views. `wait` before a
+  run starts: no removal overlaps a measured run, and the previous run's
+  checkpoint is gone before the next is written. Used as a context manager,
+  every removal is done on exit.
+  """
+
+  def __init__(self):
+    self._thread: threading.Thread | None = None
+
+  def start(self, leftovers: RunLeftovers, is_writer: bool) -> None:
+    self.wait()
+    if leftovers.keep:
+      return
+    self._thread = threading.Thread(target=leftovers.free, args=(is_writer,), name="ckptbench-free-run")
+    self._thread.start()
+
+  def wait(self) -> None:
+    if self._thread is not None:
+      self._thread.join()
+      self._thread = None
+
+  def __enter__(self) -> Freeing:
+    return self
+
+  def __exit__(self, *exc: object) -> None:
+    self.wait()
 
 
 def _existing_parent(path: pathlib.Path) -> pathlib.Path:

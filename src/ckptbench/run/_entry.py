@@ -30,6 +30,7 @@ from ckptbench.run._process import prepare_process
 from ckptbench.run._library_output import LibraryOutput, library_output_captured
 from ckptbench.run._link import shaped_link, write_link_summary
 from ckptbench.run._locations import check_store_targets
+from ckptbench.run._disk import Freeing
 from ckptbench.run._runner import SuiteOutcome, run_suite
 from ckptbench.run._settings import RunSettings
 
@@ -117,22 +118,26 @@ def _run_and_write(
     capture_path: str | None,
 ) -> RunOutcome:
   """The runner, then (process 0) the baseline, the views and the upload."""
-  with shaped_link(settings.link, settings.checkpoint_root) as link:
-    outcome = run_suite(suite, settings, coordinator, link_stats=link.stats if link else None)
-    is_writer = coordinator.process_index == 0
-    link_summary = write_link_summary(link, outcome.output_dir) if link and is_writer else None
-  captured = comparison = None
-  if is_writer and not outcome.interrupted:
-    captured, comparison = capture_and_compare(
-        outcome.output_dir,
-        capture_path=capture_path,
-        label=settings.baseline_label,
-        baseline_path=baseline_path,
-        threshold=settings.regression_threshold,
-    )
-  if is_writer and settings.write_views:
-    _write_views(outcome.output_dir, settings)
-  uploaded = upload_directory(outcome.output_dir, settings.output_url) if is_writer and settings.output_url else 0
+  is_writer = coordinator.process_index == 0
+  with Freeing() as freeing:  # the last run's checkpoint is removed while the views are written
+    with shaped_link(settings.link, settings.checkpoint_root) as link:
+      outcome = run_suite(suite, settings, coordinator, link_stats=link.stats if link else None, freeing=freeing)
+      if link:  # the removal's requests cross the link: done before it closes, and counted
+        freeing.wait()
+      link_summary = write_link_summary(link, outcome.output_dir) if link and is_writer else None
+    captured = comparison = None
+    if is_writer and not outcome.interrupted:
+      captured, comparison = capture_and_compare(
+          outcome.output_dir,
+          capture_path=capture_path,
+          label=settings.baseline_label,
+          baseline_path=baseline_path,
+          threshold=settings.regression_threshold,
+      )
+    if is_writer and settings.write_views:
+      _write_views(outcome.output_dir, settings)
+    freeing.wait()  # an upload carries OUT without the checkpoints
+    uploaded = upload_directory(outcome.output_dir, settings.output_url) if is_writer and settings.output_url else 0
   return RunOutcome(
       **{f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)},
       is_writer=is_writer,

@@ -28,7 +28,7 @@ from ckptbench.run._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
-from ckptbench.run._disk import RunLeftovers, disk_problem, keeps_checkpoints
+from ckptbench.run._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
 from ckptbench.run._sizes import disk_need
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
@@ -84,17 +84,33 @@ def run_suite(
     settings: RunSettings,
     coordinator: Coordinator | None = None,
     link_stats: Callable[[], Mapping[str, int]] | None = None,
+    freeing: Freeing | None = None,
 ) -> SuiteOutcome:
   """Runs every benchmark of `suite`: results.jsonl, summary.json and manifest.json in OUT.
 
   The engine under `ckptbench.run`, which prepares the process first and
   handles baselines and views afterwards. A benchmark that raises (or whose
   data cannot be built) is recorded with its error and the metrics measured
-  before it failed; the others still run.
+  before it failed; the others still run. Each run's checkpoint is freed
+  through `freeing` (the last one may still be going when this returns; without
+  `freeing`, every checkpoint is gone on return).
   """
+  if freeing is not None:
+    return _run_suite(suite, settings, coordinator or LocalCoordinator(), link_stats, freeing)
+  with Freeing() as own:
+    return _run_suite(suite, settings, coordinator or LocalCoordinator(), link_stats, own)
+
+
+def _run_suite(
+    suite: Suite,
+    settings: RunSettings,
+    coordinator: Coordinator,
+    link_stats: Callable[[], Mapping[str, int]] | None,
+    freeing: Freeing,
+) -> SuiteOutcome:
+  """`run_suite`, freeing each run's checkpoint through `freeing`."""
   import jax  # noqa: PLC0415  (ckptbench.run sets XLA flags before the backend starts)
 
-  coordinator = coordinator or LocalCoordinator()
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
@@ -113,7 +129,7 @@ def run_suite(
   planned = len(pending(schedule_runs(len(keys), repeats.count, repeats.warmups, groups=groups), keys, done))
   progress = RunProgress(planned, enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
-  runs = _Runs(plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous))
+  runs = _Runs(plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous), freeing)
   started = time.perf_counter()
   try:
     with stop.installed():
@@ -150,7 +166,7 @@ def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[Run
 class _Runs:
   """Runs one scheduled run at a time: flushed and noise-metered, recorded on every host, written."""
 
-  def __init__(self, plan, suite, settings, coordinator, probe, link_stats, writers, progress, records):
+  def __init__(self, plan, suite, settings, coordinator, probe, link_stats, writers, progress, records, freeing):
     self.plan, self.suite, self.settings, self.coordinator = plan, suite, settings, coordinator
     self.probe, self.link_stats, self.writers, self.progress = probe, link_stats, writers, progress
     self.records: list[RunRecord] = records
@@ -158,10 +174,12 @@ class _Runs:
     self.cache = PytreeCache(suite.config.reuse_checkpoint)
     self.watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
     self.noise = NoiseMeter(flush=settings.flush_between_runs)
+    self.freeing: Freeing = freeing
 
   def execute(self, run: ScheduledRun) -> None:
     bench = self.plan.benchmarks[run.benchmark_index]
     label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
+    self.freeing.wait()  # the previous run's checkpoint is gone before this run flushes and starts
     self.progress.started(label)
     self.watchdog.start_run(label)
     self.noise.start()
@@ -173,7 +191,7 @@ class _Runs:
     self.progress.finished(label, record.duration_s, _first_failure(host_records))
     self.coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
     self.watchdog.end_run()
-    leftovers.free(self.coordinator.process_index == 0)
+    self.freeing.start(leftovers, self.coordinator.process_index == 0)
 
 
 def _manifest_and_probe(
