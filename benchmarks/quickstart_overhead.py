@@ -19,7 +19,7 @@ once it is recorded (its default), and so does the bare script after its check
 removed by this script untimed. On this machine's ext4 (mounted with `discard`)
 removing a 128 MiB checkpoint waits about 0.19 s for the disk: 1.5 s of a tour,
 on whichever side removes. `--bare_keeps` keeps the bare script's checkpoints
-whatever ckptbench does (the comparison before 27 Nov 2026).
+whatever ckptbench does (the comparison until 26 Nov 2026).
 What the bare script does not do, and ckptbench does: flush the machine's dirty
 pages and meter its noise before each run, collect the metrics, write results,
 summary, tables and views.
