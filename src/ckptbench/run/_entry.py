@@ -73,6 +73,10 @@ def run(suite: Suite | str | os.PathLike, settings: RunSettings) -> RunOutcome:
       not have started JAX's backend).
     settings: the run's settings (the `ckptbench run` flags).
 
+  Every run is measured with Python's cyclic garbage collector on, as a
+  training process has it, even where the caller paused it (`ckptbench run`
+  pauses it while it starts); its state is put back once the runs end.
+
   Returns:
     The outcome; `outcome.exit_code` is what the CLI exits with.
 
