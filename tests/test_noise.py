@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from ckptbench.run._noise import NoiseMeter
+from ckptbench.run._noise import NoiseMeter, pause_while_starting
 
 
 def test_collects_before_each_run_freezes_what_survives_and_unfreezes_at_the_end():
@@ -59,3 +59,27 @@ def test_leaves_an_enabled_collector_enabled():
   meter.stop()
   meter.close()
   assert gc.isenabled()
+
+
+def test_after_a_start_up_pause_the_first_run_freezes_without_collecting_and_later_runs_collect():
+  collections: list[int] = []
+
+  def count(phase: str, info: dict) -> None:
+    if phase == "start":
+      collections.append(info["generation"])
+
+  gc.callbacks.append(count)  # the interpreter calls this very list's entries
+  pause_while_starting()
+  try:
+    meter = NoiseMeter(flush=False)
+    meter.start()
+    assert gc.isenabled() and gc.get_freeze_count() > 0 and not collections  # frozen, not walked
+    meter.stop()
+    meter.start()
+    assert collections  # the second run collects what the first made
+    meter.stop()
+    meter.close()
+    assert not gc.isenabled() and gc.get_freeze_count() == 0
+  finally:
+    gc.callbacks.remove(count)
+    gc.enable()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import pathlib
 import sys
@@ -155,15 +154,15 @@ def handle(args: argparse.Namespace) -> int:
     from ckptbench.envs import run_with  # noqa: PLC0415
 
     return run_with(args.with_, args.argv)
-  # Starting (JAX, Orbax, the suite) makes about a million objects and no garbage: the cyclic
-  # collector would walk them all several times for nothing. The runner enables it for the runs.
-  gc.disable()
   config = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
   if os.environ.get("JAX_PROCESS_ID", "0") == "0":  # one process of a job speaks
     # Starting JAX and loading the suite take seconds on a busy machine: say something first.
     print(f"ckptbench run {config}: starting (results in {args.output_directory})", flush=True)
+  from ckptbench.run import pause_while_starting  # noqa: PLC0415
+
+  pause_while_starting()  # JAX, Orbax and the suite make ~a million objects and little garbage: walked for nothing
   from ckptbench.run import run  # noqa: PLC0415
 
   settings = settings_from(args)

@@ -18,6 +18,7 @@ _EXPORTS = {
     "set_xla_flags": "ckptbench.run._devices",
     "ScaleSettings": "ckptbench.run._scale",
     "measured_latency": "ckptbench.run._scale_store",
+    "pause_while_starting": "ckptbench.run._noise",
     "scale": "ckptbench.run._scale",
     "store_profile": "ckptbench.run._scale_store",
 }
