@@ -162,7 +162,7 @@ def handle(args: argparse.Namespace) -> int:
     print(f"ckptbench run {config}: starting (results in {args.output_directory})", flush=True)
   from ckptbench.run import pause_while_starting  # noqa: PLC0415
 
-  pause_while_starting()  # JAX, Orbax and the suite make ~a million objects and little garbage: walked for nothing
+  pause_while_starting()  # JAX, Orbax and the suite leave ~235,000 objects, 1,360 of them garbage: walked for little
   from ckptbench.run import run  # noqa: PLC0415
 
   settings = settings_from(args)

@@ -93,12 +93,14 @@ class NoiseMeter:
   def start(self) -> None:
     tags: dict[str, Any] = {}
     global _starting
+    collect = True
     if self._start is None:
       self._freezes = gc.get_freeze_count() == 0
       self._enables = not gc.isenabled()
-    if not (_starting and self._freezes):  # after start-up alone: nothing worth a walk of every module
+      collect = not (_starting and self._freezes)  # after start-up alone: nothing worth a walk of every module
+      _starting = False
+    if collect:
       gc.collect()
-    _starting = False
     if self._freezes:
       gc.freeze()
     if self._enables:

@@ -95,10 +95,11 @@ def run_suite(
   through `freeing` (the last one may still be going when this returns; without
   `freeing`, every checkpoint is gone on return).
   """
+  coordinator = coordinator or LocalCoordinator()
   if freeing is not None:
-    return _run_suite(suite, settings, coordinator or LocalCoordinator(), link_stats, freeing)
+    return _run_suite(suite, settings, coordinator, link_stats, freeing)
   with Freeing() as own:
-    return _run_suite(suite, settings, coordinator or LocalCoordinator(), link_stats, own)
+    return _run_suite(suite, settings, coordinator, link_stats, own)
 
 
 def _run_suite(
