@@ -5,8 +5,9 @@ from __future__ import annotations
 from rich.console import Console
 
 from ckptbench.api import MetricEntry, RunRecord
-from ckptbench.analysis import LEGEND, build_verdict
-from ckptbench.views._console import legend_lines, print_verdict
+from ckptbench.analysis import build_verdict
+from ckptbench.views._console import print_verdict
+from ckptbench.views._terminal import print_sentences
 
 
 def _record(variant: int, repeat: int) -> RunRecord:
@@ -45,7 +46,31 @@ def test_a_verdict_that_fits_stays_one_table():
 
 
 def test_the_legend_is_a_clause_per_line_never_cut():
-  lines = legend_lines(LEGEND)
-  assert len(lines) >= 4
-  assert "; ".join(lines) == " ".join(LEGEND.split())  # nothing lost
-  assert any("(modified z-score; about 1 in 100" in line for line in lines)  # split outside parentheses only
+  lines = _printed(200, 3)
+  assert any(line.startswith("worse / better: ") for line in lines)
+  assert any(line.startswith("equivalent: ") for line in lines)
+  assert any(line.startswith("! a repeat lies far from the others (modified z-score; about 1 in 100") for line in lines)
+
+
+_REMEDY = ("likely cause: other processes kept 1.7 of 2 CPUs busy; load average 11.3 on 2 CPUs. Remedy: stop other"
+           " work on the machine (or pin with taskset), and let num_repeats: auto pair more rounds (--time_budget_s).")
+
+
+def test_a_warning_breaks_between_sentences_and_a_long_one_between_words_indented():
+  console = Console(record=True, width=80, color_system=None)
+  print_sentences(console, "[yellow]warning:[/yellow] ", _REMEDY)
+  lines = console.export_text().splitlines()
+  assert lines == [
+      "warning: likely cause: other processes kept 1.7 of 2 CPUs busy; load average",
+      "         11.3 on 2 CPUs.",
+      "         Remedy: stop other work on the machine (or pin with taskset), and let",
+      "         num_repeats: auto pair more rounds (--time_budget_s).",
+  ]
+  assert max(map(len, lines)) <= 80
+  assert " ".join(line.strip() for line in lines) == "warning: " + _REMEDY  # nothing lost
+
+
+def test_a_warning_that_fits_is_one_line_per_sentence():
+  console = Console(record=True, width=200, color_system=None)
+  print_sentences(console, "warning: ", _REMEDY)
+  assert [line.split(":")[0].strip() for line in console.export_text().splitlines()] == ["warning", "Remedy"]

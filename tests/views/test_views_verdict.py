@@ -14,12 +14,13 @@ from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, Sui
 from ckptbench.results import read_outputs
 from ckptbench.views import print_suite_tables
 from ckptbench.analysis import sweep_verdicts
-from ckptbench.analysis._verdict import build_verdict, headline_metrics
+from ckptbench.analysis._verdict import build_verdict
+from ckptbench.api import judged_metrics
 
 
 def _table(records, reference=None):
   """The table as the console builds it: from the verdicts summary.json would hold."""
-  return build_verdict(records, reference, sweep_verdicts(records, reference, paired=True))
+  return build_verdict(records, reference, sweep_verdicts(records, reference, paired=True, threshold=0.1))
 
 
 def _record(key, varying, repeat, save_s, load_s=0.1, warmup=False):
@@ -52,7 +53,7 @@ def _sweep(effects, repeats=6, jitter=(1.0, 1.01, 0.99, 1.02, 0.98, 1.0)):
 
 def test_headline_rows_are_times_own_bandwidths_and_peaks_not_blocking_rates():
   units = {t: m.unit for t, m in _record("k", {}, 0, 1.0).metrics.items()}
-  tags = [m.tag for m in headline_metrics(units)]
+  tags = [m.tag for m in judged_metrics(units)]
   assert tags == [
       "save_blocking_0_basics/time_s", "save_0_basics/time_s", "load_0_basics/time_s",
       "save_4_throughput/save_total_gbps", "save_7_memory/host_rss_peak_diff_mib",
@@ -96,7 +97,7 @@ def test_each_generator_is_compared_with_a_reference_of_its_own():
       for r in range(8):
         record = _record(key, {"use_ocdbt": ocdbt}, r, base * (1.5 if ocdbt else 1.0) * (1 + 0.005 * (r % 3)))
         records.append(dataclasses.replace(record, generator=generator, benchmark=f"{generator}(use_ocdbt={ocdbt})"))
-  verdicts = sweep_verdicts(records, None, paired=True)
+  verdicts = sweep_verdicts(records, None, paired=True, threshold=0.1)
   saves = [v for v in verdicts if v.metric == "save_0_basics/time_s"]
   assert {(v.benchmark, v.verdict.value) for v in saves} == {("m.Store-True", "worse"), ("m.Save-True", "worse")}
   assert all(v.ratio == pytest.approx(1.5, rel=0.02) for v in saves)  # not 15x: Save against Store
@@ -126,12 +127,12 @@ def test_console_prints_the_verdict_first_and_details_only_when_asked():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
   bench = BenchmarkSummary("B(x)", "k0", "m.G", {}, {}, None, None, runs=6, failed=0, errors=[], metrics={
       "save_0_basics/time_s": MetricStatistics("s", n=6, mean=1.0, std=0.1, min=0.9, max=1.1, median=1.0)})
-  summary = SuiteSummary(suite="s", benchmarks=[bench], verdicts=sweep_verdicts(records, None, paired=True))
+  summary = SuiteSummary(suite="s", benchmarks=[bench], verdicts=sweep_verdicts(records, None, paired=True, threshold=0.1))
   text = _text(summary, records)
   assert text.index("verdict: s") < text.index("suite s")
   assert "reference: use_ocdbt=True, use_zarr3=True" in text
   assert re.search(r"2\.0\dx \[2-2\] worse", text) and "main effect of each option" in text
-  assert "equivalent" in text and "[low-high]: Hodges-Lehmann interval" in text
+  assert "equivalent" in text and "[low-high] after a ratio: Hodges-Lehmann interval" in text
   assert "use_ocdbt=False vs True" in text
   assert "mean ± std" not in text
   assert "mean ± std" in _text(summary, records, detail=True)

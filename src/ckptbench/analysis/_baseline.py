@@ -29,7 +29,7 @@ from typing import Any, Mapping, Sequence
 
 from ckptbench.api import safe_path_component
 from ckptbench.api import RunRecord
-from ckptbench.api import Tag
+from ckptbench.api import is_judged
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import git_state, now_iso
 from ckptbench.results import read_outputs
@@ -91,7 +91,7 @@ def _metric_samples(tag: str, unit: str, by_host: Mapping[int, Mapping[int, floa
     repeats = sorted(by_repeat)
     hosts[host] = Samples([by_repeat[r] for r in repeats], repeats=repeats)
   across = Samples(per_repeat_across_hosts(by_host, direction), reduce=_REDUCE_NAME[direction])
-  return MetricSamples(direction, Tag.parse(tag).is_headline(unit), hosts, across)
+  return MetricSamples(direction, is_judged(tag), hosts, across)
 
 
 def resolve_label(label: str | None = None, manifest: Mapping[str, Any] | None = None) -> str:

@@ -7,6 +7,7 @@ import os
 import pathlib
 from typing import Any, Mapping
 
+from ckptbench.api import is_judged
 from ckptbench.analysis._baseline import build_baseline, load_baseline, read_run
 from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark
 from ckptbench.results import Comparison, ComparisonRow, read_outputs
@@ -81,7 +82,8 @@ def _row(base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: f
       min_abs_change=absolute_floor(unit),
   )
   return ComparisonRow(
-      benchmark=cur.name, key=cur.summary.key, metric=tag, unit=unit, headline=samples.headline,
+      # The rule as it is now, not the flag a baseline file stored when it was captured.
+      benchmark=cur.name, key=cur.summary.key, metric=tag, unit=unit, headline=is_judged(tag),
       **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)},
   )
 
@@ -120,7 +122,8 @@ def compare_to_baseline(
 
   Returns:
     The `Comparison`; `comparison.exit_code(fail_on_regression=True)` gives 3
-    when a headline metric is worse, 5 when one is inconclusive.
+    when a headline metric (one a suite is judged on: `ckptbench.api.JUDGED`) is worse, 5 when one is
+    inconclusive.
 
   Raises:
     CkptbenchError: when either side cannot be read.

@@ -1,4 +1,4 @@
-"""The sweep's verdicts as data: each variant against the reference, per headline metric.
+"""The sweep's verdicts as data: each variant against the reference, per judged metric (`api.JUDGED`).
 
 Computed once, when the run ends (and at each look of adaptive repeats), into
 summary.json's `verdicts`; the console and the report read them from there.
@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ckptbench.api import RunRecord, Verdict, VerdictRecord
-from ckptbench.analysis._verdict import HeadlineMetric, Variant, headline_metrics, references_of, variants_of
-from ckptbench.stats import DEFAULT_THRESHOLD, Design, absolute_floor, decide, per_repeat_across_hosts
+from ckptbench.api import JudgedMetric, RunRecord, Verdict, VerdictRecord, judged_metrics
+from ckptbench.analysis._verdict import Variant, references_of, variants_of
+from ckptbench.stats import Design, absolute_floor, decide, metric_direction
+from ckptbench.stats import per_repeat_across_hosts
 
 
 def sweep_verdicts(
@@ -21,9 +22,9 @@ def sweep_verdicts(
     *,
     paired: bool,
     design: Design = Design(),
-    threshold: float = DEFAULT_THRESHOLD,
+    threshold: float,
 ) -> list[VerdictRecord]:
-  """One `VerdictRecord` per variant (but the references) and judged headline metric.
+  """One `VerdictRecord` per variant (but the references) and judged metric.
 
   Each variant is compared with the reference of its own generator (see `references_of`).
 
@@ -32,7 +33,7 @@ def sweep_verdicts(
     reference: swept option values that pick the reference variant (default the first).
     paired: the rounds interleaved the variants, so repeat r of each pairs up.
     design: the error rate and the looks sharing it.
-    threshold: the relative change that matters.
+    threshold: the relative change that matters (`--regression_threshold`; each verdict records it).
   """
   measured = [r for r in records if not r.warmup and not r.failed]
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
@@ -45,7 +46,7 @@ def sweep_verdicts(
   for record in measured:
     by_key.setdefault(record.key, []).append(record)
   out = []
-  for metric in headline_metrics(units):
+  for metric in judged_metrics(units):
     for variant in variants:
       ref = refs[variant.key]
       if variant.key != ref.key:
@@ -55,7 +56,7 @@ def sweep_verdicts(
 
 
 def _one(
-    metric: HeadlineMetric, variant: Variant, ref: Variant, ref_samples: Mapping[int, float],
+    metric: JudgedMetric, variant: Variant, ref: Variant, ref_samples: Mapping[int, float],
     samples: Mapping[int, float], paired: bool, design: Design, threshold: float,
 ) -> VerdictRecord:  # fmt: skip
   if paired:  # the rounds both ran, in round order
@@ -63,16 +64,16 @@ def _one(
     a, b = [ref_samples[r] for r in rounds], [samples[r] for r in rounds]
   else:
     a, b = list(ref_samples.values()), list(samples.values())
-  d = decide(a, b, metric.direction, paired=paired, threshold=threshold, design=design,
+  d = decide(a, b, metric_direction(metric.tag, metric.unit), paired=paired, threshold=threshold, design=design,
              floor=absolute_floor(metric.unit))  # fmt: skip
   return VerdictRecord(
       metric=metric.tag, benchmark=variant.key, variant=dict(variant.varying), reference=dict(ref.varying),
       ratio=d.ratio, low=d.low, high=d.high, n=d.n, verdict=d.verdict, rule=design.rule(threshold, paired),
-      repeats_needed=d.repeats_needed,
+      repeats_needed=d.repeats_needed, threshold=threshold,
   )  # fmt: skip
 
 
-def _by_repeat(records: Sequence[RunRecord], metric: HeadlineMetric) -> dict[int, float]:
+def _by_repeat(records: Sequence[RunRecord], metric: JudgedMetric) -> dict[int, float]:
   """{repeat: value}, the worst host's value of each repeat."""
   by_host: dict[int, dict[int, float]] = {}
   for record in records:
@@ -80,7 +81,7 @@ def _by_repeat(records: Sequence[RunRecord], metric: HeadlineMetric) -> dict[int
     if value is not None:
       by_host.setdefault(record.host, {})[record.repeat] = value
   repeats = sorted({r for values in by_host.values() for r in values})
-  return dict(zip(repeats, per_repeat_across_hosts(by_host, metric.direction)))
+  return dict(zip(repeats, per_repeat_across_hosts(by_host, metric_direction(metric.tag, metric.unit))))
 
 
 def undecided(verdicts: Sequence[VerdictRecord]) -> list[VerdictRecord]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Sequence
 
-from ckptbench.api import RunRecord, Tag
+from ckptbench.api import RunRecord, Tag, is_judged
 
 _SPREAD = 0.10  # std / mean above this is unstable (pyperf warns at the same)
 _NOISE = "machine_9_other/"
@@ -47,9 +47,7 @@ def stability_warnings(records: Sequence[RunRecord]) -> list[str]:
   by_variant: dict[tuple[str, str], list[float]] = {}
   for record in measured:
     for tag in record.metrics:
-      op = Tag.parse(tag).op
-      # Whole operations only: the halves of an async save and the check after a load are parts.
-      if tag.endswith("_0_basics/time_s") and op and not op.endswith(("_background", "verify")):
+      if tag.endswith("_0_basics/time_s") and is_judged(tag):  # the times a suite is judged on
         value = record.value(tag)
         if value is not None:
           by_variant.setdefault((record.benchmark, tag), []).append(value)
@@ -64,5 +62,5 @@ def stability_warnings(records: Sequence[RunRecord]) -> list[str]:
     causes = likely_causes(measured)
     cause = "; ".join(causes) if causes else "nothing recorded stands out (short operations vary more)"
     lines.append(f"likely cause: {cause}. Remedy: stop other work on the machine (or pin with taskset),"
-                 " and let num_repeats: auto pair more rounds (--time_budget_s)")  # fmt: skip
+                 " and let num_repeats: auto pair more rounds (--time_budget_s).")  # fmt: skip
   return lines

@@ -1,13 +1,12 @@
-"""The answer to a sweep: its variants side by side on the headline metrics.
+"""The answer to a sweep: its variants side by side on the metrics a suite is judged on.
 
-For every variant (benchmark of the suite) and headline metric (save, blocking
-and load time, save and load throughput, peak memory added): the median of the
-repeats with its distribution-free interval, the ratio to a reference variant
-with its verdict in four words, read from summary.json's `verdicts` (computed
-once by `_decisions.sweep_verdicts`, never here), and the repeats that lie far
-from the others. With several swept option axes, the
-main effect of each axis: the geometric mean of the ratios between variants
-that differ in that axis alone.
+For every variant (benchmark of the suite) and judged metric (the rule:
+`ckptbench.api.JUDGED`): the median of the repeats with its distribution-free
+interval, the ratio to a reference variant with its verdict in four words, read
+from summary.json's `verdicts` (computed once by `_decisions.sweep_verdicts`,
+never here), and the repeats that lie far from the others. With several swept
+option axes, the main effect of each axis: the geometric mean of the ratios
+between variants that differ in that axis alone.
 
 Built from results.jsonl records, so the console and the report (and a run
 read back later) show the same table.
@@ -20,24 +19,10 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.api import RunRecord, Tag, Verdict, VerdictRecord
+from ckptbench.api import JudgedMetric, RunRecord, Tag, Verdict, VerdictRecord, judged_metrics
 from ckptbench.stats import DEFAULT_THRESHOLD, Direction, metric_direction, per_repeat_across_hosts
 from ckptbench.stats import MedianInterval, median_interval
 from ckptbench.stats import modified_z_scores, outlier_indices
-
-# Parts of another operation (the blocking and background halves of an async save)
-# and the check after a load are not answers of their own, except the blocking time.
-_SUB_OPERATIONS = ("_background", "verify")
-
-
-@dataclasses.dataclass(frozen=True)
-class HeadlineMetric:
-  """A row of the verdict: one metric tag, a readable label, its unit and direction."""
-
-  tag: str
-  label: str
-  unit: str
-  direction: Direction
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,7 +89,7 @@ class VerdictTable:
 
   variants: tuple[Variant, ...]
   references: Mapping[str, str]  # variant key -> the key of its reference (its generator's)
-  metrics: tuple[HeadlineMetric, ...]
+  metrics: tuple[JudgedMetric, ...]
   cells: Mapping[tuple[str, str], Cell]  # (metric tag, variant key) -> cell
   effects: tuple[MainEffect, ...]
 
@@ -118,39 +103,11 @@ class VerdictTable:
     by_key = {v.key: v for v in self.variants}
     return [by_key[k].label for k in dict.fromkeys(self.references.values())]
 
-  def outliers(self) -> list[tuple[Variant, HeadlineMetric, Outlier]]:
+  def outliers(self) -> list[tuple[Variant, JudgedMetric, Outlier]]:
     return [
         (v, m, o) for m in self.metrics for v in self.variants
         for o in (self.cell(m.tag, v.key).outliers if self.cell(m.tag, v.key) else ())
     ]  # fmt: skip
-
-
-def headline_metrics(tags: Mapping[str, str]) -> list[HeadlineMetric]:
-  """The verdict's rows among `tags` (tag -> unit, in the order they were recorded).
-
-  Times of every operation but the background half of a save and the check;
-  each whole operation's own total bandwidth (not `save_blocking_gbps`: bytes
-  over the time the caller was blocked is no bandwidth); the peak memory each whole
-  operation added, on the host and on the devices.
-  """
-  ops = list(dict.fromkeys(Tag.parse(t).op for t in tags if Tag.parse(t).op))
-  wanted: list[tuple[str, str]] = []
-  for op in ops:
-    if not op.endswith(_SUB_OPERATIONS):
-      wanted.append((f"{op}_0_basics/time_s", f"{_words(op)} time"))
-  for op in ops:
-    if not op.endswith(_SUB_OPERATIONS) and not op.endswith("_blocking"):
-      own = [t for t in tags if t.startswith(f"{op}_4_throughput/") and t.endswith("_total_gbps")]
-      wanted += [(t, f"{_words(op)} throughput") for t in own[:1]]
-  for op in ops:
-    if not op.endswith(_SUB_OPERATIONS) and not op.endswith("_blocking"):
-      wanted.append((f"{op}_7_memory/host_rss_peak_diff_mib", f"{_words(op)} peak host memory added"))
-      wanted.append((f"{op}_7_memory/device_peak_diff_gb", f"{_words(op)} peak device memory added"))
-  return [HeadlineMetric(t, label, tags[t], metric_direction(t, tags[t])) for t, label in wanted if t in tags]
-
-
-def _words(op: str) -> str:
-  return op.replace("_", " ")
 
 
 def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
@@ -213,7 +170,7 @@ def _samples(records: Iterable[RunRecord], tag: str, direction: Direction) -> tu
   return repeats, per_repeat_across_hosts(by_host, direction)
 
 
-def _outliers(metric: HeadlineMetric, repeats: Sequence[int], samples: Sequence[float], median: float) -> tuple[Outlier, ...]:
+def _outliers(metric: JudgedMetric, repeats: Sequence[int], samples: Sequence[float], median: float) -> tuple[Outlier, ...]:
   """Repeats whose time lies far from the others (see stats._outliers) and more than 10% off.
 
   Only times are flagged: a throughput is the same measurement seen upside
@@ -252,14 +209,14 @@ def build_verdict(
   for record in measured:
     for tag, entry in record.metrics.items():
       units.setdefault(tag, entry.unit)
-  metrics = headline_metrics(units)
+  metrics = judged_metrics(units)
   by_key: dict[str, list[RunRecord]] = {}
   for record in measured:
     by_key.setdefault(record.key, []).append(record)
   cells: dict[tuple[str, str], Cell] = {}
   for metric in metrics:
     for variant in variants:
-      repeats, samples = _samples(by_key[variant.key], metric.tag, metric.direction)
+      repeats, samples = _samples(by_key[variant.key], metric.tag, metric_direction(metric.tag, metric.unit))
       interval = median_interval(samples)
       if interval is None:
         continue
@@ -278,7 +235,7 @@ def build_verdict(
 def main_effects(
     variants: Sequence[Variant],
     reference: Variant,
-    metrics: Sequence[HeadlineMetric],
+    metrics: Sequence[JudgedMetric],
     cells: Mapping[tuple[str, str], Cell],
 ) -> list[MainEffect]:
   """Per swept axis and level, the typical ratio to the reference level; empty for one axis."""
@@ -314,16 +271,6 @@ def main_effects(
       value = next(v.varying[axis] for v in variants if axis in v.varying and str(v.varying[axis]) == level)
       effects.append(MainEffect(axis, value, base_level, ratios, len(pairs)))
   return effects
-
-
-LEGEND = (
-    "worse / better: the interval of the ratio excludes 1 and the ratio is beyond 10% (as asv decides);"
-    " equivalent: the narrower equivalence interval (two one-sided tests) lies within +-10%;"
-    " inconclusive: neither (more repeats would decide);"
-    " [low-high]: Hodges-Lehmann interval of the ratio (per round when rounds interleave), the equivalence"
-    " interval for equivalent, the two-sided one otherwise (levels: the rule below);"
-    " ! a repeat lies far from the others (modified z-score; about 1 in 100 normal repeats is flagged)"
-)
 
 
 def judgement(verdict: VerdictRecord | None) -> str:
@@ -363,31 +310,3 @@ def verdict_text(verdict: VerdictRecord) -> str:
   if verdict.verdict == Verdict.INCONCLUSIVE and verdict.repeats_needed:
     text += f" (~{verdict.repeats_needed} repeats would decide)"
   return text
-
-
-def rules(table: VerdictTable) -> list[str]:
-  """The rules the table's verdicts were decided by, as summary.json states them (one, usually)."""
-  return sorted({c.verdict.rule for c in table.cells.values() if c.verdict is not None})
-
-
-def interval_note(table: VerdictTable) -> str:
-  """What the intervals are, with the coverage the repeat counts really give."""
-  coverages = sorted({c.interval.coverage for c in table.cells.values() if c.interval.n > 1})
-  if not coverages:
-    return "one repeat per variant: no interval (num_repeats: auto repeats until decided)"
-  low, high = coverages[0], coverages[-1]
-  cover = f"{low:.0%}" if low == high else f"{low:.0%} to {high:.0%}"
-  return (f"[low, high]: distribution-free interval of the median over repeats, coverage {cover}"
-          " (the full range below 6 repeats)")
-
-
-def outlier_lines(table: VerdictTable) -> list[str]:
-  """One line per outlying repeat: which variant, metric and repeat, against the median."""
-  lines = []
-  for variant, metric, outlier in table.outliers():
-    median = table.cell(metric.tag, variant.key).interval.median
-    lines.append(
-        f"{variant.label}: {metric.label} of repeat {outlier.repeat} is {number(outlier.value)} {metric.unit}"
-        f" against a median of {number(median)} (modified z {outlier.z:+.1f})"
-    )
-  return lines

@@ -1,6 +1,7 @@
-"""A metric tag's parts and kind: `Tag` (splitting, the headline rule) and unit kinds.
+"""A metric tag's parts and kind: `Tag` (splitting) and unit kinds.
 
-Which tags exist, with their units and meanings, is the table in `_tag_table`.
+Which tags exist, with their units and meanings, is the table in `_tag_table`; which of them a
+suite is judged on, the table in `_judged`.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ _TAG = re.compile(r"^(?P<op>.+?)_(?P<namespace>\d_[a-z]+(?:_[a-z]+)*)/(?P<metric
 @dataclasses.dataclass(frozen=True)
 class Tag:
   """A metric tag `<op>_<namespace>/<metric>` split into its parts; the one place that
-  knows how tags split and which ones are headline metrics."""
+  knows how tags split."""
 
   op: str
   namespace: str
@@ -65,26 +66,3 @@ class Tag:
   def key(self) -> str:
     """The tag without its operation: `0_basics/time_s`."""
     return f"{self.namespace}/{self.metric}" if self.namespace else self.metric
-
-  def is_headline(self, unit: str) -> bool:
-    """True for what a suite is judged on: an operation's time, throughput and own peak memory.
-
-    Baseline gates, console tables and TensorBoard's HParams all use this rule.
-    A `<tag>_mean` (per entry of a block entered several times) is not a
-    headline: its total is.
-
-    Example:
-      >>> Tag.parse("load_0_basics/time_s").is_headline("s")
-      True
-      >>> Tag.parse("load_6_tensorstore/bytes_read").is_headline("bytes")
-      False
-    """
-    if self.metric.endswith("_mean"):
-      return False
-    if self.namespace == "0_basics":
-      return self.metric == "time_s"
-    if self.namespace == "4_throughput":
-      return is_rate_unit(unit)
-    if self.namespace == "7_memory":  # the operation's own peak (over its start), not the process's
-      return "peak" in self.metric and "diff" in self.metric and is_memory_unit(unit)
-    return False

@@ -45,6 +45,8 @@ class VerdictRecord:
     verdict: better, worse, equivalent or inconclusive.
     rule: the rule and confidence level that gave the verdict, in words.
     repeats_needed: for inconclusive, about how many repeats a decision needs.
+    threshold: the relative change that counted (0.25 = 25%: `--regression_threshold`); None in
+      files written before verdicts carried it (their `rule` states it).
   """
 
   metric: str
@@ -58,6 +60,7 @@ class VerdictRecord:
   verdict: Verdict
   rule: str
   repeats_needed: int | None = None
+  threshold: float | None = None
 
   def to_json(self) -> dict[str, Any]:
     row = dataclasses.asdict(self)

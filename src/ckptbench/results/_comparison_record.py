@@ -116,14 +116,16 @@ class Comparison:
     return EXIT_OK
 
   def verdicts(self) -> list[VerdictRecord]:
-    """comparison.json's `verdicts`: the judged rows in the form summary.json uses."""
+    """comparison.json's `verdicts`: the headline rows (the metrics a suite is judged on, `api.JUDGED`, the
+    same summary.json's verdicts judge and the gate fails on) in the form summary.json uses."""
     return [
         VerdictRecord(
             metric=r.metric, benchmark=r.key, variant={"benchmark": r.benchmark},
             reference={"baseline": self.baseline_label}, ratio=r.ratio, low=r.ci_low, high=r.ci_high,
             n=min(r.n_baseline, r.n_current), verdict=r.verdict, rule=self.rule, repeats_needed=r.repeats_needed,
+            threshold=self.threshold,
         )  # fmt: skip
-        for r in self.rows if r.verdict != Verdict.NOT_JUDGED
+        for r in self.rows if r.headline and r.verdict != Verdict.NOT_JUDGED
     ]
 
   def to_json(self) -> dict[str, Any]:

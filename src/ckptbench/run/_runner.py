@@ -147,7 +147,7 @@ def _run_suite(
 
   records = runs.records
   interrupted = done_repeats.interrupted
-  summary = _summary(suite, plan, records, repeats, done_repeats)
+  summary = _summary(suite, plan, records, repeats, done_repeats, settings.regression_threshold)
   summary = dataclasses.replace(summary, repeats=repeats.describe(done_repeats, time.perf_counter() - started))
   manifest["ended_at"] = now_iso()
   for writer in writers:
@@ -240,15 +240,18 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   return plan
 
 
-def _summary(suite: Suite, plan: Plan, records: list[RunRecord], repeats: Repeats, done: RepeatsDone) -> SuiteSummary:
-  """summary.json: statistics per benchmark, the verdicts, and what the plan left out and why."""
+def _summary(
+    suite: Suite, plan: Plan, records: list[RunRecord], repeats: Repeats, done: RepeatsDone, threshold: float
+) -> SuiteSummary:
+  """summary.json: statistics per benchmark, the verdicts (at the `threshold` asked for), and what the plan
+  left out and why."""
   # Unset, the reference is the plan's first benchmark (records of shuffled rounds are in no plan order).
   reference = suite.config.reference
   if reference is None and plan.benchmarks:
     reference = plan.benchmarks[0].describe()["varying"]
   position = {b.key: i for i, b in enumerate(plan.benchmarks)}
   in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
-  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=done.design)
+  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=done.design, threshold=threshold)
   return SuiteSummary(
       suite=suite.name,
       reference=reference or None,

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from ckptbench.analysis import judged_text, verdict_clauses
 from ckptbench.results import Comparison
 from ckptbench.stats import Verdict
 
@@ -48,11 +49,11 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   if comparison.rows:
     console.print(table)
   console.print(
-      "+ worse, - better (interval excludes 1, ratio beyond the threshold), = equivalent (the narrower"
-      " equivalence interval, shown on its rows, within +-threshold), ? inconclusive, * headline (time,"
-      " throughput, peak memory)"
-      + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
+      f"+ worse, - better, = equivalent, ? inconclusive; * headline: {judged_text()}, what --fail_on_regression"
+      " gates" + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
   )
+  for clause in verdict_clauses(comparison.threshold):
+    console.print(escape(clause), highlight=False)
   console.print(f"rule: {escape(comparison.rule)}", highlight=False)
   _print_notes(comparison, console)
 

@@ -10,33 +10,20 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary
-from ckptbench.api import Tag
+from ckptbench.api import Tag, is_judged
 from ckptbench.analysis import stability_warnings
 from ckptbench.analysis import (
-    LEGEND,
     VerdictTable,
     build_verdict,
     interval_note,
     judgement,
     median_text,
-    outlier_lines,
+    outlier_summary,
     ratio_text,
     rules,
+    table_legend,
 )
-from ckptbench.views._terminal import make_console
-
-def is_headline(tag: Tag, unit: str) -> bool:
-  """The metrics a per-benchmark table shows: `Tag.is_headline`, each throughput once.
-
-  A throughput row is an operation's own total bandwidth: the `save` block
-  holds copies of its halves' rates, the background half repeats the save's,
-  and `save_blocking_gbps` (bytes over the time the caller was blocked) is no
-  bandwidth. Everything else (breakdowns, roofline shares, counters) is in
-  TensorBoard and the report.
-  """
-  if tag.namespace == "4_throughput":
-    return tag.metric.endswith("_total_gbps") and not tag.op.endswith(("_blocking", "_background"))
-  return tag.is_headline(unit)
+from ckptbench.views._terminal import make_console, print_sentences
 
 
 def _fmt(number: float | None, digits: int = 4) -> str:
@@ -44,7 +31,8 @@ def _fmt(number: float | None, digits: int = 4) -> str:
 
 
 def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table:
-  """The table of one summary.json benchmark entry: operation, metric, mean ± std, min, max, unit."""
+  """The table of one summary.json benchmark entry: operation, metric, mean ± std, min, max, unit (the metrics a
+  suite is judged on, or every one)."""
   status = f"[red]{bench.failed}/{bench.runs} failed[/red]" if bench.failed else f"{bench.runs} runs"
   table = Table(title=f"{escape(bench.name)}  ({status})", title_justify="left", title_style="bold")
   table.add_column("operation")
@@ -59,7 +47,7 @@ def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table
     table.add_column("slowest host", justify="right")
   for tag, stats in metrics.items():
     parts = Tag.parse(tag)
-    if not all_metrics and not is_headline(parts, stats.unit):
+    if not all_metrics and not is_judged(tag):  # the rest: TensorBoard, the report, --all_metrics
       continue
     mean = f"{_fmt(stats.mean)} ± {_fmt(stats.std, 2)}"
     row = [parts.op, parts.metric, mean, _fmt(stats.min), _fmt(stats.max), stats.unit]
@@ -130,17 +118,6 @@ def _natural_width(table: Table) -> int:
   return Measurement.get(console, console.options, table).maximum
 
 
-def legend_lines(legend: str) -> list[str]:
-  """The legend a clause per line (split at the semicolons outside parentheses), so none is cut mid-sentence."""
-  lines, depth, start = [], 0, 0
-  for i, char in enumerate(legend):
-    depth += {"(": 1, ")": -1}.get(char, 0)
-    if char == ";" and depth == 0:
-      lines.append(legend[start:i].strip())
-      start = i + 1
-  return [*lines, legend[start:].strip()]
-
-
 def effects_table(table: VerdictTable) -> Table | None:
   """Main effect of each swept option (several axes only): typical ratio to the reference's value."""
   if not table.effects:
@@ -159,19 +136,19 @@ def effects_table(table: VerdictTable) -> Table | None:
 
 
 def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
-  """The verdict, the main effects, then the legend and any outlying repeats."""
+  """The verdict, the main effects, then the legend (a clause a line) and the outlying repeats summed up."""
   for part in verdict_tables(table, title, console.width):
     console.print(part)
   effects = effects_table(table)
   if effects is not None:
     console.print(effects)
   console.print(escape(interval_note(table)), highlight=False)
-  for line in legend_lines(LEGEND):
+  for line in table_legend(table):
     console.print(escape(line), highlight=False)
   for rule in rules(table):
     console.print(f"rule: {escape(rule)}", highlight=False)
-  for line in outlier_lines(table):
-    console.print(f"[yellow]! outlier:[/yellow] {escape(line)}", highlight=False)
+  for line in outlier_summary(table):
+    print_sentences(console, "[yellow]! outliers:[/yellow] ", line)
 
 
 def print_suite_tables(
@@ -200,7 +177,7 @@ def print_suite_tables(
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console)
   for line in stability_warnings(records or ()):
-    console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False)
+    print_sentences(console, "[yellow]warning:[/yellow] ", line)
   for bench in summary.benchmarks:
     # A benchmark that measured nothing (every run failed early) gets its error lines, not an empty table.
     if (detail or all_metrics or verdict is None) and bench.metrics:

@@ -13,6 +13,7 @@ import html
 import pathlib
 from typing import Any, Mapping, Protocol, Sequence
 
+from ckptbench.analysis import judged_text, verdict_clauses
 from ckptbench.results import Comparison, ComparisonRow
 from ckptbench.views._report_html import CSS, esc, num
 from ckptbench.stats import Verdict
@@ -108,11 +109,10 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
     rows.append("<tr>" + "".join(row) + "</tr>")
   header = "".join(f"<th>{esc(h)}</th>" for h in head)
   first = next(iter(comparisons.values()))
+  clauses = "; ".join(verdict_clauses(first.threshold))
   legend = (
-      f"<p class=note>ratio: Hodges-Lehmann estimate of the environment's over the reference's, with its"
-      f" interval; worse / better: the interval excludes 1 and the ratio is beyond {first.threshold:.0%};"
-      f" equivalent: the narrower equivalence interval (two one-sided tests), shown on its cells, lies within"
-      f" +-{first.threshold:.0%}; inconclusive: neither. Rule: {esc(first.rule)}."
+      "<p class=note>ratio: Hodges-Lehmann estimate of the environment's over the reference's, with its"
+      f" interval; {esc(clauses)}. Headline: {esc(judged_text())}. Rule: {esc(first.rule)}."
       " Every metric, not only the headlines: each environment's report.html.</p>"
   )
   return (

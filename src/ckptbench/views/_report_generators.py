@@ -7,7 +7,7 @@ import math
 from typing import Mapping
 
 from ckptbench.api import BenchmarkSummary, MetricStatistics
-from ckptbench.api import Tag, is_rate_unit
+from ckptbench.api import Tag, is_judged
 from ckptbench.views._report_html import FigureIds, esc, table
 from ckptbench.views._report_roofline import limits_for
 from ckptbench.views import _plots
@@ -86,9 +86,8 @@ def generator_section(
     time_tag = f"{op}_0_basics/time_s"
     if time_tag in op_tags:
       panels.append(_plots.Panel(f"{op}: time", "s", {"median (range)": _band(benches, time_tag)}))
-    # The operation's own bandwidth (as in the verdict): not its halves' copies, not save_blocking_gbps.
-    own = next((t for t in op_tags if Tag.parse(t).namespace == "4_throughput" and t.endswith("_total_gbps")
-                and not op.endswith(("_blocking", "_background")) and is_rate_unit(tags[t])), None)  # fmt: skip
+    # The operation's own bandwidth, the one it is judged on (not its halves' copies, not save_blocking_gbps).
+    own = next((t for t in op_tags if Tag.parse(t).namespace == "4_throughput" and is_judged(t)), None)
     if own is not None:
       op_limits = [_plots.Limit(n, v, notes.get(n, "")) for n, v in limits_for(op, [own], limits).items()]
       panels.append(_plots.Panel(f"{op}: throughput", tags[own], {"median (range)": _band(benches, own)},

@@ -6,14 +6,15 @@ from ckptbench.api import Tag
 from ckptbench.results import RunOutputs
 from ckptbench.views._report_html import FigureIds, esc, table
 from ckptbench.analysis import (
-    LEGEND,
     VerdictTable,
     interval_note,
     judgement,
     median_text,
     outlier_lines,
+    outlier_summary,
     ratio_text,
     rules,
+    table_legend,
 )
 from ckptbench.views import _plots
 
@@ -52,10 +53,13 @@ def verdict_section(verdict: VerdictTable | None) -> str:
                  " variants that differ in this option alone</p>")
     parts.append(table(["option", "pairs"] + [m.label for m in metrics], effect_rows))
   rule_lines = "".join(f"<br>rule: {esc(rule)}" for rule in rules(verdict))
-  parts.append(f"<p class=note>{esc(interval_note(verdict))}<br>{esc(LEGEND)}{rule_lines}</p>")
-  outliers = outlier_lines(verdict)
-  if outliers:
-    parts.append("<p class=unsure>outlying repeats:</p><ul>" + "".join(f"<li>{esc(l)}</li>" for l in outliers) + "</ul>")
+  legend = "".join(f"<br>{esc(clause)}" for clause in table_legend(verdict))
+  parts.append(f"<p class=note>{esc(interval_note(verdict))}{legend}{rule_lines}</p>")
+  summary = outlier_summary(verdict)
+  if summary:
+    every = "".join(f"<li>{esc(line)}</li>" for line in outlier_lines(verdict))
+    parts.append(f"<p class=unsure>outlying repeats: {'<br>'.join(esc(line) for line in summary)}</p>"
+                 f"<details><summary>every outlying repeat</summary><ul>{every}</ul></details>")
   return "\n".join(parts)
 
 

@@ -32,7 +32,7 @@ from tensorboard.plugins.scalar import plugin_data_pb2 as scalar_plugin_data
 
 from ckptbench.api import safe_path_component
 from ckptbench.api import BenchmarkSummary, MetricStatistics, RunRecord
-from ckptbench.api import Tag
+from ckptbench.api import Tag, is_judged
 from ckptbench.results import read_outputs
 from ckptbench.views._tfevents import EventFile, experiment_summary, session_summary, text_summary
 
@@ -226,7 +226,7 @@ def _write_experiment(
           tag
           for bench in benchmarks
           for tag, stats in bench.metrics.items()
-          if Tag.parse(tag).is_headline(stats.unit)
+          if is_judged(tag)
       }
   )
   with _Writer(logdir) as writer:
@@ -273,7 +273,7 @@ def _inventory_card(bench: BenchmarkSummary) -> str:
 
 def _summary_card(bench: BenchmarkSummary, records: list[RunRecord]) -> str:
   runs, failed = bench.runs, bench.failed
-  items = [(t, s) for t, s in sorted(bench.metrics.items()) if Tag.parse(t).is_headline(s.unit)]
+  items = [(t, s) for t, s in sorted(bench.metrics.items()) if is_judged(t)]
   parts = [f"### run summary\n\n{runs} runs, {runs - failed} passed, {failed} failed"]
   if items:
     parts.append(_stats_table(items))

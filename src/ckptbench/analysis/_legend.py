@@ -1,0 +1,124 @@
+"""What a verdict's words and marks mean, in words generated from the rule and the threshold asked for.
+
+One legend: the console's verdict table, the report, the baseline comparison
+table and the matrix page all state `verdict_clauses(threshold)`, with the
+threshold the verdicts were decided at (`VerdictRecord.threshold`,
+`Comparison.threshold`), never a constant. And the outlying repeats, summed up
+in at most two lines (how many, where, the worst) rather than one per repeat.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Iterable
+
+from ckptbench.api import JUDGED, VerdictRecord
+from ckptbench.analysis._verdict import VerdictTable, number
+
+
+def threshold_text(threshold: float | None) -> str:
+  """`25%` (0.25), `7.5%` (0.075); "the threshold" when a file written before verdicts carried it."""
+  return "the threshold" if threshold is None else f"{100 * threshold:.4g}%"
+
+
+def judged_text() -> str:
+  """What a suite is judged on, in words, from the rule (`ckptbench.api.JUDGED`)."""
+  labels = list(dict.fromkeys(j.label for j in JUDGED))
+  return "each operation's " + ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def verdict_clauses(threshold: float | None) -> list[str]:
+  """The four words at `threshold`, a clause each (every legend states these).
+
+  Example:
+    >>> verdict_clauses(0.25)[0]
+    'worse / better: the interval of the ratio excludes 1 and the ratio is beyond 25% (as asv decides)'
+  """
+  at = threshold_text(threshold)
+  return [
+      f"worse / better: the interval of the ratio excludes 1 and the ratio is beyond {at} (as asv decides)",
+      f"equivalent: the narrower equivalence interval (two one-sided tests) lies within +-{at}",
+      "inconclusive: neither (more repeats would decide)",
+  ]
+
+
+def thresholds(verdicts: Iterable[VerdictRecord]) -> list[float | None]:
+  """The thresholds `verdicts` were decided at (one, as a run decides them)."""
+  return list(dict.fromkeys(v.threshold for v in verdicts))
+
+
+def table_legend(table: VerdictTable) -> list[str]:
+  """The verdict table's legend, a clause per line: the words at the verdicts' threshold, the interval, the mark."""
+  found = thresholds(c.verdict for c in table.cells.values() if c.verdict is not None) or [None]
+  if len(found) > 1:  # never from one run; say so rather than pick one
+    clauses = [f"at threshold {threshold_text(t)}: " + "; ".join(verdict_clauses(t)) for t in found]
+  else:
+    clauses = verdict_clauses(found[0])
+  return [
+      *clauses,
+      "[low-high] after a ratio: Hodges-Lehmann interval of the ratio (per round when rounds interleave), the"
+      " equivalence interval for equivalent, the two-sided one otherwise (levels: the rule below)",
+      f"judged: {judged_text()} (the same metrics --fail_on_regression gates)",
+      "! a repeat lies far from the others (modified z-score; about 1 in 100 normal repeats is flagged)",
+  ]
+
+
+def rules(table: VerdictTable) -> list[str]:
+  """The rules the table's verdicts were decided by, as summary.json states them (one, usually)."""
+  return sorted({c.verdict.rule for c in table.cells.values() if c.verdict is not None})
+
+
+def interval_note(table: VerdictTable) -> str:
+  """What the intervals are, with the coverage the repeat counts really give."""
+  coverages = sorted({c.interval.coverage for c in table.cells.values() if c.interval.n > 1})
+  if not coverages:
+    return "one repeat per variant: no interval (num_repeats: auto repeats until decided)"
+  low, high = coverages[0], coverages[-1]
+  cover = f"{low:.0%}" if low == high else f"{low:.0%} to {high:.0%}"
+  return (f"[low, high]: distribution-free interval of the median over repeats, coverage {cover}"
+          " (the full range below 6 repeats)")
+
+
+_PLACES_NAMED = 4
+
+
+def outlier_summary(table: VerdictTable) -> list[str]:
+  """The outlying repeats in at most two lines: how many and where, then the worst; none: empty.
+
+  Example line: `5 of 80 repeats lie far from their variant's others: save time 4
+  (use_ocdbt=True 3, use_ocdbt=False 1), load time 1 (use_ocdbt=False 1)`.
+  """
+  found = table.outliers()
+  if not found:
+    return []
+  flagged_metrics = {m.tag for _, m, _ in found}
+  repeats = sum(len(c.samples) for (tag, _), c in table.cells.items() if tag in flagged_metrics)
+  by_metric: dict[str, collections.Counter] = {}
+  labels = {}
+  for variant, metric, _ in found:
+    by_metric.setdefault(metric.tag, collections.Counter())[variant.label] += 1
+    labels[metric.tag] = metric.label
+  places = []
+  for tag, counts in by_metric.items():
+    named = ", ".join(f"{label} {n}" for label, n in counts.most_common(_PLACES_NAMED))
+    more = " ..." if len(counts) > _PLACES_NAMED else ""
+    places.append(f"{labels[tag]} {sum(counts.values())} ({named}{more})")
+  variant, metric, worst = max(found, key=lambda item: abs(item[2].z))
+  median = table.cell(metric.tag, variant.key).interval.median
+  return [
+      f"{len(found)} of {repeats} repeats lie far from their variant's others: " + ", ".join(places),
+      f"the worst: {variant.label}, {metric.label} of repeat {worst.repeat}: {number(worst.value)} {metric.unit}"
+      f" against a median of {number(median)} (modified z {worst.z:+.1f})",
+  ]
+
+
+def outlier_lines(table: VerdictTable) -> list[str]:
+  """One line per outlying repeat (the report's full list): which variant, metric and repeat, against the median."""
+  lines = []
+  for variant, metric, outlier in table.outliers():
+    median = table.cell(metric.tag, variant.key).interval.median
+    lines.append(
+        f"{variant.label}: {metric.label} of repeat {outlier.repeat} is {number(outlier.value)} {metric.unit}"
+        f" against a median of {number(median)} (modified z {outlier.z:+.1f})"
+    )
+  return lines
