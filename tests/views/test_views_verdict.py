@@ -160,3 +160,20 @@ def test_a_real_sweep_prints_its_verdict_first(tmp_path):
   assert sum(r.warmup for r in out.results) == 2  # the default warm-up with repeats
   assert out.reference == {"use_ocdbt": False}
   assert build_verdict(out.results, out.reference).variants[1].label == "use_ocdbt=False"
+
+
+def test_many_outlying_repeats_are_summed_up_in_two_lines_naming_where_and_the_worst():
+  jitter = (1.0, 1.01, 0.99, 1.02, 0.98, 1.0, 1.6, 1.01, 0.99, 2.5, 1.0, 1.02)  # repeats 6 and 9 far off
+  records = _sweep({"ocdbt": 2.0, "zarr3": 1.0}, repeats=12, jitter=jitter)
+  table = _table(records)
+  flagged = table.outliers()
+  assert len(flagged) >= 8  # every variant's repeats 6 and 9
+  summary = _text(SuiteSummary(suite="s", benchmarks=[], verdicts=[c.verdict for c in table.cells.values() if c.verdict]),
+                  records)  # fmt: skip
+  start = summary.index("! outliers:")
+  lines = summary[start:summary.index("warning:")].splitlines()
+  assert len(lines) <= 3, summary  # a sentence that fills the line goes on, indented
+  text = " ".join(line.strip() for line in lines)
+  assert text.startswith(f"! outliers: {len(flagged)} of 48 measured times lie far from their variant's others: save time 8")
+  assert "(use_ocdbt=True, use_zarr3=True: 2; use_ocdbt=True, use_zarr3=False: 2;" in text
+  assert re.search(r"\. The worst: .*save time of repeat 9: [\d.]+ s against a median of [\d.]+ s \(modified z", text)

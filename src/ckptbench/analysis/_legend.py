@@ -82,15 +82,16 @@ def interval_note(table: VerdictTable) -> str:
 _PLACES_NAMED = 4
 
 
-def outlier_summary(table: VerdictTable) -> list[str]:
-  """The outlying repeats in at most two lines: how many and where, then the worst; none: empty.
+def outlier_summary(table: VerdictTable) -> str | None:
+  """The outlying repeats in two sentences, how many and where, then the worst; None when there are none.
 
-  Example line: `5 of 80 repeats lie far from their variant's others: save time 4
-  (use_ocdbt=True 3, use_ocdbt=False 1), load time 1 (use_ocdbt=False 1)`.
+  Example: `5 of 80 measured times lie far from their variant's others: save time 4 (use_ocdbt=True: 3;
+  use_ocdbt=False: 1), load time 1 (use_ocdbt=False: 1). The worst: use_ocdbt=True, save time of
+  repeat 7: 1.2 s against a median of 0.5 s (modified z +9.1).`
   """
   found = table.outliers()
   if not found:
-    return []
+    return None
   flagged_metrics = {m.tag for _, m, _ in found}
   repeats = sum(len(c.samples) for (tag, _), c in table.cells.items() if tag in flagged_metrics)
   by_metric: dict[str, collections.Counter] = {}
@@ -100,16 +101,16 @@ def outlier_summary(table: VerdictTable) -> list[str]:
     labels[metric.tag] = metric.label
   places = []
   for tag, counts in by_metric.items():
-    named = ", ".join(f"{label} {n}" for label, n in counts.most_common(_PLACES_NAMED))
-    more = " ..." if len(counts) > _PLACES_NAMED else ""
+    named = "; ".join(f"{label}: {n}" for label, n in counts.most_common(_PLACES_NAMED))
+    more = f"; {len(counts) - _PLACES_NAMED} more variants" if len(counts) > _PLACES_NAMED else ""
     places.append(f"{labels[tag]} {sum(counts.values())} ({named}{more})")
   variant, metric, worst = max(found, key=lambda item: abs(item[2].z))
   median = table.cell(metric.tag, variant.key).interval.median
-  return [
-      f"{len(found)} of {repeats} repeats lie far from their variant's others: " + ", ".join(places),
-      f"the worst: {variant.label}, {metric.label} of repeat {worst.repeat}: {number(worst.value)} {metric.unit}"
-      f" against a median of {number(median)} (modified z {worst.z:+.1f})",
-  ]
+  return (
+      f"{len(found)} of {repeats} measured times lie far from their variant's others: {', '.join(places)}."
+      f" The worst: {variant.label}, {metric.label} of repeat {worst.repeat}: {number(worst.value)} {metric.unit}"
+      f" against a median of {number(median)} {metric.unit} (modified z {worst.z:+.1f})."
+  )
 
 
 def outlier_lines(table: VerdictTable) -> list[str]:

@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ckptbench.analysis import judged_text, verdict_clauses
-from ckptbench.results import Comparison
+from ckptbench.results import Comparison, ComparisonRow
+from ckptbench.views._terminal import print_sentences
 from ckptbench.stats import Verdict
 
 _LOG_WIDTH = 160
@@ -48,13 +49,13 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   table, hidden = _comparison_table(comparison, show_all)
   if comparison.rows:
     console.print(table)
-  console.print(
-      f"+ worse, - better, = equivalent, ? inconclusive; * headline: {judged_text()}, what --fail_on_regression"
-      " gates" + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""), highlight=False
+  print_sentences(
+      console, "", f"+ worse, - better, = equivalent, ? inconclusive; * headline: {judged_text()}, what"
+      " --fail_on_regression gates" + (f"; {hidden} other rows hidden (--all shows them)" if hidden else ""),
   )
   for clause in verdict_clauses(comparison.threshold):
-    console.print(escape(clause), highlight=False)
-  console.print(f"rule: {escape(comparison.rule)}", highlight=False)
+    print_sentences(console, "", clause)
+  print_sentences(console, "rule: ", comparison.rule)
   _print_notes(comparison, console)
 
 
@@ -92,6 +93,11 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
   return table, hidden
 
 
+def _counts(rows: list[ComparisonRow]) -> str:
+  counts = {v: sum(r.verdict == v for r in rows) for v in Verdict}
+  return ", ".join(f"{n} {v.value}" for v, n in counts.items() if n) or "none"
+
+
 def _print_notes(comparison: Comparison, console: Console) -> None:
   """What the table cannot say: repeats a decision needs, nothing matched and why, what one side lacks, the counts."""
   needed = comparison.repeats_needed()
@@ -111,8 +117,10 @@ def _print_notes(comparison: Comparison, console: Console) -> None:
     for kind, names in missing.items():
       if names:
         console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
-  counts = {v: sum(r.verdict == v for r in comparison.rows) for v in Verdict}
-  summary = ", ".join(f"{n} {v.value}" for v, n in counts.items() if n)
+  summary = "headline: " + _counts([r for r in comparison.rows if r.headline])
+  others = [r for r in comparison.rows if not r.headline]
+  if others:
+    summary += "; other rows (shown, never gated): " + _counts(others)
   if comparison.headline_regressions:
     summary += f"; [bold red]{len(comparison.headline_regressions)} headline regression(s)[/bold red]"
   elif comparison.no_regression:

@@ -144,11 +144,12 @@ def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
     console.print(effects)
   console.print(escape(interval_note(table)), highlight=False)
   for line in table_legend(table):
-    console.print(escape(line), highlight=False)
+    print_sentences(console, "", line)
   for rule in rules(table):
-    console.print(f"rule: {escape(rule)}", highlight=False)
-  for line in outlier_summary(table):
-    print_sentences(console, "[yellow]! outliers:[/yellow] ", line)
+    print_sentences(console, "rule: ", rule)
+  outliers = outlier_summary(table)
+  if outliers:
+    print_sentences(console, "[yellow]! outliers:[/yellow] ", outliers)
 
 
 def print_suite_tables(

@@ -58,7 +58,7 @@ def verdict_section(verdict: VerdictTable | None) -> str:
   summary = outlier_summary(verdict)
   if summary:
     every = "".join(f"<li>{esc(line)}</li>" for line in outlier_lines(verdict))
-    parts.append(f"<p class=unsure>outlying repeats: {'<br>'.join(esc(line) for line in summary)}</p>"
+    parts.append(f"<p class=unsure>outlying repeats: {esc(summary)}</p>"
                  f"<details><summary>every outlying repeat</summary><ul>{every}</ul></details>")
   return "\n".join(parts)
 

@@ -37,9 +37,9 @@ def print_sentences(console: Console, prefix: str, text: str) -> None:
 
   A line breaks between sentences; a sentence wider than the console breaks between
   words (never inside a flag such as --time_budget_s), its continuation indented
-  under the text, so no sentence is cut where rich would fold it.
+  under the text (by two columns at least), so no sentence is cut where rich would fold it.
   """
-  indent = Text.from_markup(prefix).cell_len
+  indent = max(Text.from_markup(prefix).cell_len, 2)
   width = max(console.width - indent, _NARROWEST)
   lead = prefix
   for sentence in _SENTENCE_END.split(text.strip()):
