@@ -102,4 +102,4 @@ def test_the_quick_start_sums_its_outlying_repeats_up_in_three_lines_at_most(tmp
       end += 1
     assert end - start <= 3, "\n".join(lines[start:end])
     text = " ".join(x.strip() for x in lines[start:end])
-    assert re.search(r"^! outliers: \d+ of \d+ measured times lie far .*\. The worst: .* of repeat \d+: ", text), text
+    assert re.search(r"^! outliers: \d+ of \d+ times lie far .*\. The worst: .* of repeat \d+: ", text), text

@@ -49,9 +49,13 @@ def test_an_inconclusive_side_metric_does_not_gate_but_says_how_many_repeats_wou
   assert comparison.exit_code(True) == EXIT_INCONCLUSIVE
   written = comparison.to_json()
   assert written["schema_version"] == 2 and written["rule"] == "the rule"
-  assert [v["verdict"] for v in written["verdicts"]] == ["equivalent", "inconclusive", "inconclusive"]
+  # The verdicts are the headline rows, what the gate judges; the side metric is a row only.
+  assert [(v["metric"], v["verdict"]) for v in written["verdicts"]] == [
+      (TIME, "equivalent"), ("load_0_basics/time_s", "inconclusive")]
+  assert len(written["rows"]) == 3
   assert set(written["verdicts"][0]) == {"metric", "benchmark", "variant", "reference", "ratio", "low", "high", "n",
-                                         "verdict", "rule", "repeats_needed"}  # fmt: skip
+                                         "verdict", "rule", "repeats_needed", "threshold"}  # fmt: skip
+  assert {v["threshold"] for v in written["verdicts"]} == {0.1}
   assert Comparison.from_json(written) == comparison
 
 

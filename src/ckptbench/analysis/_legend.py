@@ -85,29 +85,25 @@ _PLACES_NAMED = 4
 def outlier_summary(table: VerdictTable) -> str | None:
   """The outlying repeats in two sentences, how many and where, then the worst; None when there are none.
 
-  Example: `5 of 80 measured times lie far from their variant's others: save time 4 (use_ocdbt=True: 3;
-  use_ocdbt=False: 1), load time 1 (use_ocdbt=False: 1). The worst: use_ocdbt=True, save time of
-  repeat 7: 1.2 s against a median of 0.5 s (modified z +9.1).`
+  Example: `5 of 80 times lie far from their variant's others: save time 4, load time 1, in
+  use_ocdbt=True (3), use_ocdbt=False (2). The worst: use_ocdbt=True, save time of repeat 7: 1.2 s
+  against a median of 0.5 s (modified z +9.1).`
   """
   found = table.outliers()
   if not found:
     return None
   flagged_metrics = {m.tag for _, m, _ in found}
-  repeats = sum(len(c.samples) for (tag, _), c in table.cells.items() if tag in flagged_metrics)
-  by_metric: dict[str, collections.Counter] = {}
-  labels = {}
-  for variant, metric, _ in found:
-    by_metric.setdefault(metric.tag, collections.Counter())[variant.label] += 1
-    labels[metric.tag] = metric.label
-  places = []
-  for tag, counts in by_metric.items():
-    named = "; ".join(f"{label}: {n}" for label, n in counts.most_common(_PLACES_NAMED))
-    more = f"; {len(counts) - _PLACES_NAMED} more variants" if len(counts) > _PLACES_NAMED else ""
-    places.append(f"{labels[tag]} {sum(counts.values())} ({named}{more})")
+  times = sum(len(c.samples) for (tag, _), c in table.cells.items() if tag in flagged_metrics)
+  by_metric = collections.Counter(m.label for _, m, _ in found)
+  by_variant = collections.Counter(v.label for v, _, _ in found)
+  metrics = ", ".join(f"{label} {n}" for label, n in by_metric.items())
+  variants = ", ".join(f"{label} ({n})" for label, n in by_variant.most_common(_PLACES_NAMED))
+  if len(by_variant) > _PLACES_NAMED:
+    variants += f" and {len(by_variant) - _PLACES_NAMED} more variants"
   variant, metric, worst = max(found, key=lambda item: abs(item[2].z))
   median = table.cell(metric.tag, variant.key).interval.median
   return (
-      f"{len(found)} of {repeats} measured times lie far from their variant's others: {', '.join(places)}."
+      f"{len(found)} of {times} times lie far from their variant's others: {metrics}, in {variants}."
       f" The worst: {variant.label}, {metric.label} of repeat {worst.repeat}: {number(worst.value)} {metric.unit}"
       f" against a median of {number(median)} {metric.unit} (modified z {worst.z:+.1f})."
   )
