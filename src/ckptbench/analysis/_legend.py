@@ -4,7 +4,7 @@ One legend: the console's verdict table, the report, the baseline comparison
 table and the matrix page all state `verdict_clauses(threshold)`, with the
 threshold the verdicts were decided at (`VerdictRecord.threshold`,
 `Comparison.threshold`), never a constant. And the outlying repeats, summed up
-in at most two lines (how many, where, the worst) rather than one per repeat.
+in two sentences (how many, where, the worst) rather than a line per repeat.
 """
 
 from __future__ import annotations
