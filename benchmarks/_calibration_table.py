@@ -34,6 +34,8 @@ class Tolerance:
     return math.isfinite(measured) and abs(measured - planted) <= limit
 
   def describe(self, unit: str) -> str:
+    if self.relative == 0:
+      return "exact"
     return f"±{self.relative:.0%}" if self.relative is not None else f"±{self.absolute:g} {unit}"
 
 
@@ -128,9 +130,9 @@ def law_rows() -> list[Row]:
     fit = select_law(list(LAW_HOSTS), [at(n) for n in LAW_HOSTS], floor=1.0)
     found = predict(fit, LAW_TARGET).value if fit.law == law else math.nan
     rows.append(row("scale law", f"{law}, {LAW_TARGET} hosts from {', '.join(map(str, LAW_HOSTS))} (found {fit.law})",
-                    "", at(LAW_TARGET), [found]))  # fmt: skip
+                    "count", at(LAW_TARGET), [found]))  # fmt: skip
     check = check_largest(list(LAW_CHECK_HOSTS), [at(n) for n in LAW_CHECK_HOSTS], floor=1.0)
     found = check.predicted if check.law == law else math.nan
     rows.append(row("scale law", f"{law}, 8 hosts from {', '.join(map(str, check.from_hosts))} (found {check.law})",
-                    "", at(8), [found]))  # fmt: skip
+                    "count", at(8), [found]))  # fmt: skip
   return rows

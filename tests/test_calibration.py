@@ -25,6 +25,8 @@ def test_a_tolerance_is_relative_or_absolute_and_says_which():
   assert not table.Tolerance(relative=0.15).allows(64.0, math.nan)
   assert table.Tolerance(relative=0.15).describe("MiB") == "±15%"
   assert table.Tolerance(absolute=1.5).describe("MiB") == "±1.5 MiB"
+  assert table.Tolerance(relative=0.0).describe("requests") == "exact"
+  assert table.Tolerance(relative=0.0).allows(10.0, 10.0) and not table.Tolerance(relative=0.0).allows(10.0, 11.0)
   with pytest.raises(ValueError, match="exactly one"):
     table.Tolerance(relative=0.1, absolute=1.0)
   with pytest.raises(ValueError, match="exactly one"):
