@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Iterator
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -213,7 +214,7 @@ def _family_rows(family: str, runs: dict[bool, dict[int, ckptbench.RunRecord]]) 
 
 
 @contextlib.contextmanager
-def _gcs_emulator() -> str:
+def _gcs_emulator() -> Iterator[str]:
   """A GCS emulator as a user starts one (`ckptbench emulate gcs`, its exports applied); yields its bucket URL."""
   proc = subprocess.Popen([sys.executable, "-m", "ckptbench", "emulate", "gcs"], stdout=subprocess.PIPE, text=True)
   try:

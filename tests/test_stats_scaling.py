@@ -171,6 +171,7 @@ def test_the_benchmark_model_predicts_the_commit_on_the_profiles_latency():
   kinds = {"primary_commit_distinct_requests": "count", "primary_commit_request_s": "time", "primary_commit_s": "time"}
   model = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)
   assert model.commit.seconds[1024] == pytest.approx(0.05 + (40 + 3 * 1024) * 0.05)
+  assert model.commit.from_hosts == (2, 4, 8, 16) and model.commit.check.from_hosts == (2, 4, 8)
   assert model.commit.check.relative_error == pytest.approx(0, abs=1e-9)
   # Each repeat's time with that repeat's latency (three repeats, latencies far apart): exact again.
   factors = (0.5, 1.0, 4.0)

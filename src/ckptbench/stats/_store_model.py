@@ -151,11 +151,13 @@ class Limit:
 @dataclasses.dataclass(frozen=True)
 class CommitModel:
   """The primary's commit time as `a + b * requests * latency`: its fit, its check on the largest
-  measured host count, and its seconds at each target on the profile's latency."""
+  measured host count, its seconds at each target on the profile's latency, and the measured host
+  counts the time was fitted to (the request count's law names its own)."""
 
   fit: RequestTimeFit
   check: Check | None
   seconds: Mapping[int, float]
+  from_hosts: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,7 +218,8 @@ def _commit_model(series: Mapping[str, Mapping[int, float]], repeats: Mapping[st
   fit = fit_request_time(*args)
   check = check_request_time(hosts, *args)
   count = fits[_COMMIT[1]]
-  return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets})
+  return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets},
+                     tuple(sorted(set(hosts))))  # fmt: skip
 
 
 def _floor(kind: str) -> float:

@@ -82,8 +82,9 @@ def _commit_text(doc: Mapping[str, Any], bench: str) -> str:
   if not model:
     return ""
   at = ", ".join(f"{_number(round(v, 3))} s at {int(n):,} hosts" for n, v in model["seconds"].items())
+  source = f", fitted from {_counts(model['from_hosts'])} hosts" if model.get("from_hosts") else ""
   return (f"primary commit time = {model['a']:.3g} s + {model['b']:.3g} x its commit requests x their latency"
-          f" (held-out {_percent(model['held_out_error'])}; check {_check_text(model['check'])});"
+          f" (held-out {_percent(model['held_out_error'])}{source}; check {_check_text(model['check'])});"
           f" on {doc['store']['name']}'s {doc['store']['latency_s'] * 1e3:g} ms: {at}")  # fmt: skip
 
 
