@@ -257,3 +257,30 @@ def test_the_link_log_counts_distinct_targets_and_requests_inside_windows():
   assert inside["in_windows"] == {"put": 0, "get": 0, "list": 1, "delete": 0}
   assert inside["in_windows_request_s"] == pytest.approx(entries[2][1] - entries[2][0])
   assert log.since(0, [(entries[0][0], entries[2][0])])["in_windows_distinct"] == 2
+
+
+def test_the_console_and_the_page_name_each_predictions_host_counts_and_each_metric_without_a_law(tmp_path):
+  from ckptbench.run._scale import ScaleSettings, scale_document  # noqa: PLC0415
+  from ckptbench.run._scale_metrics import COUNT, Measured  # noqa: PLC0415
+  from ckptbench.views import scale_as_text, write_scale_page  # noqa: PLC0415
+
+  # The counts: 11 + 4n PUTs at 1, 2, 4 hosts; barriers (a cross-host step) 0, 7, 7.
+  measured = {n: {"B": {"requests_put_total": Measured(COUNT, "requests", 11.0 + 4 * n),
+                        "barriers_save": Measured(COUNT, "barriers", 0.0 if n == 1 else 7.0, first_hosts=2)}}
+              for n in (1, 2, 4)}  # fmt: skip
+  settings = ScaleSettings(suite="s.yaml", output_dir=tmp_path, hosts=(1, 2, 4), targets=(64,))
+  loads = {n: {"loadavg_1m_before": 1.0, "loadavg_1m_after": 1.0, "cpus": 2, "wall_s": 1.0} for n in (1, 2, 4)}
+  doc = json.loads(json.dumps(scale_document(settings, "s", measured, loads, 1e5, 1)))  # as scale.json holds it
+  assert doc["schema_version"] == 2 and doc["fit_from"] == 1
+  assert doc["predictions"]["B"]["requests_put_total"]["64"]["value"] == pytest.approx(267.0)
+  assert doc["predictions"]["B"]["requests_put_total"]["64"]["from_hosts"] == [1, 2, 4]
+  assert doc["fits"]["B"]["requests_put_total"]["from_hosts"] == [1, 2, 4]
+  assert doc["no_law"]["B"] == {"barriers_save": "a law from 2 hosts on needs 3 distinct host counts, got 2 (2, 4)"}
+  assert doc["measured"]["B"]["barriers_save"]["4"]["first_hosts"] == 2 and "barriers_save" not in doc["predictions"]["B"]
+  text = scale_as_text(doc)
+  assert "at 64 hosts  267 [267, 267] (linear term, from 1, 2, 4 hosts)" in text
+  assert "– (predicting 4 hosts from the smaller counts needs 3 distinct host counts, got 2 (1, 2))" in text
+  assert "barriers_save" in text and "no law, no prediction: a law from 2 hosts on needs 3" in text
+  page = write_scale_page(doc, tmp_path).read_text()
+  assert "fitted from hosts" in page and "<td>1, 2, 4</td>" in page and "predicted from 1, 2, 4 hosts" in page
+  assert "no law, no prediction: a law from 2 hosts on" in page
