@@ -59,7 +59,9 @@ EXTRA_OBJECTS, BASE_OBJECTS = 10, 5
 
 @dataclasses.dataclass(frozen=True)
 class PlantOptions(ckptbench.BenchmarkOptions):
-  """plant: whether this variant carries the planted effect (the other is its baseline)."""
+  """plant: whether this variant carries the planted effect. The families read as a difference
+  (`PAIRED`) run both variants; the others read the planted one against its planted value alone,
+  and their test_fns plant it always."""
 
   plant: bool | list[bool] = True
 
