@@ -101,14 +101,29 @@ def _cli(*args, cwd=None, timeout=600):
 def test_bad_input_is_named(tmp_path):
   with pytest.raises(argparse.ArgumentTypeError, match="expected host counts such as 1,2,4,8"):
     _counts("1,x")
-  with pytest.raises(CkptbenchError, match="--fit_from=2: --hosts has fewer than 2 counts"):
-    check_hosts((1, 2), (1024,), fit_from=2)
+  # Fewer than 3 host counts from --fit_from on cannot tell the growth laws apart: refused up front.
+  with pytest.raises(CkptbenchError) as refused:
+    check_hosts((1, 2, 4), (64,), fit_from=2)
+  assert str(refused.value) == ("Invalid value for --hosts=1,2,4: telling growth laws apart needs 3 distinct host"
+                                " counts from --fit_from=2 on, and these give 2 (2, 4); run e.g. --hosts 1,2,4,8")
+  with pytest.raises(CkptbenchError, match=r"these give 2 \(1, 2\); run e.g. --hosts 1,2,4$"):
+    check_hosts((1, 2), (64,), fit_from=1)
+  with pytest.raises(CkptbenchError, match=r"these give 0 \(none\); run e.g. --hosts 1,2,8,16,32$"):
+    check_hosts((1, 2), (64,), fit_from=8)
+  check_hosts((1, 2, 4), (64,), fit_from=1)
   (tmp_path / "p.json").write_text('{"base": "s3", "latency": 1}')
   with pytest.raises(CkptbenchError, match="unknown field 'latency'"):
     store_profile(str(tmp_path / "p.json"))
   (tmp_path / "p.json").write_text('{"base": "s3", "latency_s": 0.02}')
   profile = store_profile(str(tmp_path / "p.json"))
   assert (profile.latency_s, profile.write_requests_per_s, profile.name) == (0.02, 3500.0, "p")
+
+
+def test_the_cli_refuses_too_few_host_counts_in_one_line_with_exit_2(tmp_path):
+  result = _cli(_suite(tmp_path), "--hosts", "1,2", "--emulate", "gcs", "-o", tmp_path / "o")
+  assert result.returncode == 2 and "Traceback" not in result.stderr
+  assert result.stderr.strip().splitlines()[-1].endswith("these give 2 (1, 2); run e.g. --hosts 1,2,4")
+  assert not (tmp_path / "o").exists()
 
 
 def test_the_cli_refuses_a_local_root_in_one_line_with_exit_2(tmp_path):
@@ -150,7 +165,17 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   assert measured["metadata_bytes"]["4"]["value"] > 0
   pred = doc["predictions"][bench]["requests_put_total"]["1024"]
   assert pred["low"] <= pred["value"] <= pred["high"] and pred["dominant"]
-  assert doc["fits"][bench]["requests_put_total"]["law"] in ("constant", "log", "linear", "nlogn", "inverse")
+  # Three counts choose the PUTs' law, and the prediction is the line through them (the issue: 23
+  # at 64 hosts from the constant law of 2 counts, where the line gives 267), from those counts.
+  line = puts[0] + (puts[1] - puts[0]) * (1024 - 1)
+  assert pred["value"] == pytest.approx(line) and pred["from_hosts"] == [1, 2, 4]
+  assert doc["fits"][bench]["requests_put_total"]["from_hosts"] == [1, 2, 4]
+  assert doc["fits"][bench]["requests_put_total"]["check"] is None
+  assert "needs 3 distinct host counts" in doc["fits"][bench]["requests_put_total"]["no_check"]
+  # Barriers exist from 2 hosts on: 2 counts, no law, no prediction, measured all the same.
+  assert "barriers_save" not in doc["fits"][bench] and "barriers_save" not in doc["predictions"][bench]
+  assert doc["no_law"][bench]["barriers_save"] == "a law from 2 hosts on needs 3 distinct host counts, got 2 (2, 4)"
+  assert "from 1, 2, 4 hosts" in result.stdout and "no law, no prediction" in result.stdout
   save = doc["store_times"][bench]["save"]["1024"]
   assert save["dominant"] in save["terms"] and math.isclose(save["seconds"], max(save["terms"].values()))
   assert {limit["name"] for limit in doc["limits"][bench]} >= {"write request rate", "primary memory"}
@@ -232,3 +257,30 @@ def test_the_link_log_counts_distinct_targets_and_requests_inside_windows():
   assert inside["in_windows"] == {"put": 0, "get": 0, "list": 1, "delete": 0}
   assert inside["in_windows_request_s"] == pytest.approx(entries[2][1] - entries[2][0])
   assert log.since(0, [(entries[0][0], entries[2][0])])["in_windows_distinct"] == 2
+
+
+def test_the_console_and_the_page_name_each_predictions_host_counts_and_each_metric_without_a_law(tmp_path):
+  from ckptbench.run._scale import ScaleSettings, scale_document  # noqa: PLC0415
+  from ckptbench.run._scale_metrics import COUNT, Measured  # noqa: PLC0415
+  from ckptbench.views import scale_as_text, write_scale_page  # noqa: PLC0415
+
+  # The issue's counts: 11 + 4n PUTs at 1, 2, 4 hosts; barriers (a cross-host step) 0, 7, 7.
+  measured = {n: {"B": {"requests_put_total": Measured(COUNT, "requests", 11.0 + 4 * n),
+                        "barriers_save": Measured(COUNT, "barriers", 0.0 if n == 1 else 7.0, first_hosts=2)}}
+              for n in (1, 2, 4)}  # fmt: skip
+  settings = ScaleSettings(suite="s.yaml", output_dir=tmp_path, hosts=(1, 2, 4), targets=(64,))
+  loads = {n: {"loadavg_1m_before": 1.0, "loadavg_1m_after": 1.0, "cpus": 2, "wall_s": 1.0} for n in (1, 2, 4)}
+  doc = json.loads(json.dumps(scale_document(settings, "s", measured, loads, 1e5, 1)))  # as scale.json holds it
+  assert doc["schema_version"] == 2 and doc["fit_from"] == 1
+  assert doc["predictions"]["B"]["requests_put_total"]["64"]["value"] == pytest.approx(267.0)
+  assert doc["predictions"]["B"]["requests_put_total"]["64"]["from_hosts"] == [1, 2, 4]
+  assert doc["fits"]["B"]["requests_put_total"]["from_hosts"] == [1, 2, 4]
+  assert doc["no_law"]["B"] == {"barriers_save": "a law from 2 hosts on needs 3 distinct host counts, got 2 (2, 4)"}
+  assert doc["measured"]["B"]["barriers_save"]["4"]["first_hosts"] == 2 and "barriers_save" not in doc["predictions"]["B"]
+  text = scale_as_text(doc)
+  assert "at 64 hosts  267 [267, 267] (linear term, from 1, 2, 4 hosts)" in text
+  assert "– (predicting 4 hosts from the smaller counts needs 3 distinct host counts, got 2 (1, 2))" in text
+  assert "barriers_save" in text and "no law, no prediction: a law from 2 hosts on needs 3" in text
+  page = write_scale_page(doc, tmp_path).read_text()
+  assert "fitted from hosts" in page and "<td>1, 2, 4</td>" in page and "predicted from 1, 2, 4 hosts" in page
+  assert "no law, no prediction: a law from 2 hosts on" in page

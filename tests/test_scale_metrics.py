@@ -45,6 +45,9 @@ def test_a_host_counts_metrics_combine_hosts_then_take_the_median_over_repeats()
   assert m["barriers_save"].value == 7 and m["primary_commit_s"].value == 0.5
   assert m["primary_rss_peak_mib"].value == 300
   assert "save_blocking_time_s" not in m
+  # Steps between hosts do not exist with one process: their laws start at 2 hosts.
+  cross_host = {name for name, v in m.items() if v.first_hosts == 2}
+  assert cross_host == {"barriers_save", "primary_extra_requests"}
 
 
 def test_a_run_missing_a_hosts_record_is_refused():

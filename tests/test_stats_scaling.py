@@ -7,7 +7,17 @@ import math
 import numpy as np
 import pytest
 
-from ckptbench.stats._scaling import LAWS, check_largest, first_crossing, fit_law, predict, select_law
+from ckptbench.stats._scaling import (
+    LAWS,
+    TooFewHostCounts,
+    check_largest,
+    check_refusal,
+    first_crossing,
+    fit_law,
+    predict,
+    select_law,
+    too_few_counts,
+)
 from ckptbench.stats._request_time import check_request_time, fit_request_time
 from ckptbench.stats._store_model import PROFILES, StoreProfile, model_benchmark, store_time
 
@@ -62,16 +72,36 @@ def test_the_dominant_term_switches_where_growth_overtakes_the_constant():
   assert predict(fit, 1024).dominant == "linear"
 
 
-def test_check_needs_three_host_counts_and_fit_needs_distinct_ones():
-  assert check_largest([1, 2], [3.0, 4.0]) is None
-  with pytest.raises(ValueError, match="at least 2 host counts"):
-    select_law([4], [1.0])
+def test_a_law_is_chosen_only_from_three_host_counts_and_the_check_needs_three_below_the_largest():
+  # The report: 15, 19, 27 PUTs (11 + 4n) at 1, 2, 4 hosts. From 2 counts leave-one-out
+  # can score the constant law alone, which predicted 23 at 64 hosts where the line gives 267.
+  with pytest.raises(TooFewHostCounts, match=r"needs 3 distinct host counts, got 2 \(2, 4\)"):
+    select_law([2, 4], [19.0, 27.0])
+  with pytest.raises(TooFewHostCounts, match=r"got 2 \(2, 4\)"):
+    select_law([2, 2, 4], [19.0, 19.0, 27.0])  # repeats of a count are one count
+  fit = select_law([1, 2, 4], [15.0, 19.0, 27.0], floor=1.0)
+  assert (fit.law, fit.a, fit.b) == ("linear", 11.0, 4.0)
+  p = predict(fit, 64)
+  assert p.value == pytest.approx(267.0) and p.from_hosts == (1, 2, 4)
+  assert check_largest([1, 2, 4], [15.0, 19.0, 27.0]) is None
+  assert check_refusal([1, 2, 4]) == "predicting 4 hosts from the smaller counts needs 3 distinct host counts, got 2 (1, 2)"
+  check = check_largest([1, 2, 4, 8], [15.0, 19.0, 27.0, 43.0], floor=1.0)
+  assert (check.predicted, check.from_hosts, check.law) == (43.0, (1, 2, 4), "linear")
+  assert check_refusal([1, 2, 4, 8]) is None and too_few_counts([1, 2, 4]) is None
   with pytest.raises(ValueError, match="linear law needs 2 distinct"):
     fit_law("linear", [4, 4], [1.0, 2.0])
   with pytest.raises(ValueError, match="possible values"):
     fit_law("cubic", [1, 2], [1.0, 2.0])
-  # With two points only the constant law can be held out: it is chosen, honestly imprecise.
-  assert select_law([1, 2], [3.0, 5.0]).law == "constant"
+
+
+@pytest.mark.parametrize("law", LAWS)
+@pytest.mark.parametrize("hosts", [(1, 2, 4), (2, 4, 8), (1, 2, 4, 8)])
+def test_three_exact_counts_of_any_law_recover_it_and_predict_far_out(law, hosts):
+  values = [round(PLANTED[law](n), 9) for n in hosts]
+  fit = select_law(list(hosts), values, floor=1.0)
+  assert fit.law == law and fit.hosts == hosts
+  assert predict(fit, 64).value == pytest.approx(PLANTED[law](64), rel=1e-6)
+  assert predict(fit, 64).from_hosts == hosts
 
 
 def test_first_crossing_is_the_smallest_host_count_at_the_limit():
@@ -141,6 +171,7 @@ def test_the_benchmark_model_predicts_the_commit_on_the_profiles_latency():
   kinds = {"primary_commit_distinct_requests": "count", "primary_commit_request_s": "time", "primary_commit_s": "time"}
   model = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5, fit_from=2)
   assert model.commit.seconds[1024] == pytest.approx(0.05 + (40 + 3 * 1024) * 0.05)
+  assert model.commit.from_hosts == (2, 4, 8, 16) and model.commit.check.from_hosts == (2, 4, 8)
   assert model.commit.check.relative_error == pytest.approx(0, abs=1e-9)
   # Each repeat's time with that repeat's latency (three repeats, latencies far apart): exact again.
   factors = (0.5, 1.0, 4.0)
@@ -170,3 +201,35 @@ def test_the_restores_read_rate_counts_distinct_reads_where_the_link_counted_the
   kinds["requests_get_distinct_total"] = "count"
   distinct = model_benchmark(series, kinds, [1000], PROFILES["gcs"], **args)
   assert distinct.restore[1000].terms["read request rate"] == pytest.approx((90 + 10) * 1000 / 5000)
+
+
+def test_a_cross_host_metric_from_two_counts_gets_no_law_and_the_save_says_which_term_it_lacks():
+  # 1, 2, 4 hosts: the PUTs are 11 + 4n from all three; the primary's extra requests exist from
+  # 2 hosts on, so they have 2 counts: no law, no prediction, and the save's primary commit term is
+  # left out, by name, rather than guessed.
+  hosts = [1, 2, 4]
+  series = {name: {n: 11.0 + 4 * n for n in hosts} for name in (
+      "requests_put_total", "requests_delete_total", "requests_put_max_host", "array_bytes_written_max_host",
+      "requests_get_total", "requests_list_total", "requests_get_max_host", "requests_list_max_host")}  # fmt: skip
+  series["primary_extra_distinct_requests_save"] = {1: 0.0, 2: 28.0, 4: 38.0}
+  kinds = dict.fromkeys(series, "count")
+  model = model_benchmark(series, kinds, [64], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5,
+                          first_hosts={"primary_extra_distinct_requests_save": 2})  # fmt: skip
+  put = model.metrics["requests_put_total"]
+  assert put.predictions[0].value == pytest.approx(267.0) and put.predictions[0].from_hosts == (1, 2, 4)
+  assert put.check is None and put.no_check.startswith("predicting 4 hosts from the smaller counts needs 3")
+  assert "primary_extra_distinct_requests_save" not in model.metrics
+  assert model.no_law == {"primary_extra_distinct_requests_save":
+                          "a law from 2 hosts on needs 3 distinct host counts, got 2 (2, 4)"}
+  assert "primary commit" not in model.save[64].terms
+  assert model.left_out == {"primary commit": "primary_extra_distinct_requests_save: a law from 2 hosts on needs 3"
+                                              " distinct host counts, got 2 (2, 4)"}
+  # One more host count gives it a law (28 + 5(n-2) from 2, 4, 8), and the term is back.
+  series = {name: {**points, 8: 11.0 + 4 * 8} for name, points in series.items()}
+  series["primary_extra_distinct_requests_save"][8] = 58.0
+  model = model_benchmark(series, kinds, [64], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5,
+                          first_hosts={"primary_extra_distinct_requests_save": 2})  # fmt: skip
+  extra = model.metrics["primary_extra_distinct_requests_save"]
+  assert extra.fit.hosts == (2, 4, 8) and extra.predictions[0].value == pytest.approx(18 + 5 * 64)
+  assert model.save[64].terms["primary commit"] == pytest.approx((18 + 5 * 64) * 0.05)
+  assert not model.no_law and not model.left_out

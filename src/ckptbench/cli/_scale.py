@@ -60,8 +60,9 @@ def register(subparsers) -> None:
                  " built-in in OUT (its write time per wave of requests in flight)")
   p.add_argument("--save_interval", type=parse_duration, default=60.0, help="the save interval the limits use (default 60s)")
   p.add_argument("--host_memory_gib", type=float, help="one target host's memory (default: this machine's)")
-  p.add_argument("--fit_from", type=int, default=2, help="fit the laws to host counts from this one on"
-                 " (default 2: one process skips every cross-host step)")
+  p.add_argument("--fit_from", type=int, default=1, help="fit the laws to host counts from this one on"
+                 " (default 1; cross-host steps such as barriers are fitted from 2 hosts on); a law needs"
+                 " 3 host counts from there, and scale refuses with fewer")
   p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
   again = p.add_mutually_exclusive_group()
   again.add_argument("--overwrite", action="store_true", help="replace results already in OUT")

@@ -28,7 +28,7 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_records
 from ckptbench.run._scale_metrics import COUNT, Measured, host_count_metrics
 from ckptbench.run._scale_suite import memory_refusal, scaled_suites, write_suite
-from ckptbench.stats import PROFILES, BenchmarkModel, StoreProfile, model_benchmark
+from ckptbench.stats import LAW_POINTS, PROFILES, BenchmarkModel, StoreProfile, model_benchmark
 from ckptbench.storage import (
     DEFAULT_BUCKET,
     LINK_START_TIMEOUT_ENV,
@@ -41,7 +41,8 @@ from ckptbench.storage import (
 SCALE_FILE = "scale.json"
 # Every emulated host starts its own link while all of them start JAX on the same few cores.
 LINK_START_S = 600
-SCHEMA_VERSION = 1
+# 2: laws only from LAW_POINTS host counts; each fit, check and prediction names its counts.
+SCHEMA_VERSION = 2
 TIMES_NOTE = (
     "times and rates are inflated: the {n} emulated hosts shared this machine's {cpus} CPU cores and"
     " one disk; counts (requests, files, bytes, barriers) do not depend on its speed, and those whose"
@@ -66,18 +67,28 @@ class ScaleSettings:
   store: StoreProfile = PROFILES["gcs"]
   save_interval_s: float = 60.0
   host_memory_mib: float | None = None
-  fit_from: int = 2
+  fit_from: int = 1
   overrides: tuple[str, ...] = ()
   overwrite: bool = False
   resume: bool = False
 
 
 def check_hosts(hosts: Sequence[int], targets: Sequence[int], fit_from: int) -> None:
-  """Raises CkptbenchError for host counts the model cannot use."""
-  if len(set(hosts)) < 2 or min(hosts) < 1:
-    raise CkptbenchError(f"Invalid value for --hosts={','.join(map(str, hosts))}: need 2 or more distinct counts >= 1")
-  if len([h for h in set(hosts) if h >= fit_from]) < 2:
-    raise CkptbenchError(f"Invalid value for --fit_from={fit_from}: --hosts has fewer than 2 counts from there on")
+  """Raises CkptbenchError for host counts the model cannot use: fewer than `LAW_POINTS` distinct
+  counts from `fit_from` on cannot tell the growth laws apart (with 2, leave-one-out scores the
+  constant law alone), so `scale` refuses before running anything and names the counts it needs."""
+  given = ",".join(map(str, hosts))
+  if min(hosts) < 1:
+    raise CkptbenchError(f"Invalid value for --hosts={given}: host counts are >= 1")
+  used = sorted({h for h in hosts if h >= fit_from})
+  if len(used) < LAW_POINTS:
+    needed = sorted(set(hosts))
+    while len([h for h in needed if h >= fit_from]) < LAW_POINTS:
+      needed.append(max(needed[-1] * 2, fit_from))
+    raise CkptbenchError(
+        f"Invalid value for --hosts={given}: telling growth laws apart needs {LAW_POINTS} distinct host counts"
+        f" from --fit_from={fit_from} on, and these give {len(used)} ({', '.join(map(str, used)) or 'none'});"
+        f" run e.g. --hosts {','.join(map(str, needed))}")  # fmt: skip
   if targets and min(targets) < 1:
     raise CkptbenchError(f"Invalid value for --predict={','.join(map(str, targets))}: host counts are >= 1")
 
@@ -199,7 +210,8 @@ def scale_document(settings: ScaleSettings, suite_name: str, measured, loads, me
       "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
       "notes": [TIMES_NOTE.format(n=max(measured), cpus=psutil.cpu_count())],
       "load": {str(n): v for n, v in loads.items()},
-      "measured": {}, "fits": {}, "predictions": {}, "store_times": {}, "limits": {}, "commit_model": {},
+      "measured": {}, "fits": {}, "no_law": {}, "predictions": {}, "store_times": {}, "store_times_left_out": {},
+      "limits": {}, "commit_model": {},
   }  # fmt: skip
   for bench, metrics in series.items():
     model = model_benchmark(
@@ -207,10 +219,12 @@ def scale_document(settings: ScaleSettings, suite_name: str, measured, loads, me
         {name: next(iter(pts.values())).kind for name, pts in metrics.items()},
         settings.targets, settings.store, save_interval_s=settings.save_interval_s, host_memory_mib=memory_mib,
         fit_from=settings.fit_from, repeats={name: {n: m.repeats for n, m in pts.items()} for name, pts in metrics.items()},
+        first_hosts={name: next(iter(pts.values())).first_hosts for name, pts in metrics.items()},
     )  # fmt: skip
     doc["measured"][bench] = {
         name: {str(n): {"value": m.value, "kind": m.kind, "unit": m.unit, "inflated": m.kind != COUNT,
-                        "repeat_spread": m.repeat_spread, "repeats": list(m.repeats)} for n, m in pts.items()}
+                        "repeat_spread": m.repeat_spread, "repeats": list(m.repeats), "first_hosts": m.first_hosts}
+               for n, m in pts.items()}
         for name, pts in metrics.items()
     }
     _add_model(doc, bench, model)
@@ -220,15 +234,18 @@ def scale_document(settings: ScaleSettings, suite_name: str, measured, loads, me
 def _add_model(doc: dict[str, Any], bench: str, model: BenchmarkModel) -> None:
   doc["fits"][bench] = {
       name: {"law": m.fit.law, "formula": m.fit.formula, "a": m.fit.a, "b": m.fit.b,
+             "from_hosts": sorted(set(m.fit.hosts)),
              "held_out_error": m.fit.held_out_error, "max_held_out_error": m.fit.max_held_out_error,
-             "check": None if m.check is None else dataclasses.asdict(m.check)}
+             "check": None if m.check is None else dataclasses.asdict(m.check), "no_check": m.no_check}
       for name, m in model.metrics.items()
   }  # fmt: skip
+  doc["no_law"][bench] = dict(model.no_law)
   doc["predictions"][bench] = {
-      name: {str(p.hosts): {"value": p.value, "low": p.low, "high": p.high, "dominant": p.dominant}
-             for p in m.predictions}
+      name: {str(p.hosts): {"value": p.value, "low": p.low, "high": p.high, "dominant": p.dominant,
+                            "from_hosts": list(p.from_hosts)} for p in m.predictions}
       for name, m in model.metrics.items()
   }  # fmt: skip
+  doc["store_times_left_out"][bench] = dict(model.left_out)
   doc["store_times"][bench] = {
       op: {str(n): {"seconds": t.seconds, "terms": dict(t.terms), "dominant": t.dominant} for n, t in times.items()}
       for op, times in (("save", model.save), ("restore", model.restore))
@@ -239,5 +256,5 @@ def _add_model(doc: dict[str, Any], bench: str, model: BenchmarkModel) -> None:
       "formula": "a + b*requests*latency", "a": commit.fit.a, "b": commit.fit.b,
       "held_out_error": commit.fit.held_out_error, "max_held_out_error": commit.fit.max_held_out_error,
       "check": None if commit.check is None else dataclasses.asdict(commit.check),
-      "seconds": {str(n): v for n, v in commit.seconds.items()},
+      "seconds": {str(n): v for n, v in commit.seconds.items()}, "from_hosts": list(commit.from_hosts),
   }  # fmt: skip

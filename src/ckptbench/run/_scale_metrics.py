@@ -6,7 +6,9 @@ host's); a benchmark's figure is the median over its repeats, with their spread 
 repeats exactly). Requests are counted twice: all of them (GETs and LISTs include repeats whose
 number depends on timing: polls, revalidations, byte ranges coalesced or not), and the distinct
 objects and listings they touched (exact); the repeated reads are a rate per second of their
-block. "Top-level" blocks are the timed blocks that are not nested in another by name (`save`,
+block. A cross-host step (Orbax's barriers, the primary's work beyond a typical other host's)
+does not exist with one process: its figure at one host is 0 by construction, and its law starts
+at 2 hosts (`Measured.first_hosts`). "Top-level" blocks are the timed blocks that are not nested in another by name (`save`,
 not `save_blocking`).
 """
 
@@ -21,6 +23,8 @@ from ckptbench.api import RunRecord
 
 KINDS = ("put", "get", "list", "delete")
 COUNT, TIME, MEMORY, RATE = "count", "time", "memory", "rate"
+# Metrics of steps between hosts: one process has none (0 barriers; nothing beyond other hosts).
+CROSS_HOST_PREFIXES = ("barriers_", "primary_extra")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Measured:
   value: float
   repeat_spread: float = 0.0  # (max - min) / |median| over the repeats: 0 for an exact count
   repeats: tuple[float, ...] = ()  # each repeat's value, in the same repeat order for every metric
+  first_hosts: int = 1  # the fewest hosts the quantity exists at: 2 for a cross-host step
 
 
 def top_level_ops(records: Sequence[RunRecord]) -> list[str]:
@@ -114,7 +119,7 @@ def _repeat_metrics(hosts: Sequence[RunRecord], ops: Sequence[str]) -> dict[str,
   out: dict[str, Measured] = {}
 
   def put(name: str, kind: str, unit: str, value: float) -> None:
-    out[name] = Measured(kind, unit, float(value))
+    out[name] = Measured(kind, unit, float(value), first_hosts=2 if name.startswith(CROSS_HOST_PREFIXES) else 1)
 
   _request_metrics(hosts, put)
   for op in ops:

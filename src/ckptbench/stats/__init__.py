@@ -7,6 +7,10 @@ from ckptbench._lazy import lazy_getattr
 
 _EXPORTS = {
     "LAWS": "ckptbench.stats._scaling",
+    "LAW_POINTS": "ckptbench.stats._scaling",
+    "TooFewHostCounts": "ckptbench.stats._scaling",
+    "check_refusal": "ckptbench.stats._scaling",
+    "too_few_counts": "ckptbench.stats._scaling",
     "Check": "ckptbench.stats._scaling",
     "Fit": "ckptbench.stats._scaling",
     "Prediction": "ckptbench.stats._scaling",
@@ -56,6 +60,10 @@ __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "LAWS",
+    "LAW_POINTS",
+    "TooFewHostCounts",
+    "check_refusal",
+    "too_few_counts",
     "Check",
     "Fit",
     "Prediction",

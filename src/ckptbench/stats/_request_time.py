@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ckptbench.stats._scaling import Check, relative_error, select_law
+from ckptbench.stats._scaling import Check, check_refusal, relative_error, select_law
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,14 +82,15 @@ def check_request_time(hosts: Sequence[int], times: Sequence[float], requests: S
   """Predicts the largest host count's time from the smaller ones: `a`, `b` and the request
   count's growth law fitted to the smaller counts, the latency measured at the largest (the
   median of its points, as the time it is compared with). A host count may have several points
-  (one per repeat). None with fewer than 3 host counts.
+  (one per repeat). None with fewer than `LAW_POINTS` host counts below the largest (the
+  request count's law is chosen from them).
 
   Example:
     >>> c = check_request_time([2, 4, 8, 16], [0.3, 0.5, 0.9, 3.3], [20, 40, 80, 160], [0.01, 0.01, 0.01, 0.02])
     >>> round(c.predicted, 6), c.relative_error, c.law
     (3.3, 0.0, 'a + b*requests*latency (requests: linear)')
   """
-  if len(set(hosts)) < 3:
+  if check_refusal(hosts):
     return None
   largest = max(hosts)
   smaller = [i for i, h in enumerate(hosts) if h != largest]
@@ -101,4 +102,4 @@ def check_request_time(hosts: Sequence[int], times: Sequence[float], requests: S
   measured = float(np.median([times[i] for i in at]))
   predicted = fit.at(count.at(largest), latency)
   return Check(largest, predicted, measured, relative_error(predicted, measured, floor),
-               f"a + b*requests*latency (requests: {count.law})")  # fmt: skip
+               f"a + b*requests*latency (requests: {count.law})", tuple(sorted(set(count.hosts))))  # fmt: skip

@@ -10,6 +10,13 @@ with the smallest mean relative error wins; laws within 10% of the best error lo
 one (fewer parameters, then the order of `LAWS`), so an exact count picks the plainest law that
 reproduces it.
 
+A law is chosen only from enough host counts to tell the laws apart: every law but the constant
+has two parameters, so holding one point out and predicting it from a fit to the others scores
+them only from `LAW_POINTS` (3) distinct counts on; from 2, leave-one-out could score the constant
+law alone and would choose it whatever the points say. With fewer, `select_law` refuses
+(`TooFewHostCounts`), and the check of the largest count needs that many below it. Every fit,
+prediction and check keeps the host counts it came from.
+
 The interval of a prediction is the spread of the leave-one-out refits' predictions, widened by
 the largest held-out relative error: it says how well the law fits the measured range, not that
 the law still holds far beyond it.
@@ -44,8 +51,27 @@ _FORMULAS = {
 }
 # A law whose held-out error is within this factor of the best loses to a simpler one.
 SIMPLER_WITHIN = 1.10
+# The fewest distinct host counts that tell the laws apart (two parameters, and one held out).
+LAW_POINTS = 3
 # Below this, two errors count as equal (exact counts fit exactly, up to float rounding).
 _EXACT = 1e-9
+
+
+class TooFewHostCounts(ValueError):
+  """Fewer distinct host counts than it takes to tell the growth laws apart."""
+
+
+def too_few_counts(hosts: Sequence[int], what: str = "telling growth laws apart") -> str | None:
+  """Why `hosts` cannot choose a law (None when they can): the counts it needs and those it has.
+
+  Example:
+    >>> too_few_counts([2, 4])
+    'telling growth laws apart needs 3 distinct host counts, got 2 (2, 4)'
+  """
+  distinct = sorted(set(hosts))
+  if len(distinct) >= LAW_POINTS:
+    return None
+  return f"{what} needs {LAW_POINTS} distinct host counts, got {len(distinct)} ({', '.join(map(str, distinct))})"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,7 +85,7 @@ class Fit:
     held_out_error: mean relative error of predicting each point from the others
       (None when there were too few points to hold one out).
     max_held_out_error: the largest of those errors (None likewise).
-    hosts: the host counts fitted.
+    hosts: the host counts fitted (every prediction of the fit comes from them).
     values: the values fitted.
   """
 
@@ -90,24 +116,27 @@ class Fit:
 
 @dataclasses.dataclass(frozen=True)
 class Prediction:
-  """A fitted law's value at a host count, its interval, and its larger term."""
+  """A fitted law's value at a host count, its interval, its larger term, and the measured host
+  counts it came from."""
 
   hosts: int
   value: float
   low: float
   high: float
   dominant: str
+  from_hosts: tuple[int, ...]
 
 
 @dataclasses.dataclass(frozen=True)
 class Check:
-  """The largest measured host count predicted from the smaller ones."""
+  """The largest measured host count predicted from the smaller ones (`from_hosts`)."""
 
   hosts: int
   predicted: float
   measured: float
   relative_error: float
   law: str
+  from_hosts: tuple[int, ...]
 
 
 def _one(n: float) -> float:
@@ -168,14 +197,15 @@ def select_law(hosts: Sequence[int], values: Sequence[float], *, floor: float = 
   """The law with the smallest leave-one-out error (a simpler one when within 10% of it).
 
   Args:
-    hosts: the measured host counts (at least 1 each, at least 2 points).
+    hosts: the measured host counts (at least 1 each, `LAW_POINTS` distinct ones at least).
     values: the value at each.
     floor: the smallest denominator of a relative error (1 for counts, so that
       0 vs 0.4 is an error of 0.4, not infinity).
     laws: the laws to consider.
 
   Raises:
-    ValueError: fewer than two points, or hosts and values of different lengths.
+    TooFewHostCounts: fewer than `LAW_POINTS` distinct host counts.
+    ValueError: hosts and values of different lengths, or a host count below 1.
 
   Example:
     >>> select_law([1, 2, 4, 8], [3.0, 5.0, 9.0, 17.0]).law
@@ -183,10 +213,11 @@ def select_law(hosts: Sequence[int], values: Sequence[float], *, floor: float = 
   """
   if len(hosts) != len(values):
     raise ValueError(f"{len(hosts)} host counts but {len(values)} values")
-  if len(hosts) < 2:
-    raise ValueError(f"a growth law needs at least 2 host counts, got {list(hosts)}")
   if any(h < 1 for h in hosts):
     raise ValueError(f"host counts must be at least 1, got {list(hosts)}")
+  refusal = too_few_counts(hosts)
+  if refusal:
+    raise TooFewHostCounts(refusal)
   scored = []
   for order, law in enumerate(laws):
     errors = _held_out(law, hosts, values, floor)
@@ -221,25 +252,38 @@ def predict(fit: Fit, n: int) -> Prediction:
   low, high = low - abs(low) * widen, high + abs(high) * widen
   terms = fit.terms_at(n)
   dominant = max(terms, key=lambda k: abs(terms[k]))
-  return Prediction(n, value, low, high, dominant)
+  return Prediction(n, value, low, high, dominant, tuple(sorted(set(fit.hosts))))
 
 
 def check_largest(hosts: Sequence[int], values: Sequence[float], *, floor: float = 1e-12) -> Check | None:
-  """Predicts the largest host count's value from the smaller ones; None with fewer than 3 counts.
+  """Predicts the largest host count's value from the smaller ones; None with fewer than
+  `LAW_POINTS` smaller counts (`check_refusal` says why).
 
   Example:
     >>> c = check_largest([1, 2, 4, 8, 16], [3.0, 5.0, 9.0, 17.0, 33.0])
-    >>> c.hosts, c.predicted, c.relative_error, c.law
-    (16, 33.0, 0.0, 'linear')
+    >>> c.hosts, c.predicted, c.relative_error, c.law, c.from_hosts
+    (16, 33.0, 0.0, 'linear', (1, 2, 4, 8))
   """
-  if len(set(hosts)) < 3:
+  if check_refusal(hosts):
     return None
   largest = max(hosts)
   smaller = [(h, v) for h, v in zip(hosts, values) if h != largest]
   fit = select_law([h for h, _ in smaller], [v for _, v in smaller], floor=floor)
   measured = float(np.mean([v for h, v in zip(hosts, values) if h == largest]))
   predicted = fit.at(largest)
-  return Check(largest, predicted, measured, relative_error(predicted, measured, floor), fit.law)
+  return Check(largest, predicted, measured, relative_error(predicted, measured, floor), fit.law,
+               tuple(sorted(set(fit.hosts))))  # fmt: skip
+
+
+def check_refusal(hosts: Sequence[int]) -> str | None:
+  """Why the largest of `hosts` cannot be predicted from the smaller ones (None when it can).
+
+  Example:
+    >>> check_refusal([2, 4, 8])
+    'predicting 8 hosts from the smaller counts needs 3 distinct host counts, got 2 (2, 4)'
+  """
+  largest = max(hosts)
+  return too_few_counts([h for h in hosts if h != largest], f"predicting {largest} hosts from the smaller counts")
 
 
 def first_crossing(value_at: Callable[[int], float], limit: float, *, start: int = 1,

@@ -28,7 +28,17 @@ import dataclasses
 from typing import Mapping, Sequence
 
 from ckptbench.stats._request_time import RequestTimeFit, check_request_time, fit_request_time
-from ckptbench.stats._scaling import Check, Fit, Prediction, check_largest, first_crossing, predict, select_law
+from ckptbench.stats._scaling import (
+    Check,
+    Fit,
+    Prediction,
+    check_largest,
+    check_refusal,
+    first_crossing,
+    predict,
+    select_law,
+    too_few_counts,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,6 +136,7 @@ class MetricModel:
   fit: Fit
   check: Check | None
   predictions: tuple[Prediction, ...]
+  no_check: str | None = None  # why `check` is None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,22 +151,28 @@ class Limit:
 @dataclasses.dataclass(frozen=True)
 class CommitModel:
   """The primary's commit time as `a + b * requests * latency`: its fit, its check on the largest
-  measured host count, and its seconds at each target on the profile's latency."""
+  measured host count, its seconds at each target on the profile's latency, and the measured host
+  counts the time was fitted to (the request count's law names its own)."""
 
   fit: RequestTimeFit
   check: Check | None
   seconds: Mapping[int, float]
+  from_hosts: tuple[int, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
 class BenchmarkModel:
-  """The scale model of one benchmark."""
+  """The scale model of one benchmark; `no_law` names each metric measured at too few host
+  counts to choose a law, and why (it has no fit and no prediction); `left_out` each store-time
+  term left out of `save` for want of its metric's law, and why."""
 
   metrics: Mapping[str, MetricModel]
   save: Mapping[int, StoreTime]
   restore: Mapping[int, StoreTime]
   limits: tuple[Limit, ...]
   commit: CommitModel | None = None
+  no_law: Mapping[str, str] = dataclasses.field(default_factory=dict)
+  left_out: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 CROSSING_STOP = 1 << 20
@@ -193,7 +210,7 @@ def _commit_model(series: Mapping[str, Mapping[int, float]], repeats: Mapping[st
                   fits: Mapping[str, Fit], targets: Sequence[int], profile: StoreProfile,
                   fit_from: int) -> CommitModel | None:  # fmt: skip
   """The commit time from its requests and their latency (None: not measured, or no requests)."""
-  if not all(k in series for k in _COMMIT):
+  if not all(k in series for k in _COMMIT) or _COMMIT[1] not in fits:
     return None
   hosts, *args = _commit_points(series, repeats, fit_from)
   if len(set(hosts)) < 2:
@@ -201,7 +218,8 @@ def _commit_model(series: Mapping[str, Mapping[int, float]], repeats: Mapping[st
   fit = fit_request_time(*args)
   check = check_request_time(hosts, *args)
   count = fits[_COMMIT[1]]
-  return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets})
+  return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets},
+                     tuple(sorted(set(hosts))))  # fmt: skip
 
 
 def _floor(kind: str) -> float:
@@ -267,6 +285,7 @@ def model_benchmark(
     host_memory_mib: float,
     fit_from: int = 1,
     repeats: Mapping[str, Mapping[int, Sequence[float]]] | None = None,
+    first_hosts: Mapping[str, int] | None = None,
 ) -> BenchmarkModel:
   """Fits every metric of one benchmark, predicts it at `targets`, and finds the limits.
 
@@ -277,28 +296,33 @@ def model_benchmark(
     profile: the target store.
     save_interval_s: the interval the save and the primary's commit must fit in.
     host_memory_mib: the memory of one target host.
-    fit_from: the smallest host count the laws are fitted to (one process skips every
-      cross-host step: no barriers, no other hosts' files), at least two counts from it on.
+    fit_from: the smallest host count the laws are fitted to.
     repeats: `{metric: {host count: each repeat's value}}`, in one repeat order for every
       metric: the commit model fits each repeat's time to that repeat's requests.
-
-  Raises:
-    ValueError: fewer than two host counts from `fit_from` on.
+    first_hosts: `{metric: the fewest hosts it exists at}` (2 for a cross-host step: one
+      process has no barriers and no other host to do more than); such a metric is fitted from
+      there on. A metric left with fewer than `LAW_POINTS` host counts gets no law (`no_law`).
   """
-  metrics, fits = {}, {}
+  metrics, fits, no_law = {}, {}, {}
   for name, points in series.items():
-    hosts = [h for h in sorted(points) if h >= fit_from]
-    if len(hosts) < 2:
-      raise ValueError(f"fitting from {fit_from} hosts needs 2 measured host counts from there, got {hosts}")
+    start = max(fit_from, (first_hosts or {}).get(name, 1))
+    hosts = [h for h in sorted(points) if h >= start]
+    refusal = too_few_counts(hosts, f"a law from {start} hosts on")
+    if refusal:
+      no_law[name] = refusal
+      continue
     values = [points[h] for h in hosts]
     fit = select_law(hosts, values, floor=_floor(kinds[name]))
     fits[name] = fit
     metrics[name] = MetricModel(kinds[name], fit, check_largest(hosts, values, floor=_floor(kinds[name])),
-                                tuple(predict(fit, t) for t in targets))  # fmt: skip
+                                tuple(predict(fit, t) for t in targets), check_refusal(hosts))  # fmt: skip
   save, restore = {}, {}
   for t in targets:
     pair = _store_times(fits, profile, t)
     if pair is not None:
       save[t], restore[t] = pair
   limits = _limits(fits, profile, save_interval_s, host_memory_mib)
-  return BenchmarkModel(metrics, save, restore, tuple(limits), _commit_model(series, repeats or {}, fits, targets, profile, fit_from))
+  commit = _commit_model(series, repeats or {}, fits, targets, profile, fit_from)
+  work = [k for k in _PRIMARY_WORK if k in no_law]
+  left_out = {"primary commit": f"{work[0]}: {no_law[work[0]]}"} if work and not any(k in fits for k in _PRIMARY_WORK) else {}
+  return BenchmarkModel(metrics, save, restore, tuple(limits), commit, no_law, left_out)

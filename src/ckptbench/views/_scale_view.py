@@ -53,11 +53,27 @@ def _kind(points: Mapping[str, Any]) -> str:
   return f"{first['kind']}~{100 * spread:.0f}%" if first["kind"] == "count" and spread else first["kind"]
 
 
-def _check_text(check: Mapping[str, Any] | None) -> str:
+def _counts(hosts: Any) -> str:
+  return ", ".join(map(str, hosts))
+
+
+def _check_text(check: Mapping[str, Any] | None, no_check: str | None = None) -> str:
   if not check:
-    return "–"
-  return (f"{_number(check['predicted'])} vs {_number(check['measured'])} at {check['hosts']}"
+    return f"– ({no_check})" if no_check else "–"
+  source = f" from {_counts(check['from_hosts'])}" if check.get("from_hosts") else ""
+  return (f"{_number(check['predicted'])} vs {_number(check['measured'])} at {check['hosts']}{source}"
           f" ({_percent(check['relative_error'])}, {check['law']})")  # fmt: skip
+
+
+def _no_law(doc: Mapping[str, Any], bench: str) -> Mapping[str, str]:
+  """The metrics measured at too few host counts for a law, and why (none in files before schema 2)."""
+  return doc.get("no_law", {}).get(bench, {})
+
+
+def _left_out(doc: Mapping[str, Any], bench: str) -> str:
+  """The store-time terms left out for want of a law, as a parenthesis ('' when none)."""
+  left = doc.get("store_times_left_out", {}).get(bench, {})
+  return "".join(f" (without the {term} term: no law for {why})" for term, why in left.items())
 
 
 def _commit_text(doc: Mapping[str, Any], bench: str) -> str:
@@ -66,8 +82,9 @@ def _commit_text(doc: Mapping[str, Any], bench: str) -> str:
   if not model:
     return ""
   at = ", ".join(f"{_number(round(v, 3))} s at {int(n):,} hosts" for n, v in model["seconds"].items())
+  source = f", fitted from {_counts(model['from_hosts'])} hosts" if model.get("from_hosts") else ""
   return (f"primary commit time = {model['a']:.3g} s + {model['b']:.3g} x its commit requests x their latency"
-          f" (held-out {_percent(model['held_out_error'])}; check {_check_text(model['check'])});"
+          f" (held-out {_percent(model['held_out_error'])}{source}; check {_check_text(model['check'])});"
           f" on {doc['store']['name']}'s {doc['store']['latency_s'] * 1e3:g} ms: {at}")  # fmt: skip
 
 
@@ -75,7 +92,7 @@ def scale_as_text(doc: Mapping[str, Any]) -> str:
   """The console's answer: per benchmark, the store times at the targets, the limits, the fits."""
   lines = [f"scale: {doc['suite']} ({doc['mode']} scaling along {doc['axis']}, {doc['devices_per_host']}"
            f" devices per host), measured at {', '.join(map(str, doc['hosts']))} hosts, fitted from"
-           f" {doc['fit_from']} hosts on;"
+           f" {doc['fit_from']} hosts on (cross-host steps from 2);"
            f" store profile {doc['store']['name']}"]  # fmt: skip
   lines += [f"note: {n}" for n in doc["notes"]]
   for bench, fits in doc["fits"].items():
@@ -83,7 +100,7 @@ def scale_as_text(doc: Mapping[str, Any]) -> str:
     for op, times in doc["store_times"][bench].items():
       for n, t in times.items():
         lines.append(f"  {op} at {int(n):,} hosts on {doc['store']['name']}: about {t['seconds']:.3g} s,"
-                     f" dominated by {t['dominant']}")  # fmt: skip
+                     f" dominated by {t['dominant']}{_left_out(doc, bench) if op == 'save' else ''}")  # fmt: skip
     for limit in doc["limits"][bench]:
       lines.append(f"  limit {limit['name']}: {_hosts(limit['hosts'])} ({limit['detail']})")
     commit = _commit_text(doc, bench)
@@ -94,10 +111,15 @@ def scale_as_text(doc: Mapping[str, Any]) -> str:
       points = doc["measured"][bench][name]
       measured = " ".join(_number(p["value"]) for p in points.values())
       lines.append(f"  {name:34} {_kind(points):6} {measured:>28}  {fit['formula']:16} {_percent(fit['held_out_error']):>8}"
-                   f"  {_check_text(fit['check'])}")  # fmt: skip
+                   f"  {_check_text(fit['check'], fit.get('no_check'))}")  # fmt: skip
       for n, p in doc["predictions"][bench][name].items():
+        source = f", from {_counts(p['from_hosts'])} hosts" if p.get("from_hosts") else ""
         lines.append(f"  {'':34} {'':6} {'at ' + format(int(n), ',') + ' hosts':>28}  {_number(p['value'])}"
-                     f" [{_number(p['low'])}, {_number(p['high'])}] ({p['dominant']} term)")  # fmt: skip
+                     f" [{_number(p['low'])}, {_number(p['high'])}] ({p['dominant']} term{source})")  # fmt: skip
+    for name, why in _no_law(doc, bench).items():
+      points = doc["measured"][bench][name]
+      measured = " ".join(_number(p["value"]) for p in points.values())
+      lines.append(f"  {name:34} {_kind(points):6} {measured:>28}  no law, no prediction: {why}")
   return "\n".join(lines)
 
 
@@ -114,7 +136,8 @@ def _figure(doc: Mapping[str, Any], bench: str, name: str, index: int) -> str:
       {"type": "scatter", "x": curve_x, "y": [_LAWS[fit["law"]](fit["a"], fit["b"], n) for n in curve_x],
        "mode": "lines", "name": f"fit: {fit['formula']}"},
       {"type": "scatter", "x": [int(n) for n in preds], "y": [p["value"] for p in preds.values()],
-       "mode": "markers", "name": "predicted", "marker": {"symbol": "diamond", "size": 10},
+       "mode": "markers", "name": f"predicted from {_counts(fit.get('from_hosts', xs))} hosts",
+       "marker": {"symbol": "diamond", "size": 10},
        "error_y": {"type": "data", "symmetric": False, "array": [p["high"] - p["value"] for p in preds.values()],
                    "arrayminus": [p["value"] - p["low"] for p in preds.values()]}},
   ]  # fmt: skip
@@ -131,17 +154,23 @@ def _figure(doc: Mapping[str, Any], bench: str, name: str, index: int) -> str:
 def _table(doc: Mapping[str, Any], bench: str) -> str:
   targets = [str(t) for t in doc["targets"]]
   head = "".join(f"<th>{html.escape(h)}</th>" for h in
-                 ["metric", "kind", *(f"{n} hosts" for n in doc["hosts"]), "law", "held-out error",
+                 ["metric", "kind", *(f"{n} hosts" for n in doc["hosts"]), "law", "fitted from hosts", "held-out error",
                   "check: largest from smaller", *(f"at {int(t):,}" for t in targets)])  # fmt: skip
   rows = []
   for name, fit in doc["fits"][bench].items():
     points = doc["measured"][bench][name]
     preds = doc["predictions"][bench][name]
     cells = [name, _kind(points), *(_number(points[str(n)]["value"]) for n in doc["hosts"]),
-             fit["formula"], _percent(fit["held_out_error"]), _check_text(fit["check"]),
+             fit["formula"], _counts(fit.get("from_hosts", ())), _percent(fit["held_out_error"]),
+             _check_text(fit["check"], fit.get("no_check")),
              *(f"{_number(preds[t]['value'])} [{_number(preds[t]['low'])}, {_number(preds[t]['high'])}]"
                f" ({preds[t]['dominant']})" for t in targets)]  # fmt: skip
     rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+  for name, why in _no_law(doc, bench).items():
+    points = doc["measured"][bench][name]
+    cells = [name, _kind(points), *(_number(points[str(n)]["value"]) for n in doc["hosts"])]
+    rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
+                + f"<td colspan='{4 + len(targets)}'>no law, no prediction: {html.escape(why)}</td></tr>")  # fmt: skip
   return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
@@ -150,8 +179,9 @@ def _breaks(doc: Mapping[str, Any], bench: str) -> str:
   for op, times in doc["store_times"][bench].items():
     for n, t in times.items():
       terms = ", ".join(f"{k} {v:.3g} s" for k, v in t["terms"].items())
+      left = html.escape(_left_out(doc, bench)) if op == "save" else ""
       items.append(f"<li><b>{op} at {int(n):,} hosts</b>: about {t['seconds']:.3g} s on {doc['store']['name']},"
-                   f" dominated by <b>{html.escape(t['dominant'])}</b> ({html.escape(terms)})</li>")  # fmt: skip
+                   f" dominated by <b>{html.escape(t['dominant'])}</b> ({html.escape(terms)}){left}</li>")  # fmt: skip
   for limit in doc["limits"][bench]:
     items.append(f"<li>{html.escape(limit['name'])}: <b>{_hosts(limit['hosts'])}</b> ({html.escape(limit['detail'])})</li>")
   commit = _commit_text(doc, bench)
