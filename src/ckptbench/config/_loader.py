@@ -93,15 +93,20 @@ class Suite:
   @property
   def devices_needed(self) -> int | None:
     """The devices of the largest usable mesh; MESHLESS_DEVICES for a suite without a mesh."""
-    if tuple(self.meshes) == (None,):
-      return MESHLESS_DEVICES
-    return max((m.num_devices for m in self.meshes if m is not None), default=None)
+    return devices_for_meshes(self.meshes)
 
 
 # A suite without a mesh runs on what JAX has, as Orbax's runner does; on CPU that is
 # this many simulated devices (a TPU host's count, the guide's), so that benchmarks
 # that split the devices themselves (snapshotter's slices) have some to split.
 MESHLESS_DEVICES = 8
+
+
+def devices_for_meshes(meshes: Sequence[MeshConfig | None]) -> int | None:
+  """The devices `plan` shows and `run` simulates: the largest mesh's, or MESHLESS_DEVICES without one."""
+  if tuple(meshes) == (None,):
+    return MESHLESS_DEVICES
+  return max((m.num_devices for m in meshes if m is not None), default=None)
 
 
 def load_suite(
@@ -119,8 +124,8 @@ def load_suite(
     check_paths: refuse local checkpoint paths that do not exist here. `plan`
       passes False (a suite may be planned on a machine without its data): such
       a path becomes a note instead.
-    before_generators: called with the devices of the largest usable mesh (None
-      without a mesh) before any generator module is imported or its options
+    before_generators: called with the devices of the largest usable mesh
+      (MESHLESS_DEVICES without a mesh, as `Suite.devices_needed`) before any generator module is imported or its options
       checked. `ckptbench.run` sets up JAX there: an options class may ask JAX
       about its backend in `is_valid()` (Orbax's ask whether it is Pathways),
       which starts the backend with whatever flags are set by then.
@@ -177,7 +182,7 @@ def _resolve(
     indexed = _meshes_for_spec(doc, source, at, indexed, config.mesh_configs is not None, skipped, notes)
   meshes = [m for _, m in indexed]
   if before_generators is not None:
-    before_generators(max((m.num_devices for m in meshes if m is not None), default=None))
+    before_generators(devices_for_meshes(meshes))  # the count `plan` shows (a mesh-less suite's too)
   _importable(base_dir)
   entries = []
   for i, entry in enumerate(config.benchmarks):
