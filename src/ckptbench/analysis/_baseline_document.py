@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from ckptbench.api import BenchmarkSummary, MetricStatistics, SchemaError
 from ckptbench.errors import CkptbenchError
+from ckptbench.results import run_backend
 from ckptbench.stats import Direction, describe
 
 SCHEMA_VERSION = 1
@@ -103,12 +104,15 @@ class Baseline:
   suite: str | None
   manifest: dict[str, Any]
   benchmarks: dict[str, BaselineBenchmark]  # by key
+  # What the run ran on (`run_backend`): a comparison with a run on another backend is refused.
+  # None: a baseline captured before backends were recorded, and without one in its manifest.
+  backend: str | None = None
   schema_version: int = SCHEMA_VERSION
 
   def to_json(self) -> dict[str, Any]:
     return {
         "schema_version": self.schema_version, "format": _FORMAT, "label": self.label,
-        "captured_at": self.captured_at, "suite": self.suite, "manifest": self.manifest,
+        "captured_at": self.captured_at, "suite": self.suite, "backend": self.backend, "manifest": self.manifest,
         "benchmarks": {key: b.to_json() for key, b in self.benchmarks.items()},
     }  # fmt: skip
 
@@ -132,7 +136,11 @@ class Baseline:
                     for key, entry in (document.get("benchmarks") or {}).items()}  # fmt: skip
     except (SchemaError, TypeError, ValueError) as e:
       raise CkptbenchError(f"{where}: not a baseline this ckptbench can read: {e}") from None
+    manifest = dict(document.get("manifest") or {})
+    backend = document["backend"] if "backend" in document else run_backend(manifest)  # older: the manifest's
+    if backend is not None and (not isinstance(backend, str) or not backend):
+      raise CkptbenchError(f"{where}: \"backend\" is {backend!r}; a baseline's backend is a name such as \"cpu\"")
     return cls(
         label=str(document.get("label", "")), captured_at=str(document.get("captured_at", "")),
-        suite=document.get("suite"), manifest=dict(document.get("manifest") or {}), benchmarks=benchmarks,
+        suite=document.get("suite"), manifest=manifest, benchmarks=benchmarks, backend=backend,
     )  # fmt: skip
