@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ckptbench.api import BenchmarkSummary, MetricStatistics, SchemaError
+from ckptbench.api import BenchmarkSummary, MetricStatistics, SchemaError, current_tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import run_backend
 from ckptbench.stats import Direction, describe
@@ -81,9 +81,10 @@ class BaselineBenchmark:
     if not isinstance(data, Mapping) or not isinstance(data.get("metrics"), Mapping):
       raise SchemaError(f"benchmark {key} is not an object with metrics")
     metrics, samples = {}, {}
-    for tag, entry in data["metrics"].items():
+    for written, entry in data["metrics"].items():
       if not isinstance(entry, Mapping):
-        raise SchemaError(f"metric {tag} of {key} is not an object")
+        raise SchemaError(f"metric {written} of {key} is not an object")
+      tag = current_tag(written)  # a baseline captured before a tag was renamed compares under the new name
       metrics[tag] = MetricStatistics.from_json({"unit": entry.get("unit", ""), **(entry.get("stats") or {})}, tag)
       samples[tag] = MetricSamples(
           direction=Direction(entry.get("direction", "neutral")),

@@ -36,7 +36,9 @@ _EXPORTS = {
     "unit_of": "ckptbench.api._tag_table",
     "tag_value": "ckptbench.api._tag_table:value",
     "BYTES_PER_UNIT": "ckptbench.api._tags",
+    "RENAMED": "ckptbench.api._tags",
     "Tag": "ckptbench.api._tags",
+    "current_tag": "ckptbench.api._tags",
     "is_memory_unit": "ckptbench.api._tags",
     "is_rate_unit": "ckptbench.api._tags",
     "BenchmarkSummary": "ckptbench.api._records",
@@ -64,6 +66,8 @@ __getattr__ = lazy_getattr(globals(), _EXPORTS)
 __all__ = [
     "BYTES_PER_UNIT",
     "BenchmarkSummary",
+    "RENAMED",
+    "current_tag",
     "ErrorRecord",
     "DERIVED",
     "NAMESPACES",

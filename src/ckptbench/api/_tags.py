@@ -88,3 +88,27 @@ class Tag:
     if self.namespace == "7_memory":  # the operation's own peak (over its start), not the process's
       return "peak" in self.metric and "diff" in self.metric and is_memory_unit(unit)
     return False
+
+
+# Tags renamed to Orbax's names: old name -> current name, both `<namespace>/<metric>`. Results,
+# summaries and baselines written with an old name read back with the current one (`current_tag`).
+RENAMED: dict[str, str] = {
+    "2_save_breakdown/start_sync_s": "2_save_breakdown/checkpoint_start_sync_s",
+}
+
+
+def current_tag(tag: str) -> str:
+  """A full tag (`<op>_<namespace>/<metric>`) under its current name: a renamed one's new name.
+
+  Example:
+    >>> current_tag("save_2_save_breakdown/start_sync_s")
+    'save_2_save_breakdown/checkpoint_start_sync_s'
+    >>> current_tag("save_0_basics/time_s")
+    'save_0_basics/time_s'
+  """
+  parsed = Tag.parse(tag)
+  renamed = RENAMED.get(parsed.key)
+  if renamed is None or not parsed.op:
+    return tag
+  namespace, metric = renamed.split("/", 1)
+  return Tag(parsed.op, namespace, metric).full
