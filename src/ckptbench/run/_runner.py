@@ -12,7 +12,7 @@ import time
 import traceback
 from typing import Any, Callable, Mapping, Sequence
 
-from ckptbench.config import Suite
+from ckptbench.config import Suite, emulated_backend
 from ckptbench.run._failures import (
     DISK_FULL,
     TIMEOUT,
@@ -199,7 +199,9 @@ def _manifest_and_probe(
     suite: Suite, settings: RunSettings, coordinator: Coordinator
 ) -> tuple[dict[str, Any], StorageProbe | StoreRoofline | None]:
   """The run's manifest (every host's name and pid, the storage probe) and the probe, on every process."""
-  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  simdevice = suite.config.simdevice
+  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv),
+                            backend=emulated_backend(simdevice) if simdevice is not None else None)  # fmt: skip
   manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
   probe = _shared_probe(settings, coordinator)
   manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
