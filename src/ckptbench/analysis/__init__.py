@@ -10,6 +10,7 @@ _EXPORTS = {
     "GoodputPlan": "ckptbench.analysis._goodput",
     "LEGEND": "ckptbench.analysis._verdict",
     "VerdictTable": "ckptbench.analysis._verdict",
+    "backend_refusal": "ckptbench.analysis._comparison",
     "build_baseline": "ckptbench.analysis._baseline",
     "build_verdict": "ckptbench.analysis._verdict",
     "headline_metrics": "ckptbench.analysis._verdict",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ckptbench.config import SimDeviceConfig
+from ckptbench.config import SimDeviceConfig, emulated_backend
 from ckptbench.errors import CkptbenchError
 
 
@@ -52,3 +52,13 @@ def check_cluster_started(simdevice: SimDeviceConfig | None) -> None:
         f"simdevice.topology has {simdevice.num_devices} chips but JAX has {jax.device_count()} devices"
         f" ({jax.local_device_count()} in this process; XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}):"
         " remove --xla_force_host_platform_device_count from XLA_FLAGS")
+
+
+def run_backend_name(simdevice: SimDeviceConfig | None) -> str:
+  """The backend this run records (manifest.json, baselines) and is compared by: the cluster a
+  `simdevice:` block emulates, else JAX's backend."""
+  if simdevice is not None:
+    return emulated_backend(simdevice)
+  import jax  # noqa: PLC0415  (the backend is up: the suite is running)
+
+  return jax.default_backend()
