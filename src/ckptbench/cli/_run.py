@@ -14,6 +14,7 @@ from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
 
 if TYPE_CHECKING:
+  from ckptbench.config import SimDeviceConfig
   from ckptbench.run import RunOutcome, RunSettings
 
 
@@ -177,7 +178,7 @@ def handle(args: argparse.Namespace) -> int:
   return outcome.exit_code
 
 
-def _run_simulated_hosts(simdevice, args: argparse.Namespace) -> int:
+def _run_simulated_hosts(simdevice: SimDeviceConfig, args: argparse.Namespace) -> int:
   """A `simdevice:` suite with several processes: this command again as each of them, as Orbax's
   runner starts its simulated hosts (one jax.distributed job on 127.0.0.1, the chips split evenly)."""
   from ckptbench.distributed import launch_local  # noqa: PLC0415
