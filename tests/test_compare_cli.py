@@ -96,3 +96,36 @@ def test_negative_threshold_is_a_usage_error(tmp_path, capsys):
   with pytest.raises(SystemExit) as exit_info:
     main(["compare", str(tmp_path / "x.json"), str(tmp_path), "--regression_threshold", "-1"])
   assert exit_info.value.code == 2 and "must be >= 0" in capsys.readouterr().err
+
+
+def _tpu_baseline(real_run):
+  """A real baseline of the CPU run, its backend field edited to read `tpu`."""
+  path = capture_baseline(real_run / "out", real_run / "baselines", label="from-tpu")
+  document = json.loads(path.read_text())
+  assert document["backend"] == "cpu" == document["manifest"]["backend"]
+  document["backend"] = "tpu"
+  path.write_text(json.dumps(document))
+  return path
+
+
+def test_compare_refuses_a_baseline_from_another_backend_in_one_line(real_run):
+  baseline = _tpu_baseline(real_run)
+  done = run_cli("compare", str(baseline), str(real_run / "out"), "--fail_on_regression")
+  assert done.returncode == EXIT_REGRESSION, done.stdout + done.stderr
+  (line,) = [ln for ln in done.stdout.splitlines() if "backends" in ln]
+  assert "baseline ran on tpu, this run on cpu" in line
+  assert "save_0_basics" not in done.stdout  # nothing was judged
+  written = json.loads((real_run / "out" / "comparison.json").read_text())
+  assert written["rows"] == [] and "tpu" in written["refused"] and "cpu" in written["refused"]
+  reported = run_cli("compare", str(baseline), str(real_run / "out"))  # not gated: said, not fatal
+  assert reported.returncode == 0 and "not comparable" in reported.stdout
+
+
+@pytest.mark.slow
+def test_a_gated_cpu_run_against_a_tpu_baseline_fails_naming_both_backends(real_run):
+  baseline = _tpu_baseline(real_run)
+  done = run_cli("run", str(real_run / "tiny.yaml"), "-o", str(real_run / "gated"), "--no-progress", "--no-views",
+                 "--no-probe", "--set", "num_repeats=2", "--baseline_path", str(baseline), "--fail_on_regression")
+  assert done.returncode == EXIT_REGRESSION, done.stdout + done.stderr
+  (line,) = [ln for ln in done.stdout.splitlines() if "backends" in ln]
+  assert "tpu" in line and "cpu" in line and "not compared" in line

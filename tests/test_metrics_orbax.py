@@ -214,3 +214,47 @@ def test_a_warm_load_says_so(tmp_path):
   options = SaveRestoreOptions(async_enabled=False, cold_cache=False)
   tags = SaveRestoreBenchmark().test_fn(TestContext(pytree=tree, path=tmp_path, options=options)).metrics.to_dict()
   assert [k for k in tags if k.startswith("load_0_basics/cold_cache_")] == ["load_0_basics/cold_cache_warm"]
+
+
+def test_orbax_0_12_8_save_breakdown_events_take_orbax_names(tmp_path):
+  """A composite save with one item whose handler has no async save: Orbax times that item as
+  blocking_sync_item_duration_secs, and the start sync as checkpoint_start_sync_s (its name)."""
+  import dataclasses  # noqa: PLC0415
+  import json  # noqa: PLC0415
+
+  import orbax.checkpoint as ocp_v0  # noqa: PLC0415
+
+  class NotesHandler(ocp_v0.CheckpointHandler):  # synchronous: no async_save
+    def save(self, directory, args):
+      (directory / "notes.json").write_text(json.dumps(args.notes))
+
+    def restore(self, directory, args=None):
+      return json.loads((directory / "notes.json").read_text())
+
+  @ocp_v0.args.register_with_handler(NotesHandler, for_save=True, for_restore=True)
+  @dataclasses.dataclass
+  class NotesArgs(ocp_v0.args.CheckpointArgs):
+    notes: dict
+
+  tree, _ = _tree()
+  metrics = Metrics()
+  with ocp_v0.Checkpointer(ocp_v0.CompositeCheckpointHandler()) as checkpointer:
+    with metrics.measure("save"):
+      checkpointer.save(tmp_path / "ckpt", ocp_v0.args.Composite(
+          state=ocp_v0.args.StandardSave(tree), notes=NotesArgs({"step": 1})))  # fmt: skip
+  recorded = metrics.to_dict()
+  assert recorded["save_2_save_breakdown/blocking_sync_item_s"].value > 0
+  assert recorded["save_2_save_breakdown/checkpoint_start_sync_s"].unit == "s"
+  assert not any("9_other" in tag or tag.endswith("/start_sync_s") for tag in recorded)
+
+
+def test_an_old_tag_name_reads_back_under_orbax_name():
+  from ckptbench.api import RunRecord  # noqa: PLC0415
+
+  old = {"schema_version": 1, "suite": "s", "benchmark": "b", "key": "k", "generator": "g", "options": {},
+         "varying": {}, "mesh": None, "checkpoint_config": None, "repeat": 0, "warmup": False, "host": 0,
+         "num_hosts": 1, "path": "p", "started_at": "t", "duration_s": 1.0, "error": None,
+         "metrics": {"save_2_save_breakdown/start_sync_s": {"value": 0.25, "unit": "s"}}}  # fmt: skip
+  record = RunRecord.from_json(old)
+  assert record.value("save_2_save_breakdown/checkpoint_start_sync_s") == 0.25
+  assert "save_2_save_breakdown/start_sync_s" not in record.metrics

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
@@ -166,3 +167,23 @@ def test_warm_gives_cold_cache_false_only_to_generators_that_have_the_option():
                "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark",
                "multihost_dispatchers_benchmark.MultihostDispatchersBenchmark"):  # fmt: skip
     assert not run_orbax_suites.has_cold_cache(prefix + name), name
+
+
+@pytest.mark.slow
+def test_a_meshless_suite_runs_on_the_devices_plan_says(tmp_path):
+  """Orbax's snapshotter suite (scaled, no mesh) with no device count from outside: `run` simulates
+  the devices `plan` shows, and the snapshotter splits them into its slices without a failure."""
+  from conftest import run_cli  # noqa: PLC0415  (it starts each command without XLA_FLAGS)
+
+  (path,) = [p for p in _orbax_scaled.suite_files() if p.name == "snapshotter_benchmark.yaml"]
+  suite = tmp_path / "snapshotter.yaml"
+  suite.write_text(_orbax_scaled.Scaled(path, tmp_path).text())
+  plan = run_cli("plan", str(suite))
+  assert plan.returncode == 0, plan.stderr
+  planned = int(re.search(r"runs? on (\d+) devices", plan.stdout).group(1))
+  out = tmp_path / "out"
+  run = run_cli("run", str(suite), "-o", str(out), "--no-views", "--no-probe", "--no-progress")
+  assert run.returncode == 0, run.stdout + run.stderr
+  assert json.loads((out / "manifest.json").read_text())["device_count"] == planned == 8
+  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  assert records and all(r["error"] is None for r in records)

@@ -9,6 +9,7 @@ _EXPORTS = {
     "Baseline": "ckptbench.analysis._baseline_document",
     "GoodputPlan": "ckptbench.analysis._goodput",
     "VerdictTable": "ckptbench.analysis._verdict",
+    "backend_refusal": "ckptbench.analysis._comparison",
     "build_baseline": "ckptbench.analysis._baseline",
     "build_verdict": "ckptbench.analysis._verdict",
     "likely_causes": "ckptbench.analysis._stability",

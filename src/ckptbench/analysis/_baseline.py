@@ -6,13 +6,17 @@ host, their statistics per host and across hosts, and the run's manifest:
 
 ```json
 {"schema_version": 1, "format": "ckptbench-baseline", "label": "3f9a...",
- "captured_at": "2026-11-22T08:00:00+00:00", "suite": "...", "manifest": {...},
+ "captured_at": "2026-11-22T08:00:00+00:00", "suite": "...", "backend": "cpu", "manifest": {...},
  "benchmarks": {"<key>": {"name": "...", "generator": "...", "options": {...},
    "varying": {...}, "mesh": ..., "checkpoint_config": ..., "runs": 5, "failed": 0,
    "metrics": {"save_0_basics/time_s": {"unit": "s", "direction": "lower", "headline": true,
      "hosts": {"0": {"repeats": [0, 1, 2, 3, 4], "values": [...], "stats": {"n": 5, ...}}},
      "across_hosts": {"reduce": "max", "values": [...], "stats": {...}}}}}}}
 ```
+
+`backend` is what the run ran on (`ckptbench.results.run_backend`: "cpu", "tpu", or "cpu
+(emulating tpu ...)" for a `simdevice:` suite); a run on another backend is not compared with it.
+A file without the key takes its manifest's `backend`.
 
 `across_hosts.values` holds one sample per repeat, the worst host's (see
 `ckptbench.stats.per_repeat_across_hosts`); comparisons use those samples.
@@ -32,7 +36,7 @@ from ckptbench.api import RunRecord
 from ckptbench.api import is_judged
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import git_state, now_iso
-from ckptbench.results import read_outputs
+from ckptbench.results import read_outputs, run_backend
 from ckptbench.results import write_json_atomic
 from ckptbench.storage import is_store_url, parse_store_url, read_object, write_object
 from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark, MetricSamples, Samples
@@ -81,7 +85,8 @@ def build_baseline(
         {tag: _metric_samples(tag, sampled[tag].unit, by_host) for tag, by_host in by_tag.items()},
     )
   suite = next((r.suite for r in measured if r.suite), None)
-  return Baseline(label=label, captured_at=now_iso(), suite=suite, manifest=dict(manifest), benchmarks=benchmarks)
+  return Baseline(label=label, captured_at=now_iso(), suite=suite, manifest=dict(manifest), benchmarks=benchmarks,
+                  backend=run_backend(manifest))  # fmt: skip
 
 
 def _metric_samples(tag: str, unit: str, by_host: Mapping[int, Mapping[int, float]]) -> MetricSamples:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ckptbench.api import BenchmarkSummary, MetricStatistics, SchemaError
+from ckptbench.api import BenchmarkSummary, MetricStatistics, SchemaError, current_tag
 from ckptbench.errors import CkptbenchError
+from ckptbench.results import run_backend
 from ckptbench.stats import Direction, describe
 
 SCHEMA_VERSION = 1
@@ -80,9 +81,10 @@ class BaselineBenchmark:
     if not isinstance(data, Mapping) or not isinstance(data.get("metrics"), Mapping):
       raise SchemaError(f"benchmark {key} is not an object with metrics")
     metrics, samples = {}, {}
-    for tag, entry in data["metrics"].items():
+    for written, entry in data["metrics"].items():
       if not isinstance(entry, Mapping):
-        raise SchemaError(f"metric {tag} of {key} is not an object")
+        raise SchemaError(f"metric {written} of {key} is not an object")
+      tag = current_tag(written)  # a baseline captured before a tag was renamed compares under the new name
       metrics[tag] = MetricStatistics.from_json({"unit": entry.get("unit", ""), **(entry.get("stats") or {})}, tag)
       samples[tag] = MetricSamples(
           direction=Direction(entry.get("direction", "neutral")),
@@ -103,12 +105,15 @@ class Baseline:
   suite: str | None
   manifest: dict[str, Any]
   benchmarks: dict[str, BaselineBenchmark]  # by key
+  # What the run ran on (`run_backend`): a comparison with a run on another backend is refused.
+  # None: a baseline captured before backends were recorded, and without one in its manifest.
+  backend: str | None = None
   schema_version: int = SCHEMA_VERSION
 
   def to_json(self) -> dict[str, Any]:
     return {
         "schema_version": self.schema_version, "format": _FORMAT, "label": self.label,
-        "captured_at": self.captured_at, "suite": self.suite, "manifest": self.manifest,
+        "captured_at": self.captured_at, "suite": self.suite, "backend": self.backend, "manifest": self.manifest,
         "benchmarks": {key: b.to_json() for key, b in self.benchmarks.items()},
     }  # fmt: skip
 
@@ -132,7 +137,11 @@ class Baseline:
                     for key, entry in (document.get("benchmarks") or {}).items()}  # fmt: skip
     except (SchemaError, TypeError, ValueError) as e:
       raise CkptbenchError(f"{where}: not a baseline this ckptbench can read: {e}") from None
+    manifest = dict(document.get("manifest") or {})
+    backend = document["backend"] if "backend" in document else run_backend(manifest)  # older: the manifest's
+    if backend is not None and (not isinstance(backend, str) or not backend):
+      raise CkptbenchError(f"{where}: \"backend\" is {backend!r}; a baseline's backend is a name such as \"cpu\"")
     return cls(
         label=str(document.get("label", "")), captured_at=str(document.get("captured_at", "")),
-        suite=document.get("suite"), manifest=dict(document.get("manifest") or {}), benchmarks=benchmarks,
+        suite=document.get("suite"), manifest=manifest, benchmarks=benchmarks, backend=backend,
     )  # fmt: skip

@@ -16,7 +16,8 @@ from ckptbench.analysis._unmatched import unmatched_reasons
 from ckptbench.stats import DEFAULT_THRESHOLD, Design, Verdict, absolute_floor, compare_samples
 
 # Manifest fields that identify the machine; a difference makes timings incomparable.
-_MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "backend", "device_kind", "device_count", "process_count")
+# (A different backend refuses the comparison instead: `backend_refusal`.)
+_MACHINE_FIELDS = ("hostname", "platform", "cpu_count", "device_kind", "device_count", "process_count")
 _VERDICT_ORDER = {
     Verdict.WORSE: 0,
     Verdict.INCONCLUSIVE: 1,
@@ -38,6 +39,13 @@ def compare_documents(
   compare with the baseline after several rounds), so the intervals keep
   their level over all of them.
   """
+  refusal = backend_refusal(baseline.backend, current.backend)
+  if refusal is not None:
+    return Comparison(
+        baseline_label=baseline.label, threshold=threshold, alpha=design.alpha,
+        rule=design.rule(threshold, paired=False), rows=(), only_in_baseline={"benchmarks": [], "metrics": []},
+        only_in_current={"benchmarks": [], "metrics": []}, warnings=(), refused=refusal,
+    )  # fmt: skip
   base_benchmarks, cur_benchmarks = baseline.benchmarks, current.benchmarks
   rows: list[ComparisonRow] = []
   only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
@@ -69,6 +77,22 @@ def compare_documents(
           {k: b.summary for k, b in base_benchmarks.items()}, {k: b.summary for k, b in cur_benchmarks.items()}
       )),
   )
+
+
+def backend_refusal(baseline_backend: str | None, current_backend: str | None) -> str | None:
+  """Why a run on `current_backend` is not compared with a baseline from `baseline_backend`, or None.
+
+  A TPU's save time says nothing about a CPU's, nor a real TPU's about one emulated on CPU
+  devices. A side that records no backend (captured before backends were) is compared.
+
+  Example:
+    >>> backend_refusal("tpu", "cpu")
+    'not compared: the baseline ran on tpu, this run on cpu; timings from different backends are not comparable'
+  """
+  if baseline_backend is None or current_backend is None or baseline_backend == current_backend:
+    return None
+  return (f"not compared: the baseline ran on {baseline_backend}, this run on {current_backend};"
+          " timings from different backends are not comparable")
 
 
 def _row(base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: float, design: Design) -> ComparisonRow:

@@ -14,6 +14,7 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
+from ckptbench.api._tags import current_tag
 from ckptbench.api._values import MetricEntry, MetricStatistics, SchemaError, json_fields
 
 SCHEMA_VERSION = 1
@@ -114,7 +115,7 @@ class RunRecord:
     fields = json_fields(cls, data, "record")
     if not isinstance(fields["metrics"], Mapping):
       raise SchemaError("record metrics is not a JSON object")
-    fields["metrics"] = {tag: MetricEntry.from_json(e, tag) for tag, e in fields["metrics"].items()}
+    fields["metrics"] = {current_tag(tag): MetricEntry.from_json(e, tag) for tag, e in fields["metrics"].items()}
     fields["error"] = None if not fields.get("error") else ErrorRecord.from_json(fields["error"])
     return cls(**fields)
 
@@ -166,7 +167,7 @@ class BenchmarkSummary:
     fields["errors"] = [RunFailure(**json_fields(RunFailure, e, "benchmark error")) for e in fields["errors"]]
     if not isinstance(fields["metrics"], Mapping):
       raise SchemaError("benchmark summary metrics is not a JSON object")
-    fields["metrics"] = {tag: MetricStatistics.from_json(s, tag) for tag, s in fields["metrics"].items()}
+    fields["metrics"] = {current_tag(tag): MetricStatistics.from_json(s, tag) for tag, s in fields["metrics"].items()}
     return cls(**fields)
 
 

@@ -85,7 +85,10 @@ _add("jax_monitoring", "sum", "s", {
     "2_save_breakdown/d2h_s": "blocking: starting the device-to-host transfers",
     "2_save_breakdown/wait_prev_s": "blocking: waiting for the previous async save",
     "2_save_breakdown/validation_s": "blocking: validating the save arguments",
-    "2_save_breakdown/start_sync_s": "blocking: cross-process sync before the save starts",
+    "2_save_breakdown/checkpoint_start_sync_s": "blocking: cross-process sync before the save starts (Orbax"
+    " 0.12.8's name; `start_sync_s` before, read as this one)",
+    "2_save_breakdown/blocking_sync_item_s": "blocking: saving the items whose handler has no async save"
+    " (a composite checkpoint's synchronous items), on the caller's thread",
     "2_save_breakdown/directory_creation_s": "creating the checkpoint directories",
     "2_save_breakdown/async_directory_creation_s": "directory creation when done off the caller's thread",
     "2_save_breakdown/background_directory_creation_s": "directory creation inside the background commit",

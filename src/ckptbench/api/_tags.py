@@ -66,3 +66,26 @@ class Tag:
   def key(self) -> str:
     """The tag without its operation: `0_basics/time_s`."""
     return f"{self.namespace}/{self.metric}" if self.namespace else self.metric
+
+# Tags renamed to Orbax's names: old name -> current name, both `<namespace>/<metric>`. Results,
+# summaries and baselines written with an old name read back with the current one (`current_tag`).
+RENAMED: dict[str, str] = {
+    "2_save_breakdown/start_sync_s": "2_save_breakdown/checkpoint_start_sync_s",
+}
+
+
+def current_tag(tag: str) -> str:
+  """A full tag (`<op>_<namespace>/<metric>`) under its current name: a renamed one's new name.
+
+  Example:
+    >>> current_tag("save_2_save_breakdown/start_sync_s")
+    'save_2_save_breakdown/checkpoint_start_sync_s'
+    >>> current_tag("save_0_basics/time_s")
+    'save_0_basics/time_s'
+  """
+  parsed = Tag.parse(tag)
+  renamed = RENAMED.get(parsed.key)
+  if renamed is None or not parsed.op:
+    return tag
+  namespace, metric = renamed.split("/", 1)
+  return Tag(parsed.op, namespace, metric).full

@@ -7,6 +7,7 @@ import enum
 from typing import Any, Mapping
 
 from ckptbench.api._records import SchemaError, json_fields
+from ckptbench.api._tags import current_tag
 
 
 class Verdict(str, enum.Enum):
@@ -72,6 +73,7 @@ class VerdictRecord:
   def from_json(cls, data: Mapping[str, Any]) -> VerdictRecord:
     """Raises SchemaError for a missing field or a verdict other than the four words."""
     fields = json_fields(cls, data, "verdict")
+    fields["metric"] = current_tag(fields["metric"])
     try:
       fields["verdict"] = Verdict(fields["verdict"])
     except ValueError:

@@ -14,6 +14,7 @@ from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.errors import CkptbenchError
 
 if TYPE_CHECKING:
+  from ckptbench.config import SimDeviceConfig
   from ckptbench.run import RunOutcome, RunSettings
 
 
@@ -157,6 +158,11 @@ def handle(args: argparse.Namespace) -> int:
   config = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  from ckptbench.config import read_simdevice  # noqa: PLC0415
+
+  simdevice = read_simdevice(config, args.overrides)
+  if simdevice is not None and simdevice.num_processes > 1 and "JAX_PROCESS_ID" not in os.environ:
+    return _run_simulated_hosts(simdevice, args)
   if os.environ.get("JAX_PROCESS_ID", "0") == "0":  # one process of a job speaks
     # Starting JAX and loading the suite take seconds on a busy machine: say something first.
     print(f"ckptbench run {config}: starting (results in {args.output_directory})", flush=True)
@@ -169,6 +175,25 @@ def handle(args: argparse.Namespace) -> int:
   outcome = run(config, settings)
   if outcome.is_writer:  # the others' records are in process 0's tables
     print_run(outcome, detail=args.verbose, views=args.views, background=settings.views_in_background)
+  return outcome.exit_code
+
+
+def _run_simulated_hosts(simdevice: SimDeviceConfig, args: argparse.Namespace) -> int:
+  """A `simdevice:` suite with several processes: this command again as each of them, as Orbax's
+  runner starts its simulated hosts (one jax.distributed job on 127.0.0.1, the chips split evenly)."""
+  from ckptbench.distributed import launch_local  # noqa: PLC0415
+
+  run_args = args.argv[args.argv.index("run") + 1 :]
+  per_process = simdevice.num_devices // simdevice.num_processes
+  print(f"ckptbench run: simdevice {simdevice.describe()}: {simdevice.num_processes} local processes x"
+        f" {per_process} CPU devices", flush=True)  # fmt: skip
+  try:
+    outcome = launch_local(simdevice.num_processes, run_args, devices_per_process=per_process)
+  except KeyboardInterrupt:
+    print("ckptbench: error: run interrupted; stopped every process", file=sys.stderr)
+    return 130
+  if outcome.exit_code:
+    print(f"ckptbench: error: {outcome.message}", file=sys.stderr)
   return outcome.exit_code
 
 

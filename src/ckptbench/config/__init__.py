@@ -8,8 +8,10 @@ from ckptbench.config._models import (
     DEFAULT_TIME_BUDGET_S,
     MeshConfig,
     ScalarSpec,
+    SimDeviceConfig,
     SuiteConfig,
 )
+from ckptbench.config._simdevice import emulated_backend, read_simdevice
 from ckptbench.config._generators import resolve_generator
 from ckptbench.config._mesh_list import mesh_skip_reason
 from ckptbench.config._options import OptionPoint
@@ -21,6 +23,8 @@ from ckptbench.config._dtypes import dtype_itemsize, numpy_dtype
 __all__ = [
     "DEFAULT_TIME_BUDGET_S",
     "dtype_itemsize",
+    "emulated_backend",
+    "read_simdevice",
     "numpy_dtype",
     "ArraySpec",
     "BenchmarkEntry",
@@ -32,6 +36,7 @@ __all__ = [
     "OptionPoint",
     "PRESETS",
     "ScalarSpec",
+    "SimDeviceConfig",
     "SpecTree",
     "Suite",
     "SuiteConfig",

@@ -16,9 +16,11 @@ from ckptbench.config._models import (
     BenchmarkEntry,
     CheckpointConfig,
     MeshConfig,
+    SimDeviceConfig,
     SuiteConfig,
 )
 from ckptbench.config._mesh_list import SkippedMesh, without_undeclared_axes
+from ckptbench.config._simdevice import emulation_notes, simdevice_of
 from ckptbench.config._options import OptionAxes, OptionPoint, build_points, check_options
 from ckptbench.config._overrides import apply_overrides, parse_override
 from ckptbench.config._presets import PRESETS, preset_spec
@@ -39,7 +41,7 @@ _LEVELS: dict[str, type[pydantic.BaseModel]] = {
     "mesh_config": MeshConfig,
     "mesh_configs": MeshConfig,
     "benchmarks": BenchmarkEntry,
-}
+}  # (`simdevice:` checks its own keys: config/_simdevice.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,16 +94,24 @@ class Suite:
 
   @property
   def devices_needed(self) -> int | None:
-    """The devices of the largest usable mesh; MESHLESS_DEVICES for a suite without a mesh."""
-    if tuple(self.meshes) == (None,):
-      return MESHLESS_DEVICES
-    return max((m.num_devices for m in self.meshes if m is not None), default=None)
+    """The topology's chips for a `simdevice:` suite; else the devices of the largest usable mesh,
+    MESHLESS_DEVICES for a suite without a mesh."""
+    if self.config.simdevice is not None:
+      return self.config.simdevice.num_devices
+    return devices_for_meshes(self.meshes)
 
 
 # A suite without a mesh runs on what JAX has, as Orbax's runner does; on CPU that is
 # this many simulated devices (a TPU host's count, the guide's), so that benchmarks
 # that split the devices themselves (snapshotter's slices) have some to split.
 MESHLESS_DEVICES = 8
+
+
+def devices_for_meshes(meshes: Sequence[MeshConfig | None]) -> int | None:
+  """The devices `plan` shows and `run` simulates: the largest mesh's, or MESHLESS_DEVICES without one."""
+  if tuple(meshes) == (None,):
+    return MESHLESS_DEVICES
+  return max((m.num_devices for m in meshes if m is not None), default=None)
 
 
 def load_suite(
@@ -119,8 +129,8 @@ def load_suite(
     check_paths: refuse local checkpoint paths that do not exist here. `plan`
       passes False (a suite may be planned on a machine without its data): such
       a path becomes a note instead.
-    before_generators: called with the devices of the largest usable mesh (None
-      without a mesh) before any generator module is imported or its options
+    before_generators: called with the devices of the largest usable mesh
+      (MESHLESS_DEVICES without a mesh, as `Suite.devices_needed`) before any generator module is imported or its options
       checked. `ckptbench.run` sets up JAX there: an options class may ask JAX
       about its backend in `is_valid()` (Orbax's ask whether it is Pathways),
       which starts the backend with whatever flags are set by then.
@@ -152,6 +162,7 @@ def _resolve(
         f"a suite is a mapping of keys (suite_name, benchmarks, ...), got {type(doc.data).__name__}"
     )
   _check_unknown_keys(doc)
+  simdevice = simdevice_of(doc)  # its own messages, as `ckptbench run` reads it before anything else
   for name in ("checkpoint_config", "mesh_config"):
     if name in doc.data and name + "s" in doc.data:
       raise doc.error(f"give {name} or {name}s, not both", (name + "s",))
@@ -175,9 +186,9 @@ def _resolve(
       continue
     at = ("checkpoint_configs", i, "spec") if plural else ("checkpoint_config", "spec")
     indexed = _meshes_for_spec(doc, source, at, indexed, config.mesh_configs is not None, skipped, notes)
-  meshes = [m for _, m in indexed]
+  meshes, devices = [m for _, m in indexed], _devices(doc, simdevice, indexed, config.mesh_configs is not None, notes)
   if before_generators is not None:
-    before_generators(max((m.num_devices for m in meshes if m is not None), default=None))
+    before_generators(devices)  # the count `plan` shows (a mesh-less suite's too)
   _importable(base_dir)
   entries = []
   for i, entry in enumerate(config.benchmarks):
@@ -197,6 +208,26 @@ def _resolve(
       config, doc.file, tuple(checkpoints), tuple(meshes), tuple(entries), doc.data,
       tuple(sorted(skipped, key=lambda s: s.index)), tuple(notes),
   )  # fmt: skip
+
+
+def _devices(
+    doc: LocatedDocument,
+    simdevice: SimDeviceConfig | None,
+    indexed: list[tuple[int, MeshConfig | None]],
+    mesh_list: bool,
+    notes: list[str],
+) -> int | None:
+  """The devices the suite runs on: a `simdevice:` topology's chips (every mesh must fit them; the
+  emulation is noted), else the largest mesh's (`devices_for_meshes`)."""
+  if simdevice is None:
+    return devices_for_meshes([m for _, m in indexed])
+  for index, mesh in indexed:
+    if mesh is not None and mesh.num_devices > simdevice.num_devices:
+      at = ("mesh_configs", index) if mesh_list else ("mesh_config",)
+      raise doc.error(f"the mesh {mesh.describe()} needs {mesh.num_devices} devices; simdevice.topology has"
+                      f" {simdevice.num_devices} chips", at)  # fmt: skip
+  notes.extend(emulation_notes(simdevice))
+  return simdevice.num_devices
 
 
 def _importable(base_dir: pathlib.Path) -> None:

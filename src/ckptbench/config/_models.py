@@ -144,6 +144,42 @@ class CheckpointConfig(_Model):
     return "none"
 
 
+class SimDeviceConfig(_Model):
+  """Orbax 0.12.8's `simdevice:` block: a simulated TPU cluster (its SimDevice plugin fabricates
+  the devices and skips the math). ckptbench runs it on as many simulated CPU devices, in
+  `num_processes` local processes, with real data and real math (config/_simdevice.py)."""
+
+  device_type: StrictStr = Field(min_length=1)  # SimDevice's hardware profile: "v6e", "v7x", ...
+  topology: tuple[PositiveInt, ...]  # the chip mesh: exactly three counts [x, y, z]
+  num_processes: PositiveInt = 1  # simulated hosts; the chips split evenly between them
+  # SimDevice fills host reads of buffers it never computed with values of this seed (real data here).
+  fabricated_fill_seed: Annotated[StrictInt, Field(ge=0, lt=2**32)] | None = None
+
+  @field_validator("topology")
+  @classmethod
+  def _three_dimensions(cls, topology: tuple[int, ...]) -> tuple[int, ...]:
+    if len(topology) != 3:
+      raise ValueError(f"topology is three chip counts [x, y, z], got {list(topology)}")
+    return topology
+
+  @field_validator("num_processes")
+  @classmethod
+  def _chips_split_evenly(cls, processes: int, info: ValidationInfo) -> int:
+    topology = info.data.get("topology")
+    if topology is not None and math.prod(topology) % processes:
+      raise ValueError(
+          f"the topology's {math.prod(topology)} chips do not split evenly into num_processes={processes}")
+    return processes
+
+  @property
+  def num_devices(self) -> int:
+    return math.prod(self.topology)
+
+  def describe(self) -> str:
+    """`tpu v6e 2x2x1`."""
+    return f"tpu {self.device_type} {'x'.join(map(str, self.topology))}"
+
+
 class BenchmarkEntry(_Model):
   generator: StrictStr = Field(min_length=1)
   options: dict[StrictStr, Any] = {}
@@ -193,6 +229,8 @@ class SuiteConfig(_Model):
   checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
   # Swept option values of the variant the others are compared with (default: the first).
   reference: dict[StrictStr, Any] | None = None
+  # Orbax 0.12.8's simulated TPU cluster, run here on CPU devices (config/_simdevice.py).
+  simdevice: SimDeviceConfig | None = None
 
   def repeats(self, compares: bool) -> int | str:
     """`num_repeats` as the run uses it: unset is "auto" when the run compares anything

@@ -93,7 +93,9 @@ EVENTS: dict[tuple[str, str], Tag | Ignore | Pair] = {
     (_D, "/jax/orbax/write/blocking_d2h_duration_secs"): Tag("2_save_breakdown/d2h_s"),
     (_D, "/jax/orbax/write/blocking_wait_prev_duration_secs"): Tag("2_save_breakdown/wait_prev_s"),
     (_D, "/jax/orbax/write/blocking_val_duration_secs"): Tag("2_save_breakdown/validation_s"),
-    (_D, "/jax/orbax/write/checkpoint_start_sync_duration_secs"): Tag("2_save_breakdown/start_sync_s"),
+    (_D, "/jax/orbax/write/checkpoint_start_sync_duration_secs"): Tag(
+        "2_save_breakdown/checkpoint_start_sync_s"),
+    (_D, "/jax/orbax/write/blocking_sync_item_duration_secs"): Tag("2_save_breakdown/blocking_sync_item_s"),
     (_D, "/jax/orbax/write/directory_creation_secs"): Tag("2_save_breakdown/directory_creation_s"),
     (_D, "/jax/orbax/write/async_directory_creation_secs"): Tag(
         "2_save_breakdown/async_directory_creation_s"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 
-from ckptbench.api import DERIVED, NAMESPACES, PATTERNS, TAGS, collector_registrations
+from ckptbench.api import DERIVED, NAMESPACES, PATTERNS, RENAMED, TAGS, collector_registrations
 from ckptbench.metrics import _jax_events
 
 
@@ -113,7 +113,7 @@ _INTRO = [
 
 def render() -> str:
   """The markdown text of docs/metrics.md."""
-  sections = [_INTRO, _namespaces(), _collectors(), ["", "## Tags", "", *tags_table()], _patterns(), _derived(), _events()]
+  sections = [_INTRO, _namespaces(), _collectors(), ["", "## Tags", "", *tags_table()], _patterns(), _derived(), _renamed(), _events()]
   return "\n".join(line for section in sections for line in section) + "\n"
 
 
@@ -168,6 +168,20 @@ def _derived() -> list[str]:
     lines.append(
         f"| `{tag}` | `{d.numerator}` | {denominators} | {'yes' if d.time_fallback else 'no'} |")
   return lines
+
+
+def _renamed() -> list[str]:
+  lines = [
+      "",
+      "## Renamed tags",
+      "",
+      "Tags that took Orbax's name. Files written with the old name (results.jsonl, summary.json,"
+      " baselines) read back under the new one, so an old baseline compares with a new run.",
+      "",
+      "| Old name | Name now |",
+      "|---|---|",
+  ]
+  return lines + [f"| `{old}` | `{new}` |" for old, new in RENAMED.items()]
 
 
 def _events() -> list[str]:

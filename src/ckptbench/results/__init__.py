@@ -25,6 +25,7 @@ _EXPORTS = {
     "output_lock": "ckptbench.results._lock",
     "read_outputs": "ckptbench.results._read",
     "read_records": "ckptbench.results._results",
+    "run_backend": "ckptbench.results._manifest",
     "run_writers": "ckptbench.results._writers",
     "write_json_atomic": "ckptbench.results._results",
 }

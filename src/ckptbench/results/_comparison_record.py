@@ -63,6 +63,8 @@ class Comparison:
     only_in_current: the same for what the baseline lacks.
     warnings: e.g. the manifests name different machines.
     unmatched: why each run benchmark without a baseline partner has none.
+    refused: why nothing was compared although both sides have results (the baseline ran on
+      another backend: its timings say nothing about this one's), one line; None when compared.
   """
 
   baseline_label: str
@@ -74,10 +76,12 @@ class Comparison:
   only_in_current: Mapping[str, list[str]]
   warnings: tuple[str, ...]
   unmatched: tuple[str, ...] = ()
+  refused: str | None = None
 
   @property
   def matched_nothing(self) -> bool:
-    """No benchmark of the run is in the baseline: nothing was judged, so nothing can pass."""
+    """No benchmark of the run is in the baseline (or the comparison was refused): nothing was
+    judged, so nothing can pass."""
     return not self.rows
 
   @property
@@ -105,8 +109,8 @@ class Comparison:
     return max(needed) if needed else None
 
   def exit_code(self, fail_on_regression: bool, allow_inconclusive: bool = False) -> int:
-    """With `fail_on_regression`: 3 (`EXIT_REGRESSION`) when a headline metric is worse or nothing
-    matched; 5 (`EXIT_INCONCLUSIVE`) when one is inconclusive, unless allowed; else 0."""
+    """With `fail_on_regression`: 3 (`EXIT_REGRESSION`) when a headline metric is worse, nothing
+    matched or the comparison was refused; 5 (`EXIT_INCONCLUSIVE`) when one is inconclusive, unless allowed; else 0."""
     if not fail_on_regression:
       return EXIT_OK
     if self.headline_regressions or self.matched_nothing:
@@ -141,6 +145,7 @@ class Comparison:
         "only_in_current": dict(self.only_in_current),
         "warnings": list(self.warnings),
         "unmatched": list(self.unmatched),
+        "refused": self.refused,
     }
 
   @classmethod

@@ -9,7 +9,7 @@ import platform
 import socket
 import subprocess
 import sys
-from typing import Any
+from typing import Any, Mapping
 
 _PACKAGES = ("jax", "jaxlib", "orbax-checkpoint", "tensorstore", "numpy", "ckptbench")
 
@@ -42,7 +42,20 @@ def now_iso() -> str:
   return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
-def build_manifest(*, suite_raw: dict[str, Any], suite_file: str, argv: list[str]) -> dict[str, Any]:
+def run_backend(manifest: Mapping[str, Any]) -> str | None:
+  """The backend a run's manifest records: JAX's ("cpu", "tpu", "gpu"), or what a `simdevice:`
+  suite emulated ("cpu (emulating tpu v6e 2x2x1, 2 processes)"); None for a manifest without one.
+
+  Baselines and history entries carry it, and timings of different backends are never compared.
+  """
+  backend = manifest.get("backend")
+  return str(backend) if backend else None
+
+
+def build_manifest(
+    *, suite_raw: dict[str, Any], suite_file: str, argv: list[str], backend: str | None = None
+) -> dict[str, Any]:
+  """The run's manifest; `backend` names what the run emulated (None: JAX's own backend)."""
   import jax  # noqa: PLC0415  (the backend is up by the time a manifest is written)
 
   devices = jax.devices()
@@ -57,7 +70,7 @@ def build_manifest(*, suite_raw: dict[str, Any], suite_file: str, argv: list[str
       "device_count": len(devices),
       "local_device_count": jax.local_device_count(),
       "device_kind": devices[0].device_kind if devices else None,
-      "backend": jax.default_backend(),
+      "backend": backend or jax.default_backend(),
       "xla_flags": os.environ.get("XLA_FLAGS", ""),
       "argv": argv or sys.argv,
       "suite_file": suite_file,

@@ -12,6 +12,7 @@ from ckptbench.distributed import Coordinator
 from ckptbench.stats import Design
 from ckptbench.views import RunProgress
 from ckptbench.run._rounds import Repeats, RepeatsDone, RoundClock, round_order
+from ckptbench.run._simdevice import run_backend_name
 from ckptbench.run._schedule import ScheduledRun
 from ckptbench.run._settings import RunSettings
 from ckptbench.run._stop import StopRequest
@@ -109,7 +110,8 @@ def open_comparisons(
            for v in undecided(verdicts)]  # fmt: skip
   baseline_path = settings.baseline_path or suite.config.baseline_path
   if baseline_path:
-    current = build_baseline(records, {}, label="current")
+    # Its backend, as the manifest records it: a baseline from another backend leaves nothing to decide.
+    current = build_baseline(records, {"backend": run_backend_name(suite.config.simdevice)}, label="current")
     comparison = compare_documents(load_baseline(baseline_path), current, threshold=threshold, design=design)
     open_ += [(f"{r.metric} ({r.benchmark}) against the baseline", r.repeats_needed or 0)
               for r in comparison.headline_inconclusive]  # fmt: skip

@@ -18,7 +18,7 @@ import os
 import pathlib
 from typing import TYPE_CHECKING
 
-from ckptbench.config import Suite, load_suite
+from ckptbench.config import Suite, load_suite, read_simdevice
 from ckptbench.distributed import Coordinator, check_colocated_python_supported, make_coordinator
 from ckptbench.errors import EXIT_OK, CkptbenchError
 from ckptbench.views import write_views
@@ -33,6 +33,7 @@ from ckptbench.run._locations import check_store_targets
 from ckptbench.run._disk import Freeing
 from ckptbench.run._runner import SuiteOutcome, run_suite
 from ckptbench.run._settings import RunSettings
+from ckptbench.run._simdevice import check_cluster_before_start, check_cluster_started
 
 if TYPE_CHECKING:
   from ckptbench.results import Comparison
@@ -100,9 +101,12 @@ def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: Libr
       raise CkptbenchError(
           f"overrides {list(settings.overrides)} apply to a suite file, and this suite is loaded already:"
           " pass them to load_suite(path, overrides) or load_suite_text(text, overrides=...) instead")
+    check_cluster_before_start(suite.config.simdevice, settings.devices)
     prepare_process(settings, suite.devices_needed)
   else:  # JAX set up once the meshes are known, before options classes (which may ask JAX) are checked
+    check_cluster_before_start(read_simdevice(suite, settings.overrides), settings.devices)
     suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))
+  check_cluster_started(suite.config.simdevice)
   settings, baseline_path, capture_path = _checked_targets(suite, settings)
   coordinator = make_coordinator()
   with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():

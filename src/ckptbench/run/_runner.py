@@ -39,6 +39,7 @@ from ckptbench.run._rounds import Repeats, RepeatsDone, fixed_runs, resolve_repe
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
 from ckptbench.run._select import select
 from ckptbench.run._settings import RunSettings
+from ckptbench.run._simdevice import run_backend_name
 from ckptbench.run._stop import StopRequest
 from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
 from ckptbench.run._watchdog import RunWatchdog
@@ -199,7 +200,8 @@ def _manifest_and_probe(
     suite: Suite, settings: RunSettings, coordinator: Coordinator
 ) -> tuple[dict[str, Any], StorageProbe | StoreRoofline | None]:
   """The run's manifest (every host's name and pid, the storage probe) and the probe, on every process."""
-  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv))
+  manifest = build_manifest(suite_raw=suite.raw, suite_file=suite.file, argv=list(settings.argv),
+                            backend=run_backend_name(suite.config.simdevice))  # fmt: skip
   manifest["hosts"] = coordinator.allgather_json({"hostname": manifest["hostname"], "pid": os.getpid()})
   probe = _shared_probe(settings, coordinator)
   manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)

@@ -44,6 +44,10 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   """
   # Off a terminal (CI logs), a wide table keeps metric names on one line.
   console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
+  if comparison.refused is not None:  # one line: nothing was judged, and why
+    console.print(f"[bold red]baseline {escape(comparison.baseline_label)}: {escape(comparison.refused)}"
+                  "[/bold red] (--fail_on_regression exits 3)", highlight=False, soft_wrap=True)
+    return
   for warning in comparison.warnings:
     console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
   table, hidden = _comparison_table(comparison, show_all)

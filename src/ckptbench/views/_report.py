@@ -138,6 +138,8 @@ _COMPARISON_COLUMNS = ("benchmark", "metric", "baseline", "current", "ratio", "c
 
 
 def _comparison(comparison: Comparison | None) -> str:
+  if comparison is not None and comparison.refused is not None:
+    return f"<h2>baseline comparison</h2><p class=fail>{esc(comparison.refused)}</p>"
   if comparison is None or not comparison.rows:
     return ""
   rows = sorted(comparison.rows, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 3), r.benchmark))
