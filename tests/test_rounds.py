@@ -1,11 +1,18 @@
-"""The clock of `num_repeats: auto`: when to look, and how many rounds the budget still allows."""
+"""The rounds of `num_repeats: auto`: when to look, how many rounds the budget still allows, the one loop
+that decides (run, matrix, bisect) and the rounds `matrix` drives."""
 
 from __future__ import annotations
 
+import io
+import random
 import time
 
-from ckptbench.run._auto import rounds_until_decided
-from ckptbench.run._rounds import Repeats, RoundClock
+import pytest
+
+from ckptbench.errors import CkptbenchError
+from ckptbench.run._auto import driven_rounds, rounds_until_decided
+from ckptbench.run._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock
+from ckptbench.run._stop import StopRequest
 from ckptbench.stats import AUTO_LOOKS, Design
 
 
@@ -78,3 +85,41 @@ def test_whether_a_round_ends_in_a_look_and_what_it_found_are_process_0s_call():
   done = rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), lambda r: True, must_not_judge,
                               lines.append, share=lambda mine: next(said), decides=False)  # fmt: skip
   assert done.rounds == 3 and done.stopped == "decided" and lines == ["after 3 rounds: every one decided"]
+
+
+def _driven(commands: str, stopped_after: int | None = None):
+  """driven_rounds over two benchmarks with one warm-up each; what ran, what it replied, how it ended."""
+  stop = StopRequest()
+  ran = []
+
+  def execute(run):
+    ran.append(run)
+    if stopped_after is not None and len(ran) == stopped_after:
+      stop.requested = True
+
+  repeats = Repeats(auto=True, count=AUTO_LOOKS[-1], warmups=1, interleaved=True, driven=True)
+  replies = io.StringIO()
+  done = driven_rounds(repeats, ["a", "b"], random.Random(1), execute, stop, io.StringIO(commands), replies)
+  return ran, replies.getvalue().splitlines(), done
+
+
+def test_driven_rounds_run_a_round_per_command_and_end_at_the_drivers_look():
+  """`matrix`'s protocol: warm-ups, then ready; each `round` runs every benchmark once and says so; `stop`
+  carries the look the driver stopped at, which this run's own verdicts then spend."""
+  ran, replies, done = _driven("round\nround\nstop 3 early decided\n")
+  assert [(r.benchmark_index, r.warmup) for r in ran[:2]] == [(0, True), (1, True)]
+  assert sorted((r.benchmark_index, r.repeat) for r in ran[2:]) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+  assert replies == [DRIVEN_READY, f"{DRIVEN_ROUND_DONE} 1", f"{DRIVEN_ROUND_DONE} 2"]
+  assert done == RepeatsDone(False, 2, "decided", Design(early_looks=3, last=False))
+  assert _driven("round\nstop 8 last time budget\n")[2].design == Design(early_looks=8, last=True)
+
+
+def test_driven_rounds_end_interrupted_when_the_driver_goes_or_ctrl_c_comes():
+  assert _driven("round\n")[2] == RepeatsDone(True, 1, "interrupted")  # standard input closed: no stop
+  ran, replies, done = _driven("round\nround\n", stopped_after=3)  # Ctrl-C during the first round
+  assert done.interrupted and done.rounds == 0 and replies == [DRIVEN_READY]
+
+
+def test_an_unknown_driver_command_is_an_error_naming_it():
+  with pytest.raises(CkptbenchError, match="unknown command 'stop now'"):
+    _driven("round\nstop now\n")
