@@ -20,7 +20,7 @@ def _refused(capsys, *argv: str) -> str:
 
 @pytest.mark.parametrize(
     ("given", "meant"),
-    [("--repeats", "--repeats_upto"), ("--device", "--devices"), ("--no-prog", "--no_progress"),
+    [("--keep", "--keep_checkpoints"), ("--device", "--devices"), ("--no-prog", "--no_progress"),
      ("--output_dir", "--output_directory")],
 )  # fmt: skip
 def test_a_prefix_of_a_run_flag_is_refused_naming_the_flag(capsys, given, meant):
@@ -43,12 +43,12 @@ def test_an_unknown_flag_with_nothing_close_points_to_help(capsys):
 def test_snake_and_kebab_spellings_are_the_same_flag():
   snake = build_parser().parse_args(
       ["run", "s.yaml", "--output_directory=o", "--checkpoint_root", "r", "--no_views", "--skip_memory_check",
-       "--repeats_upto", "2"])  # fmt: skip
+       "--baseline_label", "2"])  # fmt: skip
   kebab = build_parser().parse_args(
       ["run", "s.yaml", "--output-directory=o", "--checkpoint-root", "r", "--no-views", "--skip-memory-check",
-       "--repeats-upto", "2"])  # fmt: skip
+       "--baseline-label", "2"])  # fmt: skip
   assert vars(snake) == vars(kebab)
-  assert (snake.output_directory, snake.checkpoint_root, snake.views, snake.repeats_upto) == ("o", "r", False, 2)
+  assert (snake.output_directory, snake.checkpoint_root, snake.views, snake.baseline_label) == ("o", "r", False, "2")
 
 
 def test_launch_takes_its_flags_in_either_spelling_and_passes_the_rest_on_unchanged():
@@ -66,9 +66,9 @@ def test_help_shows_one_spelling_of_each_flag():
 
 
 def test_the_cli_refuses_a_prefix_before_running_anything(tmp_path):
-  done = run_cli("run", "missing.yaml", "-o", str(tmp_path / "out"), "--repeats", "1", cwd=tmp_path)
+  done = run_cli("run", "missing.yaml", "-o", str(tmp_path / "out"), "--keep", cwd=tmp_path)
   assert done.returncode == 2
-  assert done.stderr == "ckptbench run: error: unknown flag --repeats; did you mean --repeats_upto?\n"
+  assert done.stderr == "ckptbench run: error: unknown flag --keep; did you mean --keep_checkpoints?\n"
   assert not (tmp_path / "out").exists()
 
 

@@ -24,6 +24,7 @@ from ckptbench.envs._index import nearest
 from ckptbench.envs._run_with import without_with
 from ckptbench.errors import CkptbenchError
 from ckptbench.run._sweep import expand
+from ckptbench.stats import AUTO_LOOKS
 
 OLDEST, NEWEST = "0.11.30", "0.12.8"  # the supported range's ends (pyproject.toml, docs/versions.md)
 
@@ -188,15 +189,11 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   assert new_summary["unsupported"] == [] and len(new_summary["benchmarks"]) == 3
   assert len(old_summary["benchmarks"]) == 2  # checkpoint_manager runs on the oldest too
 
-  # Interleaved: repeat r of every environment before repeat r+1 of any.
-  def starts(directory):
-    records = [json.loads(line) for line in (directory / "results.jsonl").read_text().splitlines()]
-    assert all(r["error"] is None for r in records)
-    measured = [r for r in records if not r["warmup"] and r["benchmark"].endswith("None)")]
-    return {r["repeat"]: r["started_at"] for r in measured}
-
-  a, b = starts(old), starts(new)
-  assert a[0] <= b[0] <= a[1] <= b[1]
+  # Interleaved rounds: repeat r of every environment before repeat r+1 of any.
+  a, b = _starts(old), _starts(new)
+  assert max(a[0], b[0]) <= min(a[1], b[1])
+  # A fixed num_repeats: that many rounds, one look.
+  assert json.loads((out / "comparison.json").read_text())["repeats"]["stopped"] == "fixed"
 
   document = json.loads((out / "comparison.json").read_text())
   assert document["reference"] == old.name
@@ -215,6 +212,53 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   assert again.returncode == 0, again.stdout + again.stderr
   assert f"environment orbax-checkpoint-{NEWEST}: cached" in again.stdout
   assert not old.exists()  # --overwrite replaced the earlier matrix
+
+
+def _starts(directory: pathlib.Path, name_ends: str = "None)") -> dict[int, str]:
+  """When each measured repeat of the benchmark whose name ends so started (each run's own record)."""
+  records = [json.loads(line) for line in (directory / "results.jsonl").read_text().splitlines()]
+  assert all(r["error"] is None for r in records)
+  measured = [r for r in records if not r["warmup"] and r["benchmark"].endswith(name_ends)]
+  return {r["repeat"]: r["started_at"] for r in measured}
+
+
+@pytest.mark.slow
+def test_the_same_release_twice_at_auto_repeats_is_decided_equivalent_and_passes_the_gate(cli, tmp_path, env_cache):
+  """An A/A matrix decides as `run` does: interleaved rounds until every judged comparison is decided at a
+  look, on a sweep's judged metrics alone (TensorStore's counters and the like are shown, not gated).
+
+  The threshold is 50%: at this tiny shape (a save of 77 ms) on the shared 2-core machine the per-round
+  log ratio's standard deviation was 0.6-1.0, which no budget decides within +-10% (docs/verdicts.md)."""
+  suite = tmp_path / "aa.yaml"
+  suite.write_text(TINY_SUITE.replace("num_repeats: 2\n", "").split("benchmarks:")[0]
+                   + "benchmarks:\n  - generator: save_restore\n")  # fmt: skip
+  out = tmp_path / "aa"
+  done = cli(
+      "matrix", str(suite), "-o", str(out), "--with", f"orbax-checkpoint=={NEWEST}",
+      "--with", f"orbax-checkpoint=={NEWEST}", "--fail_on_regression", "--regression_threshold", "0.5",
+      "--time_budget_s", "240", env=env_cache, timeout=900,
+  )  # fmt: skip
+  assert done.returncode == 0, done.stdout[-3000:] + done.stderr
+  looks = [line for line in done.stdout.splitlines() if line.startswith("after ")]
+  assert looks and looks[-1].endswith("every one decided") and "equivalent at 99.17%" in looks[0]
+  document = json.loads((out / "comparison.json").read_text())
+  repeats = document["repeats"]
+  assert repeats["mode"] == "auto" and repeats["stopped"] == "decided" and repeats["rounds"] in AUTO_LOOKS
+  label = f"orbax-checkpoint-{NEWEST}"
+  comparison = document["comparisons"][f"{label}_2"]
+  headline = sorted(r["metric"] for r in comparison["rows"] if r["headline"])
+  judged = sorted(v["metric"] for v in comparison["verdicts"] if v["metric"] in headline)
+  assert headline == judged and "save_0_basics/time_s" in headline and len(headline) < 10
+  assert not any("tensorstore" in m for m in headline)
+  assert all(r["verdict"] == "equivalent" for r in comparison["rows"] if r["headline"])
+  assert "per-round (paired)" in comparison["rule"] and comparison["threshold"] == 0.5
+  for directory in (out / label, out / f"{label}_2"):
+    summary = json.loads((directory / "summary.json").read_text())
+    assert summary["repeats"]["driven"] and summary["repeats"]["rounds"] == repeats["rounds"]
+    assert summary["repeats"]["stopped"] == "decided"
+  a, b = _starts(out / label, "Benchmark"), _starts(out / f"{label}_2", "Benchmark")
+  assert sorted(a) == sorted(b) == list(range(repeats["rounds"]))
+  assert all(max(a[r], b[r]) <= min(a[r + 1], b[r + 1]) for r in range(repeats["rounds"] - 1))
 
 
 @pytest.mark.slow
@@ -241,7 +285,7 @@ def test_bisect_measures_bad_against_good_first(cli, one_repeat_suite, tmp_path,
   # One repeat (then two) bounds no interval: the step is inconclusive, measured again with twice the
   # repeats, and bisect says it could not decide: no culprit, and never "no regression".
   assert [s["verdict"] for s in document["steps"]] == ["inconclusive", "inconclusive"]
-  assert [s["repeats"] for s in document["steps"]] == [1, 2]
+  assert [s["repeats"] for s in document["steps"]] == [1, 2]  # rounds run
   assert document["culprit"] is None and document["undecided"] == NEWEST
   assert "could not decide" in done.stdout and "no regression" not in done.stdout
 

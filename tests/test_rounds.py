@@ -1,12 +1,19 @@
-"""The clock of `num_repeats: auto`: when to look, and how many rounds the budget still allows."""
+"""The rounds of `num_repeats: auto`: when to look, how many rounds the budget still allows, the one loop
+that decides (run, matrix, bisect) and the rounds `matrix` drives."""
 
 from __future__ import annotations
 
+import io
+import random
 import time
 
-from ckptbench.run._auto import _agreed_look
-from ckptbench.run._rounds import Repeats, RoundClock
-from ckptbench.stats import AUTO_LOOKS
+import pytest
+
+from ckptbench.errors import CkptbenchError
+from ckptbench.run._auto import driven_rounds, rounds_until_decided
+from ckptbench.run._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock
+from ckptbench.run._stop import StopRequest
+from ckptbench.stats import AUTO_LOOKS, Design
 
 
 def _clock(budget_s: float | None, count: int = AUTO_LOOKS[-1]) -> RoundClock:
@@ -40,22 +47,79 @@ def test_every_scheduled_round_is_a_look_and_so_is_the_last_that_fits():
   assert not tight.next_round_fits() and tight.is_look(1)  # the budget's last round is looked at
 
 
-class _SecondOfTwo:
-  """Process 1 of 2, whose gather returns what process 0 sent (`first`) beside its own value."""
+def test_rounds_go_on_until_every_comparison_is_decided_at_a_look():
+  """The one loop of run, matrix and bisect: a look after the scheduled rounds only, stopping at the first
+  that leaves nothing open, with the design of that look (what the verdicts then spend)."""
+  repeats = Repeats(auto=True, count=AUTO_LOOKS[-1], warmups=0, interleaved=True, budget_s=600.0)
+  ran, looked, lines = [], [], []
 
-  process_index, process_count = 1, 2
+  def open_at(design):
+    looked.append(design)
+    return [("save time (x)", 40)] if design.early_looks < 2 else []
 
-  def __init__(self, first):
-    self.first = first
+  done = rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), lambda r: ran.append(r) or True,
+                              open_at, lines.append)  # fmt: skip
+  assert ran == list(range(AUTO_LOOKS[2])) and done.rounds == AUTO_LOOKS[2] and done.stopped == "decided"
+  assert looked == [Design(early_looks=k, last=False) for k in range(3)] and done.design == looked[-1]
+  assert lines[0].startswith("after 10 rounds: 1 headline comparison(s) undecided (worse/better at 99.75%")
+  assert lines[-1].endswith("every one decided")
 
-  def allgather_json(self, value):
-    return [self.first, value]
+
+def test_a_stopped_round_ends_the_rounds_as_interrupted():
+  repeats = Repeats(auto=True, count=AUTO_LOOKS[-1], warmups=0, interleaved=True, budget_s=600.0)
+  done = rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), lambda r: r < 4,
+                              lambda design: [("x", 1)], lambda line: None)  # fmt: skip
+  assert done.interrupted and done.rounds == 4 and done.stopped == "interrupted"
 
 
-def test_whether_a_round_ends_in_a_look_is_process_0s_call():
-  spent = _clock(budget_s=0.15)  # this process's clock: the budget is spent, so it would look
-  _round(spent, 0.1)
-  assert spent.is_look(1)
-  assert not _agreed_look(spent, 1, _SecondOfTwo(first=False))  # process 0 runs another round: so does it
-  fresh = _clock(budget_s=60.0)
-  assert _agreed_look(fresh, AUTO_LOOKS[0] + 1, _SecondOfTwo(first=True))
+def test_whether_a_round_ends_in_a_look_and_what_it_found_are_process_0s_call():
+  """Process 1's clock differs: it looks when process 0 says so (here after round 3, which its own clock
+  would not look at), never judges itself, and stops for process 0's reason."""
+  said = iter([False, False, True, ["decided", "after 3 rounds: every one decided", False]])
+  repeats = Repeats(auto=True, count=AUTO_LOOKS[-1], warmups=0, interleaved=True, budget_s=600.0)
+
+  def must_not_judge(design):
+    raise AssertionError("only process 0 judges")
+
+  lines = []
+  done = rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), lambda r: True, must_not_judge,
+                              lines.append, share=lambda mine: next(said), decides=False)  # fmt: skip
+  assert done.rounds == 3 and done.stopped == "decided" and lines == ["after 3 rounds: every one decided"]
+
+
+def _driven(commands: str, stopped_after: int | None = None):
+  """driven_rounds over two benchmarks with one warm-up each; what ran, what it replied, how it ended."""
+  stop = StopRequest()
+  ran = []
+
+  def execute(run):
+    ran.append(run)
+    if stopped_after is not None and len(ran) == stopped_after:
+      stop.requested = True
+
+  repeats = Repeats(auto=True, count=AUTO_LOOKS[-1], warmups=1, interleaved=True, driven=True)
+  replies = io.StringIO()
+  done = driven_rounds(repeats, ["a", "b"], random.Random(1), execute, stop, io.StringIO(commands), replies)
+  return ran, replies.getvalue().splitlines(), done
+
+
+def test_driven_rounds_run_a_round_per_command_and_end_at_the_drivers_look():
+  """`matrix`'s protocol: warm-ups, then ready; each `round` runs every benchmark once and says so; `stop`
+  carries the look the driver stopped at, which this run's own verdicts then spend."""
+  ran, replies, done = _driven("round\nround\nstop 3 early decided\n")
+  assert [(r.benchmark_index, r.warmup) for r in ran[:2]] == [(0, True), (1, True)]
+  assert sorted((r.benchmark_index, r.repeat) for r in ran[2:]) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+  assert replies == [DRIVEN_READY, f"{DRIVEN_ROUND_DONE} 1", f"{DRIVEN_ROUND_DONE} 2"]
+  assert done == RepeatsDone(False, 2, "decided", Design(early_looks=3, last=False))
+  assert _driven("round\nstop 8 last time budget\n")[2].design == Design(early_looks=8, last=True)
+
+
+def test_driven_rounds_end_interrupted_when_the_driver_goes_or_ctrl_c_comes():
+  assert _driven("round\n")[2] == RepeatsDone(True, 1, "interrupted")  # standard input closed: no stop
+  ran, replies, done = _driven("round\nround\n", stopped_after=3)  # Ctrl-C during the first round
+  assert done.interrupted and done.rounds == 0 and replies == [DRIVEN_READY]
+
+
+def test_an_unknown_driver_command_is_an_error_naming_it():
+  with pytest.raises(CkptbenchError, match="unknown command 'stop now'"):
+    _driven("round\nstop now\n")

@@ -208,7 +208,9 @@ def test_equivalence_is_two_one_sided_tests_on_the_narrower_interval():
   assert (d.low, d.high) == pytest.approx((math.exp(eq_low), math.exp(eq_high)))  # the interval it was decided on
   assert 1 / 1.1 < d.low < 1 < d.high < 1.1
   assert "equivalent: the 90.00% interval (two one-sided tests at 5% each)" in Design().rule(0.1, paired=True)
-  assert "equivalent: the same interval (two one-sided tests at 0.125% each)" in Design(last=False).rule(0.1, True)
+  early = Design(last=False).rule(0.1, True)  # an early look: Pocock-type, a twelfth of alpha each test
+  assert "equivalent: the 99.17% interval (two one-sided tests at 0.4167% each)" in early
+  assert "the 99.75% one otherwise" in early
 
 
 def test_worse_and_better_keep_the_two_sided_interval():
@@ -252,8 +254,9 @@ def test_at_the_true_bound_equivalence_is_claimed_at_most_alpha_of_the_time():
 
 def test_auto_looks_spend_alpha_exactly_in_both_tests():
   """However many early looks the clock allows (at most all but the cap), each test's error rates sum to alpha,
-  and so do the rates of any wrong verdict; the equivalence interval is never wider than the two-sided one
-  (an early look's is the same), the last look's is narrower, and the first look can bound both."""
+  and so do the rates of any wrong verdict: the equivalence interval is never wider than the two-sided one
+  (its one-sided rate at least half the two-sided rate, at every look, the last after eight early ones
+  included), and the first look can bound both."""
   for early in range(len(AUTO_LOOKS)):
     looks = [Design(early_looks=i, last=False) for i in range(early)] + [Design(early_looks=early, last=True)]
     assert sum(d.spent for d in looks) == pytest.approx(0.05)
@@ -262,9 +265,10 @@ def test_auto_looks_spend_alpha_exactly_in_both_tests():
     # A wrong verdict needs an interval's end on the wrong side of the truth: on either side the
     # two intervals of a look err with the larger of their rates, alpha_k / 2 or beta_k; summed, alpha.
     assert sum(max(d.spent / 2, d.equivalence_spent) for d in looks) == pytest.approx(0.05)
-    assert all(d.equivalence_level == pytest.approx(d.level) for d in looks[:-1])  # early: the same interval
+  early = Design(early_looks=3, last=False)  # Pocock-type equivalence: the same level at every early look
+  assert early.level == pytest.approx(0.9975) and early.equivalence_level == pytest.approx(1 - 0.05 / 6)
   last = Design(early_looks=7, last=True)
-  assert last.level == pytest.approx(0.9675) and last.equivalence_level == pytest.approx(0.9175)
+  assert last.level == pytest.approx(0.9675) and last.equivalence_level == pytest.approx(1 - 2 * 0.05 * 5 / 12)
   first = Design(early_looks=0, last=False)
   assert _min_rounds(first.spent, paired=True) <= AUTO_LOOKS[0]
   assert _min_rounds(2 * first.equivalence_spent, paired=True) <= AUTO_LOOKS[0]

@@ -6,7 +6,7 @@ import argparse
 import pathlib
 
 from ckptbench.cli._compare import add_comparison_arguments
-from ckptbench.cli._run import add_suite_arguments, config_path
+from ckptbench.cli._run import add_suite_arguments, add_time_budget_argument, config_path
 from ckptbench.errors import CkptbenchError
 
 _SHOWN_VERSIONS = ("orbax-checkpoint", "jax", "tensorstore")
@@ -18,9 +18,12 @@ def register(subparsers) -> None:
       help="run a suite in several environments (Orbax/JAX/TensorStore releases) and compare them",
       description=(
           "Builds one isolated environment per --with (uv, cached by the hash of its spec), runs the"
-          " suite in each with repeats interleaved (A B A B ...), and compares every environment with"
-          " the first: OUT/<label>/ holds each run, OUT/comparison.json the comparisons. Exit code 1"
-          " when an environment or benchmark failed, 3 with --fail_on_regression on a regression."
+          " suite in each in interleaved rounds (every environment once a round, in a random order), and"
+          " judges every environment against the first as `run` judges a sweep: num_repeats: auto (the"
+          " default) adds rounds until every headline comparison is decided or the time budget is spent."
+          " OUT/<label>/ holds each run, OUT/comparison.json the comparisons. Exit code 1 when an"
+          " environment or benchmark failed; with --fail_on_regression 3 on a regression, 5 when a headline"
+          " comparison stayed inconclusive."
       ),
   )
   add_suite_arguments(p)
@@ -29,6 +32,7 @@ def register(subparsers) -> None:
   p.add_argument("-o", "--output_directory", dest="output_directory", required=True, help="where results go")
   p.add_argument("--overwrite", action="store_true", help="replace an earlier matrix in OUT")
   add_comparison_arguments(p)
+  add_time_budget_argument(p)
   p.add_argument("--all", action="store_true", help="show unchanged and neutral rows too")
   p.set_defaults(handler=_handle)
 
@@ -38,6 +42,7 @@ def _handle(args: argparse.Namespace) -> int:
   from ckptbench.envs import MatrixSettings, parse_with, run_matrix, unique_labels  # noqa: PLC0415
   from ckptbench.views import print_comparison  # noqa: PLC0415
   from ckptbench.results import output_lock  # noqa: PLC0415
+  from ckptbench.run import time_budget  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
   suite = load_suite(suite_file)  # a bad suite fails here, before any environment is built
@@ -49,9 +54,10 @@ def _handle(args: argparse.Namespace) -> int:
       overwrite=args.overwrite,
       threshold=args.regression_threshold,
       devices=args.devices,
+      time_budget_s=time_budget(suite, args.time_budget_s),
   )
   with output_lock(settings.output_dir, "matrix"):
-    outcome = run_matrix(settings, suite.config.fixed_repeats(), say=lambda line: print(line, flush=True))
+    outcome = run_matrix(settings, suite.config.repeats(True), say=lambda line: print(line, flush=True))
   for env in outcome.environments:
     if env.status == "ok":
       versions = ", ".join(f"{name} {(env.versions or {}).get(name)}" for name in _SHOWN_VERSIONS)

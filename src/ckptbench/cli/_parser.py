@@ -1,6 +1,6 @@
 """The argument parser every subcommand uses: exact flags only, both spellings, one-line errors.
 
-- No prefixes: argparse would take `--repeats 1` as `--repeats_upto 1` and run
+- No prefixes: argparse would take `--keep` as `--keep_checkpoints` and run
   something other than what was asked; here an unknown flag is an error naming
   the closest known one.
 - Flags are declared (and shown in help and the docs) in snake_case, the

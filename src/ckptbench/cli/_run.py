@@ -68,16 +68,12 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_path", help="compare against this baseline JSON")
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
-  p.add_argument("--time_budget_s", "--time-budget", dest="time_budget_s", type=_seconds, metavar="SECONDS",
-                 help="with num_repeats: auto (the default for sweeps and baseline comparisons), start no round"
-                 " that would end past this many seconds (default: the suite's time_budget_s, else 300)")  # fmt: skip
+  add_time_budget_argument(p)
   p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
-  p.add_argument("--repeats_upto", type=int, metavar="N",
-                 help="run repeats 0 to N-1, whatever the suite's num_repeats; with --resume, one more round each"
-                 " call (as `matrix` and `bisect` do)")  # fmt: skip
+  p.add_argument("--driven_rounds", action="store_true", help=argparse.SUPPRESS)  # `matrix`'s (run/_rounds.py)
   p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
                  help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
                  " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
@@ -96,6 +92,14 @@ def register(subparsers) -> None:
   p.add_argument("--skip_disk_check", action="store_true",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
+
+
+def add_time_budget_argument(p) -> None:
+  """`--time_budget_s`: the budget of num_repeats: auto (run, matrix, bisect)."""
+  p.add_argument("--time_budget_s", "--time-budget", dest="time_budget_s", type=_seconds, metavar="SECONDS",
+                 help="with num_repeats: auto (the default for sweeps, baseline comparisons, matrix and bisect),"
+                 " start no round that would end past this many seconds (default: the suite's time_budget_s,"
+                 " else 300)")  # fmt: skip
 
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
@@ -136,7 +140,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       time_budget_s=args.time_budget_s,
       checkpoint_root=args.checkpoint_root,
       link=args.link,
-      repeats_upto=args.repeats_upto,
+      driven_rounds=args.driven_rounds,
   )
 
 

@@ -190,7 +190,6 @@ def _count_or_auto(value: Any, handler: Any) -> Any:
   return "auto" if value == "auto" else handler(value)
 
 
-AUTO_AS_FIXED = 10  # the repeats `matrix` and `bisect` take for num_repeats: auto
 # Auto repeats stop adding rounds that would end past this. Showing two equal variants equivalent
 # within +-10% beside a CPU hog and a disk writer takes about 170 rounds (a 16 MiB pair's round:
 # 1.6 s there): 180 s left most A/A comparisons inconclusive (docs/verdicts.md).
@@ -238,10 +237,6 @@ class SuiteConfig(_Model):
     if self.num_repeats is not None:
       return self.num_repeats
     return "auto" if compares else 1
-
-  def fixed_repeats(self) -> int:
-    """A repeat count for runs that need one up front (`matrix`, `bisect`): auto counts as 10."""
-    return self.num_repeats if isinstance(self.num_repeats, int) else AUTO_AS_FIXED
 
   def warmups(self, repeats: int | str) -> int:
     """One warm-up run per benchmark when there are repeats to compare and `num_warmups` is unset.

@@ -3,9 +3,11 @@
 The releases between good and bad come from the package index. Good and bad
 are measured first (a matrix of the two); then each step runs a matrix of the
 good release against the middle one, so every judgement is the same four-word
-rule (`compare_samples`: ratio and its interval) against the same reference,
-with repeats interleaved. A step that ends `inconclusive` is measured again
-with twice the repeats; still inconclusive, the bisection stops and says it
+rule as `run`'s against the same reference, in interleaved rounds, repeated
+until the metric is decided within the time budget (`num_repeats: auto`, as
+`run` and `matrix` do) or a fixed count. A step that ends `inconclusive` is
+measured again with twice the repeats (auto: twice the time budget); still
+inconclusive, the bisection stops and says it
 could not decide: it never names a culprit, or "no regression", from a step
 that was not decided. A release whose environment does not build is skipped,
 as `git bisect skip` does.
@@ -21,6 +23,7 @@ from packaging.version import Version
 
 from ckptbench.envs._index import check_released, released_versions
 from ckptbench.envs._matrix import MatrixSettings, run_matrix
+from ckptbench.config import DEFAULT_TIME_BUDGET_S
 from ckptbench.envs._spec import parse_with
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import write_json_atomic
@@ -38,7 +41,7 @@ class BisectStep:
   verdict: str  # a Verdict value, or "skipped" when the environment did not build or run
   detail: str  # the row(s) of the metric: benchmark, ratio, interval, verdict
   output_dir: str
-  repeats: int = 0
+  repeats: int = 0  # the rounds the step ran
 
   @property
   def regressed(self) -> bool:
@@ -98,21 +101,25 @@ def bisect_versions(
     bad: str,
     metric: str,
     output_dir: pathlib.Path,
-    num_repeats: int,
+    num_repeats: int | str,
     threshold: float = DEFAULT_THRESHOLD,
     devices: int | None = None,
     say: Callable[[str], None] = print,
+    time_budget_s: float | None = None,
 ) -> BisectOutcome:
   """Binary search over the releases from `good` to `bad` for the first where `metric` regressed.
 
-  Each step's matrix lands in OUT/step_<n>_<version>/; OUT/bisect.json holds the steps.
+  Each step's matrix lands in OUT/step_<n>_<version>/; OUT/bisect.json holds the steps. `num_repeats` is
+  the suite's ("auto": rounds until the metric is decided, within `time_budget_s` a step).
 
   Raises:
     CkptbenchError: bad input, or a metric the suite does not record.
   """
   candidates = versions_between(package, good, bad)
   output_dir.mkdir(parents=True, exist_ok=True)
-  bisection = _Bisection(suite_file, package, good, metric, output_dir, num_repeats, threshold, devices, say)
+  bisection = _Bisection(
+      suite_file, package, good, metric, output_dir, num_repeats, time_budget_s, threshold, devices, say
+  )
   first = bisection.measure(candidates[-1])
   if first.verdict == "skipped":
     raise CkptbenchError(f"{package} {bad} could not be measured: {first.detail}")
@@ -148,33 +155,42 @@ class _Bisection:
   good: str
   metric: str
   output_dir: pathlib.Path
-  num_repeats: int
+  num_repeats: int | str
+  time_budget_s: float | None
   threshold: float
   devices: int | None
   say: Callable[[str], None]
   steps: list[BisectStep] = dataclasses.field(default_factory=list)
 
-  def measure(self, tested: Version, repeats: int | None = None) -> BisectStep:
-    """One step: a matrix of `good` against `tested`, judged on the metric; an inconclusive one
-    is measured again, once, with twice the repeats."""
-    package, good, repeats = self.package, self.good, repeats or self.num_repeats
-    self.say(f"step {len(self.steps)}: measuring {package} {tested} against {good} ({repeats} repeats) ...")
+  def measure(self, tested: Version, again: bool = False) -> BisectStep:
+    """One step: a matrix of `good` against `tested`, judged on the metric; an inconclusive one is
+    measured again, once, with twice the repeats (auto: twice the time budget)."""
+    package, good = self.package, self.good
+    repeats, budget = self.num_repeats, self.time_budget_s
+    if again and repeats == "auto":
+      budget = 2 * (budget or DEFAULT_TIME_BUDGET_S)
+    elif again:
+      repeats = 2 * int(repeats)
+    asked = f"auto repeats, {budget or DEFAULT_TIME_BUDGET_S:g} s" if repeats == "auto" else f"{repeats} repeats"
+    self.say(f"step {len(self.steps)}: measuring {package} {tested} against {good} ({asked}) ...")
     specs = (parse_with(f"{package}=={good}"), parse_with(f"{package}=={tested}"))
     out = self.output_dir / f"step_{len(self.steps)}_{tested}"
     settings = MatrixSettings(
-        self.suite_file, specs, out, overwrite=True, threshold=self.threshold, devices=self.devices
-    )
+        self.suite_file, specs, out, overwrite=True, threshold=self.threshold, devices=self.devices,
+        time_budget_s=budget, metric=self.metric,
+    )  # fmt: skip
     matrix = run_matrix(settings, repeats, say=lambda line: None)  # the step lines say what matters
+    rounds = matrix.repeats.get("rounds", 0)
     failed = [e for e in matrix.environments if e.status != "ok"]
     if failed:
-      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out), repeats)
+      step = BisectStep(good, str(tested), "skipped", failed[0].error or failed[0].status, str(out), rounds)
     else:
       verdict, detail = _judge(matrix.comparisons[specs[1].label], self.metric, str(tested))
-      step = BisectStep(good, str(tested), verdict, detail, str(out), repeats)
+      step = BisectStep(good, str(tested), verdict, detail, str(out), rounds)
     self.steps.append(step)
     self.say(f"step {len(self.steps) - 1}: {package} {tested} against {good}: {step.verdict}: {step.detail}")
-    if step.inconclusive and repeats == self.num_repeats:
-      return self.measure(tested, 2 * repeats)
+    if step.inconclusive and not again:
+      return self.measure(tested, again=True)
     return step
 
   def search(self, versions: list[Version]) -> tuple[str | None, str | None, str | None]:

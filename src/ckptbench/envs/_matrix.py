@@ -1,9 +1,15 @@
-"""`ckptbench matrix`: one suite in several environments, repeats interleaved, compared with the first.
+"""`ckptbench matrix`: one suite in several environments, in interleaved rounds, judged against the first.
 
-Each environment runs the suite one repeat at a time (`ckptbench run --resume
---repeats_upto r`), round by round: A B A B ..., so drift of a shared machine
-falls on every environment alike. Each round is a fresh process, so each round
-repeats the suite's warm-ups before its measured repeat.
+Each environment runs the suite in one long-lived `ckptbench run` whose rounds
+this process drives (`--driven_rounds`, run/_rounds.py): after every
+environment's warm-ups, each round runs the suite once in every environment,
+the environments in a fresh random order, so drift of a shared machine falls on
+every environment alike and round r pairs across them. `num_repeats: auto`
+repeats rounds until decided exactly as `ckptbench run` does
+(`run.rounds_until_decided`: the same looks, levels, time budget and futility
+rule), judging each benchmark in each environment against the same benchmark
+in the first (`envs/_judge.py`: `analysis.sweep_verdicts`, paired by round); a
+fixed `num_repeats: N` runs N rounds and looks once.
 
 OUT/<label>/ is each environment's usual output directory (its manifest lists
 the exact versions) plus its comparison.json with the first environment;
@@ -20,16 +26,19 @@ import dataclasses
 import json
 import logging
 import pathlib
+import random
 import shutil
 import subprocess
 import time
-from typing import Any, Callable
+from typing import IO, Any, Callable
 
 from ckptbench.envs._build import BuiltEnv, EnvBuildError, build_env, isolated_environ, last_lines
 from ckptbench.envs._index import check_released
+from ckptbench.envs._judge import environment_verdicts, judged_comparison
 from ckptbench.envs._spec import EnvSpec
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_OK, EXIT_REGRESSION, CkptbenchError
-from ckptbench.stats import DEFAULT_THRESHOLD
+from ckptbench.config import DEFAULT_TIME_BUDGET_S
+from ckptbench.stats import AUTO_LOOKS, DEFAULT_THRESHOLD, Design
 
 _log = logging.getLogger(__name__)
 
@@ -48,6 +57,8 @@ class MatrixSettings:
   threshold: float = DEFAULT_THRESHOLD
   devices: int | None = None
   cache_dir: pathlib.Path | None = None
+  time_budget_s: float | None = None  # auto repeats: the budget (`run.time_budget`); None: the default
+  metric: str | None = None  # the looks wait for this metric alone (`bisect`'s); None: every judged one
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +81,7 @@ class MatrixOutcome:
   environments: tuple[EnvOutcome, ...]
   reference: str | None
   comparisons: dict[str, Any]  # label -> ckptbench.results.Comparison
+  repeats: dict[str, Any] = dataclasses.field(default_factory=dict)  # as summary.json's `repeats`
 
   def exit_code(self, fail_on_regression: bool, allow_inconclusive: bool = False) -> int:
     """1 when an environment or a benchmark failed; else, when asked, each comparison's gate (3 or 5)."""
@@ -117,17 +129,21 @@ def _earlier_labels(out: pathlib.Path) -> list[str]:
     return []
 
 
-def run_matrix(settings: MatrixSettings, num_repeats: int, say: Callable[[str], None] = print) -> MatrixOutcome:
-  """Builds the environments, runs the suite in each round by round, compares with the first.
+def run_matrix(
+    settings: MatrixSettings, num_repeats: int | str, say: Callable[[str], None] = print
+) -> MatrixOutcome:
+  """Builds the environments, runs the suite in each in interleaved rounds, judges each against the first.
 
   Args:
     settings: the suite, the environments and where results go.
-    num_repeats: the suite's `num_repeats` (one round each).
+    num_repeats: the suite's `num_repeats`: "auto" (rounds until decided, within the time budget) or a count.
     say: where progress lines go.
 
   Raises:
     CkptbenchError: bad input (unknown package or version, OUT taken), before anything runs.
   """
+  from ckptbench.run import Repeats  # noqa: PLC0415  (run loads JAX's helpers; the CLI's start does not)
+
   check_specs(settings.specs)
   _prepare(settings)
   out = settings.output_dir
@@ -146,54 +162,157 @@ def run_matrix(settings: MatrixSettings, num_repeats: int, say: Callable[[str], 
     built.append(env)
     outcomes[spec.label] = EnvOutcome(spec.label, spec.text, "ok", cached=env.reused, build_s=build_s)
 
-  running = list(built)
+  auto = num_repeats == "auto"
+  budget = settings.time_budget_s or DEFAULT_TIME_BUDGET_S
+  repeats = Repeats(auto, AUTO_LOOKS[-1] if auto else int(num_repeats), 0, True, budget if auto else None)
+  workers = {env.spec.label: _Worker(env, settings) for env in built}
+
+  def failed(label: str, problem: str) -> None:
+    say(f"ckptbench: environment {label} failed: {problem}")
+    outcomes[label] = dataclasses.replace(outcomes[label], status="run_failed", error=problem)
+    workers.pop(label).close()
+    shutil.rmtree(out / label, ignore_errors=True)
+
+  started = time.perf_counter()
   try:
-    for round_index in range(1, num_repeats + 1):
-      for env in list(running):
-        problem = _run_round(env, settings, round_index, say=say)
-        if problem:
-          say(f"ckptbench: environment {env.spec.label} failed: {problem}")
-          outcomes[env.spec.label] = dataclasses.replace(outcomes[env.spec.label], status="run_failed", error=problem)
-          running.remove(env)
-          shutil.rmtree(out / env.spec.label, ignore_errors=True)
+    for label, worker in list(workers.items()):  # warm-ups, each environment's own (they started together)
+      problem = worker.ready()
+      if problem:
+        failed(label, problem)
+    done = _rounds(repeats, workers, failed, settings, say)
+    for label, worker in list(workers.items()):
+      problem = worker.finish(done)
+      if problem:
+        failed(label, problem)
+      else:
+        worker.close()
   except BaseException:  # interrupted: no environment finished, so none stays half-written
-    for env in running:
-      shutil.rmtree(out / env.spec.label, ignore_errors=True)
+    for label, worker in workers.items():
+      worker.close()
+      shutil.rmtree(out / label, ignore_errors=True)
     raise
-  for env in running:
-    outcomes[env.spec.label] = dataclasses.replace(outcomes[env.spec.label], **_finished_facts(out / env.spec.label))
-  finished = [env.spec.label for env in running]
-  comparisons = _compare_with_first(out, finished, settings.threshold)
+  for label in workers:
+    outcomes[label] = dataclasses.replace(outcomes[label], **_finished_facts(out / label))
+  finished = list(workers)
+  comparisons = _compare_with_first(out, finished, settings, done.design)
+  described = repeats.describe(done, time.perf_counter() - started)
   outcome = MatrixOutcome(
-      out, tuple(outcomes[s.label] for s in settings.specs), finished[0] if finished else None, comparisons
+      out, tuple(outcomes[s.label] for s in settings.specs), finished[0] if finished else None, comparisons, described
   )
   _write_matrix_file(outcome, settings)
   _write_matrix_page(outcome)
   return outcome
 
 
-def _run_round(env: BuiltEnv, settings: MatrixSettings, round_index: int, say) -> str | None:
-  """Runs repeat `round_index - 1` of the suite in `env`; returns why it failed, or None."""
-  out = settings.output_dir / env.spec.label
-  command = [
-      str(env.path / "bin" / "ckptbench"), "run", str(settings.suite_file), "-o", str(out),
-      "--resume", "--repeats_upto", str(round_index), "--no_progress", "--distributed", "off",
-      "--no_views",  # the report is written once, with the comparison, after the last round
-  ]  # fmt: skip
-  if settings.devices:
-    command += ["--devices", str(settings.devices)]
-  out.mkdir(parents=True, exist_ok=True)
-  t0 = time.perf_counter()
-  with open(out / _RUN_LOG, "a") as log:
-    log.write(f"$ {' '.join(command)}\n")
-    log.flush()
-    done = subprocess.run(
-        command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=isolated_environ()
-    )
-  say(f"round {round_index} {env.spec.label}: {time.perf_counter() - t0:.1f} s")
-  if done.returncode in (EXIT_OK, EXIT_BENCHMARK_FAILED):  # a failed benchmark is a result
-    return None
-  return f"ckptbench run exited {done.returncode}: {last_lines((out / _RUN_LOG).read_text())}"
+def _rounds(repeats, workers: dict[str, _Worker], failed, settings: MatrixSettings, say):
+  """The rounds, every environment once each in a fresh random order: until decided (auto), else a count."""
+  from ckptbench.run import RepeatsDone, RoundClock, round_order, rounds_until_decided  # noqa: PLC0415
+
+  rng = random.Random()
+
+  def run_round(r: int) -> bool:
+    labels = list(workers)
+    took = []
+    for i in round_order(len(labels), rng):
+      t0 = time.perf_counter()
+      problem = workers[labels[i]].run_round()
+      if problem:
+        failed(labels[i], problem)
+      else:
+        took.append(f"{labels[i]} {time.perf_counter() - t0:.1f} s")
+    say(f"round {r + 1}: " + ", ".join(took))
+    return True
+
+  def open_at(design: Design) -> list[tuple[str, int]]:
+    labels = list(workers)
+    verdicts = environment_verdicts(settings.output_dir, labels, design, settings.threshold, settings.metric)
+    return [(f"{v.metric} ({v.benchmark}) in {label}", v.repeats_needed or 0)
+            for label, vs in verdicts.items() for v in vs if not v.verdict.decided]  # fmt: skip
+
+  if repeats.auto:
+    return rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), run_round, open_at, say)
+  for r in range(repeats.count):
+    run_round(r)
+  return RepeatsDone(False, repeats.count, "fixed", Design())
+
+
+class _Worker:
+  """One environment's long-lived `ckptbench run --driven_rounds` (run/_rounds.py's protocol)."""
+
+  def __init__(self, env: BuiltEnv, settings: MatrixSettings):
+    from ckptbench.run import DRIVEN_READY, DRIVEN_ROUND_DONE  # noqa: PLC0415
+
+    self._ready, self._round_done = DRIVEN_READY, DRIVEN_ROUND_DONE
+    self.label = env.spec.label
+    out = settings.output_dir / self.label
+    command = [
+        str(env.path / "bin" / "ckptbench"), "run", str(settings.suite_file), "-o", str(out), "--driven_rounds",
+        "--no_progress", "--distributed", "off",
+        "--no_views",  # the report is written once, with the comparison, after the last round
+    ]  # fmt: skip
+    if settings.devices:
+      command += ["--devices", str(settings.devices)]
+    out.mkdir(parents=True, exist_ok=True)
+    self._log_path = out / _RUN_LOG
+    self._log: IO[str] = open(self._log_path, "a")
+    self._log.write(f"$ {' '.join(command)}\n")
+    self._log.flush()
+    self._process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, text=True,
+        env=isolated_environ(),
+    )  # fmt: skip
+
+  def ready(self) -> str | None:
+    """Waits for its warm-ups; why it failed, or None."""
+    return self._until(self._ready)
+
+  def run_round(self) -> str | None:
+    """Runs one round of the suite; why it failed, or None."""
+    try:
+      self._process.stdin.write("round\n")
+      self._process.stdin.flush()
+    except OSError:
+      pass  # it exited: _until says why
+    return self._until(self._round_done)
+
+  def finish(self, done) -> str | None:
+    """Tells it the look the rounds stopped at (its own verdicts spend that), waits for it to write its
+    summary and exit; why it failed, or None."""
+    design = done.design
+    try:
+      self._process.stdin.write(f"stop {design.early_looks} {'last' if design.last else 'early'} {done.stopped}\n")
+      self._process.stdin.close()
+    except OSError:
+      pass
+    self._until(None)
+    code = self._process.wait()
+    if code in (EXIT_OK, EXIT_BENCHMARK_FAILED):  # a failed benchmark is a result
+      return None
+    return f"ckptbench run exited {code}: {last_lines(self._log_path.read_text())}"
+
+  def close(self) -> None:
+    """Ends the process if it still runs (interrupted, or failed) and closes its log."""
+    if self._process.poll() is None:
+      self._process.kill()
+      self._process.wait()
+    for stream in (self._process.stdin, self._process.stdout):
+      try:
+        stream.close()
+      except OSError:
+        pass
+    self._log.close()
+
+  def _until(self, reply: str | None) -> str | None:
+    """Copies its output to the log until `reply` (None: until it ends); why it ended first, or None."""
+    for line in self._process.stdout:
+      if reply is not None and line.startswith(reply):
+        return None
+      self._log.write(line)
+    self._log.flush()
+    if reply is None:
+      return None
+    code = self._process.wait()
+    return f"ckptbench run exited {code}: {last_lines(self._log_path.read_text())}"
 
 
 def _finished_facts(out: pathlib.Path) -> dict[str, Any]:
@@ -203,8 +322,11 @@ def _finished_facts(out: pathlib.Path) -> dict[str, Any]:
   return {"versions": manifest.get("versions"), "failed_runs": sum(1 for r in records if r.failed)}
 
 
-def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) -> dict[str, Any]:
-  """Compares each finished environment with the first: OUT/<label>/comparison.json, and each its report.html.
+def _compare_with_first(
+    out: pathlib.Path, labels: list[str], settings: MatrixSettings, design: Design
+) -> dict[str, Any]:
+  """Compares each finished environment with the first: OUT/<label>/comparison.json (every metric side by
+  side, the judged ones with the paired verdicts of the rounds), and each its report.html.
 
   TensorBoard files are not written (`ckptbench report OUT/<label>` writes them).
   """
@@ -213,11 +335,13 @@ def _compare_with_first(out: pathlib.Path, labels: list[str], threshold: float) 
   from ckptbench.results import write_json_atomic  # noqa: PLC0415
 
   comparisons = {}
+  verdicts = environment_verdicts(out, labels, design, settings.threshold)
   if labels:
     reference = build_baseline(*read_run(out / labels[0]), label=labels[0])
   for label in labels[1:]:
     current = build_baseline(*read_run(out / label), label=label)
-    comparison = compare_documents(reference, current, threshold=threshold)
+    comparison = compare_documents(reference, current, threshold=settings.threshold, design=design)
+    comparison = judged_comparison(comparison, verdicts[label], design, settings.threshold)
     write_json_atomic(out / label / "comparison.json", comparison.to_json())
     comparisons[label] = comparison
   for label in labels:
@@ -250,6 +374,7 @@ def _write_matrix_file(outcome: MatrixOutcome, settings: MatrixSettings) -> None
       "suite_file": str(settings.suite_file),
       "reference": outcome.reference,
       "threshold": settings.threshold,
+      "repeats": outcome.repeats,
       "environments": [dataclasses.asdict(e) for e in outcome.environments],
       "comparisons": {label: c.to_json() for label, c in outcome.comparisons.items()},
   }

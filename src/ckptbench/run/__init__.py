@@ -10,6 +10,14 @@ import JAX (the runner does, once the process is set up).
 from ckptbench._lazy import lazy_getattr
 
 _EXPORTS = {
+    "DRIVEN_READY": "ckptbench.run._rounds",
+    "DRIVEN_ROUND_DONE": "ckptbench.run._rounds",
+    "Repeats": "ckptbench.run._rounds",
+    "RepeatsDone": "ckptbench.run._rounds",
+    "RoundClock": "ckptbench.run._rounds",
+    "round_order": "ckptbench.run._rounds",
+    "rounds_until_decided": "ckptbench.run._auto",
+    "time_budget": "ckptbench.run._rounds",
     "RunOutcome": "ckptbench.run._entry",
     "RunSettings": "ckptbench.run._settings",
     "describe_plan": "ckptbench.run._plan_view",

@@ -1,17 +1,19 @@
-"""The rounds of `num_repeats: auto` (see run/_rounds.py for the design)."""
+"""The rounds of `num_repeats: auto` (see run/_rounds.py for the design), and the rounds another
+process drives (`ckptbench matrix` tells each environment's run when to run a round)."""
 
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import IO, Callable, Sequence
 
 from ckptbench.analysis import build_baseline, compare_documents, load_baseline, sweep_verdicts, undecided
 from ckptbench.api import RunRecord
 from ckptbench.config import Suite
 from ckptbench.distributed import Coordinator
+from ckptbench.errors import CkptbenchError
 from ckptbench.stats import Design
 from ckptbench.views import RunProgress
-from ckptbench.run._rounds import Repeats, RepeatsDone, RoundClock, round_order
+from ckptbench.run._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock, round_order
 from ckptbench.run._simdevice import run_backend_name
 from ckptbench.run._schedule import ScheduledRun
 from ckptbench.run._settings import RunSettings
@@ -23,6 +25,52 @@ from ckptbench.run._stop import StopRequest
 # judged at the early look's level, the trials here gave up after 15 rounds on a 20% difference that
 # 33-75 rounds decide), so the factor stays generous: giving up early only costs decisions, never errors.
 _FUTILE = 4
+
+# The open comparisons at a look: (what is compared, the fewest rounds that could decide it).
+OpenComparisons = Callable[[Design], list[tuple[str, int]]]
+
+
+def rounds_until_decided(
+    repeats: Repeats,
+    clock: RoundClock,
+    run_round: Callable[[int], bool],
+    open_at: OpenComparisons,
+    note: Callable[[str], None],
+    share: Callable[[object], object] = lambda mine: mine,
+    decides: bool = True,
+) -> RepeatsDone:
+  """Rounds until every comparison is decided, the budget is spent or the last look passed: the one
+  decision path of `run`, `matrix` and `bisect`.
+
+  Args:
+    repeats: the most rounds and the time budget.
+    clock: started when the first round may start (after warm-ups).
+    run_round: runs round r (0-based) whole; False when stopped by the user (the round does not count).
+    open_at: the comparisons a look at `design`'s levels leaves undecided.
+    note: where each look's line goes.
+    share: process 0's value to every process (a multi-process run's allgather); one process: itself.
+    decides: this process looks (process 0); the others take its word through `share`.
+  """
+  rounds, early_looks = 0, 0
+  while rounds < repeats.count:
+    clock.round_started()
+    if not run_round(rounds):  # a partial round has no pair; the statistics leave it out
+      return RepeatsDone(True, rounds, "interrupted", Design(early_looks=early_looks))
+    clock.round_ended()
+    rounds += 1
+    # Whether this round ends in a look is process 0's call: each process's clock differs, and a process
+    # that looked (a collective) while another started the next round's benchmark aborted the run in gloo.
+    if not share(clock.is_look(rounds) if decides else None):
+      continue
+    # The last look spends what is left of alpha; whether a look is last depends on the clock alone.
+    design = Design(early_looks=early_looks, last=rounds >= repeats.count or not clock.next_round_fits())
+    mine = _look(rounds, design, clock, open_at(design), repeats) if decides else None
+    reason, line, last = share(mine)
+    note(line)
+    if reason:
+      return RepeatsDone(False, rounds, reason, Design(early_looks=early_looks, last=last))
+    early_looks += 1
+  return RepeatsDone(False, rounds, "most rounds", Design(early_looks=early_looks))
 
 
 def auto_rounds(
@@ -38,51 +86,86 @@ def auto_rounds(
     coordinator: Coordinator,
     progress: RunProgress,
 ) -> RepeatsDone:
-  """Warm-ups, then rounds until decided, the budget is spent or the last look passed."""
+  """Warm-ups, then rounds of every benchmark until decided (`rounds_until_decided`)."""
   clock = RoundClock(repeats, time.perf_counter())
-  for b in range(len(keys)):
+  if not _warmups(repeats, len(keys), execute, stop):
+    return RepeatsDone(True, 0, "interrupted")
+
+  def one_round(r: int) -> bool:
+    return _round(r, keys, done, rng, execute, stop)
+
+  def share(mine):  # one process: its own answer, nothing sent
+    return coordinator.allgather_json(mine)[0]
+
+  return rounds_until_decided(
+      repeats, clock, one_round, lambda design: open_comparisons(records, suite, settings, design), progress.note,
+      share=share, decides=coordinator.process_index == 0,
+  )  # fmt: skip
+
+
+def driven_rounds(
+    repeats: Repeats,
+    keys: Sequence[str],
+    rng,
+    execute: Callable[[ScheduledRun], None],
+    stop: StopRequest,
+    commands: IO[str],
+    replies: IO[str],
+) -> RepeatsDone:
+  """Warm-ups, then a round of every benchmark each time `commands` says `round`, until it says `stop
+  <early looks> last|early <why>` (the look the driver stopped at, which this run's verdicts then spend): how
+  `matrix` interleaves environments, each a long-lived run. Each finished step is one line on `replies`.
+
+  Raises:
+    CkptbenchError: a command this protocol does not know.
+  """
+  if not _warmups(repeats, len(keys), execute, stop):
+    return RepeatsDone(True, 0, "interrupted")
+  _reply(replies, DRIVEN_READY)
+  rounds = 0
+  for line in commands:
+    word, *rest = line.split() or [""]
+    if word == "stop" and len(rest) >= 3 and rest[0].isdigit() and rest[1] in ("last", "early"):
+      design = Design(early_looks=int(rest[0]), last=rest[1] == "last")
+      return RepeatsDone(False, rounds, " ".join(rest[2:]), design)
+    if word != "round":
+      raise CkptbenchError(f"driven rounds: unknown command {line.strip()!r} (round, or stop N last|early WHY)")
+    if not _round(rounds, keys, set(), rng, execute, stop):
+      return RepeatsDone(True, rounds, "interrupted")
+    rounds += 1
+    _reply(replies, f"{DRIVEN_ROUND_DONE} {rounds}")
+  return RepeatsDone(True, rounds, "interrupted")  # the driver went away
+
+
+def _reply(replies: IO[str], line: str) -> None:
+  replies.write(line + "\n")
+  replies.flush()
+
+
+def _warmups(repeats: Repeats, count: int, execute: Callable[[ScheduledRun], None], stop: StopRequest) -> bool:
+  """Each benchmark's warm-ups; False when stopped."""
+  for b in range(count):
     for w in range(repeats.warmups):
       if stop.requested:
-        return RepeatsDone(True, 0, "interrupted")
+        return False
       execute(ScheduledRun(b, w, True))
-  rounds, early_looks = 0, 0
-  while rounds < repeats.count:
-    clock.round_started()
-    for b in round_order(len(keys), rng):
-      if stop.requested:  # a partial round has no pair; the statistics leave it out
-        return RepeatsDone(True, rounds, "interrupted", Design(early_looks=early_looks))
-      if (keys[b], rounds) not in done:
-        execute(ScheduledRun(b, rounds, False))
-    clock.round_ended()
-    rounds += 1
-    if not _agreed_look(clock, rounds, coordinator):
-      continue
-    # The last look spends what is left of alpha; whether a look is last depends on the clock alone.
-    design = Design(early_looks=early_looks, last=rounds >= repeats.count or not clock.next_round_fits())
-    # Process 0 decides for everyone: timings (the budget) differ between processes.
-    mine = _look(rounds, design, clock, records, suite, settings, repeats) if coordinator.process_index == 0 else None
-    reason, line, last = coordinator.allgather_json(mine)[0]
-    progress.note(line)
-    if reason:
-      return RepeatsDone(False, rounds, reason, Design(early_looks=early_looks, last=last))
-    early_looks += 1
-  return RepeatsDone(False, rounds, "most rounds", Design(early_looks=early_looks))
+  return True
 
 
-def _agreed_look(clock: RoundClock, rounds: int, coordinator: Coordinator) -> bool:
-  """Whether this round ends in a look, as process 0's clock says. Each process's clock differs; a
-  process that looked (a collective) while another started the next round's benchmark (other
-  collectives) aborted the run in gloo."""
-  mine = clock.is_look(rounds) if coordinator.process_index == 0 else None
-  return bool(coordinator.allgather_json(mine)[0])  # one process: its own answer, nothing sent
+def _round(r: int, keys: Sequence[str], done: set[tuple[str, int]], rng, execute, stop: StopRequest) -> bool:
+  """Round r: every benchmark not yet recorded, in a fresh random order; False when stopped."""
+  for b in round_order(len(keys), rng):
+    if stop.requested:
+      return False
+    if (keys[b], r) not in done:
+      execute(ScheduledRun(b, r, False))
+  return True
 
 
 def _look(
-    rounds: int, design: Design, clock: RoundClock, records: list[RunRecord], suite: Suite, settings: RunSettings,
-    repeats: Repeats,
+    rounds: int, design: Design, clock: RoundClock, open_: list[tuple[str, int]], repeats: Repeats
 ) -> tuple[str | None, str, bool]:
   """(why to stop or None, a line saying what this look found, whether it is the last look)."""
-  open_ = open_comparisons(records, suite, settings, design)
   line = (f"after {rounds} rounds: {len(open_)} headline comparison(s) undecided (worse/better at"
           f" {design.level:.2%}, equivalent at {design.equivalence_level:.2%})")
   if not open_:

@@ -12,6 +12,12 @@ the levels of the last look to come), or when
 the next round would end past the time budget (then that look is the last). Each look's
 intervals are at the level `Design` spends on it (a small share early, the rest
 at the last look), so looking early does not inflate false alarms.
+
+`ckptbench matrix` runs the same rounds across environments: each environment's
+run is driven (`RunSettings.driven_rounds`): after its warm-ups it prints
+`DRIVEN_READY`, runs one round each time standard input says `round` (printing
+`DRIVEN_ROUND_DONE r`), and ends when told `stop <early looks> last|early <why>`,
+its own verdicts at the look the matrix stopped at.
 """
 
 from __future__ import annotations
@@ -26,6 +32,10 @@ from ckptbench.run._settings import RunSettings
 from ckptbench.stats import AUTO_LOOKS, Design
 
 
+DRIVEN_READY = "ckptbench-driven-ready"
+DRIVEN_ROUND_DONE = "ckptbench-driven-round-done"
+
+
 @dataclasses.dataclass(frozen=True)
 class Repeats:
   """The run's repeats, resolved from the suite and the flags.
@@ -36,6 +46,7 @@ class Repeats:
     warmups: warm-up runs per benchmark, first.
     interleaved: rounds of every benchmark, in a random order each round.
     budget_s: auto: no round is started that would end past this many seconds of the run.
+    driven: another process says when each round runs and when to stop (`matrix`).
   """
 
   auto: bool
@@ -43,6 +54,7 @@ class Repeats:
   warmups: int
   interleaved: bool
   budget_s: float | None = None
+  driven: bool = False
 
   def describe(self, done: RepeatsDone, seconds: float) -> dict[str, Any]:
     """summary.json's `repeats`."""
@@ -51,7 +63,7 @@ class Repeats:
         "mode": "auto" if self.auto else "fixed", "rounds": done.rounds, "interleaved": self.interleaved,
         "paired": self.interleaved, "looks": design.looks, "alpha": design.alpha, "level": design.level,
         "equivalence_level": design.equivalence_level, "last_look": design.last, "time_budget_s": self.budget_s,
-        "stopped": done.stopped, "seconds": round(seconds, 3),
+        "stopped": done.stopped, "seconds": round(seconds, 3), "driven": self.driven,
     }  # fmt: skip
 
 
@@ -62,7 +74,8 @@ class RepeatsDone:
   Attributes:
     interrupted: stopped by the user (Ctrl-C, SIGTERM).
     rounds: rounds (auto) or repeats (fixed) run.
-    stopped: why: decided, time budget, most rounds, interrupted, fixed.
+    stopped: why: decided, time budget, most rounds, undecidable in the budget, interrupted, fixed (driven:
+      the driver's reason).
     design: the error rate the verdicts spend: the look the run stopped at.
   """
 
@@ -73,17 +86,23 @@ class RepeatsDone:
 
 
 def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int) -> Repeats:
-  """The repeats of this run (see `SuiteConfig.repeats`); `repeats_upto` (matrix) makes them fixed."""
+  """The repeats of this run (see `SuiteConfig.repeats`); driven rounds (`matrix`) always compare."""
   cfg = suite.config
-  compares = num_benchmarks > 1 or bool(settings.baseline_path or cfg.baseline_path)
+  compares = num_benchmarks > 1 or bool(settings.baseline_path or cfg.baseline_path) or settings.driven_rounds
   repeats = cfg.repeats(compares)
   warmups, interleaved = cfg.warmups(repeats), cfg.interleaved(repeats)
-  if settings.repeats_upto is not None:  # `matrix` (and `bisect` through it) runs one round per call, its count
-    return Repeats(False, settings.repeats_upto, warmups, interleaved)
+  if settings.driven_rounds:  # the driver decides; the most rounds bound the disk check
+    count = AUTO_LOOKS[-1] if repeats == "auto" else int(repeats)
+    return Repeats(repeats == "auto", count, cfg.warmups("auto"), True, driven=True)  # each environment warms up
   if repeats == "auto":
-    budget = settings.time_budget_s or cfg.time_budget_s or DEFAULT_TIME_BUDGET_S
+    budget = time_budget(suite, settings.time_budget_s)
     return Repeats(True, AUTO_LOOKS[-1], warmups, True, budget)
   return Repeats(False, int(repeats), warmups, interleaved)
+
+
+def time_budget(suite: Suite, asked: float | None) -> float:
+  """The time budget of auto repeats: the flag's, else the suite's, else the default."""
+  return asked or suite.config.time_budget_s or DEFAULT_TIME_BUDGET_S
 
 
 def round_order(num_benchmarks: int, rng: random.Random) -> list[int]:

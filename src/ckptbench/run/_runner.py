@@ -8,6 +8,7 @@ import logging
 import os
 import pathlib
 import random
+import sys
 import time
 import traceback
 from typing import Any, Callable, Mapping, Sequence
@@ -33,7 +34,7 @@ from ckptbench.run._sizes import disk_need
 from ckptbench.run._memory import memory_problem
 from ckptbench.run._output_dir import prepare_output_dir
 from ckptbench.run._pytree_cache import PytreeCache
-from ckptbench.run._auto import auto_rounds
+from ckptbench.run._auto import auto_rounds, driven_rounds
 from ckptbench.run._noise import NoiseMeter
 from ckptbench.run._rounds import Repeats, RepeatsDone, fixed_runs, resolve_repeats
 from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
@@ -135,7 +136,11 @@ def _run_suite(
   started = time.perf_counter()
   try:
     with stop.installed():
-      if repeats.auto:
+      if repeats.driven:
+        if coordinator.process_count > 1:
+          raise CkptbenchError("driven rounds (matrix) run in one process")
+        done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
+      elif repeats.auto:
         done_repeats = auto_rounds(
             repeats, keys, done, rng, runs.execute, stop, runs.records, suite, settings, coordinator, progress)
       else:

@@ -60,9 +60,8 @@ class RunSettings:
   checkpoint_root: str | None = None  # gs://, s3:// or a directory; None: the suite's key, else OUT
   link: str | None = None  # shape the way to the store, e.g. "rtt=20ms,bw=1GB/s,errors=1%"
   output_url: str | None = None  # set from an output_dir that is a store URL
-  # Run repeats 0 to N-1, whatever the suite's num_repeats (with `resume`, one more round each call): how
-  # `ckptbench matrix` interleaves repeats across environments and `bisect` adds repeats. None: the suite's.
-  repeats_upto: int | None = None
+  # Rounds driven from standard input (run/_rounds.py): how `ckptbench matrix` interleaves environments.
+  driven_rounds: bool = False
 
   def ask(self, field: str, value: object = True) -> str:
     """How the caller asks for `field=value`: the flag on the command line (`argv` set), else the keyword."""

@@ -25,33 +25,36 @@ approximated).
 
 Repeated looks: adaptive repeats look at the data after several rounds and stop
 once every comparison is decided. Looking K times at level alpha would call a
-difference far more often than alpha; `Design` spends alpha over the looks
-(Bonferroni, so the two-sided intervals the run ever reports hold the truth
-with probability 1 - alpha at once, whichever look it stops at): each early
-look spends a twentieth of alpha, enough to stop early on a clear difference,
-and the last look (the rounds' cap, or the time budget) spends all that is
-left, so a run that needs every round loses little precision to the looks
-before. Which look is last depends only on the clock (the rounds' total
-durations), never on which variant was faster.
+verdict far more often than alpha; `Design` spends alpha over the looks, each
+test by its own group-sequential split (Bonferroni across the looks, so the
+bound holds whichever look the run stops at, with no approximation):
+- worse / better (two-sided), O'Brien-Fleming-like: each early look spends a
+  twentieth of alpha, enough to stop early on a clear difference, and the last
+  look (the rounds' cap, or the time budget) all that is left, so a run that
+  needs every round loses little precision to the looks before;
+- equivalence (each one-sided test), Pocock-type (the same level at every
+  early look): each early look spends a twelfth of alpha (0.417%: a 99.17%
+  equivalence interval, against the two-sided 99.75%), the last what is left.
+  Two equal variants show their equivalence at an early look instead of
+  waiting for the budget's end. A twelfth is the most that keeps the last
+  look's share at least the two-sided test's half share after all eight
+  possible early looks (alpha / 3 >= (alpha - 8 alpha / 20) / 2), which the
+  argument below needs.
+Which look is last depends only on the clock (the rounds' total durations),
+never on which variant was faster.
 
-The tests of equivalence spend alpha over the looks too: each one-sided test at
-an early look spends half that look's share (so an early look's equivalence
-interval is its two-sided one), and at the last look what that leaves, all of
-alpha less half the early shares (a fixed repeat count: alpha, the textbook
-TOST's 1 - 2 alpha interval). Why this is sound: a wrong verdict at a look
-needs one end of an interval on the wrong side of the truth, and the two
-intervals are order statistics of the same sorted differences, one inside the
-other, so on either side the chance is at most the larger of that side's two
-rates, alpha_k / 2 (two-sided) or beta_k
-(equivalence). Summed over the looks (Bonferroni, whatever the stopping):
-every early look gives alpha_k / 2 on a side, the last at most
-max(alpha_last / 2, alpha - sum(early alpha_k) / 2) = the latter, a total of
-alpha; with no change at all only the two-sided intervals can err, sum(alpha_k) =
-alpha. So any wrong verdict of a run (a false worse, better or equivalent) has
-probability at most alpha, as with each one-sided test at its look's full share,
-and the last look, where a run that needs every round decides, tests equivalence
-at a narrower interval (91.75% after seven early looks instead of 93.5%: about
-11% fewer rounds for the same width).
+Why any wrong verdict of a run (a false worse, better or equivalent) has
+probability at most alpha: a wrong verdict at a look needs one end of an
+interval on the wrong side of the truth, and a look's two intervals are order
+statistics of the same sorted differences, the equivalence one inside the
+two-sided one (beta_k >= alpha_k / 2 at every look). With no change at all only the
+two-sided intervals can err: sum(alpha_k) = alpha. With a true change at or
+beyond the threshold (say above +threshold), a false `equivalent` or `better`
+both need the equivalence interval's upper end below the truth: at most
+sum(beta_k) = alpha. With a change within the threshold, `equivalent` is
+right and a wrong `better` needs the two-sided upper end below the truth: at
+most sum(alpha_k) / 2. A fixed repeat count looks once: alpha two-sided, the
+textbook TOST's 1 - 2 alpha interval for equivalence.
 """
 
 from __future__ import annotations
@@ -68,7 +71,10 @@ from ckptbench.api import Verdict
 from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-EARLY_LOOK_SHARE = 0.05  # of alpha, spent by each look before the last
+EARLY_LOOK_SHARE = 0.05  # of alpha, spent by each look before the last on worse / better
+# Of alpha, spent by each look before the last on each test of equivalence: the most that leaves the
+# last look, after all len(AUTO_LOOKS) - 1 = 8 early ones, at least the two-sided test's half (1/3 >= 0.3).
+EQUIVALENCE_EARLY_SHARE = 1 / 12
 _MAX_NEEDED = 10_000
 
 
@@ -79,9 +85,11 @@ class Design:
   Attributes:
     alpha: the chance, over the whole run, of any wrong verdict (a false worse, better or
       equivalent; the module docstring says why both tests may each spend it).
-    early_looks: looks taken before this one, each spending `EARLY_LOOK_SHARE` of alpha.
+    early_looks: looks taken before this one (early look k after round `AUTO_LOOKS[k]`), each
+      spending `EARLY_LOOK_SHARE` of alpha on worse / better and the Pocock-type spending
+      `EQUIVALENCE_EARLY_SHARE` on each test of equivalence.
     last: this look spends what is left (a fixed repeat count: its one look); an
-      early look spends its share only.
+      early look spends its shares only.
   """
 
   alpha: float = DEFAULT_ALPHA
@@ -101,10 +109,10 @@ class Design:
 
   @property
   def equivalence_spent(self) -> float:
-    """The error rate of each of this look's two one-sided tests of equivalence: at an early look half
-    its share (its equivalence interval is its two-sided one), at the last what that leaves of alpha."""
-    half_share = self.alpha * EARLY_LOOK_SHARE / 2
-    return self.alpha - self.early_looks * half_share if self.last else half_share
+    """The error rate of each of this look's two one-sided tests of equivalence: at an early look its
+    share (Pocock-type: the same at every early look), at the last what that leaves of alpha."""
+    share = self.alpha * EQUIVALENCE_EARLY_SHARE
+    return self.alpha - self.early_looks * share if self.last else share
 
   @property
   def equivalence_level(self) -> float:
@@ -126,7 +134,8 @@ class Design:
     how = "per-round (paired)" if paired else "unpaired"
     looks = ""
     if self.early_looks:
-      looks = f", alpha {self.alpha:g} spent over {self.looks} looks ({EARLY_LOOK_SHARE:g} of it at each early look)"
+      looks = (f", alpha {self.alpha:g} spent over {self.looks} looks (worse/better: {EARLY_LOOK_SHARE:g} of it at"
+               f" each early look; equivalence: 1/{round(1 / EQUIVALENCE_EARLY_SHARE)} of it at each)")
     tests = f"(two one-sided tests at {100 * self.equivalence_spent:.4g}% each) within +-{threshold:.0%}"
     if f"{self.equivalence_level:.2%}" == f"{self.level:.2%}":  # an early look: one interval for both
       equivalent = f"equivalent: the same interval {tests}"
