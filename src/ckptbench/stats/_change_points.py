@@ -19,9 +19,10 @@ confirms), with other parts:
    through); a permutation test of the scan statistic (the largest pooled t over every split
    of the runs around it, against the same over shuffled runs, as E-Divisive tests its
    splits) must also reject "no change" at SCAN_ALPHA. A change stands when both say so and
-   the ratio moves by at least `threshold`; unconfirmed candidates are dropped one at a time
-   (the weakest first) and the rest tested again against their new neighbours. Few runs
-   decide nothing: two runs a side have 6 orderings, so no p-value below 1/6.
+   the ratio moves by at least `threshold`. Candidates whose sides do not differ even at
+   EDGE_ALPHA are dropped one at a time (the least evidence first) and the rest tested again
+   against their new neighbours; those between stay segment edges, reported as no change.
+   Few runs decide nothing: two runs a side have 6 orderings, so no p-value below 1/6.
 
 Apache Otava 0.8.0 (E-Divisive means) pins numpy 2.2 and scipy < 1.17, which JAX here
 cannot run with; PELT with this test is what docs/history.md compares it with.
@@ -38,12 +39,17 @@ import numpy as np
 from ckptbench.stats._defaults import DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-CHANGE_LEVEL = 0.999  # per change: a history is read every night over many series
+CHANGE_LEVEL = 0.95  # each change's interval; the scan test below carries the error control
 # The scan test's error rate. 14 runs split 8/6 can be ordered 3,003 ways, two of them as far
-# apart, so no p-value below 0.0007 exists there. Measured (runs 8% apart by chance, 5% within):
-# 0.01 let 1 of 300 A/A series of 14 runs and 1 of 300 of 60 through, 0.005 none; a 1.5x step
-# at run 9 of 14 with 15% between runs is found 55 times in 100 at 0.005, 61 at 0.01.
+# apart, so no p-value below 0.0007 exists there. Measured with the edges below (runs 8% apart
+# by chance, 5% within): 1 of 300 A/A series of 14 runs and 1 of 300 of 60 have a change at
+# 0.005 (none at 0.003); a 1.5x step at run 9 of 14 with 15% between runs is found 60 times in
+# 100 at 0.005, 45 at 0.003.
 SCAN_ALPHA = 0.005
+# A boundary whose sides differ at this level (and whose interval excludes 1) stays a segment
+# edge even when it is not a confirmed change: three slow runs at the start of a history must
+# not be pooled with the runs before a real step, which would hide the step.
+EDGE_ALPHA = 0.05
 MIN_RUNS = 2
 WINDOW = 30
 _RESAMPLES = 4000
@@ -178,12 +184,14 @@ def change_points(
   bounds = _candidates(log_medians, min_runs)
   while True:
     tested = _test_all(samples, bounds, level, window, min_runs)
-    failed = [(abs(math.log(t[0])), b) for b, t in tested.items() if not _confirmed(t, threshold, level)]
-    if not failed:
+    merge = [(t[3], -abs(math.log(t[0])), b) for b, t in tested.items() if not _edge(t)]
+    if not merge:
       break
-    bounds.remove(min(failed)[1])
+    bounds.remove(max(merge)[2])  # the least evidence first: the largest p-value, then the smallest move
   changes = []
-  for b, (ratio, low, high, _) in tested.items():
+  for b, (ratio, low, high, p_value) in tested.items():
+    if not _confirmed((ratio, low, high, p_value), threshold):
+      continue
     worse = ratio > 1 if direction is Direction.LOWER else ratio < 1
     edges = [0, *bounds, len(samples)]
     i = edges.index(b)
@@ -191,10 +199,14 @@ def change_points(
   return changes
 
 
-def _confirmed(test: tuple[float, float, float, float], threshold: float, level: float) -> bool:
-  ratio, low, high, p_value = test
-  outside = low > 1.0 or high < 1.0
-  return outside and p_value <= SCAN_ALPHA and (ratio >= 1.0 + threshold or ratio <= 1.0 / (1.0 + threshold))
+def _edge(test: tuple[float, float, float, float]) -> bool:
+  _, low, high, p_value = test
+  return (low > 1.0 or high < 1.0) and p_value <= EDGE_ALPHA
+
+
+def _confirmed(test: tuple[float, float, float, float], threshold: float) -> bool:
+  ratio, _, _, p_value = test
+  return _edge(test) and p_value <= SCAN_ALPHA and (ratio >= 1.0 + threshold or ratio <= 1.0 / (1.0 + threshold))
 
 
 def _largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
