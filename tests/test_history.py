@@ -24,7 +24,7 @@ from store_servers import gcs_store  # noqa: F401  (fixture)
 CHROMEDRIVER = "/usr/bin/chromedriver"
 SUITE = """\
 suite_name: history_saveload
-num_repeats: 5
+num_repeats: 12
 num_warmups: 1
 checkpoint_config:
   spec: {params: {dtype: float32, shape: [64, 16], sharding: [data]}}

@@ -85,7 +85,9 @@ def _candidates(log_medians: np.ndarray, min_runs: int) -> list[int]:
   sigma = 1.4826 * float(np.median(np.abs(diffs - np.median(diffs)))) / math.sqrt(2.0)
   sigma = max(sigma, _MIN_SIGMA)
   penalty = _PENALTY_FACTOR * sigma**2 * math.log(n)
-  algo = ruptures.Pelt(model="l2", min_size=min_runs, jump=1).fit(log_medians.reshape(-1, 1))
+  # PELT with the linear kernel is PELT with the l2 cost, in ruptures' C code: 0.2 s for 10,000
+  # runs where its Python `Pelt(model="l2")` takes minutes.
+  algo = ruptures.KernelCPD(kernel="linear", min_size=min_runs, jump=1).fit(log_medians.reshape(-1, 1))
   return [int(b) for b in algo.predict(pen=penalty)[:-1]]  # the last "breakpoint" is n
 
 
