@@ -264,6 +264,7 @@ def test_fourteen_real_runs_with_a_planted_save_slowdown_and_without(tmp_path):
   assert save[0]["low"] > 1.0
   assert f"worse from {save[0]['label']}" in page.read_text()
   assert "save_0_basics/time_s" in done.stdout and f"since {save[0]['label']}" in done.stdout
+  print(done.stdout)  # the figures, for the record (pytest -s)
   done = run_cli("history", flat, "--fail_on_change", "--json", str(doc))
   assert done.returncode == 0, done.stdout + done.stderr
   assert json.loads(doc.read_text())["changes"] == []
