@@ -36,6 +36,7 @@ _COMMANDS = (
     "examples",
     "port",
     "scale",
+    "history",
 )
 
 

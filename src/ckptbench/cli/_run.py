@@ -91,6 +91,9 @@ def register(subparsers) -> None:
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.add_argument("--skip_disk_check", action="store_true",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
+  p.add_argument("--history", metavar="HIST",
+                 help="append the finished run to this history (a directory, gs://... or s3://...; docs/history.md)")  # fmt: skip
+  p.add_argument("--label", help="the run's label in the history (default: the git commit, -dirty with changes)")
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
 
 
@@ -162,6 +165,13 @@ def handle(args: argparse.Namespace) -> int:
   config = config_path(args)
   if not args.output_directory:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
+  if args.label is not None and args.history is None:
+    raise CkptbenchError("--label names the run in a history: give --history HIST too")
+  history = None
+  if args.history is not None:
+    from ckptbench.history import HistoryStore  # noqa: PLC0415
+
+    history = HistoryStore(args.history)  # a wrong location fails now, not after the run
   from ckptbench.config import read_simdevice  # noqa: PLC0415
 
   simdevice = read_simdevice(config, args.overrides)
@@ -179,6 +189,10 @@ def handle(args: argparse.Namespace) -> int:
   outcome = run(config, settings)
   if outcome.is_writer:  # the others' records are in process 0's tables
     print_run(outcome, detail=args.verbose, views=args.views, background=settings.views_in_background)
+    if history is not None and not outcome.interrupted:
+      from ckptbench.history import entry_from_outputs  # noqa: PLC0415
+
+      print(f"history: added {history.append(entry_from_outputs(outcome.output_dir, args.label))}", flush=True)
   return outcome.exit_code
 
 

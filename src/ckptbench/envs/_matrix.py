@@ -147,21 +147,7 @@ def run_matrix(
   check_specs(settings.specs)
   _prepare(settings)
   out = settings.output_dir
-  outcomes: dict[str, EnvOutcome] = {}
-  built: list[BuiltEnv] = []
-  for spec in settings.specs:
-    t0 = time.perf_counter()
-    try:
-      env = build_env(spec, settings.cache_dir)
-    except EnvBuildError as e:
-      say(f"ckptbench: {e}")
-      outcomes[spec.label] = EnvOutcome(spec.label, spec.text, "build_failed", str(e))
-      continue
-    build_s = time.perf_counter() - t0
-    say(f"environment {spec.label}: {'cached' if env.reused else f'built in {build_s:.1f} s'} ({env.path})")
-    built.append(env)
-    outcomes[spec.label] = EnvOutcome(spec.label, spec.text, "ok", cached=env.reused, build_s=build_s)
-
+  built, outcomes = _build_environments(settings, say)
   auto = num_repeats == "auto"
   budget = settings.time_budget_s or DEFAULT_TIME_BUDGET_S
   repeats = Repeats(auto, AUTO_LOOKS[-1] if auto else int(num_repeats), 0, True, budget if auto else None)
@@ -202,6 +188,27 @@ def run_matrix(
   _write_matrix_file(outcome, settings)
   _write_matrix_page(outcome)
   return outcome
+
+
+def _build_environments(
+    settings: MatrixSettings, say: Callable[[str], None]
+) -> tuple[list[BuiltEnv], dict[str, EnvOutcome]]:
+  """Every environment built (or found cached); one that fails to build is an outcome, not an error."""
+  outcomes: dict[str, EnvOutcome] = {}
+  built: list[BuiltEnv] = []
+  for spec in settings.specs:
+    t0 = time.perf_counter()
+    try:
+      env = build_env(spec, settings.cache_dir)
+    except EnvBuildError as e:
+      say(f"ckptbench: {e}")
+      outcomes[spec.label] = EnvOutcome(spec.label, spec.text, "build_failed", str(e))
+      continue
+    build_s = time.perf_counter() - t0
+    say(f"environment {spec.label}: {'cached' if env.reused else f'built in {build_s:.1f} s'} ({env.path})")
+    built.append(env)
+    outcomes[spec.label] = EnvOutcome(spec.label, spec.text, "ok", cached=env.reused, build_s=build_s)
+  return built, outcomes
 
 
 def _rounds(repeats, workers: dict[str, _Worker], failed, settings: MatrixSettings, say):

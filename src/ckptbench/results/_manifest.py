@@ -11,7 +11,7 @@ import subprocess
 import sys
 from typing import Any, Mapping
 
-_PACKAGES = ("jax", "jaxlib", "orbax-checkpoint", "tensorstore", "numpy", "ckptbench")
+_PACKAGES = ("jax", "jaxlib", "orbax-checkpoint", "tensorstore", "numpy", "torch", "ckptbench")
 
 
 def package_versions() -> dict[str, str | None]:
@@ -36,6 +36,20 @@ def git_state(cwd: str | None = None) -> dict[str, Any]:
   sha = git("rev-parse", "HEAD")
   status = git("status", "--porcelain", "--untracked-files=no") if sha else None
   return {"sha": sha, "dirty": bool(status) if status is not None else None}
+
+
+def machine() -> dict[str, Any]:
+  """What identifies the hardware a run had, beyond its name (a history's series never mix two)."""
+  import psutil  # noqa: PLC0415
+
+  model = None
+  try:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+      model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+  except OSError:
+    pass
+  return {"cpu_model": model or platform.processor() or None, "arch": platform.machine(),
+          "memory_bytes": psutil.virtual_memory().total}  # fmt: skip
 
 
 def now_iso() -> str:
@@ -66,6 +80,7 @@ def build_manifest(
       "hostname": socket.gethostname(),
       "platform": platform.platform(),
       "cpu_count": os.cpu_count(),
+      "machine": machine(),
       "process_count": jax.process_count(),
       "device_count": len(devices),
       "local_device_count": jax.local_device_count(),

@@ -23,6 +23,7 @@ _EXPORTS = {
     "tensorboard_run_name": "ckptbench.views._tensorboard",
     "wait_for_parent": "ckptbench.views._background",
     "write_goodput": "ckptbench.views._goodput_page",
+    "write_history_page": "ckptbench.views._history_page",
     "write_matrix_report": "ckptbench.views._matrix_report",
     "write_report": "ckptbench.views._report",
     "write_scale_page": "ckptbench.views._scale_view",

@@ -53,13 +53,25 @@ def _finite(value: Any) -> Any:
   return value
 
 
-def _html(data: list[dict], layout: dict, div_id: str, height: int) -> str:
+def _html(data: list[dict], layout: dict, div_id: str, height: int, lazy: bool = False) -> str:
+  """The figure's div and its script; `lazy`: drawn when scrolled near (the page calls
+  `LAZY_PLOTS_JS` once), so a page of many large charts shows its first ones at once."""
   figure = json.dumps([_finite(data), _finite({**_LAYOUT, **layout, "height": height}), _CONFIG])
   figure = figure.replace("</", "<\\/")  # a label can never close the script element
-  return (
-      f'<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>'
-      f'<script type="text/javascript">Plotly.newPlot("{div_id}", ...{figure});</script>'
-  )
+  div = f'<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>'
+  if lazy:
+    return div + f'<script type="application/json" class="lazy-figure" data-for="{div_id}">{figure}</script>'
+  return div + f'<script type="text/javascript">Plotly.newPlot("{div_id}", ...{figure});</script>'
+
+
+LAZY_PLOTS_JS = (
+    "<script>(() => { const seen = new IntersectionObserver(items => { for (const item of items) {"
+    " if (!item.isIntersecting) continue; seen.unobserve(item.target);"
+    " const json = document.querySelector(`script.lazy-figure[data-for='${item.target.id}']`);"
+    " Plotly.newPlot(item.target, ...JSON.parse(json.textContent)); } }, {rootMargin: '400px'});"
+    " for (const s of document.querySelectorAll('script.lazy-figure'))"
+    " seen.observe(document.getElementById(s.dataset.for)); })();</script>"
+)
 
 
 def _wide(values: Sequence[float]) -> bool:

@@ -1,0 +1,111 @@
+"""`ckptbench history HIST [--json F] [--html F] [--summary_md F] [--bmf F] [--fail_on_change] [-k P]...`
+and `ckptbench history add HIST OUT... [--label L]`: a history of runs and its change points."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from ckptbench.errors import EXIT_OK, EXIT_REGRESSION, CkptbenchError
+
+
+def register(subparsers) -> None:
+  parser = subparsers.add_parser(
+      "history",
+      help="a history of runs: series, change points, a page and a CI gate over time (docs/history.md)",
+      description="`ckptbench history HIST` prints, per suite, machine, benchmark variant and headline metric,"
+      " the series of run medians and its confirmed changes; `ckptbench history add HIST OUT...` adds finished"
+      " runs. HIST is a directory, gs://bucket/prefix or s3://bucket/prefix.",
+  )
+  parser.add_argument("words", nargs="+", metavar="HIST | add HIST OUT...",
+                      help="the history to read, or `add`, the history and the output directories to add")  # fmt: skip
+  parser.add_argument("--label", help="with add: the label of the added run (default: its git commit, else its time)")
+  parser.add_argument("--json", metavar="FILE", help="write the series and changes as JSON")
+  parser.add_argument("--html", metavar="FILE", help="write the page: a chart per series (self-contained)")
+  parser.add_argument("--summary_md", metavar="FILE", help="write a Markdown summary (a CI job summary)")
+  parser.add_argument("--bmf", metavar="FILE", help="write the newest run in Bencher Metric Format JSON")
+  parser.add_argument("--fail_on_change", action="store_true",
+                      help="exit 3 when the newest segment of a headline metric is worse than the one before it")  # fmt: skip
+  parser.add_argument("--threshold", type=float, default=None, metavar="FRACTION",
+                      help="the smallest relative change that counts (default 0.10)")  # fmt: skip
+  parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
+                      help="only series whose benchmark or metric matches (a glob, else a substring; repeatable)")  # fmt: skip
+  parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+  if args.words[0] == "add":
+    return _add(args)
+  if len(args.words) != 1:
+    raise CkptbenchError(f"history takes one HIST (or `add HIST OUT...`); got {' '.join(args.words)}")
+  if args.label is not None:
+    raise CkptbenchError("--label names a run being added: ckptbench history add HIST OUT --label L")
+  return _show(args)
+
+
+def _add(args: argparse.Namespace) -> int:
+  from ckptbench.history import HistoryStore, entry_from_outputs  # noqa: PLC0415
+
+  if len(args.words) < 3:
+    raise CkptbenchError("give the history and at least one output directory: ckptbench history add HIST OUT...")
+  hist, outs = args.words[1], args.words[2:]
+  if args.label is not None and len(outs) > 1:
+    raise CkptbenchError(f"--label names one run; {len(outs)} output directories were given")
+  store = HistoryStore(hist)
+  entries = [entry_from_outputs(out, args.label) for out in outs]  # every OUT checked before any is added
+  for out, entry in zip(outs, entries):
+    print(f"{out}: added as {entry.label} ({store.append(entry)})")
+  return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+  from ckptbench import history  # noqa: PLC0415
+  from ckptbench.stats import DEFAULT_THRESHOLD  # noqa: PLC0415
+
+  threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
+  if not 0 < threshold < 10:
+    raise CkptbenchError(f"--threshold {threshold}: give a fraction such as 0.10 (10%)")
+  entries = history.HistoryStore(args.words[0]).read()
+  series = history.analyse(entries, select=args.select, threshold=threshold)
+  failing = history.gate(series)
+  _print(series, entries, failing, args.fail_on_change)
+  if args.json:
+    _write(args.json, json.dumps(history.history_document(series, entries), indent=1))
+  if args.summary_md:
+    _write(args.summary_md, history.summary_markdown(series, entries, failing))
+  if args.bmf:
+    _write(args.bmf, json.dumps(history.bencher_metric_format(entries[-1]), indent=1))
+  if args.html:
+    from ckptbench.views import write_history_page  # noqa: PLC0415
+
+    print(f"page: {write_history_page(series, entries, failing, args.html)}")
+  return EXIT_REGRESSION if args.fail_on_change and failing else EXIT_OK
+
+
+def _print(series, entries, failing, gating: bool) -> None:
+  from ckptbench.history import change_text  # noqa: PLC0415
+
+  print(f"history: {len(entries)} runs, {len(series)} series (newest {entries[-1].label}, {entries[-1].time})")
+  for s in series:
+    marks = {c.index: ("!" if c.direction == "worse" else "+") for c in s.changes}
+    values = " ".join(f"{marks.get(i, '')}{m:.4g}" for i, m in enumerate(s.medians[-20:], start=max(0, len(s.medians) - 20)))
+    print(f"  {s.suite} | {s.benchmark} | {s.metric} [{s.unit}] on {s.machine}: {values}" + (f" ({s.note})" if s.note else ""))
+    for c in s.changes:
+      print(f"    change: {change_text(c)}")
+  if failing:
+    print(("FAIL: " if gating else "") + "worse since a change (the newest segment is worse than the one before):")
+    for c in failing:
+      print(f"  {c.metric} of {c.benchmark} since {c.label} ({c.ratio:.3f}x, interval {c.low:.3f}-{c.high:.3f})")
+  else:
+    print("no headline metric's newest segment is worse than the one before it")
+
+
+def _write(path: str, text: str) -> None:
+  target = pathlib.Path(path)
+  try:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+  except OSError as e:
+    raise CkptbenchError(f"cannot write {target}: {e.strerror or e}") from None
+  print(f"written: {target}")

@@ -1,0 +1,255 @@
+"""Change points in a series of runs: where a metric's level moved, and by how much.
+
+Two steps, as Hunter/Apache Otava do it (find candidates, then keep only those a test
+confirms), with other parts:
+
+1. Candidates: PELT (ruptures) over the log of the run medians, so a change is a ratio
+   whatever the metric's scale, with a BIC-style penalty on the robust noise level of the
+   series (the median absolute difference of successive runs: a step moves one difference,
+   not the estimate). Each segment holds at least `min_runs` runs, so one odd run is never a
+   segment of its own.
+2. Confirmation with the samples: for each candidate, the ratio of the runs' median after
+   it to before it (up to `window` runs each side), with the wider of two intervals: a
+   two-level bootstrap (runs resampled, then each run's samples) and Welch's t on the runs'
+   log medians. Both carry the spread between runs, which on a shared machine is larger than
+   the spread within one, so day-to-day noise alone confirms nothing; Welch's t quantile
+   widens what a bootstrap of two or three runs a side cannot (it alone let 15 of 200 A/A
+   series of 20 runs through at 0.999). The split was chosen where the series moved most,
+   so an interval at that split alone is too hopeful (the pair still let 4 of 200 A/A series
+   through); a permutation test of the scan statistic (the largest pooled t over every split
+   of the runs around it, against the same over shuffled runs, as E-Divisive tests its
+   splits) must also reject "no change" at SCAN_ALPHA. A change stands when both say so and
+   the ratio moves by at least `threshold`. Candidates whose sides do not differ even at
+   EDGE_ALPHA are dropped one at a time (the least evidence first) and the rest tested again
+   against their new neighbours; those between stay segment edges, reported as no change.
+   Few runs decide nothing: two runs a side have 6 orderings, so no p-value below 1/6.
+
+Apache Otava 0.8.0 (E-Divisive means) pins numpy 2.2 and scipy < 1.17, which JAX here
+cannot run with; PELT with this test is what docs/history.md compares it with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ckptbench.stats._defaults import DEFAULT_THRESHOLD
+from ckptbench.stats._direction import Direction
+
+CHANGE_LEVEL = 0.95  # each change's interval; the scan test below carries the error control
+# The scan test's error rate. 14 runs split 8/6 can be ordered 3,003 ways, two of them as far
+# apart, so no p-value below 0.0007 exists there. Measured with the edges below (runs 8% apart
+# by chance, 5% within): 1 of 300 A/A series of 14 runs and 1 of 300 of 60 have a change at
+# 0.005 (none at 0.003); a 1.5x step at run 9 of 14 with 15% between runs is found 60 times in
+# 100 at 0.005, 45 at 0.003.
+SCAN_ALPHA = 0.005
+# A boundary whose sides differ at this level (and whose interval excludes 1) stays a segment
+# edge even when it is not a confirmed change: three slow runs at the start of a history must
+# not be pooled with the runs before a real step, which would hide the step.
+EDGE_ALPHA = 0.05
+MIN_RUNS = 2
+WINDOW = 30
+_RESAMPLES = 4000
+_PERMUTATIONS = 2000
+_PENALTY_FACTOR = 3.0  # times sigma^2 log(n): candidates only, the test decides
+_MIN_SIGMA = 1e-3  # a series of identical values still has a finite penalty (0.1% as log)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChangePoint:
+  """A confirmed change: `index` is the first run after it.
+
+  `ratio` is the median run after over before (up to `window` runs each side), `low`/`high`
+  its interval at `level`; `worse` follows the metric's direction.
+  """
+
+  index: int
+  ratio: float
+  low: float
+  high: float
+  worse: bool
+  before_runs: int
+  after_runs: int
+
+
+def _candidates(log_medians: np.ndarray, min_runs: int) -> list[int]:
+  import ruptures  # noqa: PLC0415  (only change detection needs it)
+
+  n = len(log_medians)
+  if n < 2 * min_runs:
+    return []
+  diffs = np.diff(log_medians)
+  sigma = 1.4826 * float(np.median(np.abs(diffs - np.median(diffs)))) / math.sqrt(2.0)
+  sigma = max(sigma, _MIN_SIGMA)
+  penalty = _PENALTY_FACTOR * sigma**2 * math.log(n)
+  # PELT with the linear kernel is PELT with the l2 cost, in ruptures' C code: 0.2 s for 10,000
+  # runs where its Python `Pelt(model="l2")` takes minutes.
+  algo = ruptures.KernelCPD(kernel="linear", min_size=min_runs, jump=1).fit(log_medians.reshape(-1, 1))
+  return [int(b) for b in algo.predict(pen=penalty)[:-1]]  # the last "breakpoint" is n
+
+
+def _padded(samples: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
+  counts = np.array([len(s) for s in samples])
+  table = np.full((len(samples), int(counts.max())), np.nan)
+  for i, run in enumerate(samples):
+    table[i, : len(run)] = run
+  return table, counts
+
+
+def _run_medians_resampled(samples: Sequence[Sequence[float]], rng: np.random.Generator) -> np.ndarray:
+  """`_RESAMPLES` x runs: a resample of the runs, each run's median over a resample of its samples."""
+  table, counts = _padded(samples)
+  runs = rng.integers(0, len(samples), size=(_RESAMPLES, len(samples)))
+  width = table.shape[1]
+  picks = np.floor(rng.random((_RESAMPLES, len(samples), width)) * counts[runs][..., None]).astype(int)
+  values = table[runs[..., None], picks]
+  values[np.arange(width) >= counts[runs][..., None]] = np.nan  # a run's own sample count
+  return np.nanmedian(values, axis=2)
+
+
+def segment_ratio(
+    before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *, level: float = CHANGE_LEVEL, seed: int = 0
+) -> tuple[float, float, float]:
+  """median(run medians after) / median(run medians before) with its interval (the wider of the
+  two-level bootstrap and Welch's t on the log run medians).
+
+  Example:
+    >>> r, low, high = segment_ratio([[1.0, 1.1], [1.0, 0.9]], [[2.0, 2.1], [2.0, 1.9]])
+    >>> round(r, 2), low > 1
+    (2.0, True)
+  """
+  rng = np.random.default_rng(seed)
+  base = float(np.median([np.median(s) for s in before]))
+  cur = float(np.median([np.median(s) for s in after]))
+  with np.errstate(all="ignore"):
+    ratios = np.median(_run_medians_resampled(after, rng), axis=1) / np.median(
+        _run_medians_resampled(before, rng), axis=1
+    )
+  tail = (1.0 - level) / 2.0
+  low, high = (float(v) for v in np.quantile(ratios, [tail, 1.0 - tail]))
+  t_low, t_high = _welch_interval(before, after, level)
+  return cur / base, min(low, t_low), max(high, t_high)
+
+
+def _welch_interval(
+    before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], level: float
+) -> tuple[float, float]:
+  """exp of Welch's interval on the difference of mean log run medians (unbounded with one run a side)."""
+  import scipy.stats  # noqa: PLC0415  (slow to import; only change detection and comparisons need it)
+
+  a = np.log([np.median(s) for s in before])
+  b = np.log([np.median(s) for s in after])
+  if len(a) < 2 or len(b) < 2:
+    return 0.0, math.inf
+  va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+  if va + vb == 0.0:
+    diff = float(b.mean() - a.mean())
+    return math.exp(diff), math.exp(diff)
+  dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
+  half = float(scipy.stats.t.ppf(0.5 + level / 2.0, dof)) * math.sqrt(va + vb)
+  diff = float(b.mean() - a.mean())
+  return math.exp(diff - half), math.exp(diff + half)
+
+
+def change_points(
+    samples: Sequence[Sequence[float]],
+    direction: Direction,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    level: float = CHANGE_LEVEL,
+    min_runs: int = MIN_RUNS,
+    window: int = WINDOW,
+) -> list[ChangePoint]:
+  """The confirmed changes of a series of runs, each run given by its samples (oldest first).
+
+  Args:
+    samples: per run, its finite positive samples (at least one).
+    direction: which way is worse; NEUTRAL series have no changes.
+    threshold: the smallest relative move that counts (0.10: 10%).
+    level: the confidence level of each change's interval.
+    min_runs: the fewest runs a segment holds.
+    window: the most runs each side a change is measured on.
+
+  Example:
+    >>> runs = [[1.0, 1.01, 0.99]] * 6 + [[1.5, 1.51, 1.49]] * 6
+    >>> [(c.index, round(c.ratio, 2), c.worse) for c in change_points(runs, Direction.LOWER)]
+    [(6, 1.5, True)]
+  """
+  if direction is Direction.NEUTRAL or len(samples) < 2 * min_runs:
+    return []
+  if any(len(run) == 0 or not all(v > 0 and math.isfinite(v) for v in run) for run in samples):
+    raise ValueError("change_points: every run needs finite positive samples")
+  log_medians = np.log([float(np.median(run)) for run in samples])
+  bounds = _candidates(log_medians, min_runs)
+  while True:
+    tested = _test_all(samples, bounds, level, window, min_runs)
+    merge = [(t[3], -abs(math.log(t[0])), b) for b, t in tested.items() if not _edge(t)]
+    if not merge:
+      break
+    bounds.remove(max(merge)[2])  # the least evidence first: the largest p-value, then the smallest move
+  changes = []
+  for b, (ratio, low, high, p_value) in tested.items():
+    if not _confirmed((ratio, low, high, p_value), threshold):
+      continue
+    worse = ratio > 1 if direction is Direction.LOWER else ratio < 1
+    edges = [0, *bounds, len(samples)]
+    i = edges.index(b)
+    changes.append(ChangePoint(b, ratio, low, high, worse, min(b - edges[i - 1], window), min(edges[i + 1] - b, window)))
+  return changes
+
+
+def _edge(test: tuple[float, float, float, float]) -> bool:
+  _, low, high, p_value = test
+  return (low > 1.0 or high < 1.0) and p_value <= EDGE_ALPHA
+
+
+def _confirmed(test: tuple[float, float, float, float], threshold: float) -> bool:
+  ratio, _, _, p_value = test
+  return _edge(test) and p_value <= SCAN_ALPHA and (ratio >= 1.0 + threshold or ratio <= 1.0 / (1.0 + threshold))
+
+
+def _largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
+  """Per row of `x` (series of log medians), the largest pooled |t| over its splits."""
+  m = x.shape[1]
+  k = np.arange(min_runs, m - min_runs + 1)
+  cs, cs2 = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
+  total, total2 = cs[:, -1:], cs2[:, -1:]
+  n1, n2 = k, m - k
+  mean1, mean2 = cs[:, k - 1] / n1, (total - cs[:, k - 1]) / n2
+  squares = cs2[:, k - 1] - n1 * mean1**2 + (total2 - cs2[:, k - 1]) - n2 * mean2**2
+  pooled = np.maximum(squares / (m - 2), 1e-12)
+  return np.max(np.abs(mean2 - mean1) / np.sqrt(pooled * (1.0 / n1 + 1.0 / n2)), axis=1)
+
+
+def scan_p_value(log_medians: Sequence[float], min_runs: int = MIN_RUNS, seed: int = 0) -> float:
+  """How often shuffled runs split as far apart as these do somewhere: the permutation p-value of
+  "no change" in `log_medians` (at least 1/(permutations + 1)).
+
+  Example:
+    >>> scan_p_value([0.0, 0.01, -0.01, 0.0, 0.5, 0.51, 0.49, 0.5]) < 0.05
+    True
+  """
+  x = np.asarray(log_medians, dtype=float)[None, :]
+  if x.shape[1] < 2 * min_runs or x.shape[1] < 3:
+    return 1.0
+  rng = np.random.default_rng(seed)
+  shuffled = rng.permuted(np.repeat(x, _PERMUTATIONS, axis=0), axis=1)
+  observed = _largest_split_t(x, min_runs)[0]
+  return float((1 + np.sum(_largest_split_t(shuffled, min_runs) >= observed * (1 - 1e-9))) / (_PERMUTATIONS + 1))
+
+
+def _test_all(
+    samples: Sequence[Sequence[float]], bounds: list[int], level: float, window: int, min_runs: int
+) -> dict[int, tuple[float, float, float, float]]:
+  """Per boundary: (ratio, low, high, scan p-value) over the runs between its neighbours."""
+  edges = [0, *bounds, len(samples)]
+  tested = {}
+  for i in range(1, len(edges) - 1):
+    start, b, end = max(edges[i - 1], edges[i] - window), edges[i], min(edges[i + 1], edges[i] + window)
+    ratio, low, high = segment_ratio(samples[start:b], samples[b:end], level=level, seed=b)
+    p_value = scan_p_value([math.log(float(np.median(s))) for s in samples[start:end]], min_runs, seed=b)
+    tested[b] = (ratio, low, high, p_value)
+  return tested

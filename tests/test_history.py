@@ -1,0 +1,291 @@
+"""A history of runs: entries, the store (local and GCS emulator, concurrent appends), series and
+their changes, the gate, exports, the page (in headless Chromium) and the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import REPO, run_cli
+
+from ckptbench.cli import main
+from ckptbench.errors import CkptbenchError
+from ckptbench.history import Environment, HistoryEntry, HistoryStore, Point, analyse, gate, history_document
+from ckptbench.history._store import INDEX_AFTER
+from history_benchmarks import PLANTED_SAVE_S
+from store_servers import gcs_store  # noqa: F401  (fixture)
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+SUITE = """\
+suite_name: history_saveload
+num_repeats: 12
+num_warmups: 1
+checkpoint_config:
+  spec: {params: {dtype: float32, shape: [64, 16], sharding: [data]}}
+mesh_config: {mesh_axes: [data], ici_parallelism: {data: 8}}
+benchmarks:
+  - generator: history_benchmarks.SaveLoadBenchmark
+"""
+
+
+def _environment(**changes) -> Environment:
+  base = {"versions": {"ckptbench": "0.1.0", "jax": "0.10.2", "orbax-checkpoint": "0.12.8"}, "backend": "cpu",
+          "device_kind": "cpu", "device_count": 2, "process_count": 1, "host": "vm", "fingerprint": "abc123"}  # fmt: skip
+  return Environment(**{**base, **changes})
+
+
+def _entry(i: int, levels: dict[str, float], rng, environment: Environment | None = None, name: str | None = None):
+  points = []
+  for metric, level in levels.items():
+    samples = tuple(float(v) for v in level * np.exp(rng.normal(0, 0.03, 5)))
+    points.append(Point("SaveLoad", "k1", metric, "s", float(np.median(samples)), min(samples), max(samples), samples))
+  return HistoryEntry(name or f"20260101T{i:06d}-{rng.integers(1 << 60):x}", f"r{i}", f"2026-01-01T00:00:{i:02d}+00:00",
+                      "suite", environment or _environment(), tuple(points))  # fmt: skip
+
+
+def _planted_entries(n=14, step_at=9, factor=1.5, seed=0, environment_at=None):
+  rng = np.random.default_rng(seed)
+  entries = []
+  for i in range(1, n + 1):
+    env = _environment(versions={"ckptbench": "0.1.0", "jax": "0.11.0" if environment_at and i >= environment_at
+                                 else "0.10.2", "orbax-checkpoint": "0.12.8"})  # fmt: skip
+    save = 0.1 * (factor if i >= step_at else 1.0)
+    entries.append(_entry(i, {"save_0_basics/time_s": save, "load_0_basics/time_s": 0.05}, rng, env))
+  return entries
+
+
+# -- series, changes and the gate (entries built in memory)
+def test_a_step_is_one_worse_change_named_by_its_label_with_what_changed_then():
+  series = analyse(_planted_entries(environment_at=9))
+  save = next(s for s in series if s.metric == "save_0_basics/time_s")
+  load = next(s for s in series if s.metric == "load_0_basics/time_s")
+  (change,) = save.changes
+  assert (change.label, change.direction, change.index) == ("r9", "worse", 8)
+  assert change.low > 1.0 and 1.35 < change.ratio < 1.65
+  assert change.also_changed == ("jax 0.10.2 -> 0.11.0",)
+  assert load.changes == () and save.environment_changes == ((8, ("jax 0.10.2 -> 0.11.0",)),)
+  assert [c.label for c in gate(series)] == ["r9"]
+  doc = history_document(series, _planted_entries())
+  assert {"suite", "benchmark", "metric", "label", "direction", "ratio", "low", "high"} <= set(doc["changes"][0])
+  json.dumps(doc)  # JSON as it is
+
+
+def test_series_from_different_machines_are_never_mixed():
+  rng = np.random.default_rng(1)
+  fast, slow = _environment(fingerprint="fast"), _environment(fingerprint="slow")
+  # Alternating machines, one twice as slow: one series each, and neither has a change.
+  entries = [_entry(i, {"save_0_basics/time_s": 0.1 if i % 2 else 0.2}, rng, fast if i % 2 else slow) for i in range(1, 21)]
+  series = analyse(entries)
+  assert sorted(s.machine.split()[0] for s in series) == ["fast", "slow"]
+  assert all(len(s.medians) == 10 and s.changes == () for s in series)
+  gpu = _environment(backend="gpu", device_kind="H100")
+  assert len(analyse([*entries, _entry(21, {"save_0_basics/time_s": 0.1}, rng, gpu)])) == 3
+
+
+def test_an_improvement_passes_the_gate_and_selection_picks_series():
+  series = analyse(_planted_entries(factor=0.6))
+  assert [c.direction for s in series for c in s.changes] == ["better"] and gate(series) == []
+  assert [s.metric for s in analyse(_planted_entries(), select=["load_*"])] == ["load_0_basics/time_s"]
+  with pytest.raises(CkptbenchError, match="matches no series"):
+    analyse(_planted_entries(), select=["nothing"])
+
+
+# -- the store
+# A writer as its own process: entries of one point, each written as soon as it is made.
+_WRITER = """
+import sys
+from ckptbench.history import Environment, HistoryEntry, HistoryStore, Point
+location, worker, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+environment = Environment({"ckptbench": "0.1.0"}, "cpu", "cpu", 2, 1, "vm", "abc123")
+store = HistoryStore(location)
+for i in range(count):
+  point = Point("SaveLoad", "k1", "save_0_basics/time_s", "s", 0.1, 0.09, 0.11, (0.1, 0.09, 0.11))
+  store.append(HistoryEntry(f"w{worker}-{i}", f"r{i}", f"2026-01-01T00:00:{i:02d}+00:00", "suite", environment, (point,)))
+"""
+
+
+def _append_many(location: str, worker: int, count: int) -> subprocess.Popen:
+  env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+  return subprocess.Popen([sys.executable, "-c", _WRITER, location, str(worker), str(count)], env=env)
+
+
+def test_concurrent_appends_to_a_directory_lose_nothing_and_half_written_files_are_never_read(tmp_path):
+  hist = tmp_path / "hist"
+  writers = [_append_many(str(hist), w, 25) for w in range(4)]
+  assert [w.wait(120) for w in writers] == [0] * 4
+  # A writer killed mid-write leaves its dot-named temporary file: never read.
+  (hist / "entries" / ".w9-0.json.tmp").write_text('{"schema_version": 1, "na')
+  entries = HistoryStore(hist).read()
+  assert sorted(e.name for e in entries) == sorted(f"w{w}-{i}" for w in range(4) for i in range(25))
+
+
+def test_an_index_is_written_once_there_are_many_entries_and_later_entries_are_read_beside_it(tmp_path):
+  hist = tmp_path / "hist"
+  assert _append_many(str(hist), 0, INDEX_AFTER + 6).wait(120) == 0
+  first = HistoryStore(hist).read()
+  (part,) = (hist / "index").iterdir()
+  assert _append_many(str(hist), 1, 3).wait(120) == 0
+  # Entries the index holds are not opened again: unreadable files there prove it.
+  for entry in first[:5]:
+    (hist / "entries" / f"{entry.name}.json").write_text("not json")
+  again = HistoryStore(hist).read()
+  assert len(again) == len(first) + 3 and [p.name for p in (hist / "index").iterdir()] == [part.name]
+  assert [e.to_json() for e in again if e.name.startswith("w0-")] == [e.to_json() for e in first]
+
+
+def test_bad_histories_are_one_error_naming_them(tmp_path):
+  with pytest.raises(CkptbenchError, match="no such history"):
+    HistoryStore(tmp_path / "nope").read()
+  (tmp_path / "empty").mkdir()
+  with pytest.raises(CkptbenchError, match="holds no entry"):
+    HistoryStore(tmp_path / "empty").read()
+  bad = tmp_path / "bad" / "entries"
+  bad.mkdir(parents=True)
+  (bad / "x.json").write_text("{")
+  with pytest.raises(CkptbenchError, match=r"x\.json: not a ckptbench history entry"):
+    HistoryStore(tmp_path / "bad").read()
+  with pytest.raises(CkptbenchError, match="ftp"):
+    HistoryStore("ftp://bucket/hist")
+
+
+# -- the page, in a real headless Chromium
+@pytest.mark.skipif(
+    not (shutil.which("chromium") and pathlib.Path(CHROMEDRIVER).exists()),
+    reason="needs Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)",
+)
+def test_the_page_renders_offline_in_headless_chromium_names_the_change_and_filters(tmp_path):
+  webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
+  from selenium.webdriver.chrome.service import Service
+  from selenium.webdriver.support.wait import WebDriverWait
+
+  from ckptbench.views import write_history_page
+
+  entries = _planted_entries(environment_at=9)
+  series = analyse(entries)
+  page = write_history_page(series, entries, gate(series), tmp_path / "history.html")
+  options = webdriver.ChromeOptions()
+  for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--no-first-run", "--window-size=1400,1800"):
+    options.add_argument(flag)
+  options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+  driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+  try:
+    driver.get(page.as_uri())
+    WebDriverWait(driver, 30).until(lambda d: len(d.find_elements("css selector", ".js-plotly-plot .main-svg")) >= 2)
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    gate_text = driver.find_element("id", "gate").text + driver.find_element("css selector", "ul li.fail").text
+    annotations = [a.text for a in driver.find_elements("css selector", ".js-plotly-plot .annotation-text")]
+    shaded = len(driver.find_elements("css selector", ".js-plotly-plot .shapelayer path"))
+    driver.find_element("id", "filter").send_keys("load_0")
+    shown = [s.is_displayed() for s in driver.find_elements("css selector", "section.series")]
+  finally:
+    driver.quit()
+  assert errors == [] and fetched == []  # nothing loaded from anywhere: it reads offline
+  assert "worse since" in gate_text and "save_0_basics/time_s" in gate_text and "from r9" in gate_text
+  assert any(a.startswith("worse from r9") and "jax 0.10.2 -> 0.11.0" in a for a in annotations)
+  assert shaded >= 3  # the change's line and each chart's shaded run
+  assert shown == [True, False]  # series are sorted by metric: load, then save
+
+
+# -- command line
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+  for argv, words in (
+      (["history", "add", str(tmp_path / "h")], "at least one output directory"),
+      (["history", "add", str(tmp_path / "h"), str(tmp_path / "nope")], "nope"),
+      (["history", str(tmp_path / "h"), "extra"], "one HIST"),
+      (["history", str(tmp_path / "h"), "--label", "x"], "--label names a run being added"),
+      (["run", "quickstart", "-o", str(tmp_path / "o"), "--label", "x"], "--history HIST"),
+      (["history", str(tmp_path / "h"), "--threshold", "-1"], "--threshold"),
+  ):
+    assert main(argv) == 2, argv
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and words in err, (argv, err)
+
+
+def test_cli_history_writes_json_markdown_bmf_and_exits_3_with_fail_on_change(tmp_path, capsys):
+  hist = tmp_path / "hist"
+  store = HistoryStore(hist)
+  for entry in _planted_entries():
+    store.append(entry)
+  outputs = {f: tmp_path / f for f in ("h.json", "summary.md", "bmf.json")}
+  argv = ["history", str(hist), "--json", str(outputs["h.json"]), "--summary_md", str(outputs["summary.md"]),
+          "--bmf", str(outputs["bmf.json"])]  # fmt: skip
+  assert main(argv) == 0  # without --fail_on_change a change is news, not a failure
+  assert main([*argv, "--fail_on_change"]) == 3
+  out = capsys.readouterr().out
+  assert "FAIL: worse since a change" in out and "save_0_basics/time_s of SaveLoad since r9" in out
+  doc = json.loads(outputs["h.json"].read_text())
+  assert [(c["metric"], c["label"], c["direction"]) for c in doc["changes"]] == [("save_0_basics/time_s", "r9", "worse")]
+  assert "**Worse since:**" in outputs["summary.md"].read_text()
+  bmf = json.loads(outputs["bmf.json"].read_text())
+  assert set(bmf["suite SaveLoad"]) == {"save_0_basics/time_s", "load_0_basics/time_s"}
+  assert {"value", "lower_value", "upper_value"} == set(bmf["suite SaveLoad"]["save_0_basics/time_s"])
+  assert main(["history", str(hist), "-k", "load_0", "--fail_on_change"]) == 0
+
+
+# -- real runs
+def _run_into_history(tmp_path: pathlib.Path, hist: str, label: str, planted_s: float) -> None:
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(SUITE)
+  out = tmp_path / f"out_{pathlib.Path(hist).name}_{label}"
+  os.environ[PLANTED_SAVE_S] = str(planted_s)
+  try:
+    code = main(["run", str(suite), "-o", str(out), "--no_views", "--no_probe", "--no_progress",
+                 "--history", hist, "--label", label])  # fmt: skip
+  finally:
+    os.environ.pop(PLANTED_SAVE_S)
+  assert code == 0
+  shutil.rmtree(out)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_fourteen_real_runs_with_a_planted_save_slowdown_and_without(tmp_path):
+  """28 runs of a small save/load suite, interleaved (the machine's load falls on both): the
+  planted 50 ms from r9 is one worse change of save time at r8-r10 and fails the gate; the
+  history with nothing planted has no change in any headline metric and passes."""
+  planted, flat = str(tmp_path / "planted"), str(tmp_path / "flat")
+  for i in range(1, 15):
+    _run_into_history(tmp_path, planted, f"r{i}", 0.05 if i >= 9 else 0.0)
+    _run_into_history(tmp_path, flat, f"r{i}", 0.0)
+  page, doc = tmp_path / "planted.html", tmp_path / "planted.json"
+  done = run_cli("history", planted, "--fail_on_change", "--html", str(page), "--json", str(doc))
+  assert done.returncode == 3, done.stdout + done.stderr
+  changes = json.loads(doc.read_text())["changes"]
+  save = [c for c in changes if c["metric"] == "save_0_basics/time_s"]
+  assert len(save) == 1 and save[0]["direction"] == "worse" and save[0]["label"] in ("r8", "r9", "r10"), changes
+  assert save[0]["low"] > 1.0
+  assert f"worse from {save[0]['label']}" in page.read_text()
+  assert "save_0_basics/time_s" in done.stdout and f"since {save[0]['label']}" in done.stdout
+  print(done.stdout)  # the figures, for the record (pytest -s)
+  done = run_cli("history", flat, "--fail_on_change", "--json", str(doc))
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert json.loads(doc.read_text())["changes"] == []
+  print(done.stdout)  # the figures, for the record (pytest -s)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_two_concurrent_runs_append_to_a_history_on_the_gcs_emulator(gcs_store, tmp_path):
+  suite = tmp_path / "suite.yaml"
+  suite.write_text(SUITE)
+  hist = f"gs://{gcs_store.bucket}/history-{tmp_path.name}"
+  env = {**os.environ, **gcs_store.env, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "tests")])}
+  env.pop("XLA_FLAGS", None)
+  runs = [subprocess.Popen([sys.executable, "-m", "ckptbench", "run", str(suite), "-o", str(tmp_path / f"out{i}"),
+                            "--no_views", "--no_probe", "--no_progress", "--history", hist, "--label", f"job{i}"],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+          for i in range(2)]  # fmt: skip
+  outputs = [r.communicate(timeout=500)[0] for r in runs]
+  assert [r.returncode for r in runs] == [0, 0], outputs
+  entries = HistoryStore(hist).read()
+  assert sorted(e.label for e in entries) == ["job0", "job1"]
+  done = run_cli("history", hist, env=gcs_store.env)
+  assert done.returncode == 0 and "history: 2 runs" in done.stdout, done.stdout + done.stderr
