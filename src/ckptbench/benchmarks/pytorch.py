@@ -13,7 +13,9 @@ The suite's checkpoint data becomes a flat dict of CPU `torch.Tensor`s
   Both also write to gs:// and s3:// run paths, through DCP's fsspec writer and reader.
 - `orbax`: tensors converted to JAX arrays, `orbax.checkpoint.v1.save` / `load`, converted back.
 - `torchax`: tensors moved to torchax's JAX-backed device, saved and loaded with Orbax
-  (skipped with the reason when torchax does not import, as with torch 2.13).
+  (needs the `torchax` extra's torch 2.12.1; skipped with the reason when torchax does not
+  import, as beside torch 2.13). Once torchax is imported, `dcp` in the same process fails
+  at its barrier (torch asks for hooks of torchax's `jax` device): run `torchax` after DCP.
 
 One metric vocabulary for all: `save` (from tensors in memory to files on disk,
 conversions included), `save_blocking` (the part an async save blocks for;
