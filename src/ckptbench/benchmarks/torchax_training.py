@@ -136,7 +136,8 @@ def _batch(batch_size: int):
   import torch
 
   generator = torch.Generator().manual_seed(1)
-  return torch.randn(batch_size, _IMAGE, generator=generator), torch.randint(0, _CLASSES, (batch_size,), generator=generator)
+  images = torch.randn(batch_size, _IMAGE, generator=generator)
+  return images, torch.randint(0, _CLASSES, (batch_size,), generator=generator)
 
 
 def _host(tensor) -> np.ndarray:
@@ -174,6 +175,7 @@ class _TorchaxOrbax:
     from torchax import interop
 
     self._ocp, self._torch, self._interop = ocp, torch, interop
+    self.notes: list[str] = []
     self.env = torchax.default_env()
     torch.manual_seed(0)
     with self.env:
@@ -232,8 +234,6 @@ class _TorchaxOrbax:
 
   def close(self) -> None:
     self.manager.close()
-
-  notes: list[str] = []
 
 
 class _PlainTorch:
@@ -327,7 +327,8 @@ class TorchaxBenchmark(ckptbench.BenchmarksGenerator):
     if "://" in str(context.path):
       raise ckptbench.CkptbenchError("torchax writes local directories only")
     metrics = ckptbench.Metrics()
-    trainer = (_TorchaxOrbax if options.library == "torchax_orbax" else _PlainTorch)(options, context.path / "checkpoints")
+    trainer_class = _TorchaxOrbax if options.library == "torchax_orbax" else _PlainTorch
+    trainer = trainer_class(options, context.path / "checkpoints")
     try:
       saved_steps: list[int] = []
       saved_weights: dict[str, np.ndarray] = {}
