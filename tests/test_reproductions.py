@@ -17,6 +17,8 @@ from store_servers import gcs_store  # noqa: F401  (fixture)
 
 MLPERF_BYTES_PER_PARAMETER = 14  # MLPerf Storage v2.0: Llama 3 8B's checkpoint is 105 GiB
 PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "reproductions.md"
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+REPRODUCTIONS = ["repro_async_dcp", "repro_disk_share", "repro_mlperf_sizes", "repro_async_blocking", "repro_delete_stall"]
 
 
 def _medians(out: pathlib.Path, *tags: str) -> dict[str, dict[str, float]]:
@@ -44,7 +46,17 @@ def test_every_row_names_an_example_suite_that_exists():
 
   lines = [line for line in PAGE.read_text().splitlines() if "`ckptbench run " in line]
   named = {line.split("`ckptbench run ")[1].split()[0] for line in lines}
-  assert len(named) >= 5 and named <= set(example_names())
+  assert named == set(REPRODUCTIONS) and named <= set(example_names())
+
+
+@pytest.mark.parametrize("name", REPRODUCTIONS)
+def test_each_row_suite_loads_and_expands(name):
+  from ckptbench.config import load_suite
+  from ckptbench.run._sweep import expand
+
+  devices = 8 if name in ("repro_mlperf_sizes", "repro_async_blocking") else 2  # what `ckptbench plan` gives each
+  plan = expand(load_suite(EXAMPLES / f"{name}.yaml"), devices)
+  assert plan.benchmarks or name in ("repro_async_dcp", "repro_disk_share")  # those two need the torch extra
 
 
 @pytest.mark.slow
