@@ -205,7 +205,8 @@ class _TorchaxOrbax:
       with self._torch.no_grad():
         for name, param in self.model.named_parameters():
           param.data = weights[name] - _LEARNING_RATE * grads[name]
-      self.model.fc3.bias.jax().block_until_ready()
+      for param in self.model.parameters():  # the step is timed to its end, not to its dispatch
+        param.jax().block_until_ready()
 
   def weights(self) -> dict[str, np.ndarray]:
     return {name: _host(p) for name, p in self.model.named_parameters()}
