@@ -33,6 +33,7 @@ EXAMPLES = {
     "multislice_broadcast": 2,
     "snapshotter": 2,
     "multihost_dispatchers": 2,
+    "torchax": 2,  # torchax_orbax is skipped where torchax does not import
 }
 
 

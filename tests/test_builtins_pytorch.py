@@ -38,6 +38,9 @@ def test_every_library_saves_and_loads_the_same_tensors(tmp_path):
     for op in ("save", "save_blocking", "load", "verify"):
       assert m[f"{op}_0_basics/time_s"].value > 0, op
   assert metrics["dcp_async"]["save_blocking_0_basics/time_s"].value <= metrics["dcp_async"]["save_0_basics/time_s"].value
+  for library in ("torch_save", "safetensors", "dcp", "dcp_async"):  # the bytes saved: w (bf16) and b (float32)
+    assert metrics[library]["save_5_inventory/save_total_gb"].value * 2**30 == 64 * 32 * 2 + 32 * 4, library
+    assert metrics[library]["save_4_throughput/save_total_gbps"].value > 0, library
 
 
 def test_torchax_is_skipped_with_its_reason_when_it_does_not_import():

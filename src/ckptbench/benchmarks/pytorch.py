@@ -13,12 +13,17 @@ The suite's checkpoint data becomes a flat dict of CPU `torch.Tensor`s
   Both also write to gs:// and s3:// run paths, through DCP's fsspec writer and reader.
 - `orbax`: tensors converted to JAX arrays, `orbax.checkpoint.v1.save` / `load`, converted back.
 - `torchax`: tensors moved to torchax's JAX-backed device, saved and loaded with Orbax
-  (skipped with the reason when torchax does not import, as with torch 2.13).
+  (needs the `torchax` extra's torch 2.12.1; skipped with the reason when torchax does not
+  import, as beside torch 2.13). Once torchax is imported, `dcp` in the same process fails
+  at its barrier (torch asks for hooks of torchax's `jax` device): run `torchax` after DCP.
 
 One metric vocabulary for all: `save` (from tensors in memory to files on disk,
 conversions included), `save_blocking` (the part an async save blocks for;
 equal to the save for synchronous libraries), `load` (from files to tensors in
-memory) and `verify`. Sweep `library: [...]` to compare them in one table.
+memory) and `verify`; `save_5_inventory/save_total_gb` (the tensor bytes this
+process saved; Orbax's own count for `orbax` and `torchax`), from which
+`save_4_throughput/save_total_gbps` and its share of the disk's write bandwidth
+(`..._of_disk_write`) are derived. Sweep `library: [...]` to compare them in one table.
 Every load is checked bit for bit against the saved tensors (with several
 ranks, each rank its own shards).
 
@@ -324,6 +329,10 @@ class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
       path.mkdir(parents=True, exist_ok=True)
       run = _save_load_orbax if library in ("orbax", "torchax") else _save_load_torch
       loaded = run(library, tensors, path, metrics, context, options.cold_cache)
+    if library not in ("orbax", "torchax"):  # Orbax counts its own bytes (the same tag)
+      # The bytes this process wrote, so the save's bandwidth and its share of the disk's are derived.
+      saved_gib = sum(t.numel() * t.element_size() for t in tensors.values()) / 2**30
+      metrics.record("save", "5_inventory/save_total_gb", saved_gib, "GiB")
     with metrics.measure("verify", ["time"]):
       _verify(tensors, loaded, library)
     return ckptbench.TestResult(metrics=metrics)

@@ -25,6 +25,8 @@ BUILTINS: dict[str, str] = {
     "checkpoint_policy": "ckptbench.benchmarks.checkpoint_policy.CheckpointPolicyBenchmark",
     # `pytorch` with DCP and the defaults of Orbax's PyTorch benchmark.
     "pytorch_dcp": "ckptbench.benchmarks.pytorch.PyTorchCheckpointBenchmark",
+    # The torchax article's flow: a torch model on JAX, Orbax's CheckpointManager, beside torch.save and DCP.
+    "torchax": "ckptbench.benchmarks.torchax_training.TorchaxBenchmark",
     "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
     "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
     "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",

@@ -49,9 +49,18 @@ def nearest(versions: tuple[Version, ...], wanted: Version, each_side: int = 2) 
 def check_released(requirement: Requirement) -> None:
   """Checks that the package exists and that a pinned version (==X) was released.
 
+  `ckptbench[extra]` names ckptbench's own extras: every environment installs this
+  source tree, and uv adds the extras' packages to it.
+
   Raises:
     CkptbenchError: naming the package or version and the nearest released versions.
   """
+  if requirement.name == "ckptbench":  # the source tree itself (with extras): never asked of the index
+    if requirement.specifier:
+      raise CkptbenchError(
+          f"{requirement}: ckptbench comes from this source tree; name only its extras, e.g. ckptbench[torchax]"
+      )
+    return
   versions = released_versions(requirement.name)
   pins = [s.version for s in requirement.specifier if s.operator in ("==", "===") and "*" not in s.version]
   for pin in pins:

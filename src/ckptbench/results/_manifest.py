@@ -11,7 +11,8 @@ import subprocess
 import sys
 from typing import Any, Mapping
 
-_PACKAGES = ("jax", "jaxlib", "orbax-checkpoint", "tensorstore", "numpy", "torch", "ckptbench")
+# torch and torchax: the PyTorch built-ins' figures depend on them (None where not installed).
+_PACKAGES = ("jax", "jaxlib", "orbax-checkpoint", "tensorstore", "numpy", "torch", "torchax", "ckptbench")
 
 
 def package_versions() -> dict[str, str | None]:

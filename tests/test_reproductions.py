@@ -1,0 +1,126 @@
+"""docs/reproductions.md: each published result's shape, from the example suite its row names.
+
+Each test runs the row's example suite (`ckptbench run <name>`, as the page says; fewer repeats)
+and checks the shape the row states (a ratio, a trend or a size), never an absolute time.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import pathlib
+import statistics
+
+import pytest
+
+from store_servers import gcs_store  # noqa: F401  (fixture)
+
+MLPERF_BYTES_PER_PARAMETER = 14  # MLPerf Storage v2.0: Llama 3 8B's checkpoint is 105 GiB
+PAGE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "reproductions.md"
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+REPRODUCTIONS = ["repro_async_dcp", "repro_disk_share", "repro_mlperf_sizes", "repro_async_blocking", "repro_delete_stall"]
+
+
+def _medians(out: pathlib.Path, *tags: str) -> dict[str, dict[str, float]]:
+  """{benchmark name: {tag: median over the measured runs}}; fails on any failed run."""
+  samples: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
+  for line in (out / "results.jsonl").read_text().splitlines():
+    record = json.loads(line)
+    assert record["error"] is None, record["error"]
+    if not record["warmup"]:
+      for tag in tags:
+        samples[record["benchmark"]][tag].append(record["metrics"][tag]["value"])
+  return {name: {tag: statistics.median(v) for tag, v in by_tag.items()} for name, by_tag in samples.items()}
+
+
+def _run(cli, tmp_path, name: str, *flags: str, repeats: int = 2) -> pathlib.Path:
+  out = tmp_path / name
+  done = cli("run", name, "-o", str(out), "--no-views", "--no-progress", "--set", f"num_repeats={repeats}", *flags,
+             timeout=900)  # fmt: skip
+  assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+  return out
+
+
+def test_every_row_names_an_example_suite_that_exists():
+  from ckptbench.cli._examples import example_names
+
+  lines = [line for line in PAGE.read_text().splitlines() if "`ckptbench run " in line]
+  named = {line.split("`ckptbench run ")[1].split()[0] for line in lines}
+  assert named == set(REPRODUCTIONS) and named <= set(example_names())
+
+
+@pytest.mark.parametrize("name", REPRODUCTIONS)
+def test_each_row_suite_loads_and_expands(name):
+  from ckptbench.config import load_suite
+  from ckptbench.run._sweep import expand
+
+  devices = 8 if name in ("repro_mlperf_sizes", "repro_async_blocking") else 2  # what `ckptbench plan` gives each
+  plan = expand(load_suite(EXAMPLES / f"{name}.yaml"), devices)
+  assert plan.benchmarks or name in ("repro_async_dcp", "repro_disk_share")  # those two need the torch extra
+
+
+@pytest.mark.slow
+def test_async_dcp_writes_in_the_background_and_the_background_grows_with_size(cli, tmp_path):
+  pytest.importorskip("torch", reason="the torch extra is not installed (pip install 'ckptbench[torch]')")
+  m = _medians(_run(cli, tmp_path, "repro_async_dcp"), "save_0_basics/time_s", "save_blocking_0_basics/time_s")
+  background = {}
+  for ckpt in (0, 1):
+    run = m[f"PyTorchBenchmark(library=dcp_async, ckpt={ckpt})"]
+    background[ckpt] = run["save_0_basics/time_s"] - run["save_blocking_0_basics/time_s"]
+    assert background[ckpt] > 0  # the write goes on after async_save returned
+  assert background[1] > background[0]  # 4 times the bytes: more left to write after the caller is free
+
+
+@pytest.mark.slow
+def test_each_writer_is_a_share_of_the_disk_write_bandwidth_and_some_leave_it_unused(cli, tmp_path):
+  pytest.importorskip("torch", reason="the torch extra is not installed (pip install 'ckptbench[torch]')")
+  share = "save_4_throughput/save_total_gbps_of_disk_write"
+  m = _medians(_run(cli, tmp_path, "repro_disk_share"), share)
+  shares = {name.split("library=")[1].rstrip(")"): v[share] for name, v in m.items()}
+  assert set(shares) == {"torch_save", "dcp", "orbax"}
+  assert all(s > 0 for s in shares.values())
+  assert min(shares.values()) < 1  # FastPersist's premise: a stock writer leaves disk bandwidth unused
+
+
+@pytest.mark.slow
+def test_mlperf_method_writes_and_reads_ten_and_sizes_follow_bytes_per_parameter(cli, tmp_path):
+  import ckptbench
+
+  out = _run(cli, tmp_path, "repro_mlperf_sizes", repeats=1)
+  tags = ("mlperf_9_other/checkpoint_size_GB", "mlperf_9_other/num_checkpoints_write",
+          "mlperf_9_other/num_checkpoints_read")
+  m = _medians(out, *tags)
+  for ckpt, preset in enumerate(("llama-3.1-8b", "llama-3.1-70b")):
+    run = m[f"MlperfStorageBenchmark(ckpt={ckpt})"]
+    assert run["mlperf_9_other/num_checkpoints_write"] == run["mlperf_9_other/num_checkpoints_read"] == 10
+    params = ckptbench.preset_summary(preset, 0.0001, True)["param_count"]
+    bytes_per_parameter = run["mlperf_9_other/checkpoint_size_GB"] * 2**30 / params
+    assert bytes_per_parameter == pytest.approx(10, rel=1e-3)  # bf16 parameters + two float32 moments
+  full = ckptbench.preset_summary("llama-3.1-8b")["param_count"]
+  assert full * MLPERF_BYTES_PER_PARAMETER / 2**30 == pytest.approx(105, abs=0.5)  # MLPerf's 8B size
+
+
+@pytest.mark.slow
+def test_an_async_save_keeps_per_array_requests_out_of_its_blocking_part(cli, tmp_path, gcs_store):  # noqa: F811
+  # Orbax issue 179's blocking per-array requests: in Orbax 0.12.8 they moved to the background.
+  out = _run(cli, tmp_path, "repro_async_blocking", "--checkpoint_root", f"{gcs_store.url}/r179", "--link", "rtt=20ms")
+  kinds = ("put", "get", "list")
+  blocking = [f"save_blocking_5_inventory/store_{k}_count" for k in kinds]
+  whole = [f"save_5_inventory/store_{k}_count" for k in kinds]
+  m = _medians(out, *blocking, *whole)
+  for ocdbt in (False, True):
+    few, many = (m[f"SaveRestoreBenchmark(use_ocdbt={ocdbt}, ckpt={i})"] for i in (0, 1))
+    assert [few[t] for t in blocking] == [many[t] for t in blocking]  # 3 or 24 arrays: the same requests block
+    assert sum(few[t] for t in blocking) < sum(few[t] for t in whole)
+  few, many = (m[f"SaveRestoreBenchmark(use_ocdbt=False, ckpt={i})"] for i in (0, 1))
+  assert many["save_5_inventory/store_put_count"] > few["save_5_inventory/store_put_count"]  # files per array
+
+
+@pytest.mark.slow
+def test_deleting_the_previous_step_on_a_bucket_lands_in_the_next_save(cli, tmp_path, gcs_store):  # noqa: F811
+  out = _run(cli, tmp_path, "repro_delete_stall", "--checkpoint_root", f"{gcs_store.url}/r3488", "--link", "rtt=20ms")
+  deletes = "save_blocking_5_inventory/store_delete_count"
+  m = _medians(out, deletes)
+  keep_all = m["CheckpointManagerBenchmark(max_to_keep=None)"][deletes]
+  keep_one = m["CheckpointManagerBenchmark(max_to_keep=1)"][deletes]
+  assert keep_one > keep_all  # the previous step's objects are deleted while the next save call waits
