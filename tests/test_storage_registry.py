@@ -129,9 +129,11 @@ def test_an_installed_store_serves_the_cli_run(tmp_path, cli):
 
 
 def test_a_broken_installed_store_and_an_unknown_scheme_are_one_line_errors(tmp_path, cli):
+  suite = tmp_path / "toy.yaml"
+  suite.write_text(SUITE.split("  - generator: storage")[0])  # the store is refused, not the suite
   env = {"PYTHONPATH": _plugin(tmp_path, "toy_store_plugin:MISSING"), "TOY_STORE_ROOT": str(tmp_path)}
-  done = cli("run", "suite.yaml", "-o", str(tmp_path / "out"), "--checkpoint_root", "toy://bkt/x", env=env)
+  done = cli("run", str(suite), "-o", str(tmp_path / "out"), "--checkpoint_root", "toy://bkt/x", env=env)
   assert done.returncode == 2 and "Traceback" not in done.stderr
   assert "object store toy = toy_store_plugin:MISSING" in done.stderr and "cannot be loaded" in done.stderr
-  done = cli("run", "suite.yaml", "-o", str(tmp_path / "out"), "--checkpoint_root", "az://bkt/x")
+  done = cli("run", str(suite), "-o", str(tmp_path / "out"), "--checkpoint_root", "az://bkt/x")
   assert done.returncode == 2 and "no object store serves az://" in done.stderr, done.stderr
