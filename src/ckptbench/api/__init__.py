@@ -36,6 +36,7 @@ _EXPORTS = {
     "unit_of": "ckptbench.api._tag_table",
     "tag_value": "ckptbench.api._tag_table:value",
     "BYTES_PER_UNIT": "ckptbench.api._tags",
+    "PEAK_OVER_CHECKPOINT_SUFFIX": "ckptbench.api._tags",
     "Tag": "ckptbench.api._tags",
     "is_memory_unit": "ckptbench.api._tags",
     "is_rate_unit": "ckptbench.api._tags",
@@ -63,6 +64,7 @@ __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "BYTES_PER_UNIT",
+    "PEAK_OVER_CHECKPOINT_SUFFIX",
     "BenchmarkSummary",
     "ErrorRecord",
     "DERIVED",

@@ -30,6 +30,9 @@ def is_memory_unit(unit: str) -> bool:
   return unit.strip().lower() in BYTES_PER_UNIT
 
 
+# `7_memory/host_peak_over_checkpoint`: memory ratios comparable across models (lower is better).
+PEAK_OVER_CHECKPOINT_SUFFIX = "_over_checkpoint"
+
 # A namespace is a digit and lowercase words, so an operation may itself end in
 # digits ("step_1_0_basics/time_s" is operation "step_1"). Namespaces a user
 # invents ("1_custom") split the same way.
@@ -86,5 +89,7 @@ class Tag:
     if self.namespace == "4_throughput":
       return is_rate_unit(unit)
     if self.namespace == "7_memory":  # the operation's own peak (over its start), not the process's
+      if self.metric.endswith(PEAK_OVER_CHECKPOINT_SUFFIX):  # the same peak over the checkpoint's bytes
+        return True
       return "peak" in self.metric and "diff" in self.metric and is_memory_unit(unit)
     return False
