@@ -1,0 +1,110 @@
+"""Host memory as ckptbench reads it in one long process vs the same operation done plainly in fresh ones.
+
+Issue 30: a sync save and a load of a 128 MiB bf16 array over `fsdp=8`, 6 repeats.
+ckptbench side: `ckptbench run memory_over_checkpoint -k '*async_enabled=False*'` (one
+warm-up, 6 repeats in one process), each repeat's `save_`/`load_7_memory/host_rss_peak_diff_mib`.
+Fresh side: `--fresh` processes (default 6) that each build the same array, then save it
+once and load it once with nothing of ckptbench: the peak is the kernel's high-water mark
+(VmHWM, reset through /proc/self/clear_refs) over the RSS before the operation, which in a
+fresh process has no earlier run's free memory to reuse.
+
+Prints both sides' readings, their medians, the ratio ckptbench / fresh (goal 0.75-1.15), and
+each ckptbench repeat's distance from its median (goal within 25%). Linux only (VmHWM).
+
+    .venv/bin/python benchmarks/memory_truth.py [--fresh 6]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+OPS = ("save", "load")
+
+PLAIN = r"""
+import gc, json, os, shutil, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+import jax, numpy as np, ml_dtypes
+from orbax.checkpoint import v1 as ocp
+path = sys.argv[1]
+mesh = jax.sharding.Mesh(np.array(jax.devices()), ("fsdp",))
+sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("fsdp"))
+def shard(index):
+  rng = np.random.default_rng(index[0].start or 0)
+  return rng.standard_normal((1024, 8192), dtype=np.float32).astype(ml_dtypes.bfloat16)
+def rss():
+  return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def peak_added(operation):
+  gc.collect()
+  before = rss()
+  with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+  result = operation()
+  for line in open("/proc/self/status"):
+    if line.startswith("VmHWM:"):
+      return (int(line.split()[1]) * 1024 - before) / 2**20, result
+tree = jax.block_until_ready({"params": jax.make_array_from_callback((8192, 8192), sharding, shard)})
+abstract = jax.tree.map(ocp.arrays.to_shape_dtype_struct, tree)
+save, _ = peak_added(lambda: ocp.save(path, tree))
+jax.tree.map(lambda x: x.delete(), tree)
+load, restored = peak_added(lambda: jax.block_until_ready(ocp.load(path, abstract_state=abstract)))
+shutil.rmtree(path)
+print(json.dumps({"save": save, "load": load}))
+"""
+
+
+def ckptbench_side(scratch: pathlib.Path) -> dict[str, list[float]]:
+  out = scratch / "ckptbench"
+  command = [sys.executable, "-m", "ckptbench", "run", "memory_over_checkpoint", "-k", "*async_enabled=False*",
+             "-o", str(out), "--no_views", "--no_probe", "--no_progress"]
+  subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO)
+  readings: dict[str, list[float]] = {op: [] for op in OPS}
+  for line in (out / "results.jsonl").read_text().splitlines():
+    record = json.loads(line)
+    if record.get("warmup"):
+      continue
+    for op in OPS:
+      readings[op].append(record["metrics"][f"{op}_7_memory/host_rss_peak_diff_mib"]["value"])
+  return readings
+
+
+def fresh_side(scratch: pathlib.Path, processes: int) -> dict[str, list[float]]:
+  readings: dict[str, list[float]] = {op: [] for op in OPS}
+  for i in range(processes):
+    done = subprocess.run([sys.executable, "-c", PLAIN, str(scratch / f"plain_{i}")], check=True,
+                          capture_output=True, text=True)
+    values = json.loads(done.stdout.strip().splitlines()[-1])
+    for op in OPS:
+      readings[op].append(values[op])
+  return readings
+
+
+def main() -> int:
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--fresh", type=int, default=6, help="fresh processes (default 6)")
+  args = parser.parse_args()
+  print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+  with tempfile.TemporaryDirectory(prefix="memory_truth_") as scratch:
+    ours = ckptbench_side(pathlib.Path(scratch))
+    fresh = fresh_side(pathlib.Path(scratch), args.fresh)
+  worst = 0.0
+  for op in OPS:
+    median, fresh_median = statistics.median(ours[op]), statistics.median(fresh[op])
+    spread = max(abs(x / median - 1) for x in ours[op])
+    worst = max(worst, spread)
+    print(f"{op}: ckptbench {' '.join(f'{x:.0f}' for x in ours[op])} MiB (median {median:.0f},"
+          f" every repeat within {spread:.0%} of it); fresh {' '.join(f'{x:.0f}' for x in fresh[op])} MiB"
+          f" (median {fresh_median:.0f}); ratio {median / fresh_median:.2f} (goal 0.75-1.15)")
+  print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
