@@ -60,8 +60,8 @@ def _add(source: str, reduce: Reduce, unit: str, rows: Mapping[str, str]) -> Non
 
 _add("time", "sum", "s", {"0_basics/time_s": "wall-clock duration of the block"})
 _add("rss", "sum", "MiB", {"0_basics/host_rss_diff_mib": (
-    "live host memory the block left: RSS at exit minus RSS at entry, both read once the allocator's"
-    " free memory is handed back to the system (glibc's malloc_trim)")})
+    "host RSS at exit minus RSS at entry (entry read once the allocator's free memory is handed"
+    " back; exit as the allocator leaves it: for what a block keeps, see host_live_mib())")})
 _add("evict_for_load", "sum", "count", {
     "0_basics/cold_cache_drop_caches": "1: the page cache was dropped before the block (root)",
     "0_basics/cold_cache_fadvise": "1: the checkpoint's pages were evicted with posix_fadvise(DONTNEED) before the block",
@@ -74,7 +74,8 @@ _add("rss", "max", "MiB", {
     "7_memory/host_rss_peak_diff_mib": (
         "host memory the block needs at its peak: peak RSS during the block (the kernel's high-water"
         " mark on Linux, else sampled every 5 ms) minus RSS at entry, read once the allocator's free"
-        " memory is handed back, so memory earlier runs freed is not counted as the block's"),
+        " memory is handed back (the lower of the readings at entry and exit), so memory earlier"
+        " runs freed is not counted as the block's"),
     "7_memory/host_rss_peak_mib": "peak host RSS during the block",
 })
 _add("post_run", "max", "ratio", {
@@ -82,11 +83,6 @@ _add("post_run", "max", "ratio", {
         "host_rss_peak_diff_mib over the bytes of one checkpoint (Orbax's save_total_gb or"
         " load_total_gb for the block, per entry; else the checkpoint directory's total_gb): a sync"
         " save that copies the checkpoint once reads about 1.0; lower is better"),
-})
-_add("rss", "last", "MiB", {
-    "7_memory/host_live_mib": (
-        "live host memory at the block's exit (RSS with the allocator's free memory handed back);"
-        " its slope over saves is what each save keeps (a leak)"),
 })
 
 # --- jax_monitoring: save stages ------------------------------------------------
