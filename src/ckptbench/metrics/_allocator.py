@@ -9,6 +9,10 @@ heap too, to the kernel; after it, RSS is live memory (plus the partly used
 pages the allocator cannot split). Other C libraries (musl, macOS) have no such
 call: there the reading is left as the allocator makes it and
 `free_memory_released()` says so.
+
+`heap_in_use()` is glibc's own count of bytes handed out and not freed
+(`mallinfo2`: `uordblks + hblkhd`), which a block's end can read without
+handing anything back.
 """
 
 from __future__ import annotations
@@ -31,6 +35,33 @@ def _malloc_trim():
     return None
   trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
   return trim
+
+
+class _Mallinfo2(ctypes.Structure):
+  _fields_ = [(name, ctypes.c_size_t) for name in (
+      "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+@functools.cache
+def _mallinfo2():
+  """glibc's `mallinfo2` (2.33 and later), or None."""
+  if _malloc_trim() is None:
+    return None
+  try:
+    mallinfo2 = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallinfo2
+  except (OSError, AttributeError):
+    return None
+  mallinfo2.argtypes, mallinfo2.restype = [], _Mallinfo2
+  return mallinfo2
+
+
+def heap_in_use() -> int | None:
+  """Bytes the C allocator has handed out and not had back (heap and mmapped blocks); None off glibc 2.33+."""
+  mallinfo2 = _mallinfo2()
+  if mallinfo2 is None:
+    return None
+  info = mallinfo2()
+  return info.uordblks + info.hblkhd
 
 
 def release_free_memory() -> bool:

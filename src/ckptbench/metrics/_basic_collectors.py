@@ -15,7 +15,7 @@ import time
 import psutil
 
 from ckptbench.api import MetricValue, register_collector, tag_value
-from ckptbench.metrics._allocator import release_free_memory
+from ckptbench.metrics._allocator import heap_in_use, release_free_memory
 
 _MIB = float(1 << 20)
 # How often the background thread samples RSS where the kernel's peak cannot be reset; fine
@@ -175,16 +175,20 @@ class RssCollector:
     # again, which cost the tour 10-15% more CPU time than a bare script.
     release_free_memory()
     self._rss0 = self._peak = _sampler.rss()
+    self._heap0 = heap_in_use()
     _sampler.add(self)
 
   def stop(self):
     _sampler.remove(self)
     rss1 = _sampler.rss()
+    heap1 = heap_in_use()
     peak = max(self._peak, rss1)
-    # Memory live at the start that the block released (a cache an earlier run left, which the
-    # block dropped and reused) was the block's to use: its need is measured over what stayed
-    # live throughout, at most the lower of the readings at entry and exit.
-    kept = min(self._rss0, rss1)
+    # Memory live at the start that the block released (a cache an earlier run left, such as
+    # Orbax's 100 MB OCDBT cache pool, which a save evicts and reuses) was the block's to use:
+    # its need is measured over what stayed live throughout. The allocator's in-use count says
+    # how much of the starting live memory the block gave back, without handing memory back here.
+    released = 0 if self._heap0 is None or heap1 is None else max(0, self._heap0 - heap1)
+    kept = min(self._rss0 - released, rss1)
     return {
         "0_basics/host_rss_diff_mib": tag_value("0_basics/host_rss_diff_mib", (rss1 - self._rss0) / _MIB),
         "7_memory/host_rss_peak_diff_mib": tag_value("7_memory/host_rss_peak_diff_mib", (peak - kept) / _MIB),
