@@ -31,6 +31,7 @@ def test_the_memory_examples_expand(name, benchmarks):
 @pytest.mark.slow
 def test_a_load_needs_more_ram_over_the_checkpoint_than_a_save(tmp_path):
   outcome = run_text(tmp_path, f"""
+      suite_name: memory shape
       num_repeats: 2
       num_warmups: 1
       checkpoint_config:
@@ -54,6 +55,7 @@ def test_a_load_needs_more_ram_over_the_checkpoint_than_a_save(tmp_path):
 @pytest.mark.slow
 def test_a_replicated_restore_needs_more_ram_with_more_replicas(tmp_path):
   outcome = run_text(tmp_path, f"""
+      suite_name: memory shape
       num_repeats: 2
       num_warmups: 1
       checkpoint_config:
