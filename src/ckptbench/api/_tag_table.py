@@ -74,8 +74,8 @@ _add("rss", "max", "MiB", {
     "7_memory/host_rss_peak_diff_mib": (
         "host memory the block needs at its peak: peak RSS during the block (the kernel's high-water"
         " mark on Linux, else sampled every 5 ms) minus RSS at entry, read once the allocator's free"
-        " memory is handed back (the lower of the readings at entry and exit), so memory earlier"
-        " runs freed is not counted as the block's"),
+        " memory is handed back (so memory earlier runs freed is not counted as the block's), less"
+        " what of the memory live at entry the block gave back (glibc's in-use count, mallinfo2)"),
     "7_memory/host_rss_peak_mib": "peak host RSS during the block",
 })
 _add("post_run", "max", "ratio", {
