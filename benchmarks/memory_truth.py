@@ -3,10 +3,12 @@
 Issue 30: a sync save and a load of a 128 MiB bf16 array over `fsdp=8`, 6 repeats.
 ckptbench side: `ckptbench run memory_over_checkpoint -k '*async_enabled=False*'` (one
 warm-up, 6 repeats in one process), each repeat's `save_`/`load_7_memory/host_rss_peak_diff_mib`.
-Fresh side: `--fresh` processes (default 6) that each build the same array, then save it
-once and load it once with nothing of ckptbench: the peak is the kernel's high-water mark
-(VmHWM, reset through /proc/self/clear_refs) over the RSS before the operation, which in a
-fresh process has no earlier run's free memory to reuse.
+Fresh side: `--fresh` pairs (default 6) of fresh processes with nothing of ckptbench: one
+builds the same array and saves it once, the next loads that checkpoint once. The peak is
+the kernel's high-water mark (VmHWM, reset through /proc/self/clear_refs) over the RSS
+before the operation, which in a fresh process has no earlier operation's free memory to
+reuse (a load after a save in the same process would reuse what the save freed); the load
+reads cold (page cache evicted), as ckptbench's loads do.
 
 Prints both sides' readings, their medians, the ratio ckptbench / fresh (goal 0.75-1.15), and
 each ckptbench repeat's distance from its median (goal within 25%). Linux only (VmHWM).
@@ -50,13 +52,20 @@ def peak_added(operation):
   for line in open("/proc/self/status"):
     if line.startswith("VmHWM:"):
       return (int(line.split()[1]) * 1024 - before) / 2**20, result
-tree = jax.block_until_ready({"params": jax.make_array_from_callback((8192, 8192), sharding, shard)})
-abstract = jax.tree.map(ocp.arrays.to_shape_dtype_struct, tree)
-save, _ = peak_added(lambda: ocp.save(path, tree))
-jax.tree.map(lambda x: x.delete(), tree)
-load, restored = peak_added(lambda: jax.block_until_ready(ocp.load(path, abstract_state=abstract)))
-shutil.rmtree(path)
-print(json.dumps({"save": save, "load": load}))
+abstract = {"params": jax.ShapeDtypeStruct((8192, 8192), ml_dtypes.bfloat16, sharding=sharding)}
+if sys.argv[2] == "save":
+  tree = jax.block_until_ready({"params": jax.make_array_from_callback((8192, 8192), sharding, shard)})
+  added, _ = peak_added(lambda: ocp.save(path, tree))
+else:  # a process of its own: no free memory a save left behind to reuse; read cold, as ckptbench's is
+  os.sync()
+  for directory, _, names in os.walk(path):
+    for name in names:
+      fd = os.open(os.path.join(directory, name), os.O_RDONLY)
+      os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+      os.close(fd)
+  added, restored = peak_added(lambda: jax.block_until_ready(ocp.load(path, abstract_state=abstract)))
+  shutil.rmtree(path)
+print(json.dumps(added))
 """
 
 
@@ -78,11 +87,10 @@ def ckptbench_side(scratch: pathlib.Path) -> dict[str, list[float]]:
 def fresh_side(scratch: pathlib.Path, processes: int) -> dict[str, list[float]]:
   readings: dict[str, list[float]] = {op: [] for op in OPS}
   for i in range(processes):
-    done = subprocess.run([sys.executable, "-c", PLAIN, str(scratch / f"plain_{i}")], check=True,
-                          capture_output=True, text=True)
-    values = json.loads(done.stdout.strip().splitlines()[-1])
-    for op in OPS:
-      readings[op].append(values[op])
+    for op in OPS:  # the load in a process of its own, reading what the save process wrote
+      done = subprocess.run([sys.executable, "-c", PLAIN, str(scratch / f"plain_{i}"), op], check=True,
+                            capture_output=True, text=True)
+      readings[op].append(json.loads(done.stdout.strip().splitlines()[-1]))
   return readings
 
 
