@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the import-linter
   from ckptbench.metrics import (
       evict_for_load,
       evict_from_page_cache,
+      host_live_mib,
       scan_inventory,
   )
   from ckptbench.stats import (
@@ -131,6 +132,7 @@ _EXPORTS = {
     "default_collectors": "ckptbench.metrics",
     "evict_for_load": "ckptbench.metrics",
     "evict_from_page_cache": "ckptbench.metrics",
+    "host_live_mib": "ckptbench.metrics",
     "kvstore_payload": "ckptbench.storage:payload",
     "kvstore_spec": "ckptbench.storage",
     "load_results": "ckptbench.results",
@@ -221,6 +223,7 @@ __all__ = [
     "default_collectors",
     "evict_for_load",
     "evict_from_page_cache",
+    "host_live_mib",
     "kvstore_payload",
     "kvstore_spec",
     "load_results",

@@ -37,6 +37,7 @@ _EXPORTS = {
     "tag_value": "ckptbench.api._tag_table:value",
     "BYTES_PER_UNIT": "ckptbench.api._tags",
     "RENAMED": "ckptbench.api._tags",
+    "PEAK_OVER_CHECKPOINT_SUFFIX": "ckptbench.api._tags",
     "Tag": "ckptbench.api._tags",
     "JUDGED": "ckptbench.api._judged",
     "Judged": "ckptbench.api._judged",
@@ -71,6 +72,7 @@ __getattr__ = lazy_getattr(globals(), _EXPORTS)
 
 __all__ = [
     "BYTES_PER_UNIT",
+    "PEAK_OVER_CHECKPOINT_SUFFIX",
     "BenchmarkSummary",
     "RENAMED",
     "current_tag",

@@ -59,7 +59,9 @@ def _add(source: str, reduce: Reduce, unit: str, rows: Mapping[str, str]) -> Non
 
 
 _add("time", "sum", "s", {"0_basics/time_s": "wall-clock duration of the block"})
-_add("rss", "sum", "MiB", {"0_basics/host_rss_diff_mib": "host RSS at exit minus RSS at entry"})
+_add("rss", "sum", "MiB", {"0_basics/host_rss_diff_mib": (
+    "host RSS at exit minus RSS at entry (entry read once the allocator's free memory is handed"
+    " back; exit as the allocator leaves it: for what a block keeps, see host_live_mib())")})
 _add("evict_for_load", "sum", "count", {
     "0_basics/cold_cache_drop_caches": "1: the page cache was dropped before the block (root)",
     "0_basics/cold_cache_fadvise": "1: the checkpoint's pages were evicted with posix_fadvise(DONTNEED) before the block",
@@ -69,8 +71,18 @@ _add("evict_for_load", "sum", "count", {
     "0_basics/cold_cache_warm": "1: no eviction was asked for (cold_cache: false): the block read what the save left in memory",
 })
 _add("rss", "max", "MiB", {
-    "7_memory/host_rss_peak_diff_mib": "peak host RSS during the block minus RSS at entry (the kernel's high-water mark on Linux, else sampled every 5 ms)",
+    "7_memory/host_rss_peak_diff_mib": (
+        "host memory the block needs at its peak: peak RSS during the block (the kernel's high-water"
+        " mark on Linux, else sampled every 5 ms) minus RSS at entry, read once the allocator's free"
+        " memory is handed back (so memory earlier runs freed is not counted as the block's), less"
+        " what of the memory live at entry the block gave back (glibc's in-use count, mallinfo2)"),
     "7_memory/host_rss_peak_mib": "peak host RSS during the block",
+})
+_add("post_run", "max", "ratio", {
+    "7_memory/host_peak_over_checkpoint": (
+        "host_rss_peak_diff_mib over the bytes of one checkpoint (Orbax's save_total_gb or"
+        " load_total_gb for the block, per entry; else the checkpoint directory's total_gb): a sync"
+        " save that copies the checkpoint once reads about 1.0; lower is better"),
 })
 
 # --- jax_monitoring: save stages ------------------------------------------------
@@ -243,10 +255,10 @@ _add("device_memory", "sum", "count", {
 })
 _add("device_memory", "max", "GiB", {
     "7_memory/device_peak_diff_gb": (
-        "max over local devices of the increase of peak_bytes_in_use, an all-time peak:"
-        " 0 when the block stays under an earlier peak; absent where the backend has no"
-        " memory stats (CPU)"),
-    "7_memory/device_peak_gb": "max over local devices of peak_bytes_in_use at exit",
+        "max over local devices of the block's own peak bytes in use minus bytes in use at entry"
+        " (the all-time peak_bytes_in_use where the block raised it, else bytes_in_use sampled every"
+        " 5 ms); absent where the backend has no memory stats (CPU)"),
+    "7_memory/device_peak_gb": "max over local devices of the block's own peak bytes in use",
 })
 _add("device_memory", "sum", "GiB", {
     "7_memory/device_in_use_diff_gb": "sum over local devices of the bytes_in_use change",

@@ -31,6 +31,9 @@ def is_memory_unit(unit: str) -> bool:
   return unit.strip().lower() in BYTES_PER_UNIT
 
 
+# `7_memory/host_peak_over_checkpoint`: memory ratios comparable across models (lower is better).
+PEAK_OVER_CHECKPOINT_SUFFIX = "_over_checkpoint"
+
 # A namespace is a digit and lowercase words, so an operation may itself end in
 # digits ("step_1_0_basics/time_s" is operation "step_1"). Namespaces a user
 # invents ("1_custom") split the same way.

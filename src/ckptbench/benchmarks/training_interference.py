@@ -22,7 +22,8 @@ Measured:
   return until the save is committed, with Orbax's background stages (write,
   metadata, finalize) where it reports them; `*_durable` from the call until
   committed.
-- Memory across many saves: host RSS just before each save call;
+- Memory across many saves: live host memory (`ckptbench.host_live_mib()`) just
+  before each save call;
   `memory_9_other/rss_slope_mib_per_save` is the Theil-Sen slope over the
   saves (with its 95% interval); `memory_9_other/save_first_peak_growth_mib`
   and `save_steady_peak_growth_mib` are the rise of RSS during the first save
@@ -50,7 +51,6 @@ from typing import Any, Callable, Mapping
 
 import jax
 import jax.numpy as jnp
-import psutil
 
 import ckptbench
 from ckptbench.benchmarks.checkpoint_manager import (
@@ -187,7 +187,6 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
     step_fn, compute, state = _compiled_step(context.pytree, options)
     directory = context.path / "checkpoints"
     manager = _manager(options, directory)
-    process = psutil.Process()
     phases = _Phases()
     saves: list[_Save] = []
     steps: list[tuple[float, float]] = []
@@ -200,7 +199,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
           if step % options.save_interval_steps == 0:
             if pending is not None:
               phases.end_background()  # the save call below waits for it: that wait is blocking
-            rss_before_save.append(process.memory_info().rss / _MIB)
+            rss_before_save.append(ckptbench.host_live_mib())  # free memory handed back: a leak, not retention
             index = len(saves)
             with phases.blocking(index):  # the call's times inside the block, as its time_s
               called = time.perf_counter()

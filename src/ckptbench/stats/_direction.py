@@ -11,6 +11,7 @@ direction follows from the namespace and the unit:
 | any other           | rate (`.../s`)       | higher    | throughput wherever it appears   |
 | any                 | time (s, ms, us, ns) | lower     | time spent                       |
 | 0_basics, 7_memory  | memory (B ... TiB)   | lower     | memory used                      |
+| 7_memory            | `*_over_checkpoint`  | lower     | memory used per checkpoint byte  |
 | other namespaces    | memory (B ... TiB)   | neutral   | sizes of I/O, not memory held    |
 | anything else       |                      | neutral   |                                  |
 
@@ -22,7 +23,8 @@ e.g. `8_jax/compile_time_saved_s`) and `..._hit_rate` are higher-better;
 Headline metrics (the ones `--fail_on_regression` watches) are, per
 operation: `0_basics/time_s`, every `4_throughput` rate, and every
 `7_memory` peak increase (`*peak*diff*`, in memory units): what the operation
-itself adds at its peak. Absolute peaks (`host_rss_peak_mib`) include whatever
+itself adds at its peak, and that peak over the checkpoint's bytes
+(`host_peak_over_checkpoint`, a ratio comparable across models). Absolute peaks (`host_rss_peak_mib`) include whatever
 the process held before and are shown, not gated.
 """
 
@@ -31,7 +33,7 @@ from __future__ import annotations
 import enum
 import re
 
-from ckptbench.api import BYTES_PER_UNIT, Tag, is_memory_unit, is_rate_unit
+from ckptbench.api import BYTES_PER_UNIT, PEAK_OVER_CHECKPOINT_SUFFIX, Tag, is_memory_unit, is_rate_unit
 
 _TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
 # Memory changes smaller than this are below what RSS and allocator
@@ -94,5 +96,7 @@ def metric_direction(tag: str, unit: str) -> Direction:
   if unit_key in _TIME_UNITS:
     return Direction.LOWER
   if is_memory_unit(unit) and namespace in _MEMORY_NAMESPACES:
+    return Direction.LOWER
+  if namespace == "7_memory" and metric.endswith(PEAK_OVER_CHECKPOINT_SUFFIX):
     return Direction.LOWER
   return Direction.NEUTRAL
