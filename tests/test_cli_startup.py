@@ -80,7 +80,8 @@ def test_a_subcommand_loads_only_its_own_parser_and_help_lists_them_all():
 
 
 def test_plan_loads_the_generator_base_but_none_of_the_metrics():
+  # _builtin: the catalogue's record, which a built-in's class declares.
   assert _loaded("ckptbench.api", "plan", "quickstart") == {
-      "ckptbench.api", "ckptbench.api._options", "ckptbench.api._generator",
+      "ckptbench.api", "ckptbench.api._options", "ckptbench.api._generator", "ckptbench.api._builtin",
       "ckptbench.api._orbax_probe", "ckptbench.api._probe_cache",
   }  # fmt: skip

@@ -10,6 +10,7 @@ from ckptbench.config._models import (
     ScalarSpec,
     SuiteConfig,
 )
+from ckptbench.config._catalogue import catalogue
 from ckptbench.config._generators import resolve_generator
 from ckptbench.config._mesh_list import mesh_skip_reason
 from ckptbench.config._options import OptionPoint
@@ -35,6 +36,7 @@ __all__ = [
     "SpecTree",
     "Suite",
     "SuiteConfig",
+    "catalogue",
     "iter_arrays",
     "load_suite",
     "load_suite_text",
