@@ -28,6 +28,7 @@ def test_every_example_suite_is_valid_and_runs_only_builtins(example):
   assert plan.benchmarks and {b.generator_path for b in plan.benchmarks} <= set(catalogue())
 
 
+@pytest.mark.slow
 def test_fixture_command_writes_checkpoint_and_sharding_file(tmp_path, cli):
   (tmp_path / "s.yaml").write_text(
       "suite_name: f\n"

@@ -111,6 +111,7 @@ def test_bad_input_is_named(tmp_path):
   assert (profile.latency_s, profile.write_requests_per_s, profile.name) == (0.02, 3500.0, "p")
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_local_root_in_one_line_with_exit_2(tmp_path):
   result = _cli(_suite(tmp_path), "--hosts", "1,2,4", "-o", tmp_path / "o")
   assert result.returncode == 2 and "is not gs:// or s3://" in result.stderr and "Traceback" not in result.stderr

@@ -128,6 +128,7 @@ def test_an_installed_store_serves_the_cli_run(tmp_path, cli):
   assert not [p for p in (root / "bkt").rglob("*") if p.is_file()]  # --remove_repeated_dir emptied it
 
 
+@pytest.mark.slow
 def test_a_broken_installed_store_and_an_unknown_scheme_are_one_line_errors(tmp_path, cli):
   env = {"PYTHONPATH": _plugin(tmp_path, "toy_store_plugin:MISSING"), "TOY_STORE_ROOT": str(tmp_path)}
   done = cli("run", "suite.yaml", "-o", str(tmp_path / "out"), "--checkpoint_root", "toy://bkt/x", env=env)
