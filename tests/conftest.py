@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import pathlib
 import subprocess
@@ -15,6 +16,17 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import pytest  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items):
+  """Files with the most slow tests run first, each file's tests in their order.
+
+  `make test` hands whole files to its workers in this order (pytest-xdist, --dist loadfile): the
+  long files start first rather than last, so the workers finish together.
+  """
+  slow = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
+  first_seen = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
+  items.sort(key=lambda item: (-slow[item.path], first_seen[item.path]))
 
 
 def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240):

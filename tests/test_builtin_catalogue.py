@@ -98,6 +98,12 @@ def test_a_builtin_saving_only_through_orbax_is_refused_on_a_store_orbax_cannot_
 
 def test_a_declaration_that_cannot_be_read_is_an_error_naming_its_line(tmp_path):
   (tmp_path / "mine.py").write_text(
+      "class Mine:\n  builtin = Builtin(name='mine', measures='m (x)', example='e.yaml')  # one line\n"
+  )
+  assert _catalogue._declared_in(tmp_path / "mine.py") == {
+      f"{_catalogue.PACKAGE}.mine.Mine": ckptbench.Builtin(name="mine", measures="m (x)", example="e.yaml")
+  }
+  (tmp_path / "mine.py").write_text(
       "import ckptbench\n\n\nclass Mine(ckptbench.BenchmarksGenerator):\n"
       "  builtin = ckptbench.Builtin(\n      name=NAME,\n  )\n"
   )

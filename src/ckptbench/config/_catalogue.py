@@ -15,6 +15,7 @@ import ast
 import functools
 import pathlib
 import re
+import textwrap
 
 from ckptbench.api import Builtin
 
@@ -22,9 +23,9 @@ PACKAGE = "ckptbench.benchmarks"
 MODULES = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
 ORBAX_PREFIX = "orbax.checkpoint._src.testing.benchmarks."
 
-_CLASS = re.compile(r"^class (\w+)\b", re.M)
-# The declaration, at class-body indent, closed by a `)` alone at that indent.
-_DECLARATION = re.compile(r"^  builtin = (?:ckptbench\.)?Builtin\(\n(.*?)^  \)\n", re.M | re.S)
+_CLASS = re.compile(r"class (\w+)")
+_DECLARATION = re.compile(r"^  builtin = (?:ckptbench\.)?Builtin\(", re.M)  # at class-body indent
+_MAX_LINES = 40
 
 
 class CatalogueError(Exception):
@@ -48,23 +49,34 @@ def catalogue() -> dict[str, Builtin]:
 
 def _declared_in(module: pathlib.Path) -> dict[str, Builtin]:
   text = module.read_text()
-  classes = [(m.start(), m.group(1)) for m in _CLASS.finditer(text)]
   found = {}
   for declaration in _DECLARATION.finditer(text):
-    owners = [name for start, name in classes if start < declaration.start()]
     line = text.count("\n", 0, declaration.start()) + 1
+    owner = _CLASS.match(text, text.rfind("\nclass ", 0, declaration.start()) + 1)
+    if owner is None:
+      raise CatalogueError(f"{module.name}:{line}: a `builtin = Builtin(...)` outside a class")
     where = f"{module.name}:{line}"
-    if not owners:
-      raise CatalogueError(f"{where}: a `builtin = Builtin(...)` outside a class")
     try:
-      call = ast.parse(f"Builtin(\n{declaration.group(1)})", mode="eval").body
+      call = _statement(text[declaration.start():].splitlines()).value
       fields = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
       if call.args or None in fields:
         raise ValueError("only keyword arguments")
-      found[f"{PACKAGE}.{module.stem}.{owners[-1]}"] = Builtin(**fields)
+      found[f"{PACKAGE}.{module.stem}.{owner.group(1)}"] = Builtin(**fields)
     except (SyntaxError, ValueError, TypeError) as e:
       raise CatalogueError(f"{where}: the declaration must be Builtin(...) of literal keywords: {e}") from None
   return found
+
+
+def _statement(lines: list[str]) -> ast.Assign:
+  """The first statement of `lines`: the shortest head of them that parses (its last line has a `)`)."""
+  for end in range(1, min(len(lines), _MAX_LINES) + 1):
+    if ")" not in lines[end - 1]:
+      continue
+    try:
+      return ast.parse(textwrap.dedent("\n".join(lines[:end]))).body[0]
+    except SyntaxError:
+      continue
+  raise SyntaxError(f"no complete statement in {_MAX_LINES} lines")
 
 
 @functools.cache
