@@ -12,6 +12,12 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
 ).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# A pytest-xdist worker (make test) has COLUMNS=80 and LINES=24 in its environment, which a plain
+# pytest process has not: a `ckptbench` started from a test would then fold its tables at 80
+# columns, as at a small terminal, instead of printing them at its width for logs and pipes.
+if "PYTEST_XDIST_WORKER" in os.environ:
+  os.environ.pop("COLUMNS", None)
+  os.environ.pop("LINES", None)
 
 import pytest  # noqa: E402
 
