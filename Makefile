@@ -2,7 +2,12 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: run test install dev clean
+# Test workers (pytest-xdist): one file's tests stay on one worker, in order, so a module's
+# fixtures start once and a file's timing tests never race each other.
+TEST_WORKERS ?= auto
+PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+.PHONY: run test test-fast install dev clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -26,7 +31,11 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q
+	$(PYTEST)
+
+# In-process tests only: no test that starts a Python process or a server.
+test-fast: $(VENV)/.dev-installed
+	$(PYTEST) -m "not slow"
 
 clean:
 	rm -rf $(VENV) out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import pathlib
 import subprocess
@@ -11,10 +12,27 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
 ).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# A pytest-xdist worker (make test) has COLUMNS=80 and LINES=24 in its environment, which a plain
+# pytest process has not: a `ckptbench` started from a test would then fold its tables at 80
+# columns, as at a small terminal, instead of printing them at its width for logs and pipes.
+if "PYTEST_XDIST_WORKER" in os.environ:
+  os.environ.pop("COLUMNS", None)
+  os.environ.pop("LINES", None)
 
 import pytest  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def pytest_collection_modifyitems(items):
+  """Files with the most slow tests run first, each file's tests in their order.
+
+  `make test` hands whole files to its workers in this order (pytest-xdist, --dist loadfile): the
+  long files start first rather than last, so the workers finish together.
+  """
+  slow = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
+  first_seen = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
+  items.sort(key=lambda item: (-slow[item.path], first_seen[item.path]))
 
 
 def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240):

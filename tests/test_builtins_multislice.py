@@ -11,7 +11,7 @@ from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, rol
 from conftest import REPO, run_cli
 
 from ckptbench.config import load_suite
-from ckptbench.config._catalogue import BUILTINS
+from ckptbench.config._catalogue import builtin_paths
 from ckptbench.run._sweep import expand
 
 ORBAX = "orbax.checkpoint._src.testing.benchmarks."
@@ -162,7 +162,7 @@ def test_emergency_manager_restores_from_a_local_replica_after_one_host_loses_it
 def test_the_emergency_example_plans_its_sweep_on_six_devices():
   plan = expand(load_suite(REPO / "examples" / "emergency_checkpoint_manager.yaml"), 6)
   assert [b.varying["lose_local_data"] for b in plan.benchmarks] == ["none", "one_process", "all_processes"]
-  assert {b.generator_path for b in plan.benchmarks} == {BUILTINS["emergency_checkpoint_manager"]}
+  assert {b.generator_path for b in plan.benchmarks} == {builtin_paths()["emergency_checkpoint_manager"]}
 
 
 def test_multislice_broadcast_copies_replica_0_in_rounds_through_the_peer_path(tmp_path):

@@ -43,6 +43,7 @@ def tiny_run(tmp_path_factory):
   return done, out
 
 
+@pytest.mark.slow
 def test_run_in_the_guides_form_succeeds(tiny_run):
   done, out = tiny_run
   assert done.returncode == 0, done.stderr
@@ -51,6 +52,7 @@ def test_run_in_the_guides_form_succeeds(tiny_run):
   assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_results_files_follow_the_contract(tiny_run):
   _, out = tiny_run
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
@@ -75,6 +77,7 @@ def test_results_files_follow_the_contract(tiny_run):
   assert records[0]["path"].startswith(str(out)) and not (out / records[0]["path"]).exists()
 
 
+@pytest.mark.slow
 def test_existing_results_are_never_silently_replaced(tiny_run, tmp_path):
   _, out = tiny_run
   done = run_cli("run", str(tmp_path / "missing.yaml"), "-o", str(out))
@@ -85,6 +88,7 @@ def test_existing_results_are_never_silently_replaced(tiny_run, tmp_path):
   assert "already holds results" in done.stderr and "--resume" in done.stderr
 
 
+@pytest.mark.slow
 def test_bad_config_exits_2_with_one_line_and_writes_nothing(tmp_path):
   suite = tmp_path / "bad.yaml"
   suite.write_text(TINY.replace("use_ocdbt:", "use_ocdbtt:"))
@@ -99,6 +103,7 @@ def test_bad_config_exits_2_with_one_line_and_writes_nothing(tmp_path):
   assert not out.exists()
 
 
+@pytest.mark.slow
 def test_failures_exit_1_and_other_benchmarks_still_run(tmp_path):
   suite = tmp_path / "flaky.yaml"
   suite.write_text(
@@ -111,6 +116,7 @@ def test_failures_exit_1_and_other_benchmarks_still_run(tmp_path):
   assert re.search(r"│ +2 │ +2 │ +1 │ +1 │", done.stdout), done.stdout
 
 
+@pytest.mark.slow
 def test_plan_shows_benchmarks_skips_and_invalid_combinations(tmp_path):
   suite = tmp_path / "plan.yaml"
   suite.write_text(TINY.replace(
@@ -125,6 +131,7 @@ def test_plan_shows_benchmarks_skips_and_invalid_combinations(tmp_path):
   assert "32.0 KiB" in done.stdout and "8.0 KiB" in done.stdout  # global and per device
 
 
+@pytest.mark.slow
 def test_version_and_console_script():
   done = run_cli("--version")
   assert done.returncode == 0 and done.stdout.startswith("ckptbench 0.")

@@ -65,6 +65,7 @@ def test_help_shows_one_spelling_of_each_flag():
   assert "--output-directory" not in text and "--no-views" not in text
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_prefix_before_running_anything(tmp_path):
   done = run_cli("run", "missing.yaml", "-o", str(tmp_path / "out"), "--keep", cwd=tmp_path)
   assert done.returncode == 2

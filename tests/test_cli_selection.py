@@ -76,6 +76,7 @@ def test_overrides_apply_to_a_suite_text_and_a_loaded_suite_refuses_them(tmp_pat
   assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_k_runs_only_matching_benchmarks_and_set_overrides_repeats(suite, tmp_path):
   out = tmp_path / "out"
   done = run_cli("run", str(suite), "-o", str(out), "-k", "use_ocdbt=False", "--set", "num_repeats=2",
@@ -91,6 +92,7 @@ def test_k_runs_only_matching_benchmarks_and_set_overrides_repeats(suite, tmp_pa
   assert manifest["config"]["num_repeats"] == 2 and "--set" in manifest["argv"]
 
 
+@pytest.mark.slow
 def test_k_in_plan_with_a_glob_and_a_pattern_that_matches_nothing(suite):
   plan = run_cli("plan", str(suite), "-k", "*async_enabled=False)")
   assert plan.returncode == 0, plan.stderr

@@ -23,6 +23,7 @@ def _imported(*argv: str) -> set[str]:
   return {name.split(".")[0] for name in names}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [("--version",), ("--help",), ("run", "--help"), ("examples",)])
 def test_version_help_and_examples_import_no_jax_nor_numpy(argv):
   imported = _imported(*argv)
@@ -30,6 +31,7 @@ def test_version_help_and_examples_import_no_jax_nor_numpy(argv):
   assert not imported & {"jax", "jaxlib", "orbax", "tensorstore", "numpy", "pandas", "pydantic"}, sorted(imported)
 
 
+@pytest.mark.slow
 def test_plan_reads_the_kept_orbax_probe_and_imports_no_jax(tmp_path, monkeypatch):
   monkeypatch.setenv("CKPTBENCH_CACHE_DIR", str(tmp_path / "cache"))
   first = _imported("plan", "quickstart")  # probes Orbax (and so imports JAX) once, and keeps the answer
@@ -47,6 +49,7 @@ def test_the_kept_probe_is_the_probe(tmp_path, monkeypatch):
   assert OrbaxCapabilities.from_json(json.loads(json.dumps(live.to_json()))) == live
 
 
+@pytest.mark.slow
 def test_ckptbench_run_stays_the_function_after_the_subpackage_is_imported():
   code = "import inspect, ckptbench.run, ckptbench; assert inspect.isfunction(ckptbench.run), ckptbench.run"
   done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(REPO / "src")},
@@ -54,6 +57,7 @@ def test_ckptbench_run_stays_the_function_after_the_subpackage_is_imported():
   assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_version_answers_before_the_parser_is_built():
   imported = _imported("--version")
   assert not imported & {"argparse", "logging"}, sorted(imported)
@@ -71,6 +75,7 @@ def _loaded(prefix: str, *argv: str) -> set[str]:
   return set(done.stderr.split())
 
 
+@pytest.mark.slow
 def test_a_subcommand_loads_only_its_own_parser_and_help_lists_them_all():
   assert _loaded("ckptbench.cli._", "-v", "plan", "--help") == {
       "ckptbench.cli._main", "ckptbench.cli._parser", "ckptbench.cli._plan",
@@ -79,8 +84,10 @@ def test_a_subcommand_loads_only_its_own_parser_and_help_lists_them_all():
   assert "ckptbench.cli._scale" in _loaded("ckptbench.cli._", "--help")
 
 
+@pytest.mark.slow
 def test_plan_loads_the_generator_base_but_none_of_the_metrics():
+  # _builtin: the catalogue's record, which a built-in's class declares.
   assert _loaded("ckptbench.api", "plan", "quickstart") == {
-      "ckptbench.api", "ckptbench.api._options", "ckptbench.api._generator",
+      "ckptbench.api", "ckptbench.api._options", "ckptbench.api._generator", "ckptbench.api._builtin",
       "ckptbench.api._orbax_probe", "ckptbench.api._probe_cache",
   }  # fmt: skip

@@ -10,17 +10,9 @@ import pytest
 
 import ckptbench
 from builtin_support import ok_metrics, run_text
-from ckptbench.config._catalogue import BUILTINS
+from ckptbench.config import catalogue
 
 EVICTED = ("fadvise", "drop_caches")  # drop_caches only where fadvise is unavailable
-
-# Built-ins without a cold_cache option, and why. A new built-in that loads a
-# checkpoint takes the option (and calls ckptbench.evict_for_load) or is listed here.
-WITHOUT_COLD_CACHE = {
-    "multislice_broadcast": "broadcasts arrays already on the devices; reads no checkpoint",
-    "multihost_dispatchers": "dispatches functions to the devices; reads no checkpoint",
-    "snapshotter": "loads from the Snapshotter's copy in host memory; there is no file to evict",
-}
 
 
 def _how(metrics: dict, op: str) -> list[str]:
@@ -28,23 +20,20 @@ def _how(metrics: dict, op: str) -> list[str]:
   return [k.removeprefix(prefix) for k in metrics if k.startswith(prefix)]
 
 
-def _generator(name: str) -> type:
-  module, _, attr = BUILTINS[name].rpartition(".")
-  return getattr(importlib.import_module(module), attr)
-
-
-@pytest.mark.parametrize("name", sorted(BUILTINS))
-def test_every_builtin_that_loads_a_checkpoint_reads_it_cold_by_default(name):
-  generator = _generator(name)
+@pytest.mark.parametrize("path", sorted(catalogue()), ids=lambda path: catalogue()[path].name)
+def test_every_builtin_that_loads_a_checkpoint_reads_it_cold_by_default(path):
+  """A built-in that declares a `cold_load` has `cold_cache` (default true) and evicts before that op;
+  one that declares none has no such option."""
+  module, _, attr = path.rpartition(".")
+  generator = getattr(importlib.import_module(module), attr)
+  op = catalogue()[path].cold_load
   field = {f.name: f for f in generator.options_class.__dataclass_fields__.values()}.get("cold_cache")
-  if name in WITHOUT_COLD_CACHE:
-    assert field is None, f"{name} has cold_cache now: drop it from WITHOUT_COLD_CACHE"
+  if not op:
+    assert field is None, f"{attr} has cold_cache: declare the load it evicts before as its cold_load"
     return
-  assert field is not None and field.default is True, (
-      f"{name}: give it a cold_cache option (default true) or list it in WITHOUT_COLD_CACHE with the reason"
-  )
+  assert field is not None and field.default is True, f"{attr}: give it a cold_cache option (default true)"
   source = inspect.getsource(inspect.getmodule(generator.test_fn))
-  assert "evict_for_load(" in source, f"{name} has cold_cache but never calls ckptbench.evict_for_load"
+  assert "evict_for_load(" in source and f'"{op}"' in source, f"{attr} never evicts before {op!r}"
 
 
 def test_a_local_checkpoint_is_evicted_and_a_warm_load_says_so(tmp_path):

@@ -37,6 +37,7 @@ def real_run(tmp_path_factory):
   return tmp
 
 
+@pytest.mark.slow
 def test_capture_of_a_real_run(real_run, monkeypatch):
   monkeypatch.setenv("GIT_SHA", "cafe1234")
   path = capture_baseline(real_run / "out", real_run / "baselines")
@@ -54,6 +55,7 @@ def test_capture_of_a_real_run(real_run, monkeypatch):
   assert set(bench.samples) == set(bench.summary.metrics) == {tag for r in measured for tag in r["metrics"]}
 
 
+@pytest.mark.slow
 def test_compare_cli_exit_codes(real_run):
   baseline = capture_baseline(real_run / "out", real_run / "baselines", label="base")
   # The run against itself: nothing is worse, but 5 noisy repeats a side (unpaired) rarely show the
@@ -86,6 +88,7 @@ def test_compare_cli_exit_codes(real_run):
   assert run_cli("compare", str(baseline), str(slow)).returncode == 0
 
 
+@pytest.mark.slow
 def test_compare_cli_bad_input_is_one_line(tmp_path):
   done = run_cli("compare", str(tmp_path / "missing.json"), str(tmp_path))
   assert done.returncode == 2

@@ -395,6 +395,7 @@ def test_setup_test_directory_gives_a_clean_directory(tmp_path):
   assert list(directory_setup.setup_test_directory("bench", str(tmp_path), repeat_index=1).iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_generator_module_in_the_current_directory_is_importable(tmp_path):
   """Through the `ckptbench` console script, which (unlike `python -m`) puts no directory of the user's on sys.path."""
   import os
@@ -423,6 +424,7 @@ def test_a_generator_module_in_the_current_directory_is_importable(tmp_path):
   assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_an_is_valid_that_asks_jax_sees_the_simulated_devices(tmp_path):
   """Orbax's options ask JAX in is_valid (is it Pathways?): JAX is set up before the loader checks them."""
   from conftest import run_cli

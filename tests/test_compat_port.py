@@ -115,6 +115,7 @@ def test_port_lists_what_still_needs_a_hand():
   assert port_source("import os\n").needs_hand == () and not port_source("import os\n").changed
 
 
+@pytest.mark.slow
 def test_the_cli_prints_a_diff_by_default_and_writes_with_write(tmp_path):
   target = tmp_path / "deleter_benchmark.py"
   original = (run_orbax_modules.FRAMEWORK / "deleter_benchmark.py").read_text()

@@ -81,6 +81,7 @@ print(c.process_index, c.process_count, [(g["host"], len(g["text"])) for g in ga
 """
 
 
+@pytest.mark.slow
 def test_auto_mode_lets_jax_detect_slurm_and_honours_jax_coordinator_port():
   port = str(free_port())
   procs = []

@@ -53,6 +53,7 @@ def test_a_suite_is_a_file_first_and_an_example_name_second(tmp_path, monkeypatc
   assert suite_file("missing.yaml") == "missing.yaml"
 
 
+@pytest.mark.slow
 def test_plan_takes_an_example_by_name_from_any_directory(tmp_path):
   done = run_cli("plan", "quickstart", cwd=tmp_path)
   assert done.returncode == 0, done.stderr

@@ -27,6 +27,7 @@ benchmarks:
 """
 
 
+@pytest.mark.slow
 def test_goodput_from_a_run_names_the_missing_recovery_and_still_gives_the_interval(tmp_path, cli):
   [m] = ok_metrics(run_text(tmp_path, SUITE, MANAGER))
   done = cli("goodput", str(tmp_path / "out"), "--mtbf", "6h", "--interval", "30m")
@@ -41,6 +42,7 @@ def test_goodput_from_a_run_names_the_missing_recovery_and_still_gives_the_inter
   assert "<svg" in (tmp_path / "out" / "goodput.html").read_text()
 
 
+@pytest.mark.slow
 def test_goodput_with_recovery_and_per_accelerator_mttf(tmp_path, cli):
   run_text(tmp_path, SUITE, MANAGER)
   done = cli("goodput", str(tmp_path / "out"), "--mttf", "8000h", "--accelerators", "1000",
@@ -54,6 +56,7 @@ def test_goodput_with_recovery_and_per_accelerator_mttf(tmp_path, cli):
   assert plan["best_goodput"] > plan["current_goodput"] == pytest.approx(expected_goodput(3600, cost, 8 * 3600))
 
 
+@pytest.mark.slow
 def test_goodput_from_a_baseline_file_equals_goodput_from_its_run(tmp_path, cli):
   from ckptbench import capture_baseline
 
@@ -81,6 +84,7 @@ def test_goodput_takes_the_lag_of_a_torch_async_save_from_its_whole_save(tmp_pat
   assert plan.best_goodput is not None and not plan.missing
 
 
+@pytest.mark.slow
 def test_goodput_refuses_bad_input_with_one_line(tmp_path, cli):
   done = cli("goodput", str(tmp_path / "absent"), "--mtbf", "6h")
   assert done.returncode == 2 and done.stderr.startswith("ckptbench: error: ")

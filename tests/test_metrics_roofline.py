@@ -119,6 +119,7 @@ def test_unknown_eviction_method_names_the_choices(tmp_path):
     evict_from_page_cache(tmp_path, method="magic")
 
 
+@pytest.mark.slow
 def test_probe_cli_prints_json_and_rejects_bad_input(tmp_path, cli, cache_dir):
   ok = cli("probe", str(tmp_path), "--size-mib", "2", "--no-cache", "--json")
   assert ok.returncode == 0, ok.stderr

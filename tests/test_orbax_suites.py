@@ -97,6 +97,7 @@ def test_a_scaled_suite_runs_with_the_sharding_its_file_asks_for(tmp_path, rel):
   assert records[0]["warmup"]  # the first run on the mesh and data is not a measurement
 
 
+@pytest.mark.slow
 def test_the_per_replica_and_safetensors_loads_are_sharded_not_replicated(tmp_path):
   import numpy as np  # noqa: PLC0415
 

@@ -35,6 +35,7 @@ def _holder(out) -> subprocess.Popen:
   return proc
 
 
+@pytest.mark.slow
 def test_a_locked_directory_is_refused_naming_the_holder(tmp_path):
   (tmp_path / "out").mkdir()
   holder = _holder(tmp_path / "out")
@@ -53,6 +54,7 @@ def test_a_locked_directory_is_refused_naming_the_holder(tmp_path):
   assert (tmp_path / "out" / LOCK_FILE).read_text() == ""  # released cleanly: nothing stale left
 
 
+@pytest.mark.slow
 def test_a_killed_holders_lock_is_taken_over_with_a_warning(tmp_path, caplog):
   holder = _holder(tmp_path / "out")
   holder.send_signal(signal.SIGKILL)

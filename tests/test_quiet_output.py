@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import run_cli
 
 SUITE = """\
@@ -13,6 +15,7 @@ benchmarks:
 """
 
 
+@pytest.mark.slow
 def test_library_output_goes_to_the_logs_and_the_last_lines_say_where(tmp_path):
   (tmp_path / "s.yaml").write_text(SUITE)
   out = tmp_path / "out"
@@ -24,6 +27,7 @@ def test_library_output_goes_to_the_logs_and_the_last_lines_say_where(tmp_path):
   assert f"library messages: {len(log.splitlines())} lines in {out / 'logs' / 'process_0.log'}" in done.stdout
 
 
+@pytest.mark.slow
 def test_verbose_shows_library_output(tmp_path):
   (tmp_path / "s.yaml").write_text(SUITE)
   out = tmp_path / "out"
@@ -33,6 +37,7 @@ def test_verbose_shows_library_output(tmp_path):
   assert not (out / "logs").exists()
 
 
+@pytest.mark.slow
 def test_a_run_whose_libraries_say_nothing_leaves_no_log(tmp_path):
   (tmp_path / "s.yaml").write_text(SUITE)
   out = tmp_path / "out"

@@ -119,6 +119,7 @@ def test_bad_input_is_named(tmp_path):
   assert (profile.latency_s, profile.write_requests_per_s, profile.name) == (0.02, 3500.0, "p")
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_too_few_host_counts_in_one_line_with_exit_2(tmp_path):
   result = _cli(_suite(tmp_path), "--hosts", "1,2", "--emulate", "gcs", "-o", tmp_path / "o")
   assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -126,6 +127,7 @@ def test_the_cli_refuses_too_few_host_counts_in_one_line_with_exit_2(tmp_path):
   assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_local_root_in_one_line_with_exit_2(tmp_path):
   result = _cli(_suite(tmp_path), "--hosts", "1,2,4", "-o", tmp_path / "o")
   assert result.returncode == 2 and "is not gs:// or s3://" in result.stderr and "Traceback" not in result.stderr

@@ -126,6 +126,7 @@ def _refusal(url: str) -> str:
   return str(caught.value)
 
 
+@pytest.mark.slow
 def test_store_checks_name_the_url_and_what_to_set(gcs_store, s3_store, monkeypatch):
   dead = f"http://127.0.0.1:{_closed_port()}"
   assert "bucket 'no-such-bucket' does not exist" in _refusal("gs://no-such-bucket/x")
@@ -322,6 +323,7 @@ def test_an_existing_checkpoint_and_its_sharding_file_on_gcs_are_loaded(gcs_stor
       record["error"]["message"])
 
 
+@pytest.mark.slow
 def test_the_link_keeps_object_lengths_on_head_requests(s3_store):
   import boto3
 

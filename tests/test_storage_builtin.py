@@ -14,6 +14,7 @@ from conftest import REPO
 from store_servers import gcs_store, s3_store  # noqa: F401  (fixtures)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store", ["gcs_store", "s3_store"])
 @pytest.mark.parametrize("use_ocdbt", [False, True])
 def test_kvstore_objects_round_trip_on_the_store(store, use_ocdbt, request):
@@ -40,6 +41,7 @@ def test_kvstore_objects_round_trip_on_local_disk(tmp_path, use_ocdbt):
     assert sorted(p.name for p in files) == [f"obj_{i:05d}" for i in range(5)]
 
 
+@pytest.mark.slow
 def test_verification_fails_on_an_object_corrupted_in_the_store(s3_store):
   location = f"{s3_store.url}/corrupt"
   spec = ckptbench.kvstore_spec(location)

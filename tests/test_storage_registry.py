@@ -128,6 +128,7 @@ def test_an_installed_store_serves_the_cli_run(tmp_path, cli):
   assert not [p for p in (root / "bkt").rglob("*") if p.is_file()]  # --remove_repeated_dir emptied it
 
 
+@pytest.mark.slow
 def test_a_broken_installed_store_and_an_unknown_scheme_are_one_line_errors(tmp_path, cli):
   suite = tmp_path / "toy.yaml"
   suite.write_text(SUITE.split("  - generator: storage")[0])  # the store is refused, not the suite

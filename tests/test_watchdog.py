@@ -7,6 +7,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from conftest import REPO
 
 from ckptbench.errors import EXIT_RUN_STUCK
@@ -26,6 +28,7 @@ def _watch(body: str, processes: int = 2) -> tuple[subprocess.CompletedProcess, 
   return done, time.monotonic() - t0
 
 
+@pytest.mark.slow
 def test_a_test_fn_past_its_timeout_and_the_grace_period_ends_the_process():
   done, took = _watch("""\
       w.start_run("Bench(x=1) repeat 2")
@@ -41,6 +44,7 @@ def test_a_test_fn_past_its_timeout_and_the_grace_period_ends_the_process():
   assert took < 30  # bounded: far below the 30 s sleep it interrupts (process start-up varies with load)
 
 
+@pytest.mark.slow
 def test_a_failed_run_waits_only_the_grace_period_at_the_gather():
   done, _ = _watch("""\
       w.start_run("Bench repeat 0")
@@ -56,6 +60,7 @@ def test_a_failed_run_waits_only_the_grace_period_at_the_gather():
   assert "was still at the gather after its run failed (RuntimeError: boom) past its limit of 1 s" in stuck
 
 
+@pytest.mark.slow
 def test_a_successful_run_waits_at_the_gather_as_long_as_the_others_may_run_and_end_run_disarms():
   done, _ = _watch("""\
       w.start_run("Bench repeat 0")
@@ -71,6 +76,7 @@ def test_a_successful_run_waits_at_the_gather_as_long_as_the_others_may_run_and_
   assert (done.returncode, done.stdout, done.stderr) == (0, "alive\n", "")
 
 
+@pytest.mark.slow
 def test_one_process_has_no_watchdog():
   done, _ = _watch("""\
       w.start_run("Bench repeat 0")

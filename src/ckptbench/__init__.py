@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and the import-linter
   from ckptbench.api import (
       BenchmarkOptions,
       BenchmarksGenerator,
+      Builtin,
       Collector,
       HostStatistics,
       MetricEntry,
@@ -100,6 +101,7 @@ _EXPORTS = {
     "BenchmarkOptions": "ckptbench.api",
     "BenchmarkSummary": "ckptbench.api",
     "BenchmarksGenerator": "ckptbench.api",
+    "Builtin": "ckptbench.api",
     "CheckpointConfig": "ckptbench.config",
     "Collector": "ckptbench.api",
     "Comparison": "ckptbench.results",
@@ -188,6 +190,7 @@ __all__ = [
     "BenchmarkOptions",
     "BenchmarkSummary",
     "BenchmarksGenerator",
+    "Builtin",
     "CheckpointConfig",
     "CkptbenchError",
     "Collector",

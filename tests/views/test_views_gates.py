@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import run_cli
 from views_sample import sample_out  # noqa: F401  (fixture)
 
@@ -31,6 +33,7 @@ def _with_changed_option(out):
   (out / "results.jsonl").write_text("\n".join(lines) + "\n")
 
 
+@pytest.mark.slow
 def test_a_comparison_that_matches_nothing_says_why_and_fails_the_gate(sample_out, tmp_path):
   baseline = capture_baseline(sample_out, tmp_path / "baselines", label="base")
   _with_changed_option(sample_out)
@@ -48,6 +51,7 @@ def test_a_comparison_that_matches_nothing_says_why_and_fails_the_gate(sample_ou
   assert saved["rows"] == [] and len(saved["unmatched"]) == 2
 
 
+@pytest.mark.slow
 def test_a_sweep_whose_every_point_is_dropped_fails_in_run_and_plan(tmp_path):
   suite = tmp_path / "s.yaml"
   suite.write_text(DROPPED.replace("SEPARATE", "true"))
@@ -60,6 +64,7 @@ def test_a_sweep_whose_every_point_is_dropped_fails_in_run_and_plan(tmp_path):
   assert not (tmp_path / "out" / "results.jsonl").exists()
 
 
+@pytest.mark.slow
 def test_plan_and_run_list_the_dropped_points_with_their_reasons(tmp_path):
   suite = tmp_path / "s.yaml"
   suite.write_text(DROPPED.replace("SEPARATE", "[true, false]"))

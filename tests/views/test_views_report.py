@@ -121,6 +121,7 @@ def test_a_directory_without_results_is_a_user_error(tmp_path):
     write_report(tmp_path)
 
 
+@pytest.mark.slow
 def test_cli_report_writes_the_file_and_errors_in_one_line(sample_out, tmp_path):
   env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
   target = tmp_path / "r.html"
@@ -132,6 +133,7 @@ def test_cli_report_writes_the_file_and_errors_in_one_line(sample_out, tmp_path)
   assert "tensorboard: written" in done.stdout
 
 
+@pytest.mark.slow
 def test_a_view_registered_by_user_code_is_written_by_the_detached_writer(sample_out, tmp_path):
   """`ckptbench run` writes its views in another process: user-registered views must reach it."""
   source = tmp_path / "my_views.py"

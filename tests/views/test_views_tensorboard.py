@@ -213,6 +213,7 @@ def test_event_files_are_tfrecords_tensorboards_reader_checks(tmp_path):
   assert read[0].file_version == "brain.Event:2" and read[1].step == 3 and read[1].summary.value[0].tag == "t"
 
 
+@pytest.mark.slow
 def test_the_view_imports_neither_tensorflows_stub_nor_numpy():
   import subprocess
   import sys

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterator, TypeVar
 from ckptbench.api._options import BenchmarkOptions
 
 if TYPE_CHECKING:  # an annotation only: loading the metrics' tables with the base class would cost `plan`
+  from ckptbench.api._builtin import Builtin
   from ckptbench.api._metrics import Metrics
 
 _G = TypeVar("_G", bound=type)
@@ -137,6 +138,8 @@ class BenchmarksGenerator(abc.ABC):
   # of `OrbaxCapabilities` (e.g. "v1_save_load"). Where one is missing, the benchmark
   # is recorded as unsupported with the reason instead of being run.
   orbax_requires: ClassVar[tuple[str, ...]] = ()
+  # ckptbench's own built-ins declare their catalogue entry here (`ckptbench.Builtin`).
+  builtin: ClassVar[Builtin | None] = None
 
   @abc.abstractmethod
   def test_fn(self, context: TestContext) -> TestResult:

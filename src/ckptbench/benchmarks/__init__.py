@@ -1,5 +1,6 @@
 """Built-in benchmarks. They use only ckptbench's public API, as a user's own class does.
 
-Their short names and the Orbax in-tree import paths that map to them are in
-`ckptbench.config._catalogue`; the modules are imported only when a suite names one.
+Each generator class declares its catalogue entry (`builtin = ckptbench.Builtin(...)`), which
+`ckptbench.config._catalogue` reads from the source; a module is imported only when a suite names
+one of its generators. Private helper modules start with `_`.
 """

@@ -88,6 +88,15 @@ def _check_metadata(name: str, metadata: Any, array: jax.Array) -> None:
 class ArrayHandlerBenchmark(ckptbench.BenchmarksGenerator):
   """Writes and reads the arrays through an ArrayHandler; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="array_handler",
+      measures="`ArrayHandler` serialize, OCDBT merge, metadata check, deserialize, below any checkpointer",
+      example="array_handler.yaml",
+      saves_with=("orbax",),
+      cold_load="deserialize",
+      orbax_alias="array_handler_benchmark.ArrayHandlerBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: ArrayHandlerOptions = context.options
     arrays = _arrays(context.pytree)

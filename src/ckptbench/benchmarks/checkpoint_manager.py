@@ -32,6 +32,7 @@ from orbax.checkpoint import v1 as ocp_v1
 from ckptbench import (
     BenchmarkOptions,
     BenchmarksGenerator,
+    Builtin,
     CkptbenchError,
     DataMismatchError,
     Metrics,
@@ -261,6 +262,15 @@ def steps_on_disk(directory: pathlib.Path) -> list[int]:
 @benchmark_options(CheckpointManagerOptions)
 class CheckpointManagerBenchmark(BenchmarksGenerator):
   """A training loop with checkpoints; see the module docstring."""
+
+  builtin = Builtin(
+      name="checkpoint_manager",
+      measures="a jitted training loop with `CheckpointManager` or the v1 training `Checkpointer`: per-step blocking, time to durable, restore of the latest step, deletion of old steps",
+      example="checkpoint_manager.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="checkpoint_manager_benchmark.CheckpointManagerBenchmark",
+  )
 
   def test_fn(self, context: TestContext) -> TestResult:
     options = context.options

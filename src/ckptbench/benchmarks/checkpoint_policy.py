@@ -112,6 +112,15 @@ class CheckpointPolicyOptions(ckptbench.BenchmarkOptions):
 class CheckpointPolicyBenchmark(ckptbench.BenchmarksGenerator):
   """Runs the policies over `num_checkpoints` steps; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="checkpoint_policy",
+      measures="save-decision and preservation policies over many steps: decision cost, what is kept, listing, cleanup",
+      example="checkpoint_policy.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="checkpoint_policy_benchmark.CheckpointPolicyBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: CheckpointPolicyOptions = context.options
     if context.pytree is None:

@@ -156,6 +156,15 @@ def _tmp_dirs(directory: pathlib.Path) -> int:
 class CheckpointerCancelBenchmark(ckptbench.BenchmarksGenerator):
   """Cancels an in-flight async save; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="checkpointer_cancel",
+      measures="cancelling an in-flight async save (`api: v0` by default, the `CheckpointManager`'s checkpointer): the cancel's cost, what it leaves on disk, whether the checkpointer still saves and restores",
+      example="checkpointer_cancel.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="v0_checkpointer_cancel_benchmark.V0CheckpointerCancelBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: CheckpointerCancelOptions = context.options
     if context.pytree is None:
@@ -218,3 +227,12 @@ class CheckpointerCancelBenchmark(ckptbench.BenchmarksGenerator):
 @ckptbench.benchmark_options(V1CheckpointerCancelOptions)
 class V1CheckpointerCancelBenchmark(CheckpointerCancelBenchmark):
   """`checkpointer_cancel` with `api: v1` by default (the peer's v1 generator)."""
+
+  builtin = ckptbench.Builtin(
+      name="v1_checkpointer_cancel",
+      measures="`checkpointer_cancel` with `api: v1` by default (the v1 training `Checkpointer`, whose cancel also deletes the step)",
+      example="checkpointer_cancel.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="v1_checkpointer_cancel_benchmark.V1CheckpointerCancelBenchmark",
+  )

@@ -68,6 +68,15 @@ def _size(directory: pathlib.Path) -> tuple[int, int]:
 class DeleterBenchmark(ckptbench.BenchmarksGenerator):
   """Saves every step and deletes the previous one; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="deleter",
+      measures="deleting old checkpoints through a `CheckpointManager`, over deletion threads (bytes and files per deletion)",
+      example="deleter.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="deleter_benchmark.DeleterBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: DeleterOptions = context.options
     if context.pytree is None:

@@ -142,6 +142,15 @@ def _train_and_save(
 class EmergencyCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
   """Multi-tier saves, a lost host, a restore; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="emergency_checkpoint_manager",
+      measures="Orbax's emergency (multi-tier) `CheckpointManager`: a local tier per host plus a persistent one, a lost host, a restore from the tier that still holds the step (`ckptbench launch -n 3` for the local tier)",
+      example="emergency_checkpoint_manager.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     # Defines the absl flags set below.
     from orbax.checkpoint.experimental.emergency import checkpoint_manager  # noqa: F401

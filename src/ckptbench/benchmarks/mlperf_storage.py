@@ -109,6 +109,14 @@ def _timed(name: str, action) -> tuple[float, object]:
 class MlperfStorageBenchmark(ckptbench.BenchmarksGenerator):
   """Writes N checkpoints, drops caches, reads N; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="mlperf_storage",
+      measures="the MLPerf Storage checkpointing method: write N, drop caches, read N (by another process when several run), DLIO's summary fields from the slowest process",
+      example="mlperf_storage.yaml",
+      saves_with=("orbax",),
+      cold_load="checkpoint_read",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: MlperfStorageOptions = context.options
     if context.pytree is None:

@@ -75,6 +75,14 @@ def _check_dummy(result: Any, what: str) -> None:
 class MultihostDispatchersBenchmark(ckptbench.BenchmarksGenerator):
   """Three dispatches through colocated Python; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="multihost_dispatchers",
+      measures="Orbax's `ColocatedPythonDispatcher`: the cost of running a function next to the devices, with and without result arrays",
+      example="multihost_dispatchers.yaml",
+      extras=("pathways",),
+      orbax_alias="multihost_dispatchers_benchmark.MultihostDispatchersBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint._src.multihost import dispatchers
 

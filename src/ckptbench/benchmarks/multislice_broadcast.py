@@ -71,6 +71,13 @@ def _source_copy(array: jax.Array, replica_mesh: jax.sharding.Mesh, is_source: b
 class MultisliceBroadcastBenchmark(ckptbench.BenchmarksGenerator):
   """Broadcasts replica 0's arrays to all replicas; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="multislice_broadcast",
+      measures="Orbax's `broadcast_one_replica_to_all`: one replica's arrays copied to every other replica, in rounds bounded by a memory limit (no checkpoint)",
+      example="multislice_broadcast.yaml",
+      orbax_alias="multislice_broadcast_benchmark.MultisliceBroadcastBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint._src.multihost import multislice
 

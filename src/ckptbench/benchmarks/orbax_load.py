@@ -121,6 +121,14 @@ def compare_digests(reference: dict[str, str], actual: dict[str, str], where: st
 class OrbaxLoadBenchmark(ckptbench.BenchmarksGenerator):
   """Loads `checkpoint_path`; captures or checks per-host digests."""
 
+  builtin = ckptbench.Builtin(
+      name="orbax_load",
+      measures="loading an existing checkpoint, with per-host SHA-256 digests captured once and checked later",
+      example="orbax_load.yaml",
+      cold_load="load",
+      orbax_alias="orbax_load.load_benchmark.OrbaxLoadBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: OrbaxLoadOptions = context.options
     path = options.checkpoint_path

@@ -125,6 +125,15 @@ def _lose_local_step(saved: dict[int, Any], local: Any, options: P2PCheckpointMa
 class P2PCheckpointManagerBenchmark(ckptbench.BenchmarksGenerator):
   """Local saves, a lost local step, a restore through peers; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="p2p_checkpoint_manager",
+      measures="Orbax's peer-to-peer `CheckpointManager`: local saves per process, then a restore from this host's disk, a peer's or the persistent tier (`ckptbench launch -n 2` or more)",
+      example="p2p_checkpoint_manager.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="p2p_checkpoint_manager_benchmark.P2pCheckpointManagerBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: P2PCheckpointManagerOptions = context.options
     with _multislice.orbax_flags():  # Orbax reads its absl flags (at their defaults) on this path

@@ -92,6 +92,14 @@ def _run_worker(config_path, role: str, timeout: float) -> tuple[int, dict]:
 class PreemptionRecoveryBenchmark(ckptbench.BenchmarksGenerator):
   """Kills training mid-save and measures recovery; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="preemption_recovery",
+      measures="a training process SIGKILLed mid async save; a fresh process recovers: time to recover, steps lost, exact state",
+      example="preemption_recovery.yaml",
+      saves_with=("orbax",),
+      cold_load="recover_restore",
+  )
+
   orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:

@@ -298,6 +298,15 @@ class DcpAsyncManager:
 class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
   """Saves and loads torch tensors with one library; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="pytorch",
+      measures="the same tensors with `torch.save`, `torch.distributed.checkpoint` (sync/async), safetensors and Orbax, in one table",
+      example="pytorch.yaml",
+      saves_with=("orbax", "safetensors", "torch"),
+      cold_load="load",
+      extras=("torch",),
+  )
+
   orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
@@ -353,3 +362,13 @@ class PyTorchCheckpointOptions(PyTorchOptions):
 @ckptbench.benchmark_options(PyTorchCheckpointOptions)
 class PyTorchCheckpointBenchmark(PyTorchBenchmark):
   """DCP save and load, as Orbax's `pytorch_checkpoint_benchmark` runs it (what its import path resolves to)."""
+
+  builtin = ckptbench.Builtin(
+      name="pytorch_dcp",
+      measures="`torch.distributed.checkpoint` with Orbax's PyTorch-benchmark options, one rank per process under `ckptbench launch`",
+      example="pytorch_dcp.yaml",
+      saves_with=("torch",),
+      cold_load="load",
+      extras=("torch",),
+      orbax_alias="pytorch_checkpoint_benchmark.PyTorchCheckpointBenchmark",
+  )

@@ -92,6 +92,15 @@ def array_registry(array_handler: Any) -> Any:
 class PyTreeCheckpointBenchmark(ckptbench.BenchmarksGenerator):
   """Saves `context.pytree` through a PyTreeCheckpointHandler, restores and verifies it."""
 
+  builtin = ckptbench.Builtin(
+      name="pytree_checkpoint",
+      measures="Orbax's classic v0 path: `PyTreeCheckpointHandler` behind an (Async)Checkpointer, save / wait / restore",
+      example="pytree_checkpoint.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: PyTreeCheckpointOptions = context.options
     if context.pytree is None:

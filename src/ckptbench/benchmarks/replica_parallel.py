@@ -47,6 +47,16 @@ class ReplicaParallelOptions(ReferenceOptions):
 class ReplicaParallelBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `save` (and `save_blocking` when async) of replicated data; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="replica_parallel",
+      measures="saving with writes split across replicas against one replica writing",
+      example="replica_parallel.yaml",
+      saves_with=("orbax",),
+      cold_load="load",
+      orbax_alias="v1.replica_parallel_multislice_benchmark.ReplicaParallelMultislice",
+      also_named=("replica_parallel_multislice",),
+  )
+
   orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:

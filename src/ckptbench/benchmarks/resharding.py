@@ -95,6 +95,15 @@ def target_spec(leaf: jax.Array, mesh: Mesh, how: str) -> PartitionSpec:
 class ReshardingBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `load` into a target sharding; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="resharding",
+      measures="loading into a different sharding/mesh (self-contained, or `reference_checkpoint_path` + `reference_sharding_path`)",
+      example="resharding.yaml",
+      saves_with=("orbax",),
+      cold_load="load",
+      orbax_alias="v1.resharding_benchmark.ReshardingBenchmark",
+  )
+
   orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:

@@ -50,6 +50,15 @@ class RestoreAndBroadcastOptions(ReferenceOptions):
 class RestoreAndBroadcastBenchmark(ckptbench.BenchmarksGenerator):
   """Measures `load` onto every replica of a (replica, model) mesh; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="restore_and_broadcast",
+      measures="one replica loads then broadcasts, against every replica loading",
+      example="restore_and_broadcast.yaml",
+      saves_with=("orbax",),
+      cold_load="load",
+      orbax_alias="v1.restore_and_broadcast_benchmark.RestoreAndBroadcastBenchmark",
+  )
+
   orbax_requires = ("v1_save_load",)  # v1.save/v1.load (0.12+)
 
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:

@@ -67,3 +67,11 @@ class SafetensorsLoadOptions(OrbaxLoadOptions):
 @ckptbench.benchmark_options(SafetensorsLoadOptions)
 class SafetensorsLoadBenchmark(OrbaxLoadBenchmark):
   """Loads a directory of safetensors files; captures or checks per-host digests."""
+
+  builtin = ckptbench.Builtin(
+      name="safetensors_load",
+      measures="Hugging Face-style sharded `.safetensors` into sharded JAX arrays, over Orbax's over-read ratio and read chunk size (`ckptbench fixture --format safetensors` writes the files)",
+      example="safetensors_load.yaml",
+      cold_load="load",
+      orbax_alias="safetensors.load_benchmark.SafetensorLoadBenchmark",
+  )

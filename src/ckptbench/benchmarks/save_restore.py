@@ -112,6 +112,15 @@ def collector_keys(options: SaveRestoreOptions) -> list[str] | None:
 class SaveRestoreBenchmark(ckptbench.BenchmarksGenerator):
   """Saves `context.pytree`, loads it back and verifies it."""
 
+  builtin = ckptbench.Builtin(
+      name="save_restore",
+      measures="save (sync or async: blocking, background, whole) and load with Orbax v1",
+      example="quickstart.yaml",
+      saves_with=("orbax",),
+      cold_load="load",
+      orbax_alias="v1.benchmark.Benchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: SaveRestoreOptions = context.options
     if context.pytree is None:

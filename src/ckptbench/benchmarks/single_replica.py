@@ -123,6 +123,15 @@ def _restore_args(abstract: Any) -> Any:
 class SingleReplicaBenchmark(ckptbench.BenchmarksGenerator):
   """Save, then single-replica restore and broadcast; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="single_replica",
+      measures="Orbax's `SingleReplicaArrayHandler` (v0): save, then a restore that one replica reads and broadcasts to the others, in rounds bounded by a memory limit",
+      example="single_replica.yaml",
+      saves_with=("orbax",),
+      cold_load="restore",
+      orbax_alias="single_replica_benchmark.SingleReplicaBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     import orbax.checkpoint as ocp
     from orbax.checkpoint import type_handlers

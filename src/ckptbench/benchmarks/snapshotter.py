@@ -85,6 +85,14 @@ def _abstract(value: np.ndarray, sharding: jax.sharding.NamedSharding) -> dict[s
 class SnapshotterBenchmark(ckptbench.BenchmarksGenerator):
   """Snapshot, then load onto fewer and onto more emulated slices; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="snapshotter",
+      measures="Orbax's v1 `Snapshotter`: state backed up to host memory, then loaded onto fewer (scale down) or more (scale up) emulated slices",
+      example="snapshotter.yaml",
+      extras=("pathways",),
+      orbax_alias="v1.snapshotter_benchmark.SnapshotterBenchmark",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     from orbax.checkpoint.experimental.v1._src.training.pathways import snapshotter
 

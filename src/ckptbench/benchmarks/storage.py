@@ -59,6 +59,14 @@ def verify_objects(written: list[bytes], read: list[bytes]) -> None:
 class StorageBenchmark(ckptbench.BenchmarksGenerator):
   """Writes, reads back and verifies N objects of S bytes through TensorStore's kvstore."""
 
+  builtin = ckptbench.Builtin(
+      name="storage",
+      measures="an object store's (or directory's) own roofline through TensorStore's kvstore: N objects of S bytes, OCDBT on/off, requests in flight",
+      example="storage_gcs.yaml",
+      saves_with=("tensorstore",),
+      cold_load="read",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: StorageOptions = context.options
     size = max(1, int(options.object_size_mib * _MIB))

@@ -320,6 +320,14 @@ def _check_restored(library: str, fresh, step: int, read_step: int, saved: dict[
 class TorchaxBenchmark(ckptbench.BenchmarksGenerator):
   """Trains the article's model and checkpoints it every few steps; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="torchax",
+      measures="a torch model on JAX through torchax, trained and saved every few steps by Orbax's `CheckpointManager` (the torchax article's flow), restored into the model, beside `torch.save` and DCP (`pip install '.[torchax]'` in its own venv: torch 2.12.1)",
+      example="torchax.yaml",
+      saves_with=("orbax", "torch"),
+      extras=("torchax",),
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options = context.options
     problem = options.invalid_reason() or options.unsupported_reason()

@@ -177,6 +177,14 @@ class _Phases:
 class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
   """Times training steps around async saves; see the module docstring."""
 
+  builtin = ckptbench.Builtin(
+      name="training_interference",
+      measures="a jitted training loop with async saves every K steps (both Orbax managers, torch DCP): slowdown of steps overlapping a background save (median ratio with interval), first save vs steady state by phase, host-memory slope per save",
+      example="training_interference.yaml",
+      saves_with=("orbax", "torch"),
+      cold_load="restore",
+  )
+
   def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
     options: TrainingInterferenceOptions = context.options
     if context.pytree is None:

@@ -11,6 +11,7 @@ from ckptbench.config._models import (
     SimDeviceConfig,
     SuiteConfig,
 )
+from ckptbench.config._catalogue import catalogue
 from ckptbench.config._simdevice import emulated_backend, read_simdevice
 from ckptbench.config._generators import resolve_generator
 from ckptbench.config._mesh_list import mesh_skip_reason
@@ -40,6 +41,7 @@ __all__ = [
     "SpecTree",
     "Suite",
     "SuiteConfig",
+    "catalogue",
     "iter_arrays",
     "load_suite",
     "load_suite_text",

@@ -1,72 +1,91 @@
-"""The catalogue of built-in benchmarks, by import path (nothing is imported here).
+"""The catalogue of built-in benchmarks, read from their declarations (nothing is imported here).
 
-`BUILTINS` maps a short name usable as `generator:` in a suite to an import
-path; `ORBAX_ALIASES` maps the import paths of Orbax's in-tree framework to
-ours, so suites written for it run unchanged.
+Every generator class in a public module of `ckptbench/benchmarks/` declares itself with a
+class attribute `builtin = ckptbench.Builtin(...)` (api/_builtin.py) whose arguments are
+literals. This module reads those declarations from the modules' source text, so resolving a
+short name costs no import of JAX or Orbax, and a new built-in is its module (plus its example
+and test): the short names, Orbax's in-tree import paths, the storage check, the README's
+table (`python -m ckptbench.config._catalogue_table --readme` rewrites it) and the tests of examples
+and cold loads all derive from here.
 """
 
-BUILTINS: dict[str, str] = {
-    "save_restore": "ckptbench.benchmarks.save_restore.SaveRestoreBenchmark",
-    "resharding": "ckptbench.benchmarks.resharding.ReshardingBenchmark",
-    "restore_and_broadcast": "ckptbench.benchmarks.restore_and_broadcast.RestoreAndBroadcastBenchmark",
-    "replica_parallel": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
-    "checkpoint_manager": "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
-    "preemption_recovery": "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
-    "pytorch": "ckptbench.benchmarks.pytorch.PyTorchBenchmark",
-    "mlperf_storage": "ckptbench.benchmarks.mlperf_storage.MlperfStorageBenchmark",
-    "training_interference": (
-        "ckptbench.benchmarks.training_interference.TrainingInterferenceBenchmark"
-    ),
-    "pytree_checkpoint": "ckptbench.benchmarks.pytree_checkpoint.PyTreeCheckpointBenchmark",
-    "array_handler": "ckptbench.benchmarks.array_handler.ArrayHandlerBenchmark",
-    "orbax_load": "ckptbench.benchmarks.orbax_load.OrbaxLoadBenchmark",
-    "safetensors_load": "ckptbench.benchmarks.safetensors_load.SafetensorsLoadBenchmark",
-    "deleter": "ckptbench.benchmarks.deleter.DeleterBenchmark",
-    "checkpoint_policy": "ckptbench.benchmarks.checkpoint_policy.CheckpointPolicyBenchmark",
-    # `pytorch` with DCP and the defaults of Orbax's PyTorch benchmark.
-    "pytorch_dcp": "ckptbench.benchmarks.pytorch.PyTorchCheckpointBenchmark",
-    # The torchax article's flow: a torch model on JAX, Orbax's CheckpointManager, beside torch.save and DCP.
-    "torchax": "ckptbench.benchmarks.torchax_training.TorchaxBenchmark",
-    "single_replica": "ckptbench.benchmarks.single_replica.SingleReplicaBenchmark",
-    "checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.CheckpointerCancelBenchmark",
-    "v1_checkpointer_cancel": "ckptbench.benchmarks.checkpointer_cancel.V1CheckpointerCancelBenchmark",
-    "storage": "ckptbench.benchmarks.storage.StorageBenchmark",
-    "multislice_broadcast": "ckptbench.benchmarks.multislice_broadcast.MultisliceBroadcastBenchmark",
-    "replica_parallel_multislice": "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
-    "snapshotter": "ckptbench.benchmarks.snapshotter.SnapshotterBenchmark",
-    "p2p_checkpoint_manager": "ckptbench.benchmarks.p2p_checkpoint_manager.P2PCheckpointManagerBenchmark",
-    "multihost_dispatchers": "ckptbench.benchmarks.multihost_dispatchers.MultihostDispatchersBenchmark",
-    "emergency_checkpoint_manager": (
-        "ckptbench.benchmarks.emergency_checkpoint_manager.EmergencyCheckpointManagerBenchmark"
-    ),
-}
+from __future__ import annotations
 
-_ORBAX = "orbax.checkpoint._src.testing.benchmarks."
-ORBAX_ALIASES: dict[str, str] = {
-    _ORBAX + "v1.benchmark.Benchmark": BUILTINS["save_restore"],
-    _ORBAX + "v1.resharding_benchmark.ReshardingBenchmark": BUILTINS["resharding"],
-    _ORBAX + "v1.restore_and_broadcast_benchmark.RestoreAndBroadcastBenchmark": BUILTINS[
-        "restore_and_broadcast"
-    ],
-    _ORBAX + "v1.replica_parallel_multislice_benchmark.ReplicaParallelMultislice": BUILTINS[
-        "replica_parallel"
-    ],
-    _ORBAX + "pytree_checkpoint_benchmark.PyTreeCheckpointBenchmark": BUILTINS["pytree_checkpoint"],
-    _ORBAX + "array_handler_benchmark.ArrayHandlerBenchmark": BUILTINS["array_handler"],
-    _ORBAX + "checkpoint_manager_benchmark.CheckpointManagerBenchmark": BUILTINS["checkpoint_manager"],
-    _ORBAX + "orbax_load.load_benchmark.OrbaxLoadBenchmark": BUILTINS["orbax_load"],
-    _ORBAX + "safetensors.load_benchmark.SafetensorLoadBenchmark": BUILTINS["safetensors_load"],
-    _ORBAX + "deleter_benchmark.DeleterBenchmark": BUILTINS["deleter"],
-    _ORBAX + "checkpoint_policy_benchmark.CheckpointPolicyBenchmark": BUILTINS["checkpoint_policy"],
-    _ORBAX + "pytorch_checkpoint_benchmark.PyTorchCheckpointBenchmark": BUILTINS["pytorch_dcp"],
-    _ORBAX + "single_replica_benchmark.SingleReplicaBenchmark": BUILTINS["single_replica"],
-    _ORBAX + "v0_checkpointer_cancel_benchmark.V0CheckpointerCancelBenchmark": BUILTINS["checkpointer_cancel"],
-    _ORBAX + "v1_checkpointer_cancel_benchmark.V1CheckpointerCancelBenchmark": BUILTINS["v1_checkpointer_cancel"],
-    _ORBAX + "emergency_checkpoint_manager_benchmark.EmergencyCheckpointManagerBenchmark": BUILTINS[
-        "emergency_checkpoint_manager"
-    ],
-    _ORBAX + "multislice_broadcast_benchmark.MultisliceBroadcastBenchmark": BUILTINS["multislice_broadcast"],
-    _ORBAX + "v1.snapshotter_benchmark.SnapshotterBenchmark": BUILTINS["snapshotter"],
-    _ORBAX + "p2p_checkpoint_manager_benchmark.P2pCheckpointManagerBenchmark": BUILTINS["p2p_checkpoint_manager"],
-    _ORBAX + "multihost_dispatchers_benchmark.MultihostDispatchersBenchmark": BUILTINS["multihost_dispatchers"],
-}
+import ast
+import functools
+import pathlib
+import re
+import textwrap
+
+from ckptbench.api import Builtin
+
+PACKAGE = "ckptbench.benchmarks"
+MODULES = pathlib.Path(__file__).resolve().parent.parent / "benchmarks"
+ORBAX_PREFIX = "orbax.checkpoint._src.testing.benchmarks."
+
+_CLASS = re.compile(r"class (\w+)")
+_DECLARATION = re.compile(r"^  builtin = (?:ckptbench\.)?Builtin\(", re.M)  # at class-body indent
+_MAX_LINES = 40
+
+
+class CatalogueError(Exception):
+  """A built-in module whose declaration cannot be read (a defect of ckptbench itself)."""
+
+
+@functools.cache
+def catalogue() -> dict[str, Builtin]:
+  """Every built-in: its class's import path -> its declaration, in module order."""
+  found: dict[str, Builtin] = {}
+  for module in sorted(MODULES.glob("[a-z]*.py")):
+    found.update(_declared_in(module))
+  names: dict[str, str] = {}
+  for path, builtin in found.items():
+    for name in builtin.names:
+      if name in names:
+        raise CatalogueError(f"built-in name {name!r} is declared by both {names[name]} and {path}")
+      names[name] = path
+  return found
+
+
+def _declared_in(module: pathlib.Path) -> dict[str, Builtin]:
+  text = module.read_text()
+  found = {}
+  for declaration in _DECLARATION.finditer(text):
+    line = text.count("\n", 0, declaration.start()) + 1
+    owner = _CLASS.match(text, text.rfind("\nclass ", 0, declaration.start()) + 1)
+    if owner is None:
+      raise CatalogueError(f"{module.name}:{line}: a `builtin = Builtin(...)` outside a class")
+    where = f"{module.name}:{line}"
+    try:
+      call = _statement(text[declaration.start():].splitlines()).value
+      fields = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+      if call.args or None in fields:
+        raise ValueError("only keyword arguments")
+      found[f"{PACKAGE}.{module.stem}.{owner.group(1)}"] = Builtin(**fields)
+    except (SyntaxError, ValueError, TypeError) as e:
+      raise CatalogueError(f"{where}: the declaration must be Builtin(...) of literal keywords: {e}") from None
+  return found
+
+
+def _statement(lines: list[str]) -> ast.Assign:
+  """The first statement of `lines`: the shortest head of them that parses (its last line has a `)`)."""
+  for end in range(1, min(len(lines), _MAX_LINES) + 1):
+    if ")" not in lines[end - 1]:
+      continue
+    try:
+      return ast.parse(textwrap.dedent("\n".join(lines[:end]))).body[0]
+    except SyntaxError:
+      continue
+  raise SyntaxError(f"no complete statement in {_MAX_LINES} lines")
+
+
+@functools.cache
+def builtin_paths() -> dict[str, str]:
+  """Every short name a suite may give as `generator:` -> the class's import path."""
+  return {name: path for path, builtin in catalogue().items() for name in builtin.names}
+
+
+@functools.cache
+def orbax_aliases() -> dict[str, str]:
+  """The import paths of Orbax's in-tree generators -> the built-in standing in for each."""
+  return {ORBAX_PREFIX + b.orbax_alias: path for path, b in catalogue().items() if b.orbax_alias}

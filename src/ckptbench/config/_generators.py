@@ -12,9 +12,7 @@ import importlib
 import inspect
 
 from ckptbench.api import BenchmarksGenerator
-from ckptbench.config._catalogue import BUILTINS, ORBAX_ALIASES
-
-_ORBAX_PREFIX = "orbax.checkpoint._src.testing.benchmarks."
+from ckptbench.config._catalogue import ORBAX_PREFIX, builtin_paths, orbax_aliases
 
 
 class GeneratorResolutionError(Exception):
@@ -31,16 +29,16 @@ def _closest(name: str, known) -> str:
 
 def resolve_generator(name: str) -> tuple[str, type[BenchmarksGenerator]]:
   """Returns (canonical import path, class) for a `generator:` value."""
-  path = BUILTINS.get(name) or ORBAX_ALIASES.get(name) or name
-  if name.startswith(_ORBAX_PREFIX) and name not in ORBAX_ALIASES:
+  path = builtin_paths().get(name) or orbax_aliases().get(name) or name
+  if name.startswith(ORBAX_PREFIX) and name not in orbax_aliases():
     raise GeneratorResolutionError(
         f"{name!r} is a generator of Orbax's in-tree framework that ckptbench has no"
-        f" equivalent for{_closest(name, ORBAX_ALIASES)}"
+        f" equivalent for{_closest(name, orbax_aliases())}"
     )
   module_name, _, attr = path.rpartition(".")
   if not module_name:
     raise GeneratorResolutionError(
-        f"{name!r} is neither a built-in nor an import path like 'package.module.Class'{_closest(name, BUILTINS)}"
+        f"{name!r} is neither a built-in nor an import path like 'package.module.Class'{_closest(name, builtin_paths())}"
     )
   try:
     module = importlib.import_module(module_name)

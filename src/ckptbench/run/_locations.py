@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from ckptbench.api import ErrorRecord, MetricEntry
 from ckptbench.api import Tag
+from ckptbench.config import catalogue
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import StorageProbe
 from ckptbench.storage import (
@@ -135,17 +136,6 @@ def saved_something(tags: Mapping[str, MetricEntry]) -> bool:
   return False
 
 
-# Built-ins that save through Orbax, which cannot write to every store (0.12.8: not s3://, docs/storage.md).
-_ORBAX_BUILTINS = frozenset({
-    "ckptbench.benchmarks.save_restore.SaveRestoreBenchmark",
-    "ckptbench.benchmarks.resharding.ReshardingBenchmark",
-    "ckptbench.benchmarks.restore_and_broadcast.RestoreAndBroadcastBenchmark",
-    "ckptbench.benchmarks.replica_parallel.ReplicaParallelBenchmark",
-    "ckptbench.benchmarks.checkpoint_manager.CheckpointManagerBenchmark",
-    "ckptbench.benchmarks.preemption_recovery.PreemptionRecoveryBenchmark",
-})
-
-
 def check_store_targets(suite: Any, checkpoint_root: str | None, **other_paths: str | None) -> None:
   """Before anything runs: every store the suite names answers, and Orbax can write the scheme.
 
@@ -161,13 +151,19 @@ def check_store_targets(suite: Any, checkpoint_root: str | None, **other_paths: 
   if is_store_url(checkpoint_root):
     url = parse_store_url(checkpoint_root)
     if not store_for(url).orbax_writes:
-      orbax = sorted(e.generator_path for e in suite.entries if e.generator_path in _ORBAX_BUILTINS)
+      builtins = catalogue()
+      orbax = sorted(
+          e.generator_path for e in suite.entries
+          if e.generator_path in builtins and builtins[e.generator_path].saves_only_with_orbax
+      )  # fmt: skip
       if orbax:
         writable = " or ".join(f"{s}://" for s in schemes() if store_for(s).orbax_writes)
+        others = ", ".join(sorted(b.name for b in builtins.values() if b.saves_with and not b.saves_only_with_orbax))
         raise CkptbenchError(
             f"{url}: orbax-checkpoint cannot write {url.scheme}:// ({orbax[0].rsplit('.', 1)[-1]} saves"
             f" through Orbax, which would put the array data in a local '{url.scheme}:' directory); use a"
-            f" {writable} or local --checkpoint_root, or the `storage` and `pytorch` built-ins for {url.scheme}://"
+            f" {writable} or local --checkpoint_root, or for {url.scheme}:// a built-in that can save through"
+            f" another library ({others})"
         )
   named = [("checkpoint_root", checkpoint_root), *other_paths.items(), *_suite_urls(suite)]
   answers: dict[str, str | None] = {}  # one check per URL, however often the suite names it
