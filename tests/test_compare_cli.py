@@ -111,6 +111,7 @@ def _tpu_baseline(real_run):
   return path
 
 
+@pytest.mark.slow
 def test_compare_refuses_a_baseline_from_another_backend_in_one_line(real_run):
   baseline = _tpu_baseline(real_run)
   done = run_cli("compare", str(baseline), str(real_run / "out"), "--fail_on_regression")

@@ -115,6 +115,7 @@ def _append_many(location: str, worker: int, count: int) -> subprocess.Popen:
   return subprocess.Popen([sys.executable, "-c", _WRITER, location, str(worker), str(count)], env=env)
 
 
+@pytest.mark.slow
 def test_concurrent_appends_to_a_directory_lose_nothing_and_half_written_files_are_never_read(tmp_path):
   hist = tmp_path / "hist"
   writers = [_append_many(str(hist), w, 25) for w in range(4)]
@@ -125,6 +126,7 @@ def test_concurrent_appends_to_a_directory_lose_nothing_and_half_written_files_a
   assert sorted(e.name for e in entries) == sorted(f"w{w}-{i}" for w in range(4) for i in range(25))
 
 
+@pytest.mark.slow
 def test_an_index_is_written_once_there_are_many_entries_and_later_entries_are_read_beside_it(tmp_path):
   hist = tmp_path / "hist"
   assert _append_many(str(hist), 0, INDEX_AFTER + 6).wait(120) == 0
