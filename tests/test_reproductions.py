@@ -65,7 +65,7 @@ def test_each_row_suite_loads_and_expands(name):
 @pytest.mark.slow
 def test_async_dcp_writes_in_the_background_and_the_background_grows_with_size(cli, tmp_path):
   pytest.importorskip("torch", reason="the torch extra is not installed (pip install 'ckptbench[torch]')")
-  # 34 MiB against 228 MiB (6.7 times the bytes; the page's run has 4 times), async only, after a warm-up.
+  # 34 MiB against 228 MiB (6.7 times the bytes; the page's command: 97 and 272 MiB), async only, after a warm-up.
   overrides = ("num_warmups=1", "benchmarks[0].options.library=[dcp_async]", "checkpoint_configs[0].scale=0.0005",
                "checkpoint_configs[1].scale=0.0075")  # fmt: skip
   out = _run(cli, tmp_path, "repro_async_dcp", overrides=overrides)
@@ -133,9 +133,11 @@ def test_an_async_save_keeps_per_array_requests_out_of_its_blocking_part(cli, tm
 
 @pytest.mark.slow
 def test_deleting_the_previous_step_on_a_bucket_lands_in_the_next_save(cli, tmp_path, gcs_store):  # noqa: F811
-  # 7 MiB in 12 arrays and 3 steps rather than 42 MiB and 5: keeping one, each save after the first still waits for the previous step's deletion.
+  # 7 MiB in 12 arrays and 3 steps rather than 42 MiB and 5: keeping one, each save after the first still
+  # waits for the previous step's deletion.
+  overrides = ("num_warmups=0", "checkpoint_config.scale=0.0001", "benchmarks[0].options.num_steps=3")
   out = _run(cli, tmp_path, "repro_delete_stall", "--checkpoint_root", f"{gcs_store.url}/r3488", "--link", "rtt=20ms",
-             overrides=("num_warmups=0", "checkpoint_config.scale=0.0001", "benchmarks[0].options.num_steps=3"))  # fmt: skip
+             overrides=overrides)  # fmt: skip
   deletes = "save_blocking_5_inventory/store_delete_count"
   m = _medians(out, deletes)
   keep_all = m["CheckpointManagerBenchmark(max_to_keep=None)"][deletes]
