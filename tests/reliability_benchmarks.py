@@ -30,3 +30,25 @@ class StubbornBenchmark(ckptbench.BenchmarksGenerator):
       (context.path / "data.bin").write_bytes(b"\0" * 1024)
       context.trace_path(f"../{context.options.label}")  # a directory named after the option
     return ckptbench.TestResult(metrics=metrics)
+
+
+class CheckpointFailure(BaseException):
+  """Derives from BaseException, as DCP's CheckpointException does."""
+
+
+@dataclasses.dataclass(frozen=True)
+class FailingOptions(ckptbench.BenchmarkOptions):
+  fail: bool | list[bool] = False
+
+
+@ckptbench.benchmark_options(FailingOptions)
+class BaseExceptionBenchmark(ckptbench.BenchmarksGenerator):
+  """Writes a file and measures it, or raises a BaseException that is neither an exit nor an interrupt."""
+
+  def test_fn(self, context):
+    metrics = ckptbench.Metrics()
+    with metrics.measure("work", ["time"]):
+      if context.options.fail:
+        raise CheckpointFailure("rank 0 failed to write its shard")
+      (context.path / "data.bin").write_bytes(b"\0" * 1024)
+    return ckptbench.TestResult(metrics=metrics)

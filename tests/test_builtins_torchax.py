@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import pathlib
 import subprocess
+import textwrap
 
 import pytest
 
@@ -98,6 +99,45 @@ def test_the_torchax_example_runs_the_article_flow_in_the_environment_of_its_ext
   assert any("torch.jax.current_stream()" in note for note in measured["dcp"]["notes"])  # DCP beside torchax
   versions = json.loads((out / "manifest.json").read_text())["versions"]
   assert versions.get("torch", "").startswith("2.12.1"), versions
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)  # the first build downloads torch 2.12.1 (a CUDA build) and its CUDA wheels
+def test_pytorch_dcp_saves_after_torchax_in_the_same_process_and_refuses_copy_ahead(tmp_path):
+  # torchax registers its device as torch's accelerator: dist.barrier() and DCP's copy-ahead writer fail then.
+  try:
+    env = build_env(parse_with("ckptbench[torchax]"))
+  except CkptbenchError as e:
+    pytest.skip(f"the torchax environment cannot be built here: {e}")
+  suite = tmp_path / "beside.yaml"
+  suite.write_text(textwrap.dedent("""\
+      suite_name: beside
+      num_repeats: 1
+      num_warmups: 0
+      checkpoint_config: {spec: {w: {dtype: float32, shape: [256, 64]}}}
+      benchmarks:
+        - generator: pytorch
+          options: {library: [torchax, dcp, dcp_async]}
+        - generator: pytorch
+          options: {library: dcp, save_per_thread_copy_ahead_mb: 1}
+      """))
+  out = tmp_path / "out"
+  done = subprocess.run(
+      [str(env.path / "bin" / "ckptbench"), "run", str(suite), "-o", str(out), "--no-views", "--no-progress"],
+      env=isolated_environ(), capture_output=True, text=True, timeout=600,
+  )  # fmt: skip
+  assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # the copy-ahead run failed
+  assert "Traceback" not in done.stderr
+  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  by_library = {(r["options"]["library"], r["options"]["save_per_thread_copy_ahead_mb"]): r for r in records}
+  for library in ("torchax", "dcp", "dcp_async"):
+    assert by_library[library, None]["error"] is None, by_library[library, None]["error"]
+    assert by_library[library, None]["metrics"]["verify_0_basics/time_s"]["value"] > 0  # loaded back and compared
+  for library in ("dcp", "dcp_async"):
+    assert any("per_thread_copy_ahead=0" in note for note in by_library[library, None]["notes"])
+  refused = by_library["dcp", 1]["error"]
+  assert "save_per_thread_copy_ahead_mb=1 cannot apply in a process that imported torchax" in refused["message"]
+  assert "\n" not in refused["message"]
 
 
 def test_with_names_ckptbench_extras_without_asking_the_index():

@@ -144,6 +144,27 @@ def test_a_run_past_its_timeout_is_a_failure_and_the_suite_goes_on(tmp_path):
   assert [(b.runs, b.failed) for b in outcome.summary.benchmarks] == [(1, 1), (1, 0)]
 
 
+def test_a_base_exception_from_a_benchmark_is_its_failure_and_the_suite_goes_on(tmp_path):
+  # DCP's CheckpointException derives from BaseException: it must not escape the runner as a traceback.
+  suite = load_suite_text(textwrap.dedent("""\
+      suite_name: base_exception
+      num_repeats: 1
+      num_warmups: 0
+      benchmarks:
+        - generator: reliability_benchmarks.BaseExceptionBenchmark
+          options: {fail: [true, false]}
+      """), str(tmp_path / "s.yaml"))
+  outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", **QUICK))
+  failed, passed = outcome.records
+  assert failed.error.type == "CheckpointFailure"
+  assert failed.error.message == "rank 0 failed to write its shard"
+  assert passed.error is None and passed.value("work_0_basics/time_s") > 0
+  assert outcome.exit_code == 1
+  assert [(b.runs, b.failed) for b in outcome.summary.benchmarks] == [(1, 1), (1, 0)]
+  written = [json.loads(line)["error"] for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+  assert [e and e["type"] for e in written] == ["CheckpointFailure", None]
+
+
 def test_suite_wide_timeout_applies_when_options_give_none(tmp_path):
   suite = load_suite_text(textwrap.dedent("""\
       suite_name: timeouts

@@ -7,15 +7,43 @@ not divide it, as Orbax's PyTorch benchmark does), so DCP writes the shards of
 every rank; alone, tensors stay plain. The writer takes DCP's knobs
 (`thread_count`, `per_thread_copy_ahead`, `single_file_per_rank`,
 `cache_staged_state_dict`).
+
+Once torchax is imported (the `torchax` library ran earlier in the process), torch
+sees its `jax` device as the accelerator: DCP's writer then saves without copy-ahead
+(DCP's serial loader, the one it uses on a CPU-only machine) and says so in a note,
+and ranks meet over a CPU all-reduce rather than `dist.barrier()`.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import ckptbench
 
 _MIB = 1 << 20
+BESIDE_TORCHAX_NOTE = (
+    "dcp: torchax was imported in this process (it registers torch's privateuse1 device 'jax'), so DCP's"
+    " default writer would call torch.jax.current_stream(), which torchax lacks; saved with"
+    " per_thread_copy_ahead=0, the serial loader DCP uses on a CPU-only machine"
+)
+
+
+def beside_torchax() -> bool:
+  """Whether torchax was imported in this process (torch then takes its `jax` device for the accelerator)."""
+  return "torchax" in sys.modules
+
+
+def barrier() -> None:
+  """Every rank waits for the others: an all-reduce of a CPU tensor over gloo.
+
+  Not `dist.barrier()`: it asks torch for the accelerator first, which fails once torchax has
+  registered its device without the hooks torch needs ("Please register PrivateUse1HooksInterface").
+  """
+  import torch  # noqa: PLC0415
+  import torch.distributed as dist  # noqa: PLC0415
+
+  dist.all_reduce(torch.zeros(1))
 
 
 def _rows(n: int, rank: int, world: int) -> tuple[int, int] | None:
@@ -78,6 +106,14 @@ def writer(directory: str, options: Any) -> Any:
     knobs["thread_count"] = options.save_thread_count
   if options.save_per_thread_copy_ahead_mb is not None:
     knobs["per_thread_copy_ahead"] = options.save_per_thread_copy_ahead_mb * _MIB
+  if beside_torchax():
+    if knobs.get("per_thread_copy_ahead"):
+      raise ckptbench.CkptbenchError(
+          f"dcp: save_per_thread_copy_ahead_mb={options.save_per_thread_copy_ahead_mb} cannot apply in a process"
+          " that imported torchax (DCP's copy-ahead loader calls torch.jax.current_stream(), which torchax lacks):"
+          " set it to 0, or run the torchax library in a suite of its own"
+      )
+    knobs["per_thread_copy_ahead"] = 0
   if options.single_file_per_rank is not None:
     knobs["single_file_per_rank"] = options.single_file_per_rank
   if options.cache_staged_state_dict is not None:
@@ -103,10 +139,9 @@ def reader(directory: str) -> Any:
 
 def save_and_load(state: dict[str, Any], directory: str, options: Any, asynchronous: bool, metrics, context) -> dict:
   """Saves `state` with DCP (every rank), loads it back into a copy of its layout."""
-  import torch.distributed as dist  # noqa: PLC0415
   import torch.distributed.checkpoint as dcp  # noqa: PLC0415
 
-  dist.barrier()
+  barrier()
   with metrics.measure("save"), context.trace("save"):
     if asynchronous:
       with metrics.measure("save_blocking"):
@@ -116,7 +151,7 @@ def save_and_load(state: dict[str, Any], directory: str, options: Any, asynchron
     else:
       with metrics.measure("save_blocking"):
         dcp.save(state, storage_writer=writer(directory, options))
-    dist.barrier()
+    barrier()
   loaded = empty_like(state)
   ckptbench.evict_for_load(directory, metrics, "load", options.cold_cache)
   with metrics.measure("load"), context.trace("load"):

@@ -14,8 +14,8 @@ The suite's checkpoint data becomes a flat dict of CPU `torch.Tensor`s
 - `orbax`: tensors converted to JAX arrays, `orbax.checkpoint.v1.save` / `load`, converted back.
 - `torchax`: tensors moved to torchax's JAX-backed device, saved and loaded with Orbax
   (needs the `torchax` extra's torch 2.12.1; skipped with the reason when torchax does not
-  import, as beside torch 2.13). Once torchax is imported, `dcp` in the same process fails
-  at its barrier (torch asks for hooks of torchax's `jax` device): run `torchax` after DCP.
+  import, as beside torch 2.13). Once torchax is imported, `dcp` in the same process saves
+  without copy-ahead (`save_per_thread_copy_ahead_mb` above 0 is refused) and says so in a note.
 
 One metric vocabulary for all: `save` (from tensors in memory to files on disk,
 conversions included), `save_blocking` (the part an async save blocks for;
@@ -344,7 +344,8 @@ class PyTorchBenchmark(ckptbench.BenchmarksGenerator):
       metrics.record("save", "5_inventory/save_total_gb", saved_gib, "GiB")
     with metrics.measure("verify", ["time"]):
       _verify(tensors, loaded, library)
-    return ckptbench.TestResult(metrics=metrics)
+    notes = (_dcp.BESIDE_TORCHAX_NOTE,) if library.startswith("dcp") and _dcp.beside_torchax() else ()
+    return ckptbench.TestResult(metrics=metrics, notes=notes)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -45,23 +45,18 @@ import dataclasses
 import functools
 import pathlib
 import shutil
-import sys
 from typing import Any
 
 import numpy as np
 
 import ckptbench
+from ckptbench.benchmarks import _dcp
 
 LIBRARIES = ("torchax_orbax", "torch_save", "dcp")
 _IMAGE = 28 * 28
 _HIDDEN = (120, 84)
 _CLASSES = 10
 _LEARNING_RATE = 0.1
-_DCP_BESIDE_TORCHAX = (
-    "dcp: torchax was imported in this process (it registers torch's privateuse1 device 'jax'), so DCP's"
-    " default writer would call torch.jax.current_stream(), which torchax lacks; saved with"
-    " FileSystemWriter(per_thread_copy_ahead=0), the serial loader DCP uses on a CPU-only machine"
-)
 
 
 @functools.cache
@@ -278,13 +273,13 @@ class _PlainTorch:
       self.checkpoints.prune()
 
   def _dcp_writer(self, path: pathlib.Path):
-    if "torchax" not in sys.modules:
+    if not _dcp.beside_torchax():
       return self._dcp.FileSystemWriter(path)
     # torchax registers its device as torch's privateuse1 backend ("jax"), so DCP's default
     # writer picks its overlapping device loader, which calls torch.jax.current_stream(): torchax
     # has none (AttributeError). No copy-ahead selects the serial loader, the one DCP uses on a
     # CPU-only machine without torchax.
-    self.notes = [_DCP_BESIDE_TORCHAX]
+    self.notes = [_dcp.BESIDE_TORCHAX_NOTE]
     return self._dcp.FileSystemWriter(path, per_thread_copy_ahead=0)
 
   def steps(self) -> list[int]:

@@ -344,7 +344,10 @@ def _run_once(
         raise TypeError(f"test_fn must return a ckptbench.TestResult, got {type(result).__name__}")
     except RunTimeout:
       error = timeout_error(timeout, time.perf_counter() - (t_fn or t0), traceback.format_exc())
-    except Exception as e:  # noqa: BLE001  (any failure of the code under test is a result)
+    except (KeyboardInterrupt, SystemExit):  # the user's stop (Ctrl-C, SIGTERM) or an exit ends the whole run
+      raise
+    except BaseException as e:  # noqa: BLE001  (any failure of the code under test is a result; DCP's
+      # CheckpointException derives from BaseException, and one benchmark's failure must not lose the others)
       error = disk_full_error(e, bench.name, run_dir) or unreadable_data_error(e) or ErrorRecord.from_exception(e)
   watchdog.after_test_fn(error)
   if error is not None and error.type in (TIMEOUT, DISK_FULL):  # a partial checkpoint: free the space
