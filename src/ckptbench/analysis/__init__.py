@@ -27,7 +27,7 @@ _EXPORTS = {
     "judged_text": "ckptbench.analysis._legend",
     "outlier_summary": "ckptbench.analysis._legend",
     "table_legend": "ckptbench.analysis._legend",
-    "threshold_text": "ckptbench.analysis._legend",
+    "threshold_text": "ckptbench.api",
     "verdict_clauses": "ckptbench.analysis._legend",
     "load_baseline": "ckptbench.analysis._baseline",
     "median_text": "ckptbench.analysis._verdict",

@@ -239,7 +239,8 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True, bac
   if outcome.captured_baseline is not None:
     print(f"baseline captured: {outcome.captured_baseline}")
   if outcome.comparison is not None:
-    print_comparison(outcome.comparison)
+    repeats = outcome.summary.repeats or {}
+    print_comparison(outcome.comparison, repeated_until_decided=repeats.get("mode") == "auto")
   if outcome.link is not None:
     stats = outcome.link["stats"]
     print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")

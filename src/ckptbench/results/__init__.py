@@ -8,7 +8,6 @@ from ckptbench._lazy import lazy_getattr
 
 _EXPORTS = {
     "Comparison": "ckptbench.results._comparison_record",
-    "ComparisonRow": "ckptbench.results._comparison_record",
     "FORMATS": "ckptbench.results._formats",
     "LOCK_FILE": "ckptbench.results._lock",
     "MANIFEST_FILE": "ckptbench.results._writers",
