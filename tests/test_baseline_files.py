@@ -159,7 +159,7 @@ def test_unreadable_inputs_are_user_errors(tmp_path):
 
 def test_run_captures_then_compares_and_the_report_shows_the_comparison(tmp_path):
   from ckptbench.views import write_views
-  from ckptbench.run._baselines import capture_and_compare
+  from ckptbench.engine._baselines import capture_and_compare
   from ckptbench.stats import DEFAULT_THRESHOLD
 
   base_out = write_run(tmp_path / "a")

@@ -8,7 +8,7 @@ import pytest
 
 from ckptbench.config._catalogue import BUILTINS
 from ckptbench.config import load_suite
-from ckptbench.run._sweep import expand
+from ckptbench.engine._sweep import expand
 from conftest import REPO
 
 EXAMPLES = {

@@ -23,7 +23,7 @@ from ckptbench.envs._build import project_fingerprint
 from ckptbench.envs._index import nearest
 from ckptbench.envs._run_with import without_with
 from ckptbench.errors import CkptbenchError
-from ckptbench.run._sweep import expand
+from ckptbench.engine._sweep import expand
 from ckptbench.stats import AUTO_LOOKS
 
 OLDEST, NEWEST = "0.11.30", "0.12.8"  # the supported range's ends (pyproject.toml, docs/versions.md)
@@ -114,7 +114,7 @@ def test_a_combination_the_release_lacks_is_planned_as_unsupported(monkeypatch):
   caps = ckptbench.orbax_capabilities()
   older = type(caps)(**{**caps.__dict__, "version": "0.11.30", "options": {**caps.options, "memory": frozenset()}})
   # (`ckptbench.run` is the function, so the module is named through sys.modules)
-  monkeypatch.setattr(sys.modules["ckptbench.run._sweep"], "orbax_capabilities", lambda: older)
+  monkeypatch.setattr(sys.modules["ckptbench.engine._sweep"], "orbax_capabilities", lambda: older)
   monkeypatch.setattr("ckptbench.orbax_capabilities", lambda: older)  # what the built-in asks
   plan = expand(load_suite_text(TINY_SUITE, "tiny.yaml"), 2)
   assert [b.varying for b in plan.benchmarks] == [{"save_concurrent_gb": None}, {}]

@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from ckptbench.config import load_suite_text
-from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
-from ckptbench.run._sweep import expand
+from ckptbench.engine._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.engine._sweep import expand
 from ckptbench.errors import ConfigError
 
 SUITE = """\

@@ -42,7 +42,7 @@ def _handle(args: argparse.Namespace) -> int:
   from ckptbench.envs import MatrixSettings, parse_with, run_matrix, unique_labels  # noqa: PLC0415
   from ckptbench.views import print_comparison  # noqa: PLC0415
   from ckptbench.results import output_lock  # noqa: PLC0415
-  from ckptbench.run import time_budget  # noqa: PLC0415
+  from ckptbench.engine import time_budget  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
   suite = load_suite(suite_file)  # a bad suite fails here, before any environment is built

@@ -25,15 +25,15 @@ from ckptbench.views import write_views
 from ckptbench.views import start_views
 from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
-from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import prepare_process
-from ckptbench.run._library_output import LibraryOutput, library_output_captured
-from ckptbench.run._link import shaped_link, write_link_summary
-from ckptbench.run._locations import check_store_targets
-from ckptbench.run._disk import Freeing
-from ckptbench.run._runner import SuiteOutcome, run_suite
-from ckptbench.run._settings import RunSettings
-from ckptbench.run._simdevice import check_cluster_before_start, check_cluster_started
+from ckptbench.engine._baselines import capture_and_compare, check_baseline_exists
+from ckptbench.engine._process import prepare_process
+from ckptbench.engine._library_output import LibraryOutput, library_output_captured
+from ckptbench.engine._link import shaped_link, write_link_summary
+from ckptbench.engine._locations import check_store_targets
+from ckptbench.engine._disk import Freeing
+from ckptbench.engine._runner import SuiteOutcome, run_suite
+from ckptbench.engine._settings import RunSettings
+from ckptbench.engine._simdevice import check_cluster_before_start, check_cluster_started
 
 if TYPE_CHECKING:
   from ckptbench.results import Comparison

@@ -1,4 +1,4 @@
-"""The rounds of `num_repeats: auto` (see run/_rounds.py for the design), and the rounds another
+"""The rounds of `num_repeats: auto` (see engine/_rounds.py for the design), and the rounds another
 process drives (`ckptbench matrix` tells each environment's run when to run a round)."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from ckptbench.distributed import Coordinator
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import Design
 from ckptbench.views import RunProgress
-from ckptbench.run._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock, round_order
-from ckptbench.run._simdevice import run_backend_name
-from ckptbench.run._schedule import ScheduledRun
-from ckptbench.run._settings import RunSettings
-from ckptbench.run._stop import StopRequest
+from ckptbench.engine._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock, round_order
+from ckptbench.engine._simdevice import run_backend_name
+from ckptbench.engine._schedule import ScheduledRun
+from ckptbench.engine._settings import RunSettings
+from ckptbench.engine._stop import StopRequest
 
 # A comparison needing more than this many times the rounds the budget allows no longer holds the
 # run. Its repeats_needed is counted at the levels of the most lenient look to come (`Design.ahead`),

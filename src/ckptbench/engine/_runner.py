@@ -14,7 +14,7 @@ import traceback
 from typing import Any, Callable, Mapping, Sequence
 
 from ckptbench.config import Suite
-from ckptbench.run._failures import (
+from ckptbench.engine._failures import (
     DISK_FULL,
     TIMEOUT,
     RunTimeout,
@@ -25,25 +25,25 @@ from ckptbench.run._failures import (
 )
 from ckptbench.api import BenchmarksGenerator, TestContext, TestResult
 from ckptbench.api import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary
-from ckptbench.run._locations import (
+from ckptbench.engine._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
-from ckptbench.run._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
-from ckptbench.run._sizes import disk_need
-from ckptbench.run._memory import memory_problem
-from ckptbench.run._output_dir import prepare_output_dir
-from ckptbench.run._pytree_cache import PytreeCache
-from ckptbench.run._auto import auto_rounds, driven_rounds
-from ckptbench.run._noise import NoiseMeter
-from ckptbench.run._rounds import Repeats, RepeatsDone, fixed_runs, resolve_repeats
-from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
-from ckptbench.run._select import select
-from ckptbench.run._settings import RunSettings
-from ckptbench.run._simdevice import run_backend_name
-from ckptbench.run._stop import StopRequest
-from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
-from ckptbench.run._watchdog import RunWatchdog
+from ckptbench.engine._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
+from ckptbench.engine._sizes import disk_need
+from ckptbench.engine._memory import memory_problem
+from ckptbench.engine._output_dir import prepare_output_dir
+from ckptbench.engine._pytree_cache import PytreeCache
+from ckptbench.engine._auto import auto_rounds, driven_rounds
+from ckptbench.engine._noise import NoiseMeter
+from ckptbench.engine._rounds import Repeats, RepeatsDone, fixed_runs, resolve_repeats
+from ckptbench.engine._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
+from ckptbench.engine._select import select
+from ckptbench.engine._settings import RunSettings
+from ckptbench.engine._simdevice import run_backend_name
+from ckptbench.engine._stop import StopRequest
+from ckptbench.engine._sweep import Plan, PlannedBenchmark, expand
+from ckptbench.engine._watchdog import RunWatchdog
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.api import MetricEntry, collect_created_metrics, merged

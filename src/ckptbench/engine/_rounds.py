@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine._settings import RunSettings
 from ckptbench.stats import AUTO_LOOKS, Design
 
 
