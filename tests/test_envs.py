@@ -246,11 +246,11 @@ def test_the_same_release_twice_at_auto_repeats_is_decided_equivalent_and_passes
   assert repeats["mode"] == "auto" and repeats["stopped"] == "decided" and repeats["rounds"] in AUTO_LOOKS
   label = f"orbax-checkpoint-{NEWEST}"
   comparison = document["comparisons"][f"{label}_2"]
-  headline = sorted(r["metric"] for r in comparison["rows"] if r["headline"])
+  headline = sorted(r["metric"] for r in comparison["rows"] if r["judged"])
   judged = sorted(v["metric"] for v in comparison["verdicts"] if v["metric"] in headline)
   assert headline == judged and "save_0_basics/time_s" in headline and len(headline) < 10
   assert not any("tensorstore" in m for m in headline)
-  assert all(r["verdict"] == "equivalent" for r in comparison["rows"] if r["headline"])
+  assert all(r["verdict"] == "equivalent" for r in comparison["rows"] if r["judged"])
   assert "per-round (paired)" in comparison["rule"] and comparison["threshold"] == 0.5
   for directory in (out / label, out / f"{label}_2"):
     summary = json.loads((directory / "summary.json").read_text())
