@@ -85,12 +85,12 @@ def main() -> None:
         a = run_once(suite, work / f"a{pair}")
         b = run_once(suite, work / f"b{pair}")
       comparison = compare_runs(a, b, work)
-      headline = [r for r in comparison.rows if r.headline and r.verdict.value != "inconclusive"]
+      headline = [r for r in comparison.rows if r.judged and r.verdict.value != "inconclusive"]
       judged += len(headline)
       bad = comparison.headline_regressions
       regressed += len(bad)
       improved += sum(r.verdict.value == "better" for r in headline)
-      by_metric.update(f"{r.benchmark} {r.metric} ({r.ratio:.2f}x, interval {r.ci_low}-{r.ci_high})" for r in bad)
+      by_metric.update(f"{r.name} {r.metric} ({r.ratio:.2f}x, interval {r.low}-{r.high})" for r in bad)
       false_alarms += bool(bad)
       times = [r.ratio for r in comparison.rows if r.metric.endswith("0_basics/time_s") and r.ratio]
       print(

@@ -106,7 +106,7 @@ def main() -> None:
         verdicts.append(row.verdict.value)
         print(
             f"extra {extra:.0%} trial {trial + 1:2d}: {row.verdict.value} (ratio {row.ratio:.3f},"
-            f" interval {row.ci_low}-{row.ci_high})",
+            f" interval {row.low}-{row.high})",
             flush=True,
         )
       results[extra] = verdicts

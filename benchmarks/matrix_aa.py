@@ -61,7 +61,7 @@ def matrix(suite: pathlib.Path, out: pathlib.Path, versions: list[str], cache: p
   for comparison in document["comparisons"].values():
     for row in comparison["rows"]:
       counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
-      if row["headline"]:
+      if row["judged"]:
         headline[row["verdict"]] = headline.get(row["verdict"], 0) + 1
   return {"wall_s": wall, "until_first_round_s": first_round, "verdicts": counts, "headline": headline,
           "document": document}  # fmt: skip
@@ -96,10 +96,10 @@ def main() -> None:
     comparison = warm["document"]["comparisons"][f"orbax-checkpoint-{args.b}"]
     print(f"A/B headline rows ({args.b} against {args.a}, warm run):")
     for row in comparison["rows"]:
-      if row["headline"]:
+      if row["judged"]:
         ratio = "-" if row["ratio"] is None else f"{row['ratio']:.2f}x"
-        interval = f"{row['ci_low']}-{row['ci_high']}"
-        print(f"  {row['verdict']:>12}  {ratio:>6}  [{interval}]  {row['benchmark']}  {row['metric']}")
+        interval = f"{row['low']}-{row['high']}"
+        print(f"  {row['verdict']:>12}  {ratio:>6}  [{interval}]  {row['name']}  {row['metric']}")
 
 
 if __name__ == "__main__":

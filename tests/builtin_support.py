@@ -14,8 +14,8 @@ from typing import Callable
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.run._runner import SuiteOutcome, run_suite
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine._runner import SuiteOutcome, run_suite
+from ckptbench.engine._settings import RunSettings
 from ckptbench.api import _collector
 
 CORRUPTER = "test_corrupter"

@@ -106,7 +106,7 @@ def test_compare_finds_a_planted_regression_and_writes_comparison_json(tmp_path)
   base = capture_baseline(write_run(tmp_path / "a"), tmp_path / "bl", label="base")
   out = write_run(tmp_path / "b", slowdown=1.3, manifest={"hostname": "box-b"})
   comparison = compare_to_baseline(base, out)
-  regressed = {(r.key, r.metric) for r in comparison.headline_regressions}
+  regressed = {(r.benchmark, r.metric) for r in comparison.headline_regressions}
   assert regressed == {
       (k, m) for k in ("aaaa111111", "bbbb222222")
       for m in ("save_0_basics/time_s", "save_4_throughput/save_total_gbps")
@@ -117,13 +117,15 @@ def test_compare_finds_a_planted_regression_and_writes_comparison_json(tmp_path)
   assert any("different machine" in w and "box-b" in w for w in comparison.warnings)
   written = json.loads((out / "comparison.json").read_text())
   row = next(r for r in written["rows"] if r["metric"] == "save_0_basics/time_s")
-  assert set(row) >= {"benchmark", "key", "metric", "unit", "direction", "baseline", "current", "ratio",
-                      "ci_low", "ci_high", "level", "verdict", "headline"}
+  assert set(row) >= {"metric", "benchmark", "variant", "reference", "ratio", "low", "high", "n", "verdict", "rule",
+                      "threshold", "judged", "name", "unit", "direction", "reference_median", "current_median",
+                      "n_reference", "n_current", "level"}
+  assert written["verdicts"] == [r for r in written["rows"] if r["judged"] and r["verdict"] != "not judged"]
   assert {v["verdict"] for v in written["verdicts"]} == {"worse", "equivalent"}  # judged rows, as data
-  assert written["verdicts"][0]["reference"] == {"baseline": "base"} and written["schema_version"] == 2
+  assert written["verdicts"][0]["reference"] == {"baseline": "base"} and written["schema_version"] == 3
   assert row["ratio"] == pytest.approx(1.3)
-  assert row["ci_low"] <= 1.3 <= row["ci_high"]
-  by_metric = {r["metric"]: r["verdict"] for r in written["rows"] if r["key"] == "aaaa111111"}
+  assert row["low"] <= 1.3 <= row["high"]
+  by_metric = {r["metric"]: r["verdict"] for r in written["rows"] if r["benchmark"] == "aaaa111111"}
   assert by_metric["save_7_memory/host_rss_peak_diff_mib"] == "equivalent"  # within the 8 MiB floor
   assert by_metric["save_5_inventory/file_count"] == "not judged"
 
@@ -157,7 +159,7 @@ def test_unreadable_inputs_are_user_errors(tmp_path):
 
 def test_run_captures_then_compares_and_the_report_shows_the_comparison(tmp_path):
   from ckptbench.views import write_views
-  from ckptbench.run._baselines import capture_and_compare
+  from ckptbench.engine._baselines import capture_and_compare
   from ckptbench.stats import DEFAULT_THRESHOLD
 
   base_out = write_run(tmp_path / "a")

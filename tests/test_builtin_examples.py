@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ckptbench.config import catalogue, load_suite
-from ckptbench.run._sweep import expand
+from ckptbench.engine._sweep import expand
 from conftest import REPO
 
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))

@@ -12,7 +12,7 @@ from conftest import REPO, run_cli
 
 from ckptbench.config import load_suite
 from ckptbench.config._catalogue import builtin_paths
-from ckptbench.run._sweep import expand
+from ckptbench.engine._sweep import expand
 
 ORBAX = "orbax.checkpoint._src.testing.benchmarks."
 REPLICAS = """\

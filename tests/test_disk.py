@@ -13,8 +13,8 @@ import pytest
 
 from ckptbench.config import load_suite_text
 from ckptbench.errors import CkptbenchError
-from ckptbench.run._runner import run_suite
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine._runner import run_suite
+from ckptbench.engine._settings import RunSettings
 
 SWEEP = """\
     suite_name: disk

@@ -23,7 +23,7 @@ from ckptbench.envs._build import project_fingerprint
 from ckptbench.envs._index import nearest
 from ckptbench.envs._run_with import without_with
 from ckptbench.errors import CkptbenchError
-from ckptbench.run._sweep import expand
+from ckptbench.engine._sweep import expand
 from ckptbench.stats import AUTO_LOOKS
 
 OLDEST, NEWEST = "0.11.30", "0.12.8"  # the supported range's ends (pyproject.toml, docs/versions.md)
@@ -114,7 +114,7 @@ def test_a_combination_the_release_lacks_is_planned_as_unsupported(monkeypatch):
   caps = ckptbench.orbax_capabilities()
   older = type(caps)(**{**caps.__dict__, "version": "0.11.30", "options": {**caps.options, "memory": frozenset()}})
   # (`ckptbench.run` is the function, so the module is named through sys.modules)
-  monkeypatch.setattr(sys.modules["ckptbench.run._sweep"], "orbax_capabilities", lambda: older)
+  monkeypatch.setattr(sys.modules["ckptbench.engine._sweep"], "orbax_capabilities", lambda: older)
   monkeypatch.setattr("ckptbench.orbax_capabilities", lambda: older)  # what the built-in asks
   plan = expand(load_suite_text(TINY_SUITE, "tiny.yaml"), 2)
   assert [b.varying for b in plan.benchmarks] == [{"save_concurrent_gb": None}, {}]
@@ -246,11 +246,11 @@ def test_the_same_release_twice_at_auto_repeats_is_decided_equivalent_and_passes
   assert repeats["mode"] == "auto" and repeats["stopped"] == "decided" and repeats["rounds"] in AUTO_LOOKS
   label = f"orbax-checkpoint-{NEWEST}"
   comparison = document["comparisons"][f"{label}_2"]
-  headline = sorted(r["metric"] for r in comparison["rows"] if r["headline"])
+  headline = sorted(r["metric"] for r in comparison["rows"] if r["judged"])
   judged = sorted(v["metric"] for v in comparison["verdicts"] if v["metric"] in headline)
   assert headline == judged and "save_0_basics/time_s" in headline and len(headline) < 10
   assert not any("tensorstore" in m for m in headline)
-  assert all(r["verdict"] == "equivalent" for r in comparison["rows"] if r["headline"])
+  assert all(r["verdict"] == "equivalent" for r in comparison["rows"] if r["judged"])
   assert "per-round (paired)" in comparison["rule"] and comparison["threshold"] == 0.5
   for directory in (out / label, out / f"{label}_2"):
     summary = json.loads((directory / "summary.json").read_text())

@@ -65,9 +65,11 @@ def test_the_gate_judges_the_verdicts_metrics_and_every_legend_states_the_thresh
       units.setdefault(tag, entry["unit"])
   assert judged == {m.tag for m in judged_metrics(units)}
   assert {"save_0_basics/time_s", "load_0_basics/time_s", "save_4_throughput/save_total_gbps"} <= judged
-  headline_rows = [r for r in comparison["rows"] if r["headline"]]
+  headline_rows = [r for r in comparison["rows"] if r["judged"]]
   assert {r["metric"] for r in headline_rows} == judged
   assert {v["metric"] for v in comparison["verdicts"]} == judged
+  # One record type: summary.json's verdicts and comparison.json's rows carry the same fields.
+  assert {frozenset(v) for v in summary["verdicts"] + comparison["rows"]} == {frozenset(summary["verdicts"][0])}
   assert len(comparison["rows"]) > len(headline_rows)  # every other metric is compared, shown and never gated
 
   # 25% wherever a threshold is stated: comparison.json, every verdict's rule, the console's legends.

@@ -10,7 +10,7 @@ import pytest
 
 from builtin_support import ok_metrics, run_text
 from ckptbench.config import load_suite
-from ckptbench.run._sweep import expand
+from ckptbench.engine._sweep import expand
 from conftest import REPO
 
 RATIO = "7_memory/host_peak_over_checkpoint"

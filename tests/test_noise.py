@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import weakref
 
-from ckptbench.run._noise import NoiseMeter, pause_while_starting
+from ckptbench.engine._noise import NoiseMeter, pause_while_starting
 
 
 class _Node:

@@ -10,7 +10,7 @@ import ckptbench
 from ckptbench.cli._main import main
 from ckptbench.config import load_suite_text
 from ckptbench.errors import ConfigError
-from ckptbench.run._sweep import expand
+from ckptbench.engine._sweep import expand
 
 EIGHT_AXES = '["data", "stage", "fsdp", "fsdp_transpose", "sequence", "tensor", "expert", "autoregressive"]'
 
@@ -160,8 +160,8 @@ class SharedData(ckptbench.BenchmarksGenerator):
 
 @pytest.mark.parametrize("reuse", [True, False])
 def test_reuse_checkpoint_false_builds_the_data_for_each_run(tmp_path, reuse):
-  from ckptbench.run._runner import run_suite
-  from ckptbench.run._settings import RunSettings
+  from ckptbench.engine._runner import run_suite
+  from ckptbench.engine._settings import RunSettings
 
   SharedData.previous = None
   suite = load_suite_text(

@@ -23,9 +23,9 @@ from orbax.checkpoint import v1 as ocp
 import ckptbench
 from ckptbench.benchmarks.save_restore import SaveRestoreOptions, orbax_context
 from ckptbench.config import MeshConfig, load_suite, load_suite_text
-from ckptbench.run import run
-from ckptbench.run._runner import run_suite
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine import run
+from ckptbench.engine._runner import run_suite
+from ckptbench.engine._settings import RunSettings
 from ckptbench.data import build_mesh
 from conftest import REPO
 
@@ -287,7 +287,7 @@ def test_a_damaged_compressed_chunk_names_the_array(tmp_path):
   ), message
   assert message.endswith(f"(checkpoint {path})")
   # A benchmark that loads without reading_checkpoint gets the same description from the runner.
-  from ckptbench.run._failures import unreadable_data_error
+  from ckptbench.engine._failures import unreadable_data_error
 
   with pytest.raises(Exception) as raw:
     ocp.load(path, ckptbench.abstract_pytree(tree))
@@ -341,8 +341,8 @@ def test_names_that_become_paths_stay_inside_the_output_directory(tmp_path):
 
 
 def test_memory_estimate_counts_the_local_shards_of_each_process(tmp_path):
-  from ckptbench.run._memory import estimate, memory_problem
-  from ckptbench.run._sweep import expand
+  from ckptbench.engine._memory import estimate, memory_problem
+  from ckptbench.engine._sweep import expand
   from ckptbench.distributed import LocalCoordinator
 
   suite = load_suite_text(textwrap.dedent("""\

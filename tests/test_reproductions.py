@@ -55,7 +55,7 @@ def test_every_row_names_an_example_suite_that_exists():
 @pytest.mark.parametrize("name", REPRODUCTIONS)
 def test_each_row_suite_loads_and_expands(name):
   from ckptbench.config import load_suite
-  from ckptbench.run._sweep import expand
+  from ckptbench.engine._sweep import expand
 
   devices = 8 if name in ("repro_mlperf_sizes", "repro_async_blocking") else 2  # what `ckptbench plan` gives each
   plan = expand(load_suite(EXAMPLES / f"{name}.yaml"), devices)

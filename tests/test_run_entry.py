@@ -50,9 +50,9 @@ def _summary_shape(out: pathlib.Path) -> list[tuple]:
 
 def _comparison_shape(out: pathlib.Path) -> list[tuple]:
   comparison = json.loads((out / "comparison.json").read_text())
-  compared = {(r["benchmark"], r["key"]): set() for r in comparison["rows"]}
+  compared = {(r["name"], r["benchmark"]): set() for r in comparison["rows"]}
   for r in comparison["rows"]:
-    compared[r["benchmark"], r["key"]].add(r["metric"])
+    compared[r["name"], r["benchmark"]].add(r["metric"])
   return sorted((name, key, tuple(_tags(dict.fromkeys(tags)))) for (name, key), tags in compared.items())
 
 

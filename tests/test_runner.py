@@ -11,8 +11,8 @@ import pytest
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.run._runner import run_suite
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine._runner import run_suite
+from ckptbench.engine._settings import RunSettings
 from ckptbench.data import build_mesh, build_pytree
 from ckptbench.config import MeshConfig
 
@@ -162,7 +162,7 @@ def test_verify_names_the_array_that_differs():
 
 def test_an_occupied_output_directory_names_the_keyword_from_python_and_the_flag_from_the_command_line(tmp_path):
   from ckptbench.errors import CkptbenchError
-  from ckptbench.run._output_dir import prepare_output_dir
+  from ckptbench.engine._output_dir import prepare_output_dir
 
   (tmp_path / "results.jsonl").write_text("")
   with pytest.raises(CkptbenchError, match=r"pass RunSettings\(resume=True\) to complete them, RunSettings\(overwrite=True\)"):

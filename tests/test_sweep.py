@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 from ckptbench.config import load_suite_text
-from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs
-from ckptbench.run._sweep import expand
+from ckptbench.engine._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.engine._sweep import expand
 from ckptbench.errors import ConfigError
 
 SUITE = """\
@@ -148,3 +148,25 @@ def test_a_rejection_naming_no_option_points_at_the_options(tmp_path):
     load_suite_text(text, "s.yaml", tmp_path)
   assert info.value.line == 4 and info.value.key == "benchmarks[0].options"
   assert "PickyOptions(a=2, b=2) was rejected: too much in all" in info.value.message
+
+
+def test_the_run_plan_is_decided_once_from_the_suite_and_the_flags(tmp_path):
+  import dataclasses
+  import random
+
+  from ckptbench.engine import RunSettings
+  from ckptbench.engine._run_plan import build_run_plan
+
+  suite = load_suite_text(SUITE + "baseline_path: base.json\n", "s.yaml")
+  run_plan = build_run_plan(suite, RunSettings(output_dir=tmp_path, regression_threshold=0.25), 8)
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    run_plan.threshold = 0.1  # type: ignore[misc]
+  # The suite's baseline makes the run compare, so auto repeats; every verdict (the looks' and
+  # summary.json's) compares with the plan's first benchmark.
+  assert run_plan.baseline_path == "base.json" and run_plan.repeats.auto and run_plan.threshold == 0.25
+  assert run_plan.reference == run_plan.plan.benchmarks[0].describe()["varying"]
+  todo = run_plan.schedule(set(), random.Random(0))
+  repeats = [r for r in todo if not r.warmup]
+  assert len(repeats) == run_plan.repeats.count * len(run_plan.keys)
+  flag = build_run_plan(suite, RunSettings(output_dir=tmp_path, baseline_path="flag.json"), 8)
+  assert flag.baseline_path == "flag.json"

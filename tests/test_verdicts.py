@@ -2,26 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from conftest import run_cli
-from ckptbench.analysis import stability_warnings
-from ckptbench.api import MetricEntry, RunRecord, Verdict
+from ckptbench.analysis import stability_warnings, verdict_clauses
+from ckptbench.api import MetricEntry, RunRecord, Verdict, VerdictRecord
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
-from ckptbench.results import Comparison, ComparisonRow
-from ckptbench.stats import AUTO_LOOKS, Direction
+from ckptbench.results import Comparison
+from ckptbench.stats import AUTO_LOOKS, Design
 
 TIME = "save_0_basics/time_s"
 
 
-def _row(verdict: Verdict, headline: bool = True, metric: str = TIME, needed: int | None = None) -> ComparisonRow:
-  return ComparisonRow("B", "k1", metric, "s", Direction.LOWER, 1.0, 1.2, 1.2, 1.1, 1.3, verdict, headline, 8, 8,
-                       0.95, needed)  # fmt: skip
+def _row(verdict: Verdict, headline: bool = True, metric: str = TIME, needed: int | None = None) -> VerdictRecord:
+  return VerdictRecord(
+      metric, "k1", {"benchmark": "B"}, {"baseline": "base"}, 1.2, 1.1, 1.3, 8, verdict, "the rule", needed, 0.1,
+      judged=headline, name="B", unit="s", direction="lower", reference_median=1.0, current_median=1.2,
+      n_reference=8, n_current=8, level=0.95,
+  )  # fmt: skip
 
 
-def _comparison(*rows: ComparisonRow) -> Comparison:
+def _comparison(*rows: VerdictRecord) -> Comparison:
   return Comparison("base", 0.1, 0.05, "the rule", tuple(rows), {}, {}, ())
 
 
@@ -48,13 +52,14 @@ def test_an_inconclusive_side_metric_does_not_gate_but_says_how_many_repeats_wou
   assert comparison.repeats_needed() == 37
   assert comparison.exit_code(True) == EXIT_INCONCLUSIVE
   written = comparison.to_json()
-  assert written["schema_version"] == 2 and written["rule"] == "the rule"
+  assert written["schema_version"] == 3 and written["rule"] == "the rule"
   # The verdicts are the headline rows, what the gate judges; the side metric is a row only.
   assert [(v["metric"], v["verdict"]) for v in written["verdicts"]] == [
       (TIME, "equivalent"), ("load_0_basics/time_s", "inconclusive")]
   assert len(written["rows"]) == 3
-  assert set(written["verdicts"][0]) == {"metric", "benchmark", "variant", "reference", "ratio", "low", "high", "n",
-                                         "verdict", "rule", "repeats_needed", "threshold"}  # fmt: skip
+  # One record type: a judged row is a verdict, with the fields summary.json's verdicts have.
+  assert written["verdicts"] == [written["rows"][0], written["rows"][2]]
+  assert set(written["verdicts"][0]) == {f.name for f in dataclasses.fields(VerdictRecord)}
   assert {v["threshold"] for v in written["verdicts"]} == {0.1}
   assert Comparison.from_json(written) == comparison
 
@@ -144,3 +149,24 @@ def test_a_baseline_gate_on_a_short_fixed_run_is_inconclusive_not_a_pass(tmp_pat
   assert "repeats a side would decide" in gated.stdout and "no regression" not in gated.stdout
   comparison = json.loads((tmp_path / "b" / "comparison.json").read_text())
   assert {v["verdict"] for v in comparison["verdicts"] if v["metric"] == TIME} == {"inconclusive"}
+
+
+def test_the_rule_and_the_legend_state_a_fractional_threshold_alike():
+  rule = Design().rule(0.075, paired=True)
+  assert "beyond 7.5%" in rule and "+-7.5%" in rule and "8%" not in rule
+  assert all("7.5%" in clause for clause in verdict_clauses(0.075)[:2])
+
+
+def test_the_inconclusive_hint_offers_auto_repeats_only_where_they_did_not_run():
+  from rich.console import Console  # noqa: PLC0415
+
+  from ckptbench.views import print_comparison  # noqa: PLC0415
+
+  comparison = _comparison(_row(Verdict.INCONCLUSIVE, needed=37))
+  said = {}
+  for auto in (False, True):
+    console = Console(record=True, width=200)
+    print_comparison(comparison, console=console, repeated_until_decided=auto)
+    said[auto] = console.export_text()
+  assert "num_repeats: auto decides for you" in said[False]
+  assert "auto decides for you" not in said[True] and "--time_budget_s" in said[True]

@@ -20,7 +20,7 @@ def _watch(body: str, processes: int = 2) -> tuple[subprocess.CompletedProcess, 
       import time
       from ckptbench.api._records import ErrorRecord
       from ckptbench.distributed import DistributedTimeouts
-      from ckptbench.run._watchdog import RunWatchdog
+      from ckptbench.engine._watchdog import RunWatchdog
       w = RunWatchdog(0, {processes}, DistributedTimeouts(run_limit_s=2, run_grace_s=1))
       """).format(processes=processes) + textwrap.dedent(body)
   t0 = time.monotonic()

@@ -10,7 +10,7 @@ EXIT_OK = 0
 EXIT_BENCHMARK_FAILED = 1
 EXIT_USAGE = 2
 EXIT_REGRESSION = 3
-EXIT_RUN_STUCK = 4  # a multi-process run passed its limit, likely stuck in a collective (run/_watchdog.py)
+EXIT_RUN_STUCK = 4  # a multi-process run passed its limit, likely stuck in a collective (engine/_watchdog.py)
 EXIT_INCONCLUSIVE = 5  # --fail_on_regression and a headline metric neither worse nor shown equivalent
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ckptbench.results import Comparison, ComparisonRow
+from ckptbench.api import VerdictRecord
+from ckptbench.results import Comparison
 from ckptbench.views import write_matrix_report
-from ckptbench.stats import Direction, Verdict
+from ckptbench.stats import Verdict
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,13 +21,16 @@ class Env:
   failed_runs: int = 0
 
 
-def _row(metric: str, baseline: float, current: float, verdict: Verdict, headline: bool = True) -> ComparisonRow:
+def _row(metric: str, baseline: float, current: float, verdict: Verdict, headline: bool = True) -> VerdictRecord:
   ratio = current / baseline
-  return ComparisonRow("save_restore <b>", "k1", metric, "s", Direction.LOWER, baseline, current, ratio,
-                       ratio * 0.9, ratio * 1.1, verdict, headline, 8, 8, 0.95, None)  # fmt: skip
+  return VerdictRecord(
+      metric, "k1", {"benchmark": "save_restore <b>"}, {"baseline": "ref"}, ratio, ratio * 0.9, ratio * 1.1, 8,
+      verdict, "the rule", None, 0.1, judged=headline, name="save_restore <b>", unit="s", direction="lower",
+      reference_median=baseline, current_median=current, n_reference=8, n_current=8, level=0.95,
+  )  # fmt: skip
 
 
-def _comparison(label: str, rows: list[ComparisonRow]) -> Comparison:
+def _comparison(label: str, rows: list[VerdictRecord]) -> Comparison:
   return Comparison(label, 0.1, 0.05, "the rule", tuple(rows), {}, {}, ())
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
+import math
 import os
 import pathlib
 from typing import Any, Mapping
 
-from ckptbench.api import is_judged
+from ckptbench.api import VerdictRecord, is_judged
 from ckptbench.analysis._baseline import build_baseline, load_baseline, read_run
 from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark
-from ckptbench.results import Comparison, ComparisonRow, read_outputs
+from ckptbench.results import Comparison, read_outputs
 from ckptbench.results import write_json_atomic
 from ckptbench.analysis._unmatched import unmatched_reasons
 from ckptbench.stats import DEFAULT_THRESHOLD, Design, Verdict, absolute_floor, compare_samples
@@ -47,7 +47,7 @@ def compare_documents(
         only_in_current={"benchmarks": [], "metrics": []}, warnings=(), refused=refusal,
     )  # fmt: skip
   base_benchmarks, cur_benchmarks = baseline.benchmarks, current.benchmarks
-  rows: list[ComparisonRow] = []
+  rows: list[VerdictRecord] = []
   only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
   only_cur: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
   for key in sorted(set(base_benchmarks) | set(cur_benchmarks)):
@@ -62,8 +62,8 @@ def compare_documents(
     only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
     only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
     for tag in sorted(set(base_metrics) & set(cur_metrics)):
-      rows.append(_row(base_benchmarks[key], cur_benchmarks[key], tag, threshold, design))
-  rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.headline, r.benchmark, r.metric))
+      rows.append(_row(base_benchmarks[key], cur_benchmarks[key], tag, threshold, design, baseline.label))
+  rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.judged, r.name, r.metric))
   return Comparison(
       baseline_label=baseline.label,
       threshold=threshold,
@@ -95,7 +95,9 @@ def backend_refusal(baseline_backend: str | None, current_backend: str | None) -
           " timings from different backends are not comparable")
 
 
-def _row(base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: float, design: Design) -> ComparisonRow:
+def _row(
+    base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: float, design: Design, label: str
+) -> VerdictRecord:  # fmt: skip
   unit, samples = cur.summary.metrics[tag].unit, cur.samples[tag]
   result = compare_samples(
       base.samples[tag].across_hosts.values,
@@ -105,11 +107,21 @@ def _row(base: BaselineBenchmark, cur: BaselineBenchmark, tag: str, threshold: f
       design=design,
       min_abs_change=absolute_floor(unit),
   )
-  return ComparisonRow(
+  return VerdictRecord(
+      metric=tag, benchmark=cur.summary.key, variant={"benchmark": cur.name}, reference={"baseline": label},
+      ratio=result.ratio, low=result.ci_low, high=result.ci_high, n=min(result.n_baseline, result.n_current),
+      verdict=result.verdict, rule=design.rule(threshold, paired=False), repeats_needed=result.repeats_needed,
+      threshold=threshold,
       # The rule as it is now, not the flag a baseline file stored when it was captured.
-      benchmark=cur.name, key=cur.summary.key, metric=tag, unit=unit, headline=is_judged(tag),
-      **{f.name: getattr(result, f.name) for f in dataclasses.fields(result)},
-  )
+      judged=is_judged(tag), name=cur.name, unit=unit, direction=result.direction.value,
+      reference_median=_finite(result.baseline), current_median=_finite(result.current),
+      n_reference=result.n_baseline, n_current=result.n_current, level=result.level,
+  )  # fmt: skip
+
+
+def _finite(value: float) -> float | None:
+  """A median as the record holds it: None where there is none (NaN)."""
+  return None if math.isnan(value) else value
 
 
 def run_design(out_dir: str | os.PathLike) -> Design:

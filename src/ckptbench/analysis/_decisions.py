@@ -8,6 +8,7 @@ ratio cancels what the round shared (slow drift, a neighbour's burst).
 
 from __future__ import annotations
 
+import statistics
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import JudgedMetric, RunRecord, Verdict, VerdictRecord, judged_metrics
@@ -64,12 +65,15 @@ def _one(
     a, b = [ref_samples[r] for r in rounds], [samples[r] for r in rounds]
   else:
     a, b = list(ref_samples.values()), list(samples.values())
-  d = decide(a, b, metric_direction(metric.tag, metric.unit), paired=paired, threshold=threshold, design=design,
-             floor=absolute_floor(metric.unit))  # fmt: skip
+  direction = metric_direction(metric.tag, metric.unit)
+  d = decide(a, b, direction, paired=paired, threshold=threshold, design=design, floor=absolute_floor(metric.unit))
+  level = design.equivalence_level if d.verdict == Verdict.EQUIVALENT else design.level
   return VerdictRecord(
       metric=metric.tag, benchmark=variant.key, variant=dict(variant.varying), reference=dict(ref.varying),
       ratio=d.ratio, low=d.low, high=d.high, n=d.n, verdict=d.verdict, rule=design.rule(threshold, paired),
-      repeats_needed=d.repeats_needed, threshold=threshold,
+      repeats_needed=d.repeats_needed, threshold=threshold, judged=True, name=variant.name, unit=metric.unit,
+      direction=direction.value, reference_median=statistics.median(a) if a else None,
+      current_median=statistics.median(b) if b else None, n_reference=len(a), n_current=len(b), level=level,
   )  # fmt: skip
 
 

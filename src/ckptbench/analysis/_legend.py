@@ -12,13 +12,8 @@ from __future__ import annotations
 import collections
 from typing import Iterable
 
-from ckptbench.api import JUDGED, VerdictRecord
+from ckptbench.api import JUDGED, VerdictRecord, threshold_text
 from ckptbench.analysis._verdict import VerdictTable, number
-
-
-def threshold_text(threshold: float | None) -> str:
-  """`25%` (0.25), `7.5%` (0.075); "the threshold" when a file written before verdicts carried it."""
-  return "the threshold" if threshold is None else f"{100 * threshold:.4g}%"
 
 
 def judged_text() -> str:

@@ -2,7 +2,7 @@
 
 A variant's headline time is unstable when its repeats spread widely (the
 standard deviation over 10% of the mean, pyperf's rule). The likely cause is
-read from the noise every run recorded (`machine_9_other/`, run/_noise.py):
+read from the noise every run recorded (`machine_9_other/`, engine/_noise.py):
 other processes' CPU use, the load average, time stolen by a hypervisor, and
 data still being written back when runs started.
 """

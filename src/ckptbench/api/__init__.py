@@ -7,125 +7,53 @@ the pure statistics can import the records and tags from it without the generato
 base (pathlib) or the Orbax probe, and `ckptbench plan` loads none of the metrics.
 """
 
-from ckptbench._lazy import lazy_getattr
+from typing import TYPE_CHECKING
 
+from ckptbench._lazy import lazy_face
 from ckptbench.api._options import BenchmarkOptions, options_to_dict
 
 # Building their frozen dataclasses and the tag table's patterns cost `plan` some 20 ms;
 # a generator's module needs only the options and the base class to be defined.
-_EXPORTS = {
-    "Collector": "ckptbench.api._collector",
-    "MetricValue": "ckptbench.api._collector",
-    "default_collectors": "ckptbench.api._collector",
-    "collector_registrations": "ckptbench.api._collector",
-    "register_collector": "ckptbench.api._collector",
-    "Metrics": "ckptbench.api._metrics",
-    "collect_created_metrics": "ckptbench.api._metrics",
-    "merged": "ckptbench.api._metrics",
-    "HostStatistics": "ckptbench.api._values",
-    "MetricEntry": "ckptbench.api._values",
-    "MetricStatistics": "ckptbench.api._values",
-    "SchemaError": "ckptbench.api._values",
-    "as_number": "ckptbench.api._values",
-    "json_fields": "ckptbench.api._values",
-    "DERIVED": "ckptbench.api._tag_table",
-    "NAMESPACES": "ckptbench.api._tag_table",
-    "PATTERNS": "ckptbench.api._tag_table",
-    "TAGS": "ckptbench.api._tag_table",
-    "TagSpec": "ckptbench.api._tag_table",
-    "unit_of": "ckptbench.api._tag_table",
-    "tag_value": "ckptbench.api._tag_table:value",
-    "BYTES_PER_UNIT": "ckptbench.api._tags",
-    "RENAMED": "ckptbench.api._tags",
-    "PEAK_OVER_CHECKPOINT_SUFFIX": "ckptbench.api._tags",
-    "Tag": "ckptbench.api._tags",
-    "JUDGED": "ckptbench.api._judged",
-    "Judged": "ckptbench.api._judged",
-    "JudgedMetric": "ckptbench.api._judged",
-    "is_judged": "ckptbench.api._judged",
-    "judged_as": "ckptbench.api._judged",
-    "judged_metrics": "ckptbench.api._judged",
-    "current_tag": "ckptbench.api._tags",
-    "is_memory_unit": "ckptbench.api._tags",
-    "is_rate_unit": "ckptbench.api._tags",
-    "BenchmarkSummary": "ckptbench.api._records",
-    "ErrorRecord": "ckptbench.api._records",
-    "NotRun": "ckptbench.api._records",
-    "RunFailure": "ckptbench.api._records",
-    "RunRecord": "ckptbench.api._records",
-    "SkippedMesh": "ckptbench.api._records",
-    "SuiteSummary": "ckptbench.api._records",
-    "check_version": "ckptbench.api._records",
-    "Verdict": "ckptbench.api._verdict_record",
-    "VerdictRecord": "ckptbench.api._verdict_record",
-    "BenchmarksGenerator": "ckptbench.api._generator",
-    "Builtin": "ckptbench.api._builtin",
-    "OrbaxCapabilities": "ckptbench.api._orbax_probe",
-    "TestContext": "ckptbench.api._generator",
-    "TestResult": "ckptbench.api._generator",
-    "benchmark_options": "ckptbench.api._generator",
-    "orbax_capabilities": "ckptbench.api._orbax_probe",
-    "orbax_v1_context": "ckptbench.api._orbax_probe",
-    "orbax_v1_io": "ckptbench.api._orbax_probe",
-    "safe_path_component": "ckptbench.api._generator",
-}
-__getattr__ = lazy_getattr(globals(), _EXPORTS)
+if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers and IDEs resolve it
+  from ckptbench.api._collector import (
+      Collector,
+      MetricValue,
+      default_collectors,
+      collector_registrations,
+      register_collector,
+  )
+  from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
+  from ckptbench.api._values import HostStatistics, MetricEntry, MetricStatistics, SchemaError, as_number, json_fields
+  from ckptbench.api._tag_table import DERIVED, NAMESPACES, PATTERNS, TAGS, TagSpec, unit_of, value as tag_value
+  from ckptbench.api._tags import (
+      BYTES_PER_UNIT,
+      PEAK_OVER_CHECKPOINT_SUFFIX,
+      RENAMED,
+      Tag,
+      current_tag,
+      is_memory_unit,
+      is_rate_unit,
+  )
+  from ckptbench.api._judged import JUDGED, Judged, JudgedMetric, is_judged, judged_as, judged_metrics
+  from ckptbench.api._records import (
+      BenchmarkSummary,
+      ErrorRecord,
+      NotRun,
+      RunFailure,
+      RunRecord,
+      SkippedMesh,
+      SuiteSummary,
+      check_version,
+  )
+  from ckptbench.api._verdict_record import Verdict, VerdictRecord, threshold_text
+  from ckptbench.api._generator import (
+      BenchmarksGenerator,
+      TestContext,
+      TestResult,
+      benchmark_options,
+      safe_path_component,
+  )
+  from ckptbench.api._builtin import Builtin
+  from ckptbench.api._orbax_probe import OrbaxCapabilities, orbax_capabilities, orbax_v1_context, orbax_v1_io
 
-__all__ = [
-    "BYTES_PER_UNIT",
-    "PEAK_OVER_CHECKPOINT_SUFFIX",
-    "BenchmarkSummary",
-    "RENAMED",
-    "current_tag",
-    "ErrorRecord",
-    "DERIVED",
-    "JUDGED",
-    "Judged",
-    "JudgedMetric",
-    "NAMESPACES",
-    "PATTERNS",
-    "NotRun",
-    "RunFailure",
-    "RunRecord",
-    "SchemaError",
-    "SkippedMesh",
-    "SuiteSummary",
-    "Verdict",
-    "VerdictRecord",
-    "TAGS",
-    "Tag",
-    "TagSpec",
-    "as_number",
-    "check_version",
-    "is_judged",
-    "is_memory_unit",
-    "is_rate_unit",
-    "json_fields",
-    "judged_as",
-    "judged_metrics",
-    "tag_value",
-    "unit_of",
-    "BenchmarkOptions",
-    "BenchmarksGenerator",
-    "Builtin",
-    "Collector",
-    "HostStatistics",
-    "MetricEntry",
-    "MetricStatistics",
-    "MetricValue",
-    "Metrics",
-    "OrbaxCapabilities",
-    "TestContext",
-    "TestResult",
-    "benchmark_options",
-    "collect_created_metrics",
-    "default_collectors",
-    "collector_registrations",
-    "merged",
-    "options_to_dict",
-    "orbax_capabilities",
-    "orbax_v1_context",
-    "orbax_v1_io",
-    "register_collector",
-    "safe_path_component",
-]
+__getattr__, __dir__ = lazy_face(globals())

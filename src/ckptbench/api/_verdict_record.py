@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from typing import Any, Mapping
 
 from ckptbench.api._records import SchemaError, json_fields
@@ -29,25 +30,42 @@ class Verdict(str, enum.Enum):
     return self in (Verdict.BETTER, Verdict.EQUIVALENT, Verdict.NOT_JUDGED)
 
 
+def threshold_text(threshold: float | None) -> str:
+  """The threshold as every rule and legend states it: `25%` (0.25), `7.5%` (0.075); "the threshold" for a
+  file written before verdicts carried it."""
+  return "the threshold" if threshold is None else f"{100 * threshold:.4g}%"
+
+
 @dataclasses.dataclass(frozen=True)
 class VerdictRecord:
-  """One compared metric.
+  """One compared metric: each of summary.json's `verdicts` and each of comparison.json's `rows` (its
+  `verdicts` are the judged rows).
 
   Attributes:
     metric: the tag, e.g. `save_0_basics/time_s`.
     benchmark: the compared benchmark's key.
-    variant: its swept option values (a baseline comparison: its name as well).
+    variant: its swept option values (a baseline comparison: `{"benchmark": name}`).
     reference: what it was compared with: the reference variant's swept
       options, or `{"baseline": label}`.
     ratio: estimate of current / reference; None when a ratio has no meaning.
     low: lower end of the ratio's interval; None when unbounded (too few repeats).
     high: upper end.
     n: rounds paired, or the smaller sample when unpaired.
-    verdict: better, worse, equivalent or inconclusive.
+    verdict: better, worse, equivalent, inconclusive, or not judged (a comparison's neutral rows).
     rule: the rule and confidence level that gave the verdict, in words.
     repeats_needed: for inconclusive, about how many repeats a decision needs.
     threshold: the relative change that counted (0.25 = 25%: `--regression_threshold`); None in
       files written before verdicts carried it (their `rule` states it).
+    judged: whether the metric is one a suite is judged on (`api.JUDGED`: what the gate fails on);
+      a comparison also carries the rows it does not judge.
+    name: the benchmark's name as the console shows it (comparisons; None in summary.json).
+    unit: the metric's unit (comparisons).
+    direction: which way is better, `lower`, `higher` or `neutral` (comparisons).
+    reference_median: the median of the reference's samples (comparisons; None: no finite median).
+    current_median: the median of the current samples.
+    n_reference: the reference's samples (comparisons).
+    n_current: the current samples.
+    level: the confidence level of `low`-`high` (comparisons).
   """
 
   metric: str
@@ -62,12 +80,21 @@ class VerdictRecord:
   rule: str
   repeats_needed: int | None = None
   threshold: float | None = None
+  judged: bool = True
+  name: str | None = None
+  unit: str | None = None
+  direction: str | None = None
+  reference_median: float | None = None
+  current_median: float | None = None
+  n_reference: int | None = None
+  n_current: int | None = None
+  level: float | None = None
 
   def to_json(self) -> dict[str, Any]:
     row = dataclasses.asdict(self)
     row["verdict"] = self.verdict.value
     row["variant"], row["reference"] = dict(self.variant), dict(self.reference)
-    return row
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
 
   @classmethod
   def from_json(cls, data: Mapping[str, Any]) -> VerdictRecord:

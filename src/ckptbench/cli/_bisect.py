@@ -38,7 +38,7 @@ def register(subparsers) -> None:
 def _handle(args: argparse.Namespace) -> int:
   from ckptbench.config import load_suite  # noqa: PLC0415
   from ckptbench.envs import bisect_versions  # noqa: PLC0415
-  from ckptbench.run import time_budget  # noqa: PLC0415
+  from ckptbench.engine import time_budget  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
   suite = load_suite(suite_file)

@@ -104,7 +104,7 @@ def write_fixture(
 
 
 def handle(args: argparse.Namespace) -> int:
-  from ckptbench.run import set_xla_flags  # noqa: PLC0415
+  from ckptbench.engine import set_xla_flags  # noqa: PLC0415
 
   config_file = config_path(args)
   if not args.output_directory:

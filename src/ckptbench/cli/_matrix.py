@@ -42,7 +42,7 @@ def _handle(args: argparse.Namespace) -> int:
   from ckptbench.envs import MatrixSettings, parse_with, run_matrix, unique_labels  # noqa: PLC0415
   from ckptbench.views import print_comparison  # noqa: PLC0415
   from ckptbench.results import output_lock  # noqa: PLC0415
-  from ckptbench.run import time_budget  # noqa: PLC0415
+  from ckptbench.engine import time_budget  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
   suite = load_suite(suite_file)  # a bad suite fails here, before any environment is built
@@ -57,7 +57,8 @@ def _handle(args: argparse.Namespace) -> int:
       time_budget_s=time_budget(suite, args.time_budget_s),
   )
   with output_lock(settings.output_dir, "matrix"):
-    outcome = run_matrix(settings, suite.config.repeats(True), say=lambda line: print(line, flush=True))
+    repeats = suite.config.repeats(True)
+    outcome = run_matrix(settings, repeats, say=lambda line: print(line, flush=True))
   for env in outcome.environments:
     if env.status == "ok":
       versions = ", ".join(f"{name} {(env.versions or {}).get(name)}" for name in _SHOWN_VERSIONS)
@@ -66,7 +67,7 @@ def _handle(args: argparse.Namespace) -> int:
     else:
       print(f"{env.label}: {env.status}")
   for comparison in outcome.comparisons.values():
-    print_comparison(comparison, show_all=args.all)
+    print_comparison(comparison, show_all=args.all, repeated_until_decided=repeats == "auto")
   if outcome.reference is None:
     raise CkptbenchError("no environment finished the suite; see the lines above")
   print(f"results: {outcome.output_dir} (report.html: every environment side by side; comparison.json;"

@@ -21,7 +21,7 @@ def handle(args: argparse.Namespace) -> int:
   from rich.table import Table  # noqa: PLC0415
 
   from ckptbench.config import load_suite  # noqa: PLC0415
-  from ckptbench.run import describe_plan, format_bytes  # noqa: PLC0415
+  from ckptbench.engine import describe_plan, format_bytes  # noqa: PLC0415
   from ckptbench.views import make_console  # noqa: PLC0415
 
   config_file = config_path(args)

@@ -15,7 +15,7 @@ from ckptbench.errors import CkptbenchError
 
 if TYPE_CHECKING:
   from ckptbench.config import SimDeviceConfig
-  from ckptbench.run import RunOutcome, RunSettings
+  from ckptbench.engine import RunOutcome, RunSettings
 
 
 def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,7 @@ def register(subparsers) -> None:
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
-  p.add_argument("--driven_rounds", action="store_true", help=argparse.SUPPRESS)  # `matrix`'s (run/_rounds.py)
+  p.add_argument("--driven_rounds", action="store_true", help=argparse.SUPPRESS)  # `matrix`'s (engine/_rounds.py)
   p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
                  help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
                  " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
@@ -107,7 +107,7 @@ def add_time_budget_argument(p) -> None:
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
   """The `ckptbench run` flags as RunSettings."""
-  from ckptbench.run import RunSettings  # noqa: PLC0415  (JAX starts once the process is set up)
+  from ckptbench.engine import RunSettings  # noqa: PLC0415  (JAX starts once the process is set up)
 
   # In a terminal the prompt comes back while a detached process writes the views; piped (CI,
   # a script) the run writes them before it exits, so whatever archives OUT next finds them.
@@ -180,10 +180,10 @@ def handle(args: argparse.Namespace) -> int:
   if os.environ.get("JAX_PROCESS_ID", "0") == "0":  # one process of a job speaks
     # Starting JAX and loading the suite take seconds on a busy machine: say something first.
     print(f"ckptbench run {config}: starting (results in {args.output_directory})", flush=True)
-  from ckptbench.run import pause_while_starting  # noqa: PLC0415
+  from ckptbench.engine import pause_while_starting  # noqa: PLC0415
 
   pause_while_starting()  # JAX, Orbax and the suite leave ~235,000 objects, 1,360 of them garbage: walked for little
-  from ckptbench.run import run  # noqa: PLC0415
+  from ckptbench.engine import run  # noqa: PLC0415
 
   settings = settings_from(args)
   outcome = run(config, settings)
@@ -239,7 +239,8 @@ def print_run(outcome: RunOutcome, detail: bool = False, views: bool = True, bac
   if outcome.captured_baseline is not None:
     print(f"baseline captured: {outcome.captured_baseline}")
   if outcome.comparison is not None:
-    print_comparison(outcome.comparison)
+    repeats = outcome.summary.repeats or {}
+    print_comparison(outcome.comparison, repeated_until_decided=repeats.get("mode") == "auto")
   if outcome.link is not None:
     stats = outcome.link["stats"]
     print(f"link {outcome.link['shape']}: {stats['requests']} requests, {stats['injected_errors']} injected errors")

@@ -23,7 +23,7 @@ def _counts(text: str) -> tuple[int, ...]:
 
 
 def _store_argument(text: str) -> StoreProfile:
-  from ckptbench.run import store_profile  # noqa: PLC0415  (the command line starts without numpy)
+  from ckptbench.engine import store_profile  # noqa: PLC0415  (the command line starts without numpy)
 
   try:
     return store_profile(text)
@@ -71,7 +71,7 @@ def register(subparsers) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-  from ckptbench.run import ScaleSettings, measured_latency, scale  # noqa: PLC0415  (JAX-free start)
+  from ckptbench.engine import ScaleSettings, measured_latency, scale  # noqa: PLC0415  (JAX-free start)
   from ckptbench.views import scale_as_text, write_scale_page  # noqa: PLC0415
 
   store = measured_latency(args.store, args.store_from) if args.store_from else args.store

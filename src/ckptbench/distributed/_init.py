@@ -45,7 +45,7 @@ class DistributedTimeouts:
   """Timeouts of a multi-process run, in seconds.
 
   The first three are handed to `jax.distributed.initialize`; the last two
-  bound each benchmark run (the runner's watchdog, `run/_watchdog.py`).
+  bound each benchmark run (the runner's watchdog, `engine/_watchdog.py`).
 
   Attributes:
     init_s: how long a process waits for all the others to connect.

@@ -90,8 +90,8 @@ def _judge(comparison, metric: str, tested: str) -> tuple[str, str]:
 
 def _row_text(row) -> str:
   ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
-  low, high = ("?" if v is None else f"{v:.2f}" for v in (row.ci_low, row.ci_high))
-  return f"{row.benchmark}: {ratio} ({row.level:.0%} interval {low}-{high}, {row.verdict.value})"
+  low, high = ("?" if v is None else f"{v:.2f}" for v in (row.low, row.high))
+  return f"{row.name or row.benchmark}: {ratio} ({row.level or 0:.0%} interval {low}-{high}, {row.verdict.value})"
 
 
 def bisect_versions(

@@ -1,7 +1,7 @@
 """Environments judged as `run` judges a sweep: each benchmark in each environment is a variant,
 compared with the same benchmark in the first environment, paired by round.
 
-`matrix` runs its environments in interleaved rounds (run/_rounds.py), so round r
+`matrix` runs its environments in interleaved rounds (engine/_rounds.py), so round r
 of every environment shares what the machine did then; `analysis.sweep_verdicts`
 (the same function, metrics and rule as a sweep's summary.json) decides each
 pair, and comparison.json's rows carry those verdicts: the gate judges what the
@@ -65,15 +65,15 @@ def judged_comparison(
   judged: Mapping[tuple[str, str], VerdictRecord] = {(v.metric, v.benchmark): v for v in verdicts}
   rows = []
   for row in comparison.rows:
-    v = judged.get((row.metric, row.key))
+    v = judged.get((row.metric, row.benchmark))
     if v is None:
-      rows.append(dataclasses.replace(row, headline=False))
+      rows.append(dataclasses.replace(row, judged=False))
       continue
     level = design.equivalence_level if v.verdict == Verdict.EQUIVALENT else design.level
     rows.append(dataclasses.replace(
-        row, ratio=v.ratio, ci_low=v.low, ci_high=v.high, verdict=v.verdict, headline=True, level=level,
-        n_baseline=v.n, n_current=v.n, repeats_needed=v.repeats_needed,
+        row, ratio=v.ratio, low=v.low, high=v.high, n=v.n, verdict=v.verdict, judged=True, level=level,
+        n_reference=v.n, n_current=v.n, repeats_needed=v.repeats_needed, rule=v.rule, threshold=v.threshold,
     ))  # fmt: skip
   order = (Verdict.WORSE, Verdict.INCONCLUSIVE, Verdict.BETTER, Verdict.EQUIVALENT, Verdict.NOT_JUDGED)
-  rows.sort(key=lambda r: (not r.headline, order.index(r.verdict), r.benchmark, r.metric))
+  rows.sort(key=lambda r: (not r.judged, order.index(r.verdict), r.name or r.benchmark, r.metric))
   return dataclasses.replace(comparison, rows=tuple(rows), rule=design.rule(threshold, paired=True))

@@ -1,7 +1,7 @@
 """`ckptbench matrix`: one suite in several environments, in interleaved rounds, judged against the first.
 
 Each environment runs the suite in one long-lived `ckptbench run` whose rounds
-this process drives (`--driven_rounds`, run/_rounds.py): after every
+this process drives (`--driven_rounds`, engine/_rounds.py): after every
 environment's warm-ups, each round runs the suite once in every environment,
 the environments in a fresh random order, so drift of a shared machine falls on
 every environment alike and round r pairs across them. `num_repeats: auto`
@@ -142,7 +142,7 @@ def run_matrix(
   Raises:
     CkptbenchError: bad input (unknown package or version, OUT taken), before anything runs.
   """
-  from ckptbench.run import Repeats  # noqa: PLC0415  (run loads JAX's helpers; the CLI's start does not)
+  from ckptbench.engine import Repeats  # noqa: PLC0415  (run loads JAX's helpers; the CLI's start does not)
 
   check_specs(settings.specs)
   _prepare(settings)
@@ -213,7 +213,7 @@ def _build_environments(
 
 def _rounds(repeats, workers: dict[str, _Worker], failed, settings: MatrixSettings, say):
   """The rounds, every environment once each in a fresh random order: until decided (auto), else a count."""
-  from ckptbench.run import RepeatsDone, RoundClock, round_order, rounds_until_decided  # noqa: PLC0415
+  from ckptbench.engine import RepeatsDone, RoundClock, round_order, rounds_until_decided  # noqa: PLC0415
 
   rng = random.Random()
 
@@ -244,10 +244,10 @@ def _rounds(repeats, workers: dict[str, _Worker], failed, settings: MatrixSettin
 
 
 class _Worker:
-  """One environment's long-lived `ckptbench run --driven_rounds` (run/_rounds.py's protocol)."""
+  """One environment's long-lived `ckptbench run --driven_rounds` (engine/_rounds.py's protocol)."""
 
   def __init__(self, env: BuiltEnv, settings: MatrixSettings):
-    from ckptbench.run import DRIVEN_READY, DRIVEN_ROUND_DONE  # noqa: PLC0415
+    from ckptbench.engine import DRIVEN_READY, DRIVEN_ROUND_DONE  # noqa: PLC0415
 
     self._ready, self._round_done = DRIVEN_READY, DRIVEN_ROUND_DONE
     self.label = env.spec.label

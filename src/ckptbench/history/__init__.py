@@ -5,23 +5,14 @@ points and what changed with them; exports (JSON, Markdown, Bencher Metric Forma
 Names load on first use: `ckptbench run --history` pays for none of it until the run is over.
 """
 
-from ckptbench._lazy import lazy_getattr
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "Change": "ckptbench.history._analysis",
-    "Environment": "ckptbench.history._entry",
-    "HistoryEntry": "ckptbench.history._entry",
-    "HistoryStore": "ckptbench.history._store",
-    "Point": "ckptbench.history._entry",
-    "Series": "ckptbench.history._analysis",
-    "analyse": "ckptbench.history._analysis",
-    "bencher_metric_format": "ckptbench.history._exports",
-    "change_text": "ckptbench.history._exports",
-    "entry_from_outputs": "ckptbench.history._entry",
-    "gate": "ckptbench.history._analysis",
-    "history_document": "ckptbench.history._exports",
-    "summary_markdown": "ckptbench.history._exports",
-}
-__getattr__ = lazy_getattr(globals(), _EXPORTS)
+from ckptbench._lazy import lazy_face
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers and IDEs resolve it
+  from ckptbench.history._analysis import Change, Series, analyse, gate
+  from ckptbench.history._entry import Environment, HistoryEntry, Point, entry_from_outputs
+  from ckptbench.history._store import HistoryStore
+  from ckptbench.history._exports import bencher_metric_format, change_text, history_document, summary_markdown
+
+__getattr__, __dir__ = lazy_face(globals())

@@ -4,31 +4,18 @@ manifest.json, comparison.json's record, exports.
 Names load lazily: the report's libraries (plotly, tensorboard, pandas) cost only when used.
 """
 
-from ckptbench._lazy import lazy_getattr
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "Comparison": "ckptbench.results._comparison_record",
-    "ComparisonRow": "ckptbench.results._comparison_record",
-    "FORMATS": "ckptbench.results._formats",
-    "LOCK_FILE": "ckptbench.results._lock",
-    "MANIFEST_FILE": "ckptbench.results._writers",
-    "RESULTS_FILE": "ckptbench.results._results",
-    "RunOutputs": "ckptbench.results._read",
-    "RunWriter": "ckptbench.results._writers",
-    "SUMMARY_FILE": "ckptbench.results._writers",
-    "check_output_dir": "ckptbench.results._read",
-    "build_manifest": "ckptbench.results._manifest",
-    "export_results": "ckptbench.results._export",
-    "git_state": "ckptbench.results._manifest",
-    "load_results": "ckptbench.results._export",
-    "now_iso": "ckptbench.results._manifest",
-    "output_lock": "ckptbench.results._lock",
-    "read_outputs": "ckptbench.results._read",
-    "read_records": "ckptbench.results._results",
-    "run_backend": "ckptbench.results._manifest",
-    "run_writers": "ckptbench.results._writers",
-    "write_json_atomic": "ckptbench.results._results",
-}
-__getattr__ = lazy_getattr(globals(), _EXPORTS)
+from ckptbench._lazy import lazy_face
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers and IDEs resolve it
+  from ckptbench.results._comparison_record import Comparison
+  from ckptbench.results._formats import FORMATS
+  from ckptbench.results._lock import LOCK_FILE, output_lock
+  from ckptbench.results._writers import MANIFEST_FILE, RunWriter, SUMMARY_FILE, run_writers
+  from ckptbench.results._results import RESULTS_FILE, read_records, write_json_atomic
+  from ckptbench.results._read import RunOutputs, check_output_dir, read_outputs
+  from ckptbench.results._manifest import build_manifest, git_state, now_iso, run_backend
+  from ckptbench.results._export import export_results, load_results
+
+__getattr__, __dir__ = lazy_face(globals())

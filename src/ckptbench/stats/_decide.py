@@ -67,7 +67,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ckptbench.api import Verdict
+from ckptbench.api import Verdict, threshold_text
 from ckptbench.stats._defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
@@ -136,14 +136,14 @@ class Design:
     if self.early_looks:
       looks = (f", alpha {self.alpha:g} spent over {self.looks} looks (worse/better: {EARLY_LOOK_SHARE:g} of it at"
                f" each early look; equivalence: 1/{round(1 / EQUIVALENCE_EARLY_SHARE)} of it at each)")
-    tests = f"(two one-sided tests at {100 * self.equivalence_spent:.4g}% each) within +-{threshold:.0%}"
+    tests = f"(two one-sided tests at {100 * self.equivalence_spent:.4g}% each) within +-{threshold_text(threshold)}"
     if f"{self.equivalence_level:.2%}" == f"{self.level:.2%}":  # an early look: one interval for both
       equivalent = f"equivalent: the same interval {tests}"
     else:
       equivalent = (f"equivalent: the {self.equivalence_level:.2%} interval {tests}; low/high: the"
                     f" {self.equivalence_level:.2%} interval for equivalent, the {self.level:.2%} one otherwise")
     return (f"Hodges-Lehmann {self.level:.2%} interval of the {how} ratio{looks}; worse/better: interval"
-            f" excludes 1 and ratio beyond {threshold:.0%}; {equivalent}")
+            f" excludes 1 and ratio beyond {threshold_text(threshold)}; {equivalent}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -4,33 +4,23 @@ page, goodput page, scale page; the view registry and the detached writer that r
 Names load lazily: the report's libraries (plotly, tensorboard, pandas) cost only when used.
 """
 
-from ckptbench._lazy import lazy_getattr
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "RunProgress": "ckptbench.views._progress",
-    "VIEWS_DONE": "ckptbench.views._background",
-    "add_missing_probe": "ckptbench.views._background",
-    "default_views": "ckptbench.views._views",
-    "import_view_sources": "ckptbench.views._views",
-    "make_console": "ckptbench.views._terminal",
-    "plans_as_text": "ckptbench.views._goodput_page",
-    "print_comparison": "ckptbench.views._comparison_text",
-    "print_suite_tables": "ckptbench.views._console",
-    "register_view": "ckptbench.views._views",
-    "roofline_limits": "ckptbench.views._report_roofline",
-    "scale_as_text": "ckptbench.views._scale_view",
-    "start_views": "ckptbench.views._background",
-    "tensorboard_run_name": "ckptbench.views._tensorboard",
-    "wait_for_parent": "ckptbench.views._background",
-    "write_goodput": "ckptbench.views._goodput_page",
-    "write_history_page": "ckptbench.views._history_page",
-    "write_matrix_report": "ckptbench.views._matrix_report",
-    "write_report": "ckptbench.views._report",
-    "write_scale_page": "ckptbench.views._scale_view",
-    "write_tensorboard": "ckptbench.views._tensorboard",
-    "view_sources": "ckptbench.views._views",
-    "write_views": "ckptbench.views._views",
-}
-__getattr__ = lazy_getattr(globals(), _EXPORTS)
+from ckptbench._lazy import lazy_face
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers and IDEs resolve it
+  from ckptbench.views._progress import RunProgress
+  from ckptbench.views._background import VIEWS_DONE, add_missing_probe, start_views, wait_for_parent
+  from ckptbench.views._views import default_views, import_view_sources, register_view, view_sources, write_views
+  from ckptbench.views._terminal import make_console
+  from ckptbench.views._goodput_page import plans_as_text, write_goodput
+  from ckptbench.views._comparison_text import print_comparison
+  from ckptbench.views._console import print_suite_tables
+  from ckptbench.views._report_roofline import roofline_limits
+  from ckptbench.views._scale_view import scale_as_text, write_scale_page
+  from ckptbench.views._tensorboard import tensorboard_run_name, write_tensorboard
+  from ckptbench.views._history_page import write_history_page
+  from ckptbench.views._matrix_report import write_matrix_report
+  from ckptbench.views._report import write_report
+
+__getattr__, __dir__ = lazy_face(globals())

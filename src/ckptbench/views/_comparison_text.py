@@ -10,7 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from ckptbench.analysis import judged_text, verdict_clauses
-from ckptbench.results import Comparison, ComparisonRow
+from ckptbench.api import VerdictRecord, threshold_text
+from ckptbench.results import Comparison
 from ckptbench.views._terminal import print_sentences
 from ckptbench.stats import Verdict
 
@@ -36,11 +37,14 @@ def _bound(value: float | None) -> str:
   return "?" if value is None else f"{value:.2f}"
 
 
-def print_comparison(comparison: Comparison, console: Console | None = None, show_all: bool = False) -> None:
+def print_comparison(
+    comparison: Comparison, console: Console | None = None, show_all: bool = False, repeated_until_decided: bool = False
+) -> None:  # fmt: skip
   """Prints the comparison as a table, regressions first.
 
   Unchanged non-headline rows and neutral rows are counted in one line
-  unless `show_all`; comparison.json always holds every row.
+  unless `show_all`; comparison.json always holds every row. `repeated_until_decided`: the runs
+  were `num_repeats: auto`'s, so an inconclusive metric is one the time budget left undecided.
   """
   # Off a terminal (CI logs), a wide table keeps metric names on one line.
   console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
@@ -60,14 +64,14 @@ def print_comparison(comparison: Comparison, console: Console | None = None, sho
   for clause in verdict_clauses(comparison.threshold):
     print_sentences(console, "", clause)
   print_sentences(console, "rule: ", comparison.rule)
-  _print_notes(comparison, console)
+  _print_notes(comparison, console, repeated_until_decided)
 
 
 def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, int]:
   """The table of the rows shown (regressions, improvements, headline metrics) and how many were hidden."""
   table = Table(
       title=f"Comparison with baseline {escape(comparison.baseline_label)}"
-      f" (threshold {comparison.threshold:.0%}, alpha {comparison.alpha:g}; intervals: the rule below)"
+      f" (threshold {threshold_text(comparison.threshold)}, alpha {comparison.alpha:g}; intervals: the rule below)"
   )
   table.add_column("", no_wrap=True)
   table.add_column("benchmark", overflow="fold")
@@ -77,7 +81,7 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
   hidden = 0
   for row in comparison.rows:
     quiet = row.verdict == Verdict.NOT_JUDGED or (
-        not row.headline and row.verdict not in (Verdict.WORSE, Verdict.BETTER)
+        not row.judged and row.verdict not in (Verdict.WORSE, Verdict.BETTER)
     )
     if quiet and not show_all:
       hidden += 1
@@ -85,30 +89,32 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
     mark, style = _VERDICT_STYLE[row.verdict]
     table.add_row(
         mark,
-        escape(row.benchmark),
-        escape(row.metric) + (" *" if row.headline else ""),
-        _fmt(row.baseline, row.unit),
-        _fmt(row.current, row.unit),
+        escape(row.name or row.benchmark),
+        escape(row.metric) + (" *" if row.judged else ""),
+        _fmt(row.reference_median, row.unit or ""),
+        _fmt(row.current_median, row.unit or ""),
         "-" if row.ratio is None else f"{row.ratio:.2f}x",
-        "-" if row.ratio is None else f"{_bound(row.ci_low)}-{_bound(row.ci_high)}",
-        f"{row.n_baseline}/{row.n_current}",
+        "-" if row.ratio is None else f"{_bound(row.low)}-{_bound(row.high)}",
+        f"{row.n_reference}/{row.n_current}",
         style=style,
     )
   return table, hidden
 
 
-def _counts(rows: list[ComparisonRow]) -> str:
+def _counts(rows: list[VerdictRecord]) -> str:
   counts = {v: sum(r.verdict == v for r in rows) for v in Verdict}
   return ", ".join(f"{n} {v.value}" for v, n in counts.items() if n) or "none"
 
 
-def _print_notes(comparison: Comparison, console: Console) -> None:
+def _print_notes(comparison: Comparison, console: Console, repeated_until_decided: bool) -> None:
   """What the table cannot say: repeats a decision needs, nothing matched and why, what one side lacks, the counts."""
   needed = comparison.repeats_needed()
   if needed:
+    remedy = ("the time budget ended num_repeats: auto before deciding (a larger --time_budget_s lets it)"
+              if repeated_until_decided else "num_repeats: auto decides for you")
     console.print(
         f"[yellow]inconclusive:[/yellow] {len(comparison.headline_inconclusive)} headline metric(s);"
-        f" about {needed} repeats a side would decide at the noise observed (num_repeats: auto decides for you)"
+        f" about {needed} repeats a side would decide at the noise observed ({remedy})"
     )
   if comparison.matched_nothing:
     console.print(
@@ -121,8 +127,8 @@ def _print_notes(comparison: Comparison, console: Console) -> None:
     for kind, names in missing.items():
       if names:
         console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
-  summary = "headline: " + _counts([r for r in comparison.rows if r.headline])
-  others = [r for r in comparison.rows if not r.headline]
+  summary = "headline: " + _counts([r for r in comparison.rows if r.judged])
+  others = [r for r in comparison.rows if not r.judged]
   if others:
     summary += "; other rows (shown, never gated): " + _counts(others)
   if comparison.headline_regressions:

@@ -14,7 +14,8 @@ import pathlib
 from typing import Any, Mapping, Protocol, Sequence
 
 from ckptbench.analysis import judged_text, verdict_clauses
-from ckptbench.results import Comparison, ComparisonRow
+from ckptbench.api import VerdictRecord
+from ckptbench.results import Comparison
 from ckptbench.views._report_html import CSS, esc, num
 from ckptbench.stats import Verdict
 
@@ -86,11 +87,11 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
   if not comparisons:
     return "<p class=note>one environment finished: nothing to compare it with</p>"
   labels = list(comparisons)
-  cells: dict[tuple[str, str], dict[str, ComparisonRow]] = {}
+  cells: dict[tuple[str, str], dict[str, VerdictRecord]] = {}
   for label, comparison in comparisons.items():
     for row in comparison.rows:
-      if row.headline:
-        cells.setdefault((row.benchmark, row.metric), {})[label] = row
+      if row.judged:
+        cells.setdefault((row.name or row.benchmark, row.metric), {})[label] = row
   regressed = sorted({label for label in labels for row in comparisons[label].headline_regressions})
   unsure = sorted(label for label in labels if comparisons[label].headline_inconclusive)
   if regressed:
@@ -103,8 +104,8 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
   rows = []
   for (benchmark, metric), by_label in sorted(cells.items()):
     first = next(iter(by_label.values()))
-    row = [f"<td>{esc(benchmark)}</td><td>{esc(metric)}</td><td>{esc(first.unit)}</td>",
-           f"<td class=num>{num(first.baseline)}</td>"]  # fmt: skip
+    row = [f"<td>{esc(benchmark)}</td><td>{esc(metric)}</td><td>{esc(first.unit or '')}</td>",
+           f"<td class=num>{num(first.reference_median)}</td>"]  # fmt: skip
     row += [_cell(by_label.get(label)) for label in labels]
     rows.append("<tr>" + "".join(row) + "</tr>")
   header = "".join(f"<th>{esc(h)}</th>" for h in head)
@@ -121,11 +122,11 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
   )  # fmt: skip
 
 
-def _cell(row: ComparisonRow | None) -> str:
+def _cell(row: VerdictRecord | None) -> str:
   if row is None:
     return "<td class=note>not measured</td>"
   ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
-  if row.ci_low is not None and row.ci_high is not None:
-    ratio += f" [{row.ci_low:.2f}, {row.ci_high:.2f}]"
+  if row.low is not None and row.high is not None:
+    ratio += f" [{row.low:.2f}, {row.high:.2f}]"
   css = row.verdict.value if row.verdict in (Verdict.WORSE, Verdict.BETTER, Verdict.INCONCLUSIVE) else "num"
-  return f"<td class='{css}'>{num(row.current)}<br>{esc(ratio)} {esc(row.verdict.value)}</td>"
+  return f"<td class='{css}'>{num(row.current_median)}<br>{esc(ratio)} {esc(row.verdict.value)}</td>"

@@ -134,7 +134,7 @@ def _failures(outputs: RunOutputs) -> str:
 
 
 _VERDICT_ORDER = {Verdict.WORSE: 0, Verdict.INCONCLUSIVE: 1, Verdict.BETTER: 2, Verdict.EQUIVALENT: 3}
-_COMPARISON_COLUMNS = ("benchmark", "metric", "baseline", "current", "ratio", "ci_low", "ci_high", "verdict")
+_COMPARISON_COLUMNS = ("benchmark", "metric", "baseline", "current", "ratio", "low", "high", "verdict")
 
 
 def _comparison(comparison: Comparison | None) -> str:
@@ -142,8 +142,9 @@ def _comparison(comparison: Comparison | None) -> str:
     return f"<h2>baseline comparison</h2><p class=fail>{esc(comparison.refused)}</p>"
   if comparison is None or not comparison.rows:
     return ""
-  rows = sorted(comparison.rows, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 3), r.benchmark))
-  body = [[row.to_json()[c] for c in _COMPARISON_COLUMNS] for row in rows]
+  rows = sorted(comparison.rows, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 3), r.name or r.benchmark))
+  body = [[row.name or row.benchmark, row.metric, row.reference_median, row.current_median, row.ratio, row.low, row.high,
+           row.verdict.value] for row in rows]  # fmt: skip
   regressed, unsure = len(comparison.headline_regressions), len(comparison.headline_inconclusive)
   if regressed:
     note = f"<p class=fail>{regressed} headline metric(s) worse</p>"

@@ -14,7 +14,7 @@ import traceback
 from typing import Any, Callable, Mapping, Sequence
 
 from ckptbench.config import Suite
-from ckptbench.run._failures import (
+from ckptbench.engine._failures import (
     DISK_FULL,
     TIMEOUT,
     RunTimeout,
@@ -25,25 +25,25 @@ from ckptbench.run._failures import (
 )
 from ckptbench.api import BenchmarksGenerator, TestContext, TestResult
 from ckptbench.api import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary
-from ckptbench.run._locations import (
+from ckptbench.engine._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
 from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
-from ckptbench.run._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
-from ckptbench.run._sizes import disk_need
-from ckptbench.run._memory import memory_problem
-from ckptbench.run._output_dir import prepare_output_dir
-from ckptbench.run._pytree_cache import PytreeCache
-from ckptbench.run._auto import auto_rounds, driven_rounds
-from ckptbench.run._noise import NoiseMeter
-from ckptbench.run._rounds import Repeats, RepeatsDone, fixed_runs, resolve_repeats
-from ckptbench.run._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
-from ckptbench.run._select import select
-from ckptbench.run._settings import RunSettings
-from ckptbench.run._simdevice import run_backend_name
-from ckptbench.run._stop import StopRequest
-from ckptbench.run._sweep import Plan, PlannedBenchmark, expand
-from ckptbench.run._watchdog import RunWatchdog
+from ckptbench.engine._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
+from ckptbench.engine._sizes import disk_need
+from ckptbench.engine._memory import memory_problem
+from ckptbench.engine._output_dir import prepare_output_dir
+from ckptbench.engine._pytree_cache import PytreeCache
+from ckptbench.engine._auto import auto_rounds, driven_rounds
+from ckptbench.engine._noise import NoiseMeter
+from ckptbench.engine._rounds import RepeatsDone, fixed_runs
+from ckptbench.engine._run_plan import RunPlan, build_run_plan
+from ckptbench.engine._schedule import ScheduledRun
+from ckptbench.engine._settings import RunSettings
+from ckptbench.engine._simdevice import run_backend_name
+from ckptbench.engine._stop import StopRequest
+from ckptbench.engine._sweep import Plan, PlannedBenchmark
+from ckptbench.engine._watchdog import RunWatchdog
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.api import MetricEntry, collect_created_metrics, merged
@@ -116,23 +116,20 @@ def _run_suite(
 
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
-  plan = _checked_plan(suite, settings, coordinator, jax.device_count())
-
-  repeats = resolve_repeats(suite, settings, len(plan.benchmarks))
+  run_plan = _checked_run_plan(suite, settings, coordinator, jax.device_count())
+  repeats, keys = run_plan.repeats, run_plan.keys
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
-  keys = [b.key for b in plan.benchmarks]
   # Every process shuffles rounds alike: process 0's seed.
   rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
   manifest, probe = _manifest_and_probe(suite, settings, coordinator)
   writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
   for writer in writers:
     writer.start(manifest)
-  groups = warmup_groups(plan, suite.config)
-  planned = len(pending(schedule_runs(len(keys), repeats.count, repeats.warmups, groups=groups), keys, done))
-  progress = RunProgress(planned, enabled=is_writer, terminal=settings.show_progress)
+  todo = run_plan.schedule(done, rng)  # a fixed count's order; auto rounds run as many at most
+  progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
-  runs = _Runs(plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous), freeing)
+  runs = _Runs(run_plan.plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous), freeing)
   started = time.perf_counter()
   try:
     with stop.installed():
@@ -141,11 +138,8 @@ def _run_suite(
           raise CkptbenchError("driven rounds (matrix) run in one process")
         done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
       elif repeats.auto:
-        done_repeats = auto_rounds(
-            repeats, keys, done, rng, runs.execute, stop, runs.records, suite, settings, coordinator, progress)
+        done_repeats = auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress)
       else:
-        todo = pending(schedule_runs(len(keys), repeats.count, repeats.warmups, repeats.interleaved, rng=rng,
-                                     groups=warmup_groups(plan, suite.config)), keys, done)  # fmt: skip
         done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
   finally:
     progress.close()
@@ -153,13 +147,13 @@ def _run_suite(
 
   records = runs.records
   interrupted = done_repeats.interrupted
-  summary = _summary(suite, plan, records, repeats, done_repeats, settings.regression_threshold)
+  summary = _summary(suite, run_plan, records, done_repeats)
   summary = dataclasses.replace(summary, repeats=repeats.describe(done_repeats, time.perf_counter() - started))
   manifest["ended_at"] = now_iso()
   for writer in writers:
     writer.finish(summary, manifest)
   coordinator.barrier("teardown")
-  return SuiteOutcome(out, plan, records, summary, interrupted)
+  return SuiteOutcome(out, run_plan.plan, records, summary, interrupted)
 
 
 def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[RunWriter]) -> list[RunRecord]:
@@ -213,14 +207,15 @@ def _manifest_and_probe(
   return manifest, probe
 
 
-def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> Plan:
-  """The suite's plan, once every process agrees it can run; OUT is created only then.
+def _checked_run_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> RunPlan:
+  """The run's plan, built once, when every process agrees it can run; OUT is created only then.
 
   Raises:
     CkptbenchError: on every process (so none waits for the others) when the
       data would not fit in memory or OUT cannot be used.
   """
-  plan = select(expand(suite, device_count), settings.select)
+  run_plan = build_run_plan(suite, settings, device_count)
+  plan = run_plan.plan
   for mesh, reason in plan.all_skipped_meshes():
     _log.warning("skipping mesh %s: %s", mesh, reason)
   for generator, values, reason in plan.invalid:
@@ -232,7 +227,7 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   setup_error = memory_problem(plan, coordinator, settings.ask("check_memory", False)) if settings.check_memory else None
   if coordinator.process_index == 0 and setup_error is None:  # nothing is written for a suite that cannot run
     try:
-      repeats = resolve_repeats(suite, settings, len(plan.benchmarks))  # auto: its most rounds
+      repeats = run_plan.repeats  # auto: its most rounds
       need = disk_need(plan, repeats.count + repeats.warmups, keeps_checkpoints(settings, suite))
       _log.info("disk for checkpoints: %s", need.describe())
       root = settings.checkpoint_root or settings.output_dir
@@ -244,24 +239,20 @@ def _checked_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator,
   setup_errors = [e for e in coordinator.allgather_json(setup_error) if e]  # also the setup barrier
   if setup_errors:
     raise CkptbenchError(setup_errors[0])
-  return plan
+  return run_plan
 
 
-def _summary(
-    suite: Suite, plan: Plan, records: list[RunRecord], repeats: Repeats, done: RepeatsDone, threshold: float
-) -> SuiteSummary:
-  """summary.json: statistics per benchmark, the verdicts (at the `threshold` asked for), and what the plan
-  left out and why."""
-  # Unset, the reference is the plan's first benchmark (records of shuffled rounds are in no plan order).
-  reference = suite.config.reference
-  if reference is None and plan.benchmarks:
-    reference = plan.benchmarks[0].describe()["varying"]
+def _summary(suite: Suite, run_plan: RunPlan, records: list[RunRecord], done: RepeatsDone) -> SuiteSummary:
+  """summary.json: statistics per benchmark, the verdicts (against the plan's reference, at the threshold
+  asked for), and what the plan left out and why."""
+  plan, reference = run_plan.plan, run_plan.reference
   position = {b.key: i for i, b in enumerate(plan.benchmarks)}
   in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
-  verdicts = sweep_verdicts(in_plan_order, reference, paired=repeats.interleaved, design=done.design, threshold=threshold)
+  verdicts = sweep_verdicts(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
+                            threshold=run_plan.threshold)  # fmt: skip
   return SuiteSummary(
       suite=suite.name,
-      reference=reference or None,
+      reference=reference,
       interrupted=done.interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
       notes=list(suite.notes),

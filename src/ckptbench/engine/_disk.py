@@ -23,9 +23,9 @@ from typing import Any, Sequence
 from ckptbench.api import TestResult
 from ckptbench.config import Suite
 from ckptbench.errors import CkptbenchError
-from ckptbench.run._locations import remove_location
-from ckptbench.run._settings import RunSettings
-from ckptbench.run._sizes import DiskNeed, format_bytes
+from ckptbench.engine._locations import remove_location
+from ckptbench.engine._settings import RunSettings
+from ckptbench.engine._sizes import DiskNeed, format_bytes
 from ckptbench.storage import is_store_url
 
 _log = logging.getLogger(__name__)

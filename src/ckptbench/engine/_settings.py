@@ -60,7 +60,7 @@ class RunSettings:
   checkpoint_root: str | None = None  # gs://, s3:// or a directory; None: the suite's key, else OUT
   link: str | None = None  # shape the way to the store, e.g. "rtt=20ms,bw=1GB/s,errors=1%"
   output_url: str | None = None  # set from an output_dir that is a store URL
-  # Rounds driven from standard input (run/_rounds.py): how `ckptbench matrix` interleaves environments.
+  # Rounds driven from standard input (engine/_rounds.py): how `ckptbench matrix` interleaves environments.
   driven_rounds: bool = False
 
   def ask(self, field: str, value: object = True) -> str:

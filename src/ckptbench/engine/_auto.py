@@ -1,4 +1,4 @@
-"""The rounds of `num_repeats: auto` (see run/_rounds.py for the design), and the rounds another
+"""The rounds of `num_repeats: auto` (see engine/_rounds.py for the design), and the rounds another
 process drives (`ckptbench matrix` tells each environment's run when to run a round)."""
 
 from __future__ import annotations
@@ -8,16 +8,14 @@ from typing import IO, Callable, Sequence
 
 from ckptbench.analysis import build_baseline, compare_documents, load_baseline, sweep_verdicts, undecided
 from ckptbench.api import RunRecord
-from ckptbench.config import Suite
 from ckptbench.distributed import Coordinator
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import Design
 from ckptbench.views import RunProgress
-from ckptbench.run._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock, round_order
-from ckptbench.run._simdevice import run_backend_name
-from ckptbench.run._schedule import ScheduledRun
-from ckptbench.run._settings import RunSettings
-from ckptbench.run._stop import StopRequest
+from ckptbench.engine._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock, round_order
+from ckptbench.engine._run_plan import RunPlan
+from ckptbench.engine._schedule import ScheduledRun
+from ckptbench.engine._stop import StopRequest
 
 # A comparison needing more than this many times the rounds the budget allows no longer holds the
 # run. Its repeats_needed is counted at the levels of the most lenient look to come (`Design.ahead`),
@@ -74,19 +72,17 @@ def rounds_until_decided(
 
 
 def auto_rounds(
-    repeats: Repeats,
-    keys: Sequence[str],
+    run_plan: RunPlan,
     done: set[tuple[str, int]],
     rng,
     execute: Callable[[ScheduledRun], None],
     stop: StopRequest,
     records: list[RunRecord],
-    suite: Suite,
-    settings: RunSettings,
     coordinator: Coordinator,
     progress: RunProgress,
 ) -> RepeatsDone:
   """Warm-ups, then rounds of every benchmark until decided (`rounds_until_decided`)."""
+  repeats, keys = run_plan.repeats, run_plan.keys
   clock = RoundClock(repeats, time.perf_counter())
   if not _warmups(repeats, len(keys), execute, stop):
     return RepeatsDone(True, 0, "interrupted")
@@ -98,7 +94,7 @@ def auto_rounds(
     return coordinator.allgather_json(mine)[0]
 
   return rounds_until_decided(
-      repeats, clock, one_round, lambda design: open_comparisons(records, suite, settings, design), progress.note,
+      repeats, clock, one_round, lambda design: open_comparisons(records, run_plan, design), progress.note,
       share=share, decides=coordinator.process_index == 0,
   )  # fmt: skip
 
@@ -182,20 +178,18 @@ def _look(
   return None, line + ": " + ", ".join(names[:3]) + (" ..." if len(names) > 3 else ""), False
 
 
-def open_comparisons(
-    records: list[RunRecord], suite: Suite, settings: RunSettings, design: Design
-) -> list[tuple[str, int]]:
+def open_comparisons(records: list[RunRecord], run_plan: RunPlan, design: Design) -> list[tuple[str, int]]:
   """The headline comparisons not yet decided at `design`'s level, each with the fewest rounds that
-  could decide it: each variant against the reference, and the baseline's."""
-  threshold = settings.regression_threshold
-  verdicts = sweep_verdicts(records, suite.config.reference, paired=True, design=design, threshold=threshold)
+  could decide it: each variant against the plan's reference (the one summary.json's verdicts use),
+  and the baseline's."""
+  threshold = run_plan.threshold
+  verdicts = sweep_verdicts(records, run_plan.reference, paired=True, design=design, threshold=threshold)
   open_ = [(f"{v.metric} ({', '.join(f'{k}={x}' for k, x in v.variant.items())})", v.repeats_needed or 0)
            for v in undecided(verdicts)]  # fmt: skip
-  baseline_path = settings.baseline_path or suite.config.baseline_path
-  if baseline_path:
+  if run_plan.baseline_path:
     # Its backend, as the manifest records it: a baseline from another backend leaves nothing to decide.
-    current = build_baseline(records, {"backend": run_backend_name(suite.config.simdevice)}, label="current")
-    comparison = compare_documents(load_baseline(baseline_path), current, threshold=threshold, design=design)
+    current = build_baseline(records, {"backend": run_plan.backend}, label="current")
+    comparison = compare_documents(load_baseline(run_plan.baseline_path), current, threshold=threshold, design=design)
     open_ += [(f"{r.metric} ({r.benchmark}) against the baseline", r.repeats_needed or 0)
               for r in comparison.headline_inconclusive]  # fmt: skip
   return open_

@@ -26,8 +26,8 @@ from ckptbench.config import load_suite
 from ckptbench.distributed import launch_local
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_records
-from ckptbench.run._scale_metrics import COUNT, Measured, host_count_metrics
-from ckptbench.run._scale_suite import memory_refusal, scaled_suites, write_suite
+from ckptbench.engine._scale_metrics import COUNT, Measured, host_count_metrics
+from ckptbench.engine._scale_suite import memory_refusal, scaled_suites, write_suite
 from ckptbench.stats import LAW_POINTS, PROFILES, BenchmarkModel, StoreProfile, model_benchmark
 from ckptbench.storage import (
     DEFAULT_BUCKET,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import RESULTS_FILE
 from ckptbench.results import MANIFEST_FILE, SUMMARY_FILE
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine._settings import RunSettings
 
 _OUTPUT_FILES = (RESULTS_FILE, SUMMARY_FILE, MANIFEST_FILE)
 

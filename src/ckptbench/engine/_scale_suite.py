@@ -19,8 +19,8 @@ import yaml
 
 from ckptbench.config import Suite, dtype_itemsize, preset_spec
 from ckptbench.errors import CkptbenchError, ConfigError
-from ckptbench.run._memory import CPU_FACTOR, available_host_memory
-from ckptbench.run._sizes import format_bytes
+from ckptbench.engine._memory import CPU_FACTOR, available_host_memory
+from ckptbench.engine._sizes import format_bytes
 from ckptbench.storage import is_store_url
 
 MODES = ("weak", "strong")

@@ -11,7 +11,7 @@ import dataclasses
 import math
 
 from ckptbench.config import dtype_itemsize, iter_arrays
-from ckptbench.run._sweep import Plan, PlannedBenchmark
+from ckptbench.engine._sweep import Plan, PlannedBenchmark
 
 
 def format_bytes(n: float) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import jax
 
 from ckptbench.data import build_mesh, build_pytree, load_existing
-from ckptbench.run._sweep import PlannedBenchmark
+from ckptbench.engine._sweep import PlannedBenchmark
 
 _log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ import time
 from typing import Any
 
 from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine._settings import RunSettings
 from ckptbench.stats import AUTO_LOOKS, Design
 
 
@@ -85,10 +85,10 @@ class RepeatsDone:
   design: Design = Design()
 
 
-def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int) -> Repeats:
+def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int, baseline_path: str | None) -> Repeats:
   """The repeats of this run (see `SuiteConfig.repeats`); driven rounds (`matrix`) always compare."""
   cfg = suite.config
-  compares = num_benchmarks > 1 or bool(settings.baseline_path or cfg.baseline_path) or settings.driven_rounds
+  compares = num_benchmarks > 1 or bool(baseline_path) or settings.driven_rounds
   repeats = cfg.repeats(compares)
   warmups, interleaved = cfg.warmups(repeats), cfg.interleaved(repeats)
   if settings.driven_rounds:  # the driver decides; the most rounds bound the disk check

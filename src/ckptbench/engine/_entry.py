@@ -25,15 +25,15 @@ from ckptbench.views import write_views
 from ckptbench.views import start_views
 from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
-from ckptbench.run._baselines import capture_and_compare, check_baseline_exists
-from ckptbench.run._process import prepare_process
-from ckptbench.run._library_output import LibraryOutput, library_output_captured
-from ckptbench.run._link import shaped_link, write_link_summary
-from ckptbench.run._locations import check_store_targets
-from ckptbench.run._disk import Freeing
-from ckptbench.run._runner import SuiteOutcome, run_suite
-from ckptbench.run._settings import RunSettings
-from ckptbench.run._simdevice import check_cluster_before_start, check_cluster_started
+from ckptbench.engine._baselines import capture_and_compare, check_baseline_exists
+from ckptbench.engine._process import prepare_process
+from ckptbench.engine._library_output import LibraryOutput, library_output_captured
+from ckptbench.engine._link import shaped_link, write_link_summary
+from ckptbench.engine._locations import check_store_targets
+from ckptbench.engine._disk import Freeing
+from ckptbench.engine._runner import SuiteOutcome, run_suite
+from ckptbench.engine._settings import RunSettings
+from ckptbench.engine._simdevice import check_cluster_before_start, check_cluster_started
 
 if TYPE_CHECKING:
   from ckptbench.results import Comparison
@@ -107,24 +107,18 @@ def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: Libr
     check_cluster_before_start(read_simdevice(suite, settings.overrides), settings.devices)
     suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))
   check_cluster_started(suite.config.simdevice)
-  settings, baseline_path, capture_path = _checked_targets(suite, settings)
+  settings = _checked_targets(suite, settings)
   coordinator = make_coordinator()
   with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
     if captured is not None:  # OUT is this run's now (process 0 holds its lock)
       captured.keep_in(settings.output_dir, coordinator.process_index)
-    outcome = _run_and_write(suite, settings, coordinator, baseline_path, capture_path)
+    outcome = _run_and_write(suite, settings, coordinator)
   if captured is None:
     return outcome
   return dataclasses.replace(outcome, library_log=captured.path, library_log_lines=captured.lines())
 
 
-def _run_and_write(
-    suite: Suite,
-    settings: RunSettings,
-    coordinator: Coordinator,
-    baseline_path: str | None,
-    capture_path: str | None,
-) -> RunOutcome:
+def _run_and_write(suite: Suite, settings: RunSettings, coordinator: Coordinator) -> RunOutcome:
   """The runner, then (process 0) the baseline, the views and the upload."""
   is_writer = coordinator.process_index == 0
   with Freeing() as freeing:  # the last run's checkpoint is removed while the views are written
@@ -137,9 +131,9 @@ def _run_and_write(
     if is_writer and not outcome.interrupted:
       captured, comparison = capture_and_compare(
           outcome.output_dir,
-          capture_path=capture_path,
+          capture_path=settings.baseline_capture_path,
           label=settings.baseline_label,
-          baseline_path=baseline_path,
+          baseline_path=settings.baseline_path,
           threshold=settings.regression_threshold,
       )
     if is_writer and settings.write_views:
@@ -159,8 +153,9 @@ def _run_and_write(
   )
 
 
-def _checked_targets(suite: Suite, settings: RunSettings) -> tuple[RunSettings, str | None, str | None]:
-  """The settings with the suite's checkpoint root, the baseline and capture paths, once all are usable.
+def _checked_targets(suite: Suite, settings: RunSettings) -> RunSettings:
+  """The settings with the suite's checkpoint root, baseline and capture paths filled in (the flag's, else
+  the suite's: decided here once, the run plan and the comparison read them), once all are usable.
 
   Raises:
     CkptbenchError: a store target that cannot be used, a missing baseline, or
@@ -169,7 +164,8 @@ def _checked_targets(suite: Suite, settings: RunSettings) -> tuple[RunSettings, 
   baseline_path = settings.baseline_path or suite.config.baseline_path
   capture_path = settings.baseline_capture_path or suite.config.baseline_capture_path
   checkpoint_root = settings.checkpoint_root or suite.config.checkpoint_root or settings.output_url
-  settings = dataclasses.replace(settings, checkpoint_root=checkpoint_root)
+  settings = dataclasses.replace(
+      settings, checkpoint_root=checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path)
   check_store_targets(
       suite, settings.checkpoint_root, baseline_path=baseline_path, baseline_capture_path=capture_path,
       output=settings.output_url,
@@ -177,7 +173,7 @@ def _checked_targets(suite: Suite, settings: RunSettings) -> tuple[RunSettings, 
   check_baseline_exists(baseline_path)
   if any(c.config.load_with_colocated_python for c in suite.checkpoints):
     check_colocated_python_supported()
-  return settings, baseline_path, capture_path
+  return settings
 
 
 def _write_views(out_dir: pathlib.Path, settings: RunSettings) -> None:

@@ -7,7 +7,7 @@ import fnmatch
 from typing import Sequence
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.run._sweep import Plan, PlannedBenchmark
+from ckptbench.engine._sweep import Plan, PlannedBenchmark
 
 
 def matches(bench: PlannedBenchmark, pattern: str) -> bool:

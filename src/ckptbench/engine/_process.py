@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import os
 from ckptbench.distributed import initialize
-from ckptbench.run._devices import set_xla_flags
-from ckptbench.run._settings import RunSettings
+from ckptbench.engine._devices import set_xla_flags
+from ckptbench.engine._settings import RunSettings
 
 
 def prepare_process(settings: RunSettings, devices_needed: int | None) -> None:

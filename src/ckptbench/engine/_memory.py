@@ -15,8 +15,8 @@ import socket
 
 import psutil
 
-from ckptbench.run._sizes import checkpoint_bytes, format_bytes
-from ckptbench.run._sweep import Plan, PlannedBenchmark
+from ckptbench.engine._sizes import checkpoint_bytes, format_bytes
+from ckptbench.engine._sweep import Plan, PlannedBenchmark
 from ckptbench.distributed import Coordinator
 
 # On the CPU backend, device buffers are host memory: the data, the restored

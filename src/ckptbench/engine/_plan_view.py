@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ckptbench.config import Suite, preset_summary
-from ckptbench.run._schedule import schedule_runs, warmup_groups
-from ckptbench.run._select import select
-from ckptbench.run._sizes import checkpoint_bytes, disk_need, format_bytes
-from ckptbench.run._sweep import Plan, expand
+from ckptbench.engine._schedule import schedule_runs, warmup_groups
+from ckptbench.engine._select import select
+from ckptbench.engine._sizes import checkpoint_bytes, disk_need, format_bytes
+from ckptbench.engine._sweep import Plan, expand
 from ckptbench.stats import AUTO_LOOKS
 
 
