@@ -31,11 +31,13 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports
-	$(PYTEST)
+	$(PYTEST) -m "not alone"
+	# Tests that judge timings over many runs, with no other test beside them.
+	$(PY) -m pytest -q -m alone
 
 # In-process tests only: no test that starts a Python process or a server.
 test-fast: $(VENV)/.dev-installed
-	$(PYTEST) -m "not slow"
+	$(PYTEST) -m "not slow and not alone"
 
 clean:
 	rm -rf $(VENV) out

@@ -248,6 +248,7 @@ def _run_into_history(tmp_path: pathlib.Path, hist: str, label: str, planted_s: 
 
 
 @pytest.mark.slow
+@pytest.mark.alone
 @pytest.mark.timeout(1200)
 def test_fourteen_real_runs_with_a_planted_save_slowdown_and_without(tmp_path):
   """28 runs of a small save/load suite, interleaved (the machine's load falls on both): the
