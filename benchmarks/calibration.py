@@ -11,8 +11,9 @@ blocks with `ckptbench.Metrics`), run with `ckptbench.run`, with the effect plan
   held to 1 s; read TensorStore's `write_6_tensorstore/kvstore_bytes_written` over `write_0_basics/time_s`.
 - memory: 160 MiB of 4 MiB arrays freed below a live one (heap churn), then 64 MiB allocated and
   touched as 4 MiB arrays inside `measure("alloc")`; read `alloc_7_memory/host_rss_peak_diff_mib`.
-- leak: 8 small Orbax saves, each in `measure("save")` allocating 8 MiB and keeping it (or not:
-  the baseline); read the per-save growth the metrics give, `save_0_basics/host_rss_diff_mib_mean`.
+- leak: 8 small Orbax saves, each allocating 8 MiB and keeping it (or not: the baseline), with
+  `ckptbench.host_live_mib()` after each; read `ckptbench.theil_sen_slope` of that series (MiB
+  per save) and its 95% interval, which must contain 0 without the leak.
 - requests: 10 extra objects written through a GCS emulator behind the shaped link
   (`--link rtt=0ms`); read each repeat's difference of `write_5_inventory/store_put_count` and
   `store_put_distinct_count`.
@@ -44,7 +45,7 @@ from typing import Iterator
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import numpy as np  # noqa: E402
-from _calibration_table import format_table, law_rows, paired_differences, row  # noqa: E402
+from _calibration_table import format_table, interval_row, law_rows, paired_differences, row  # noqa: E402
 
 import ckptbench  # noqa: E402
 
@@ -125,15 +126,18 @@ class PlantedAllocation(ckptbench.BenchmarksGenerator):
 @ckptbench.benchmark_options(PlantOptions)
 class PlantedLeak(ckptbench.BenchmarksGenerator):
   def test_fn(self, context):
-    kept = []
-    metrics = ckptbench.Metrics()
+    kept, live = [], []
     for i in range(SAVES):
-      with metrics.measure("save"):
-        _save(context.path / f"ckpt_{i}", {"step": np.full(1024, i, dtype=np.int32)})
-        buffer = _touched(LEAK_MIB)
-        if context.options.plant:
-          kept.append(buffer)
-        del buffer
+      _save(context.path / f"ckpt_{i}", {"step": np.full(1024, i, dtype=np.int32)})
+      buffer = _touched(LEAK_MIB)
+      if context.options.plant:
+        kept.append(buffer)
+      del buffer
+      live.append(ckptbench.host_live_mib())
+    slope = ckptbench.theil_sen_slope(live)
+    metrics = ckptbench.Metrics()
+    for key, value in (("", slope.per_step), ("_low", slope.low), ("_high", slope.high)):
+      metrics.record("leak", f"9_other/live_slope_mib_per_save{key}", value, "MiB")
     return ckptbench.TestResult(metrics=metrics)
 
 
@@ -205,9 +209,14 @@ def _family_rows(family: str, runs: dict[bool, dict[int, ckptbench.RunRecord]]) 
     return [row("memory", f"{ALLOC_MIB} MiB after {CHURN_MIB} MiB of churn, {tag}", "MiB", ALLOC_MIB,
                 list(_values(planted, tag).values()))]  # fmt: skip
   if family == "leak":
-    tag = "save_0_basics/host_rss_diff_mib_mean"
-    return [row("leak", f"{LEAK_MIB} MiB kept per save, {tag}", "MiB/save", LEAK_MIB, list(_values(planted, tag).values())),
-            row("leak", f"none kept, {tag}", "MiB/save", 0.0, list(_values(baseline, tag).values()))]  # fmt: skip
+    tag = "leak_9_other/live_slope_mib_per_save"
+    what = "theil_sen_slope of host_live_mib after each save"
+    return [row("leak", f"{LEAK_MIB} MiB kept per save, {what}", "MiB/save", LEAK_MIB,
+                list(_values(planted, tag).values())),
+            row("leak", f"none kept, {what}", "MiB/save", 0.0, list(_values(baseline, tag).values())),
+            interval_row("leak", f"none kept, 95% interval of that slope contains 0", "MiB/save",
+                         list(_values(baseline, tag + "_low").values()),
+                         list(_values(baseline, tag + "_high").values()))]  # fmt: skip
   if family == "requests":
     return [row("requests", f"{EXTRA_OBJECTS} extra objects, {tag}", "requests", EXTRA_OBJECTS,
                 paired_differences(_values(planted, tag), _values(baseline, tag)))
