@@ -11,7 +11,10 @@ reuse (a load after a save in the same process would reuse what the save freed);
 reads cold (page cache evicted), as ckptbench's loads do.
 
 Prints both sides' readings, their medians, the ratio ckptbench / fresh (goal 0.75-1.15), and
-each ckptbench repeat's distance from its median (goal within 25%). Linux only (VmHWM).
+each ckptbench repeat's distance from its median (goal within 25%). `ckptbench run` pins glibc's
+mmap threshold at 32 MiB (docs/metrics.md, *Host memory*); `--long_process_threshold` adds fresh
+processes with the same threshold, so the two sides differ only in being one long process or
+many fresh ones. Linux only (VmHWM).
 
     .venv/bin/python benchmarks/memory_truth.py [--fresh 6] [--long_process_threshold]
 """
@@ -98,8 +101,9 @@ def main() -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--fresh", type=int, default=6, help="fresh processes (default 6)")
   parser.add_argument("--long_process_threshold", action="store_true",
-                      help="also the fresh processes with glibc's mmap threshold at 32 MiB, where its dynamic"
-                           " threshold ends in a long process (16 MiB buffers then come from the heap, not mmap)")
+                      help="also the fresh processes with glibc's mmap threshold at 32 MiB, as `ckptbench run` pins"
+                           " it (where its dynamic threshold ends in a long process: 16 MiB buffers then come from"
+                           " the heap, not mmap)")
   args = parser.parse_args()
   print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
   with tempfile.TemporaryDirectory(prefix="memory_truth_") as scratch:
