@@ -9,11 +9,7 @@ until the sampler has seen them.
 
 from __future__ import annotations
 
-import json
-import os
 import statistics
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -33,39 +29,6 @@ needs_glibc = pytest.mark.skipif(not free_memory_released(), reason="no malloc_t
 def _touched(mib: int) -> list[np.ndarray]:
   """`mib` MiB in 4 MiB arrays, every page written (np.ones), from malloc's heap."""
   return [np.ones(4 * _MIB, np.uint8) for _ in range(mib // 4)]
-
-
-# A child process: pins the thresholds (or not), then reports which of a 16 MiB and a 40 MiB
-# block glibc maps on its own (`hblks`, its count of mapped blocks, rises while it is held).
-_MAPPED_BLOCKS = """
-import json, sys
-import numpy as np
-from ckptbench.metrics import _allocator
-pinned = _allocator.pin_thresholds() if sys.argv[1] == "pin" else None
-def mapped(mib):
-  before = _allocator._mallinfo2()().hblks
-  block = np.empty(mib << 20, np.uint8)
-  is_mapped = _allocator._mallinfo2()().hblks > before
-  del block
-  return is_mapped
-print(json.dumps([pinned, mapped(16), mapped(40)]))
-"""
-
-
-def _mapped_blocks(pin: bool, **env: str) -> list:
-  done = subprocess.run([sys.executable, "-c", _MAPPED_BLOCKS, "pin" if pin else "no"], check=True,
-                        capture_output=True, text=True, env={**os.environ, **env}, timeout=60)  # fmt: skip
-  return json.loads(done.stdout)
-
-
-@needs_glibc
-def test_pinned_thresholds_keep_blocks_up_to_32_mib_on_the_heap_and_leave_a_users_setting():
-  # Fresh, glibc maps a 16 MiB block itself (threshold 128 KiB until a mapped block is freed);
-  # pinned, as a long process would once the threshold has risen, but for the whole process.
-  assert _mapped_blocks(pin=False) == [None, True, True]
-  assert _mapped_blocks(pin=True) == [True, False, True]
-  # The user's own setting stands: nothing pinned.
-  assert _mapped_blocks(pin=True, MALLOC_MMAP_THRESHOLD_="65536") == [False, True, True]
 
 
 @needs_glibc

@@ -11,7 +11,6 @@ from ckptbench.api import Metrics, default_collectors  # offered here: they read
 from ckptbench.metrics._page_cache import evict_for_load, evict_from_page_cache
 from ckptbench.metrics._post_run import post_run_tags
 from ckptbench.metrics._basic_collectors import host_live_mib
-from ckptbench.metrics._allocator import pin_thresholds as pin_allocator_thresholds
 from ckptbench.metrics._roofline import StorageProbe, cached_probe, probe_storage, roofline_shares
 
 from ckptbench.metrics._store_requests import StoreRequests, store_cost_tags
@@ -31,7 +30,6 @@ __all__ = [
     "evict_from_page_cache",
     "post_run_tags",
     "host_live_mib",
-    "pin_allocator_thresholds",
     "probe_storage",
     "roofline_shares",
     "scan_inventory",

@@ -10,14 +10,12 @@ pages the allocator cannot split). Other C libraries (musl, macOS) have no such
 call: there the reading is left as the allocator makes it and
 `free_memory_released()` says so.
 
-`pin_thresholds()` fixes glibc's mmap and trim thresholds for the rest of the process.
-By default glibc raises both as the process frees large blocks (the mmap threshold to the
-largest block freed, up to 32 MiB; the trim threshold to twice that), and each thread's arena
-then keeps up to 64 MiB free at its top, which `malloc_trim` does not hand back (it trims only
-the main arena's top): a save's staging buffers came out of what earlier runs left there and
-the save read 0.36-0.79 of the checkpoint where a fresh process reads 0.87 (issue 30). Pinned,
-blocks up to 32 MiB come from the heap, as in a long process once the threshold has risen,
-and free memory above 128 KiB at an arena's top goes back to the system when it is freed.
+What `malloc_trim` cannot hand back: the free memory at the top of a thread's arena (it trims
+only the main arena's top). glibc's dynamic thresholds let each arena keep up to twice the largest
+mapped block freed so far there (32 MiB after a load's 16 MiB read buffers), and a save's staging
+buffers come out of it: the save then reads 0.67-0.84x a fresh process. Fixing the thresholds
+(`MALLOC_MMAP_THRESHOLD_=33554432` in the environment of a memory pass; docs/metrics.md) removes
+that, at a CPU cost timed runs must not pay.
 
 `heap_in_use()` is glibc's own count of bytes handed out and not freed
 (`mallinfo2`: `uordblks + hblkhd`), which a block's end can read without
@@ -29,7 +27,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import os
 import platform
 
 
@@ -86,28 +83,6 @@ def release_free_memory() -> bool:
     return False
   trim(0)
   return True
-
-
-# mallopt's parameters (malloc.h) and the values pinned.
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-PINNED_MMAP_THRESHOLD = 32 << 20  # where glibc's dynamic threshold ends (DEFAULT_MMAP_THRESHOLD_MAX, 64-bit)
-PINNED_TRIM_THRESHOLD = 128 << 10  # glibc's initial trim threshold
-_USER_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
-
-
-@functools.cache
-def pin_thresholds() -> bool:
-  """Fixes glibc's mmap threshold at 32 MiB and its trim threshold at 128 KiB; False off glibc,
-  or where the environment already sets the allocator's thresholds (the user's choice is kept).
-
-  Once per process, before the first run: the runs' timings then all see the same allocator.
-  """
-  trim = _malloc_trim()
-  if trim is None or any(os.environ.get(name) for name in _USER_SETTINGS):
-    return False
-  mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-  mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-  return bool(mallopt(_M_MMAP_THRESHOLD, PINNED_MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, PINNED_TRIM_THRESHOLD))
 
 
 def free_memory_released() -> bool:

@@ -48,7 +48,7 @@ from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
 from ckptbench.api import MetricEntry, collect_created_metrics, merged
 from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
-from ckptbench.metrics import StoreRequests, pin_allocator_thresholds, store_cost_tags
+from ckptbench.metrics import StoreRequests, store_cost_tags
 from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
@@ -116,7 +116,6 @@ def _run_suite(
 
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
-  pin_allocator_thresholds()  # before the first run: every run's memory and time see one allocator
   plan = _checked_plan(suite, settings, coordinator, jax.device_count())
 
   repeats = resolve_repeats(suite, settings, len(plan.benchmarks))
