@@ -46,6 +46,7 @@ TOLERANCES: Mapping[str, Tolerance] = {
     "throughput": Tolerance(relative=0.05, why="bytes are exact; the block's time carries the sleep's overshoot"),
     "memory": Tolerance(relative=0.15, why="the issue's bar: 64 MiB reads 64 ± 15% in every repeat"),
     "leak": Tolerance(absolute=1.5, why="the issue's bar: 8 MiB per save reads 8 ± 1.5, no leak 0 ± 1.5"),
+    "leak interval": Tolerance(absolute=0.0, why="the issue's bar: no leak reads an interval containing 0"),
     "requests": Tolerance(relative=0.0, why="counts through the link are exact"),
     "scale law": Tolerance(relative=0.10, why="the issue's bar for predictions from exact counts"),
 }
@@ -79,6 +80,19 @@ class Row:
 def row(family: str, what: str, unit: str, planted: float, measured: Sequence[float]) -> Row:
   """A row with its family's stated tolerance."""
   return Row(family, what, unit, planted, tuple(float(m) for m in measured), TOLERANCES[family])
+
+
+def interval_row(family: str, what: str, unit: str, lows: Sequence[float], highs: Sequence[float]) -> Row:
+  """A row that passes when every repeat's interval contains 0: it reads each interval's distance
+  from 0 (0 where it contains it), and `what` gains the intervals' widest ends.
+
+  Example:
+    >>> interval_row("leak", "none kept", "MiB/save", [-0.2, 0.1], [0.3, 0.4]).measured
+    (0.0, 0.1)
+  """
+  distances = [max(low, 0.0) - min(high, 0.0) for low, high in zip(lows, highs, strict=True)]
+  ends = f" (intervals {_number(min(lows))} to {_number(max(highs))})" if lows else ""
+  return Row(family, what + ends, unit, 0.0, tuple(distances), TOLERANCES[f"{family} interval"])
 
 
 def paired_differences(planted: Mapping[int, float], baseline: Mapping[int, float]) -> list[float]:

@@ -45,6 +45,16 @@ def test_a_row_passes_only_when_every_repeat_is_within_its_familys_tolerance():
   assert not table.row("time", "sleep", "s", 0.5, []).passes
 
 
+def test_a_no_leak_row_passes_only_when_every_repeats_interval_contains_zero():
+  contains = table.interval_row("leak", "none kept", "MiB/save", [-0.4, -0.1, 0.0], [0.2, 0.3, 0.5])
+  assert contains.passes and contains.measured == (0.0, 0.0, 0.0)
+  above = table.interval_row("leak", "none kept", "MiB/save", [-0.4, 0.25], [0.2, 0.6])
+  assert not above.passes and above.measured == (0.0, 0.25)
+  below = table.interval_row("leak", "none kept", "MiB/save", [-0.9], [-0.5])
+  assert not below.passes and below.measured == (0.5,)
+  assert "intervals -0.9 to -0.5" in below.what
+
+
 def test_the_table_has_one_line_per_row_with_its_range_and_verdict():
   rows = [table.row("memory", "64 MiB in alloc", "MiB", 64.0, [0.0, 64.0, 60.0]),
           table.row("leak", "none kept", "MiB/save", 0.0, [0.25])]  # fmt: skip

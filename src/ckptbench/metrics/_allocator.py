@@ -10,6 +10,13 @@ pages the allocator cannot split). Other C libraries (musl, macOS) have no such
 call: there the reading is left as the allocator makes it and
 `free_memory_released()` says so.
 
+What `malloc_trim` cannot hand back: the free memory at the top of a thread's arena (it trims
+only the main arena's top). glibc's dynamic thresholds let each arena keep up to twice the largest
+mapped block freed so far there (32 MiB after a load's 16 MiB read buffers), and a save's staging
+buffers come out of it: the save then reads 0.67-0.84x a fresh process. Fixing the thresholds
+(`MALLOC_MMAP_THRESHOLD_=33554432` in the environment of a memory pass; docs/metrics.md) removes
+that, at a CPU cost timed runs must not pay.
+
 `heap_in_use()` is glibc's own count of bytes handed out and not freed
 (`mallinfo2`: `uordblks + hblkhd`), which a block's end can read without
 handing anything back.
