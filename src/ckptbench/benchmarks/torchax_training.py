@@ -317,7 +317,7 @@ class TorchaxBenchmark(ckptbench.BenchmarksGenerator):
 
   builtin = ckptbench.Builtin(
       name="torchax",
-      measures="a torch model on JAX through torchax, trained and saved every few steps by Orbax's `CheckpointManager` (the torchax article's flow), restored into the model, beside `torch.save` and DCP (`pip install '.[torchax]'` in its own venv: torch 2.12.1)",
+      measures="a torch model on JAX through torchax, trained and saved every few steps by Orbax's `CheckpointManager` (the torchax article's flow), restored into the model, beside `torch.save` and DCP, in a venv of its own (torch 2.12.1)",
       example="torchax.yaml",
       saves_with=("orbax", "torch"),
       extras=("torchax",),
