@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import pathlib
 import subprocess
@@ -22,6 +23,25 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 import pytest  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@contextlib.contextmanager
+def headless_chromium():
+  """Debian's Chromium, headless and offline, keeping the page's console log: where pages are checked."""
+  webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
+  from selenium.webdriver.chrome.service import Service
+
+  options = webdriver.ChromeOptions()
+  for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+               "--disable-component-update", "--no-first-run", "--window-size=1400,1800"):  # fmt: skip
+    options.add_argument(flag)
+  options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+  driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+  try:
+    yield driver
+  finally:
+    driver.quit()
 
 
 def pytest_collection_modifyitems(items):

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, run_cli
+from conftest import CHROMEDRIVER, REPO, headless_chromium, run_cli
 
 from ckptbench.cli import main
 from ckptbench.errors import CkptbenchError
@@ -21,7 +21,6 @@ from ckptbench.history._store import INDEX_AFTER
 from history_benchmarks import PLANTED_SAVE_S
 from store_servers import gcs_store  # noqa: F401  (fixture)
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
 SUITE = """\
 suite_name: history_saveload
 num_repeats: 12
@@ -162,8 +161,6 @@ def test_bad_histories_are_one_error_naming_them(tmp_path):
     reason="needs Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)",
 )
 def test_the_page_renders_offline_in_headless_chromium_names_the_change_and_filters(tmp_path):
-  webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
-  from selenium.webdriver.chrome.service import Service
   from selenium.webdriver.support.wait import WebDriverWait
 
   from ckptbench.views import write_history_page
@@ -171,13 +168,7 @@ def test_the_page_renders_offline_in_headless_chromium_names_the_change_and_filt
   entries = _planted_entries(environment_at=9)
   series = analyse(entries)
   page = write_history_page(series, entries, gate(series), tmp_path / "history.html")
-  options = webdriver.ChromeOptions()
-  for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", "--window-size=1400,1800"):
-    options.add_argument(flag)
-  options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-  driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-  try:
+  with headless_chromium() as driver:
     driver.get(page.as_uri())
     WebDriverWait(driver, 30).until(lambda d: len(d.find_elements("css selector", ".js-plotly-plot .main-svg")) >= 2)
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -187,8 +178,6 @@ def test_the_page_renders_offline_in_headless_chromium_names_the_change_and_filt
     shaded = len(driver.find_elements("css selector", ".js-plotly-plot .shapelayer path"))
     driver.find_element("id", "filter").send_keys("load_0")
     shown = [s.is_displayed() for s in driver.find_elements("css selector", "section.series")]
-  finally:
-    driver.quit()
   assert errors == [] and fetched == []  # nothing loaded from anywhere: it reads offline
   assert "worse since" in gate_text and "save_0_basics/time_s" in gate_text and "from r9" in gate_text
   assert any(a.startswith("worse from r9") and "jax 0.10.2 -> 0.11.0" in a for a in annotations)

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import wait_for_views
+from conftest import CHROMEDRIVER, headless_chromium, wait_for_views
 
 from ckptbench.cli import main
 from ckptbench.errors import CkptbenchError
@@ -18,7 +18,6 @@ from ckptbench.results import read_outputs
 from ckptbench.views import roofline_limits, write_report
 from views_sample import sample_out  # noqa: F401  (fixture)
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 def _without_plotly_js(page: str) -> str:
@@ -170,19 +169,11 @@ def test_cli_report_of_a_missing_directory_is_one_line_and_exit_2(tmp_path, caps
     reason="needs Debian's chromium and chromium-driver (apt-get install -y chromium chromium-driver)",
 )
 def test_report_renders_in_headless_chromium(sample_out, tmp_path):
-  webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
-  from selenium.webdriver.chrome.service import Service
   from selenium.webdriver.support.wait import WebDriverWait
   from PIL import Image
 
   page = write_report(sample_out)
-  options = webdriver.ChromeOptions()
-  for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", "--window-size=1400,1800"):
-    options.add_argument(flag)
-  options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-  driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-  try:
+  with headless_chromium() as driver:
     driver.get(page.as_uri())
     WebDriverWait(driver, 30).until(lambda d: len(d.find_elements("css selector", ".js-plotly-plot .main-svg")) >= 6)
     errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
@@ -194,8 +185,6 @@ def test_report_renders_in_headless_chromium(sample_out, tmp_path):
     driver.execute_script("window.scrollTo(0, document.querySelector('.js-plotly-plot').getBoundingClientRect().top)")
     shot = tmp_path / "report.png"
     driver.save_screenshot(str(shot))
-  finally:
-    driver.quit()
 
   assert errors == []
   assert fetched == []  # nothing loaded from anywhere, not even from disk
