@@ -1,8 +1,10 @@
-"""Host memory as ckptbench reads it in one long process vs the same operation done plainly in fresh ones.
+"""Host memory as ckptbench reads it vs the same operation done plainly in fresh processes.
 
 Issue 30: a sync save and a load of a 128 MiB bf16 array over `fsdp=8`, 6 repeats.
-ckptbench side: `ckptbench run memory_over_checkpoint -k '*async_enabled=False*'` (one
-warm-up, 6 repeats in one process), each repeat's `save_`/`load_7_memory/host_rss_peak_diff_mib`.
+ckptbench side: `ckptbench run memory_over_checkpoint -k '*async_enabled=False*'`, each repeat's
+`save_`/`load_7_memory/host_rss_peak_diff_mib`, twice: as a run does by default (a memory pass:
+the runs again in a fresh process with glibc's mmap threshold fixed, engine/_memory_pass.py), and
+with `--host_memory inline` (inside the timed runs, one long process: what the pass replaces).
 Fresh side: `--fresh` pairs (default 6) of fresh processes with nothing of ckptbench: one
 builds the same array and saves it once, the next loads that checkpoint once. The peak is
 the kernel's high-water mark (VmHWM, reset through /proc/self/clear_refs) over the RSS
@@ -11,12 +13,10 @@ reuse (a load after a save in the same process would reuse what the save freed);
 reads cold (page cache evicted), as ckptbench's loads do.
 
 Prints both sides' readings, their medians, the ratio ckptbench / fresh (goal 0.75-1.15), and
-each ckptbench repeat's distance from its median (goal within 25%). The ckptbench side runs twice:
-as a timed run does (glibc's defaults), and as a memory pass with `MALLOC_MMAP_THRESHOLD_=33554432`
-(docs/metrics.md, *Host memory*); `--long_process_threshold` adds fresh processes with that
-threshold too. Linux only (VmHWM).
+each ckptbench repeat's distance from its median (goal within 25%). Linux only (VmHWM).
+tests/test_memory_pass.py runs the same comparison at 64 MiB.
 
-    .venv/bin/python benchmarks/memory_truth.py [--fresh 6] [--long_process_threshold]
+    .venv/bin/python benchmarks/memory_truth.py [--fresh 6]
 """
 
 from __future__ import annotations
@@ -32,9 +32,7 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 OPS = ("save", "load")
-# The memory pass: glibc's thresholds fixed (the mmap threshold at 32 MiB; the trim threshold then
-# stays at 128 KiB), so no thread's arena keeps earlier runs' free memory (docs/metrics.md).
-MEMORY_PASS = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20)}
+SHAPE = (8192, 8192)  # bf16: 128 MiB
 
 PLAIN = r"""
 import gc, json, os, shutil, sys
@@ -42,11 +40,12 @@ os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
 import jax, numpy as np, ml_dtypes
 from orbax.checkpoint import v1 as ocp
 path = sys.argv[1]
+rows, cols = (int(n) for n in sys.argv[3].split("x"))
 mesh = jax.sharding.Mesh(np.array(jax.devices()), ("fsdp",))
 sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("fsdp"))
 def shard(index):
   rng = np.random.default_rng(index[0].start or 0)
-  return rng.standard_normal((1024, 8192), dtype=np.float32).astype(ml_dtypes.bfloat16)
+  return rng.standard_normal((rows // 8, cols), dtype=np.float32).astype(ml_dtypes.bfloat16)
 def rss():
   return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 def peak_added(operation):
@@ -58,9 +57,9 @@ def peak_added(operation):
   for line in open("/proc/self/status"):
     if line.startswith("VmHWM:"):
       return (int(line.split()[1]) * 1024 - before) / 2**20, result
-abstract = {"params": jax.ShapeDtypeStruct((8192, 8192), ml_dtypes.bfloat16, sharding=sharding)}
+abstract = {"params": jax.ShapeDtypeStruct((rows, cols), ml_dtypes.bfloat16, sharding=sharding)}
 if sys.argv[2] == "save":
-  tree = jax.block_until_ready({"params": jax.make_array_from_callback((8192, 8192), sharding, shard)})
+  tree = jax.block_until_ready({"params": jax.make_array_from_callback((rows, cols), sharding, shard)})
   added, _ = peak_added(lambda: ocp.save(path, tree))
 else:  # a process of its own: no free memory a save left behind to reuse; read cold, as ckptbench's is
   os.sync()
@@ -75,27 +74,32 @@ print(json.dumps(added))
 """
 
 
-def ckptbench_side(scratch: pathlib.Path, env: dict[str, str], name: str) -> dict[str, list[float]]:
+def ckptbench_side(scratch: pathlib.Path, env: dict[str, str], name: str, flags: tuple[str, ...] = (),
+                   repeats: int = 6, shape: tuple[int, int] = SHAPE) -> dict[str, list[float]]:
+  """Each measured repeat's reading: the memory pass's records where the run had one, else the timed runs'."""
   out = scratch / name
   command = [sys.executable, "-m", "ckptbench", "run", "memory_over_checkpoint", "-k", "*async_enabled=False*",
-             "-o", str(out), "--no_views", "--no_probe", "--no_progress"]
+             "-o", str(out), "--no_views", "--no_probe", "--no_progress", "--set", f"num_repeats={repeats}",
+             "--set", f"checkpoint_config.spec.params.shape=[{shape[0]}, {shape[1]}]", *flags]
   subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO, env={**os.environ, **env})
+  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  passed = any(r.get("memory_pass") for r in records)
   readings: dict[str, list[float]] = {op: [] for op in OPS}
-  for line in (out / "results.jsonl").read_text().splitlines():
-    record = json.loads(line)
-    if record.get("warmup"):
+  for record in records:
+    if record["warmup"] or bool(record.get("memory_pass")) != passed:
       continue
     for op in OPS:
       readings[op].append(record["metrics"][f"{op}_7_memory/host_rss_peak_diff_mib"]["value"])
   return readings
 
 
-def fresh_side(scratch: pathlib.Path, processes: int, env: dict[str, str]) -> dict[str, list[float]]:
+def fresh_side(scratch: pathlib.Path, processes: int, env: dict[str, str],
+               shape: tuple[int, int] = SHAPE) -> dict[str, list[float]]:
   readings: dict[str, list[float]] = {op: [] for op in OPS}
   for i in range(processes):
     for op in OPS:  # the load in a process of its own, reading what the save process wrote
-      done = subprocess.run([sys.executable, "-c", PLAIN, str(scratch / f"plain_{i}"), op], check=True,
-                            capture_output=True, text=True, env={**os.environ, **env})
+      done = subprocess.run([sys.executable, "-c", PLAIN, str(scratch / f"plain_{i}"), op, f"{shape[0]}x{shape[1]}"],
+                            check=True, capture_output=True, text=True, env={**os.environ, **env})
       readings[op].append(json.loads(done.stdout.strip().splitlines()[-1]))
   return readings
 
@@ -103,29 +107,22 @@ def fresh_side(scratch: pathlib.Path, processes: int, env: dict[str, str]) -> di
 def main() -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--fresh", type=int, default=6, help="fresh processes (default 6)")
-  parser.add_argument("--long_process_threshold", action="store_true",
-                      help="also the fresh processes with glibc's mmap threshold at 32 MiB, as the memory pass"
-                           " has it (where its dynamic threshold ends in a long process: 16 MiB buffers then come"
-                           " from the heap, not mmap)")
   args = parser.parse_args()
   print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+  default = {"CKPTBENCH_HOST_MEMORY": ""}  # a user who has not chosen: the memory pass
   with tempfile.TemporaryDirectory(prefix="memory_truth_") as scratch:
-    passes = {"ckptbench": ckptbench_side(pathlib.Path(scratch), {}, "default"),
-              "ckptbench memory pass": ckptbench_side(pathlib.Path(scratch), MEMORY_PASS, "memory_pass")}
-    sides = {"fresh": fresh_side(pathlib.Path(scratch), args.fresh, {})}
-    if args.long_process_threshold:
-      sides["fresh, mmap threshold 32 MiB"] = fresh_side(
-          pathlib.Path(scratch), args.fresh, MEMORY_PASS)
+    passes = {"ckptbench (memory pass, the default)": ckptbench_side(pathlib.Path(scratch), default, "pass"),
+              "ckptbench --host_memory inline": ckptbench_side(pathlib.Path(scratch), default, "inline",
+                                                              ("--host_memory", "inline"))}
+    fresh = fresh_side(pathlib.Path(scratch), args.fresh, {})
   for op in OPS:
-    for name, fresh in sides.items():
-      fresh_median = statistics.median(fresh[op])
-      print(f"{op}, {name}: {' '.join(f'{x:.0f}' for x in fresh[op])} MiB (median {fresh_median:.0f})")
+    fresh_median = statistics.median(fresh[op])
+    print(f"{op}, fresh processes: {' '.join(f'{x:.0f}' for x in fresh[op])} MiB (median {fresh_median:.0f})")
     for pass_name, ours in passes.items():
       median = statistics.median(ours[op])
       spread = max(abs(x / median - 1) for x in ours[op])
-      ratios = "; ".join(f"/ {name} {median / statistics.median(fresh[op]):.2f}" for name, fresh in sides.items())
       print(f"  {pass_name}: {' '.join(f'{x:.0f}' for x in ours[op])} MiB (median {median:.0f}, every repeat"
-            f" within {spread:.0%} of it); ratio {ratios} (goal 0.75-1.15)")
+            f" within {spread:.0%} of it); ratio to fresh {median / fresh_median:.2f} (goal 0.75-1.15)")
   print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
   return 0
 

@@ -13,6 +13,10 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
 ).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Runs measure host memory inside their timed runs here: a memory pass (a second process per run,
+# engine/_memory_pass.py) would add seconds to each of the suite's hundred-odd runs. The memory pass's
+# own tests ask for it (tests/test_memory_pass.py).
+os.environ.setdefault("CKPTBENCH_HOST_MEMORY", "inline")
 # A pytest-xdist worker (make test) has COLUMNS=80 and LINES=24 in its environment, which a plain
 # pytest process has not: a `ckptbench` started from a test would then fold its tables at 80
 # columns, as at a small terminal, instead of printing them at its width for logs and pipes.

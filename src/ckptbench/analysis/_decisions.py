@@ -52,7 +52,8 @@ def sweep_verdicts(
       ref = refs[variant.key]
       if variant.key != ref.key:
         ref_samples, samples = _by_repeat(by_key[ref.key], metric), _by_repeat(by_key[variant.key], metric)
-        out.append(_one(metric, variant, ref, ref_samples, samples, paired, design, threshold))
+        looks = _memory_pass_design(design) if _from_memory_pass(by_key[variant.key], metric) else design
+        out.append(_one(metric, variant, ref, ref_samples, samples, paired, looks, threshold))
   return [v for v in out if v.verdict != Verdict.NOT_JUDGED]
 
 
@@ -75,6 +76,16 @@ def _one(
       direction=direction.value, reference_median=statistics.median(a) if a else None,
       current_median=statistics.median(b) if b else None, n_reference=len(a), n_current=len(b), level=level,
   )  # fmt: skip
+
+
+def _from_memory_pass(records: Sequence[RunRecord], metric: JudgedMetric) -> bool:
+  """The metric's samples come from a memory pass (engine/_memory_pass.py), not the timed runs."""
+  return any(r.memory_pass for r in records if r.value(metric.tag) is not None)
+
+
+def _memory_pass_design(design: Design) -> Design:
+  """A memory pass's samples came in one batch after the timed runs' looks: they are judged at one look."""
+  return Design(alpha=design.alpha)
 
 
 def _by_repeat(records: Sequence[RunRecord], metric: JudgedMetric) -> dict[int, float]:

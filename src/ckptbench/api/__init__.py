@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.api._collector import (
       Collector,
       MetricValue,
+      collectors_held,
       default_collectors,
       collector_registrations,
       register_collector,

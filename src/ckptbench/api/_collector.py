@@ -8,8 +8,9 @@ prefixes with the operation name.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Callable, Literal, Mapping, Protocol
+from typing import Callable, Collection, Iterator, Literal, Mapping, Protocol
 
 Reduce = Literal["sum", "max", "min", "last"]
 
@@ -48,6 +49,8 @@ class _Registration:
 
 
 _REGISTRY: dict[str, _Registration] = {}
+# Collectors another pass measures (the timed runs leave `rss` to the memory pass): `measure()` skips them.
+_HELD: frozenset[str] = frozenset()
 
 
 def register_collector(
@@ -76,3 +79,23 @@ def make_collector(key: str) -> Collector:
     raise ValueError(
         f"unknown metric key {key!r}; known keys: {', '.join(sorted(_REGISTRY))}"
     ) from None
+
+
+@contextlib.contextmanager
+def collectors_held(keys: Collection[str]) -> Iterator[None]:
+  """While open, `measure()` blocks skip these collectors (asked for by name or by default): the engine's
+  timed runs hold `rss`, whose figures come from a memory pass of their own (engine/_memory_pass.py)."""
+  global _HELD
+  unknown = sorted(set(keys) - set(_REGISTRY))
+  if unknown:
+    raise ValueError(f"unknown metric key(s) {unknown}; known keys: {', '.join(sorted(_REGISTRY))}")
+  before, _HELD = _HELD, _HELD | frozenset(keys)
+  try:
+    yield
+  finally:
+    _HELD = before
+
+
+def held_collectors() -> frozenset[str]:
+  """The collectors `measure()` skips now (`collectors_held`)."""
+  return _HELD

@@ -93,7 +93,8 @@ class Metrics:
     keys = list(_collector.default_collectors() if metric_keys is None else metric_keys)
     # Time starts last and stops first, so it excludes the other collectors' work.
     keys.sort(key=lambda k: k == "time")
-    collectors = [(k, _collector.make_collector(k)) for k in keys]
+    held = _collector.held_collectors()  # known keys: an unknown one still raises below
+    collectors = [(k, _collector.make_collector(k)) for k in keys if k not in held]
     started = []
     try:
       for _, collector in collectors:

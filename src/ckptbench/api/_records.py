@@ -86,6 +86,9 @@ class RunRecord:
   inventory: dict[str, Any] | None = None
   notes: list[str] = dataclasses.field(default_factory=list)  # what the benchmark emulated or left out
   error: ErrorRecord | None = None
+  # A run of the memory pass (engine/_memory_pass.py): a fresh process that measured host memory only;
+  # its metrics are the host-memory tags, the timed runs' records have none of them.
+  memory_pass: bool = False
   schema_version: int = SCHEMA_VERSION
 
   @property

@@ -89,6 +89,12 @@ def register(subparsers) -> None:
                  " (write them when wanted with `ckptbench report OUT`)")  # fmt: skip
   p.add_argument("--skip_memory_check", action="store_true",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
+  p.add_argument("--host_memory", metavar="pass|inline|off",
+                 help="how host memory is measured: 'pass' (default) runs each benchmark again after the timed"
+                 " runs, in a fresh process whose allocator keeps no free memory, so a peak does not depend on"
+                 " what ran before; 'inline' inside the timed runs (multi-process runs, matrix); 'off' not at"
+                 " all (default: $CKPTBENCH_HOST_MEMORY, else pass; docs/metrics.md)")  # fmt: skip
+  p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)  # a run's memory pass (engine/_memory_pass.py)
   p.add_argument("--skip_disk_check", action="store_true",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.add_argument("--history", metavar="HIST",
@@ -144,6 +150,8 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       checkpoint_root=args.checkpoint_root,
       link=args.link,
       driven_rounds=args.driven_rounds,
+      host_memory=args.host_memory,
+      memory_pass_repeats=args.memory_pass_repeats,
   )
 
 

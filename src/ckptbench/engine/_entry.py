@@ -27,6 +27,7 @@ from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
 from ckptbench.engine._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.engine._process import prepare_process
+from ckptbench.engine._memory_pass import check_host_memory
 from ckptbench.engine._library_output import LibraryOutput, library_output_captured
 from ckptbench.engine._link import shaped_link, write_link_summary
 from ckptbench.engine._locations import check_store_targets
@@ -109,6 +110,7 @@ def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: Libr
   check_cluster_started(suite.config.simdevice)
   settings = _checked_targets(suite, settings)
   coordinator = make_coordinator()
+  check_host_memory(settings, coordinator.process_count)
   with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
     if captured is not None:  # OUT is this run's now (process 0 holds its lock)
       captured.keep_in(settings.output_dir, coordinator.process_index)

@@ -91,6 +91,8 @@ def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int, ba
   compares = num_benchmarks > 1 or bool(baseline_path) or settings.driven_rounds
   repeats = cfg.repeats(compares)
   warmups, interleaved = cfg.warmups(repeats), cfg.interleaved(repeats)
+  if settings.memory_pass_repeats:  # a memory pass (engine/_memory_pass.py): a warm-up, then its count in rounds
+    return Repeats(False, settings.memory_pass_repeats, 1, True)
   if settings.driven_rounds:  # the driver decides; the most rounds bound the disk check
     count = AUTO_LOOKS[-1] if repeats == "auto" else int(repeats)
     return Repeats(repeats == "auto", count, cfg.warmups("auto"), True, driven=True)  # each environment warms up

@@ -32,6 +32,7 @@ from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
 from ckptbench.engine._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
 from ckptbench.engine._sizes import disk_need
 from ckptbench.engine._memory import memory_problem
+from ckptbench.engine._memory_pass import HostMemory, host_memory_plan, run_memory_pass
 from ckptbench.engine._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine._auto import auto_rounds, driven_rounds
@@ -46,7 +47,7 @@ from ckptbench.engine._sweep import Plan, PlannedBenchmark
 from ckptbench.engine._watchdog import RunWatchdog
 from ckptbench.distributed import Coordinator, LocalCoordinator
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, EXIT_INTERRUPTED, EXIT_OK, CkptbenchError
-from ckptbench.api import MetricEntry, collect_created_metrics, merged
+from ckptbench.api import MetricEntry, collect_created_metrics, collectors_held, merged
 from ckptbench.metrics import StorageProbe, cached_probe, post_run_tags, probe_storage
 from ckptbench.metrics import StoreRequests, store_cost_tags
 from ckptbench.results import build_manifest, now_iso
@@ -118,11 +119,13 @@ def _run_suite(
   out = settings.output_dir
   run_plan = _checked_run_plan(suite, settings, coordinator, jax.device_count())
   repeats, keys = run_plan.repeats, run_plan.keys
+  host_memory = host_memory_plan(settings, run_plan, coordinator.process_count)
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup}
   # Every process shuffles rounds alike: process 0's seed.
   rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
   manifest, probe = _manifest_and_probe(suite, settings, coordinator)
+  manifest["host_memory"] = host_memory.to_json()
   writers = run_writers(out) if is_writer else ()  # process 0 writes OUT
   for writer in writers:
     writer.start(manifest)
@@ -133,21 +136,26 @@ def _run_suite(
   started = time.perf_counter()
   try:
     with stop.installed():
-      if repeats.driven:
-        if coordinator.process_count > 1:
-          raise CkptbenchError("driven rounds (matrix) run in one process")
-        done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
-      elif repeats.auto:
-        done_repeats = auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress)
-      else:
-        done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
+      with collectors_held(host_memory.held):  # what a memory pass measures, the timed runs do not
+        if repeats.driven:
+          if coordinator.process_count > 1:
+            raise CkptbenchError("driven rounds (matrix) run in one process")
+          done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
+        elif repeats.auto:
+          done_repeats = auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress)
+        else:
+          done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
+      if host_memory.mode == "pass" and not done_repeats.interrupted:
+        runs.memory_pass(host_memory, run_plan, {r.key for r in previous if r.memory_pass})
+        if stop.requested:
+          done_repeats = dataclasses.replace(done_repeats, interrupted=True)
   finally:
     progress.close()
     runs.noise.close()
 
   records = runs.records
   interrupted = done_repeats.interrupted
-  summary = _summary(suite, run_plan, records, done_repeats)
+  summary = _summary(suite, run_plan, records, done_repeats, host_memory)
   summary = dataclasses.replace(summary, repeats=repeats.describe(done_repeats, time.perf_counter() - started))
   manifest["ended_at"] = now_iso()
   for writer in writers:
@@ -193,6 +201,20 @@ class _Runs:
     self.coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
     self.watchdog.end_run()
     self.freeing.start(leftovers, self.coordinator.process_index == 0)
+
+  def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan, done_keys: set[str]) -> None:
+    """The memory pass (engine/_memory_pass.py) once the timed runs are done: its records written and kept."""
+    self.freeing.wait()  # the last timed run's checkpoint is gone first
+    self.progress.note(f"memory pass: {host_memory.repeats} run(s) of each benchmark after a warm-up, in a fresh"
+                       " process (host memory only; every timing is the timed runs')")  # fmt: skip
+    started = time.perf_counter()
+    records = run_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, done_keys)
+    for writer in self.writers:
+      writer.add(records)
+    self.records.extend(records)
+    failed = sum(1 for r in records if r.failed)
+    self.progress.note(f"memory pass: {len(records)} run(s) recorded in {time.perf_counter() - started:.1f} s"
+                       + (f", {failed} failed" if failed else ""))
 
 
 def _manifest_and_probe(
@@ -242,7 +264,9 @@ def _checked_run_plan(suite: Suite, settings: RunSettings, coordinator: Coordina
   return run_plan
 
 
-def _summary(suite: Suite, run_plan: RunPlan, records: list[RunRecord], done: RepeatsDone) -> SuiteSummary:
+def _summary(
+    suite: Suite, run_plan: RunPlan, records: list[RunRecord], done: RepeatsDone, host_memory: HostMemory
+) -> SuiteSummary:
   """summary.json: statistics per benchmark, the verdicts (against the plan's reference, at the threshold
   asked for), and what the plan left out and why."""
   plan, reference = run_plan.plan, run_plan.reference
@@ -255,7 +279,7 @@ def _summary(suite: Suite, run_plan: RunPlan, records: list[RunRecord], done: Re
       reference=reference,
       interrupted=done.interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
-      notes=list(suite.notes),
+      notes=[*suite.notes, host_memory.why],
       invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],
       unsupported=[NotRun(g, o, r) for g, o, r in plan.unsupported],
       benchmarks=summarize_benchmarks(records),

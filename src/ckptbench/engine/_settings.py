@@ -62,6 +62,10 @@ class RunSettings:
   output_url: str | None = None  # set from an output_dir that is a store URL
   # Rounds driven from standard input (engine/_rounds.py): how `ckptbench matrix` interleaves environments.
   driven_rounds: bool = False
+  # Host memory (engine/_memory_pass.py): "pass", "inline" or "off"; None: $CKPTBENCH_HOST_MEMORY, else "pass".
+  host_memory: str | None = None
+  # This run is another run's memory pass: a warm-up and this many runs of each benchmark.
+  memory_pass_repeats: int | None = None
 
   def ask(self, field: str, value: object = True) -> str:
     """How the caller asks for `field=value`: the flag on the command line (`argv` set), else the keyword."""

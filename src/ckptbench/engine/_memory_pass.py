@@ -1,0 +1,210 @@
+"""Host memory from a pass of its own: the suite's runs again, in a fresh process whose allocator keeps nothing.
+
+In one long process a block's host memory depends on what earlier runs left in glibc's allocator: its
+dynamic thresholds let every thread's arena keep up to twice the largest mapped block freed there (32
+MiB and more after a load's read buffers), which `malloc_trim` cannot hand back, and the next save takes
+its buffers from it. The 128 MiB sync save then reads 0.45-0.9x what it adds in a fresh process and the
+load 1.1-1.6x, moving with what ran before (issue 30; docs/metrics.md, *Host memory*).
+
+So by default (`host_memory: pass`) the timed runs measure no host memory at all (the `rss` collector is
+held: no trim, no sampler, glibc's defaults as a training process has them), and once they are done one
+child `ckptbench run` runs the same benchmarks again, a warm-up then `repeats` runs each, with
+`MALLOC_MMAP_THRESHOLD_` fixed at 64 KiB. A fixed threshold stops glibc's adjusting, so every block of
+64 KiB or more is mapped when allocated and unmapped when freed, as in a fresh process before its first
+large free, and no arena keeps free memory at its top beyond the 128 KiB trim threshold: each run's
+peak is what it needs, whatever ran before it. Measured (benchmarks/memory_truth.py, the 128 MiB save
+and load): the save reads 106 MiB in every repeat and the load 174-201 MiB, where fresh processes add
+111 and about 214; at glibc's start-up value (128 KiB) loads spread over 191-267 MiB, as small read
+buffers then share the heap. Those runs' host-memory tags
+become records of their own in results.jsonl (`RunRecord.memory_pass`); their timings are dropped
+(mapping every buffer afresh makes loads some 10-25% slower), and every timing comes from the timed
+runs.
+Where a pass cannot run (several processes, `matrix`'s driven rounds) memory is measured inside the
+timed runs (`inline`, the trimmed reading of metrics/_basic_collectors.py) and the run says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from ckptbench.api import TAGS, ErrorRecord, RunRecord, Tag
+from ckptbench.config import Suite
+from ckptbench.errors import EXIT_INTERRUPTED, CkptbenchError
+from ckptbench.results import now_iso, read_records
+from ckptbench.engine._run_plan import RunPlan
+from ckptbench.engine._settings import RunSettings
+
+HOST_MEMORY_MODES = ("pass", "inline", "off")
+# Where `host_memory` is not given: this environment variable, else "pass". A test suite or CI job
+# that reads no memory sets it to inline or off (tests/conftest.py does) so no run starts a second process.
+HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"
+# Set, the mmap threshold also fixes the trim threshold at its default (128 KiB); why 64 KiB: the docstring.
+MEMORY_PASS_ENV = {"MALLOC_MMAP_THRESHOLD_": str(64 << 10)}
+# The memory pass's runs per benchmark when the timed runs repeat automatically (a fixed count gets as
+# many as it asked for): its readings repeat to within a few percent, but a rank-based verdict needs 6
+# pairs before its 95% interval can exclude 1 (the signed-rank test's smallest p is then 2/64).
+AUTO_MEMORY_REPEATS = 6
+_POST_RUN_MEMORY_TAGS = frozenset({"7_memory/host_peak_over_checkpoint"})
+_SUBDIRECTORY = "memory_pass"
+
+
+def is_host_memory_tag(tag: str) -> bool:
+  """A full tag the `rss` collector (or the peak over the checkpoint, derived from it) records."""
+  key = Tag.parse(tag).key.removesuffix("_mean")
+  spec = TAGS.get(key)
+  return key in _POST_RUN_MEMORY_TAGS or (spec is not None and spec.source == "rss")
+
+
+@dataclasses.dataclass(frozen=True)
+class HostMemory:
+  """How this run measures host memory.
+
+  Attributes:
+    mode: "pass" (a memory pass after the timed runs), "inline" (inside the timed runs) or "off".
+    why: one line saying so, for the manifest and summary.json's notes.
+    repeats: the memory pass's runs per benchmark (mode "pass").
+  """
+
+  mode: str
+  why: str
+  repeats: int = 0
+
+  @property
+  def held(self) -> frozenset[str]:
+    """The collectors the timed runs leave out."""
+    return frozenset() if self.mode == "inline" else frozenset({"rss"})
+
+  def to_json(self) -> dict:
+    return {"mode": self.mode, "why": self.why, "repeats": self.repeats,
+            "environment": MEMORY_PASS_ENV if self.mode == "pass" else {}}  # fmt: skip
+
+
+def check_host_memory(settings: RunSettings, process_count: int) -> None:
+  """Refuses a memory pass asked for where none can run, before anything is written.
+
+  Raises:
+    CkptbenchError: an unknown mode (the flag's or the environment variable's), or `pass` asked for in
+      a multi-process run or driven rounds.
+  """
+  obstacle = _obstacle(settings, process_count)
+  if _asked(settings) == "pass" and settings.host_memory and obstacle:
+    raise CkptbenchError(f"{settings.ask('host_memory', 'pass')} pass: no memory pass in {obstacle}"
+                         " (it runs the suite again in one fresh process); use inline or off")  # fmt: skip
+
+
+def host_memory_plan(settings: RunSettings, run_plan: RunPlan, process_count: int) -> HostMemory:
+  """How this run measures host memory (see the module's docstring)."""
+  if settings.memory_pass_repeats:
+    return HostMemory("inline", "host memory: this run is a memory pass")
+  asked = _asked(settings)
+  obstacle = _obstacle(settings, process_count)
+  if asked == "off":
+    return HostMemory("off", "host memory: not measured (host_memory off)")
+  if asked == "inline" or obstacle:
+    reason = f" ({obstacle}, where no memory pass runs)" if asked == "pass" else " (host_memory inline)"
+    return HostMemory("inline", "host memory: measured inside the timed runs" + reason + ": a block's peak"
+                      " may read low where earlier runs left free memory in the allocator (docs/metrics.md)")
+  repeats = AUTO_MEMORY_REPEATS if run_plan.repeats.auto else run_plan.repeats.count
+  return HostMemory("pass", f"host memory: from a memory pass after the timed runs, a warm-up and {repeats}"
+                    f" run(s) of each benchmark in a fresh process with glibc's mmap threshold fixed"
+                    f" ({' '.join(f'{k}={v}' for k, v in MEMORY_PASS_ENV.items())}); the timed runs measure"
+                    " none", repeats)  # fmt: skip
+
+
+def _asked(settings: RunSettings) -> str:
+  asked = settings.host_memory or os.environ.get(HOST_MEMORY_ENV) or "pass"
+  if asked not in HOST_MEMORY_MODES:
+    where = f"{HOST_MEMORY_ENV}={asked}" if not settings.host_memory else settings.ask("host_memory", asked)
+    raise CkptbenchError(f"{where}: host memory is measured {', '.join(HOST_MEMORY_MODES)}")
+  return asked
+
+
+def _obstacle(settings: RunSettings, process_count: int) -> str | None:
+  if process_count > 1:
+    return f"a run of {process_count} processes"
+  if settings.driven_rounds:
+    return "driven rounds (matrix)"
+  return None
+
+
+def run_memory_pass(
+    suite: Suite, settings: RunSettings, run_plan: RunPlan, repeats: int, done_keys: set[str]
+) -> list[RunRecord]:
+  """The memory pass: its records of every benchmark not in `done_keys` (resumed), host-memory tags only.
+
+  A benchmark the pass recorded nothing for (the child could not start, or died) gets one failed record
+  naming the pass's exit status and log (OUT/logs/memory_pass.log, kept only then).
+  """
+  out = settings.output_dir
+  child_out = out / _SUBDIRECTORY
+  suite_file, written = _suite_file(suite, out)
+  log = out / "logs" / "memory_pass.log"
+  log.parent.mkdir(parents=True, exist_ok=True)
+  env = {**os.environ, **MEMORY_PASS_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+  try:
+    with log.open("w") as sink:
+      done = subprocess.run(_command(suite, settings, suite_file, child_out, repeats), env=env, stdout=sink,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    found = read_records(child_out) if (child_out / "results.jsonl").exists() else []
+  finally:
+    shutil.rmtree(child_out, ignore_errors=True)
+    if written:
+      suite_file.unlink(missing_ok=True)
+  records = [_memory_record(r) for r in found if not r.warmup and r.key not in done_keys]
+  recorded = {r.key for r in records}
+  missing = [b for b in run_plan.plan.benchmarks if b.key not in recorded and b.key not in done_keys]
+  if done.returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
+    missing = []
+  if not missing:
+    log.unlink()
+    if not any(log.parent.iterdir()):
+      log.parent.rmdir()
+  error = ErrorRecord("MemoryPassFailed", f"the memory pass recorded no run of this benchmark (its process"
+                      f" exited {done.returncode}; its output: {log})")  # fmt: skip
+  return records + [
+      RunRecord(suite=suite.name, **b.describe(), repeat=0, warmup=False, host=0, num_hosts=1, path=str(child_out),
+                started_at=now_iso(), duration_s=0.0, metrics={}, error=error, memory_pass=True)
+      for b in missing
+  ]  # fmt: skip
+
+
+def _memory_record(record: RunRecord) -> RunRecord:
+  """A memory pass's record as the run keeps it: its host-memory tags and its error, nothing timed."""
+  metrics = {tag: entry for tag, entry in record.metrics.items() if is_host_memory_tag(tag)}
+  return dataclasses.replace(record, metrics=metrics, inventory=None, notes=[], memory_pass=True)
+
+
+def _suite_file(suite: Suite, out: pathlib.Path) -> tuple[pathlib.Path, bool]:
+  """The suite's file, or (a suite loaded from text) its document written beside OUT's results; whether written."""
+  if pathlib.Path(suite.file).is_file():
+    return pathlib.Path(suite.file).resolve(), False
+  path = out / "memory_pass_suite.yaml"
+  path.write_text(json.dumps(suite.raw))  # JSON is YAML
+  return path, True
+
+
+def _command(suite: Suite, settings: RunSettings, suite_file: pathlib.Path, child_out: pathlib.Path,
+             repeats: int) -> list[str]:  # fmt: skip
+  """The child's `ckptbench run`: the same suite, selection, overrides, devices and places as this run."""
+  command = [sys.executable, "-m", "ckptbench", "run", str(suite_file), "-o", str(child_out), "--overwrite",
+             "--memory_pass_repeats", str(repeats), "--distributed", "off", "--no_views", "--no_probe",
+             "--no_progress"]  # fmt: skip
+  for override in settings.overrides:
+    command += ["--set", override]
+  for pattern in settings.select:
+    command += ["-k", pattern]
+  if settings.devices is not None and suite.config.simdevice is None:
+    command += ["--devices", str(settings.devices)]
+  if settings.checkpoint_root:  # beside the timed runs' checkpoints, never over one kept
+    command += ["--checkpoint_root", settings.checkpoint_root.rstrip("/") + "/" + _SUBDIRECTORY]
+  if settings.local_directory is not None:
+    command += ["--local_directory", str(settings.local_directory / _SUBDIRECTORY)]
+  if settings.link:
+    command += ["--link", settings.link]
+  return command

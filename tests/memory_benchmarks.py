@@ -1,0 +1,36 @@
+"""Benchmarks with a planted host-memory truth, for the memory pass's tests (tests/test_memory_pass.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+
+import ckptbench
+
+_MIB = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class PlantedOptions(ckptbench.BenchmarkOptions):
+  allocate_mib: int | list[int] = 64
+  fail_in_memory_pass: bool | list[bool] = False
+
+
+@ckptbench.benchmark_options(PlantedOptions)
+class PlantedAllocation(ckptbench.BenchmarksGenerator):
+  """Leaves 160 MiB in the allocator's free lists (below a live 4 MiB), then allocates and touches
+  `allocate_mib` MiB in 4 MiB arrays inside `measure("alloc")`: the block needs exactly that."""
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    if context.options.fail_in_memory_pass and "MALLOC_MMAP_THRESHOLD_" in os.environ:
+      raise RuntimeError("planted failure: this benchmark fails in the memory pass only")
+    churn = [np.ones(4 * _MIB, np.uint8) for _ in range(40)]
+    live = np.ones(4 * _MIB, np.uint8)
+    del churn
+    metrics = ckptbench.Metrics()
+    with metrics.measure("alloc"):
+      block = [np.ones(4 * _MIB, np.uint8) for _ in range(context.options.allocate_mib // 4)]
+    del block, live
+    return ckptbench.TestResult(metrics=metrics)

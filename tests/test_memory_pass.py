@@ -1,0 +1,172 @@
+"""The memory pass (engine/_memory_pass.py): host memory from a fresh process after the timed runs.
+
+Each reading is checked against a planted truth (an allocation after heap churn) and, for a real
+Orbax save and load, against the same operation done plainly in fresh processes
+(benchmarks/memory_truth.py's script); the run is read back as a user reads it: the console,
+results.jsonl, summary.json and the manifest.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import statistics
+import textwrap
+
+import pytest
+
+import ckptbench
+from ckptbench.config import load_suite_text
+from ckptbench.errors import CkptbenchError
+from ckptbench.engine._memory_pass import HOST_MEMORY_ENV, check_host_memory, host_memory_plan, is_host_memory_tag
+from ckptbench.engine._run_plan import build_run_plan
+from ckptbench.metrics._allocator import free_memory_released
+from conftest import REPO, run_cli
+
+pytestmark = pytest.mark.skipif(not free_memory_released(), reason="the memory pass fixes glibc's thresholds")
+
+PEAK = "alloc_7_memory/host_rss_peak_diff_mib"
+PLANTED = """\
+suite_name: planted
+num_repeats: 6
+checkpoint_config:
+  spec:
+    params: {dtype: float32, shape: [64], sharding: [fsdp]}
+mesh_config:
+  mesh_axes: [fsdp]
+  ici_parallelism: {fsdp: 8}
+benchmarks:
+  - generator: memory_benchmarks.PlantedAllocation
+    options:
+"""
+
+
+def _pass_env() -> dict[str, str]:
+  """The environment of a user who has not chosen: the default, a memory pass."""
+  return {HOST_MEMORY_ENV: ""}
+
+
+def _records(out) -> list[dict]:
+  return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def _planted_suite(tmp_path, options: str) -> str:
+  path = tmp_path / "planted.yaml"
+  path.write_text(PLANTED + textwrap.indent(textwrap.dedent(options), "      "))
+  return str(path)
+
+
+def test_the_tags_a_memory_pass_keeps_are_the_rss_collectors_and_the_ratio():
+  assert is_host_memory_tag("save_7_memory/host_rss_peak_diff_mib")
+  assert is_host_memory_tag("save_7_memory/host_rss_peak_diff_mib_mean")
+  assert is_host_memory_tag("load_0_basics/host_rss_diff_mib")
+  assert is_host_memory_tag("load_7_memory/host_peak_over_checkpoint")
+  assert not is_host_memory_tag("save_0_basics/time_s")
+  assert not is_host_memory_tag("save_7_memory/device_peak_diff_gb")
+
+
+def test_a_memory_pass_asked_for_where_none_can_run_is_refused(tmp_path, monkeypatch):
+  monkeypatch.delenv(HOST_MEMORY_ENV, raising=False)
+  asked = ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass")
+  with pytest.raises(CkptbenchError, match="no memory pass in a run of 2 processes"):
+    check_host_memory(asked, process_count=2)
+  with pytest.raises(CkptbenchError, match=r"driven rounds \(matrix\)"):
+    check_host_memory(ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass", driven_rounds=True), 1)
+  # Not asked for: the run measures inline and says why.
+  suite = load_suite_text(PLANTED + "      allocate_mib: 4\n", str(tmp_path / "s.yaml"))
+  default = ckptbench.RunSettings(output_dir=tmp_path)
+  check_host_memory(default, process_count=2)
+  plan = host_memory_plan(default, build_run_plan(suite, default, 8), process_count=2)
+  assert plan.mode == "inline" and "a run of 2 processes" in plan.why and plan.held == frozenset()
+  alone = host_memory_plan(default, build_run_plan(suite, default, 8), process_count=1)
+  assert (alone.mode, alone.repeats, alone.held) == ("pass", 6, frozenset({"rss"}))
+  off = host_memory_plan(ckptbench.RunSettings(output_dir=tmp_path, host_memory="off"), build_run_plan(suite, default, 8), 1)
+  assert (off.mode, off.held) == ("off", frozenset({"rss"}))
+
+
+@pytest.mark.slow
+def test_an_unknown_mode_is_one_line_naming_where_it_came_from(tmp_path):
+  suite = _planted_suite(tmp_path, "allocate_mib: 4\n")
+  bad_env = run_cli("run", suite, "-o", str(tmp_path / "a"), "--no_views", env={HOST_MEMORY_ENV: "sometimes"})
+  assert bad_env.returncode == 2 and "Traceback" not in bad_env.stderr
+  assert f"{HOST_MEMORY_ENV}=sometimes: host memory is measured pass, inline, off" in bad_env.stderr
+  bad_flag = run_cli("run", suite, "-o", str(tmp_path / "b"), "--no_views", "--host_memory", "twice")
+  assert bad_flag.returncode == 2 and "--host_memory" in bad_flag.stderr and "Traceback" not in bad_flag.stderr
+  assert not (tmp_path / "a" / "results.jsonl").exists() and not (tmp_path / "b" / "results.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_the_memory_pass_reads_the_planted_allocation_and_the_timed_runs_read_none(tmp_path):
+  out = tmp_path / "out"
+  done = run_cli("run", _planted_suite(tmp_path, "allocate_mib: [32, 64]\n"), "-o", str(out), "--no_views",
+                 "--no_progress", env=_pass_env())  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  assert "memory pass: 6 run(s) of each benchmark after a warm-up, in a fresh process" in done.stdout
+  assert "memory pass: 12 run(s) recorded" in done.stdout
+  records = _records(out)
+  timed = [r for r in records if not r["memory_pass"]]
+  memory = [r for r in records if r["memory_pass"]]
+  assert len(timed) == 2 * 7 and len(memory) == 2 * 6  # the timed runs' warm-ups; the pass's are not kept
+  assert not any(is_host_memory_tag(tag) for r in timed for tag in r["metrics"])
+  for r in memory:  # host memory only, each repeat the planted size
+    assert set(r["metrics"]) and all(is_host_memory_tag(tag) for tag in r["metrics"])
+    planted = r["options"]["allocate_mib"]
+    assert planted * 0.85 <= r["metrics"][PEAK]["value"] <= planted * 1.15, r["metrics"][PEAK]
+  summary = json.loads((out / "summary.json").read_text())
+  for bench in summary["benchmarks"]:
+    peak = bench["metrics"][PEAK]
+    assert peak["n"] == 6 and bench["options"]["allocate_mib"] * 0.85 <= peak["median"] <= bench["options"]["allocate_mib"] * 1.15
+    assert bench["metrics"]["alloc_0_basics/time_s"]["n"] == 6 and bench["failed"] == 0
+  assert any(n.startswith("host memory: from a memory pass after the timed runs") for n in summary["notes"])
+  memory_verdict = next(v for v in summary["verdicts"] if v["metric"] == PEAK and v["variant"] == {"allocate_mib": 64})
+  assert memory_verdict["verdict"] == "worse" and 1.7 <= memory_verdict["ratio"] <= 2.3
+  assert json.loads((out / "manifest.json").read_text())["host_memory"]["mode"] == "pass"
+  assert not (out / "memory_pass").exists() and not (out / "logs" / "memory_pass.log").exists()
+
+
+@pytest.mark.slow
+def test_a_benchmark_failing_in_the_memory_pass_fails_the_run_and_keeps_every_result(tmp_path):
+  out = tmp_path / "out"
+  done = run_cli("run", _planted_suite(tmp_path, "allocate_mib: 8\nfail_in_memory_pass: [false, true]\n"),
+                 "-o", str(out), "--no_views", "--no_progress", env=_pass_env())  # fmt: skip
+  assert done.returncode == 1, done.stdout + done.stderr
+  assert "memory pass: 12 run(s) recorded" in done.stdout and "6 failed" in done.stdout
+  assert "planted failure: this benchmark fails in the memory pass only" in done.stdout
+  records = _records(out)
+  assert not any(r["error"] for r in records if not r["memory_pass"])  # every timed run stands
+  failing = [r for r in records if r["memory_pass"] and r["options"]["fail_in_memory_pass"]]
+  passing = [r for r in records if r["memory_pass"] and not r["options"]["fail_in_memory_pass"]]
+  assert len(failing) == 6 and all(r["error"] for r in failing)
+  assert len(passing) == 6 and all(8 * 0.85 <= r["metrics"][PEAK]["value"] <= 8 * 1.15 for r in passing)
+
+
+@pytest.mark.slow
+def test_a_suite_from_python_text_runs_its_memory_pass_as_the_cli_does(tmp_path, monkeypatch):
+  monkeypatch.delenv(HOST_MEMORY_ENV)
+  suite = load_suite_text(PLANTED + "      allocate_mib: 16\n", "<string>")
+  outcome = ckptbench.run(suite, ckptbench.RunSettings(output_dir=tmp_path / "out", write_views=False,
+                                                       probe_storage=False, show_progress=False))  # fmt: skip
+  assert outcome.exit_code == 0
+  memory = [r for r in outcome.records if r.memory_pass]
+  assert len(memory) == 6 and all(16 * 0.85 <= r.value(PEAK) <= 16 * 1.15 for r in memory)
+  left = {p.name for p in (tmp_path / "out").iterdir()}  # the suite's text, written for the pass, is gone
+  assert left == {".ckptbench.lock", "manifest.json", "results.jsonl", "summary.json"}
+
+
+_truth = importlib.util.spec_from_file_location("memory_truth", REPO / "benchmarks" / "memory_truth.py")
+memory_truth = importlib.util.module_from_spec(_truth)
+_truth.loader.exec_module(memory_truth)
+
+
+@pytest.mark.slow
+def test_an_orbax_save_and_load_read_within_the_range_of_fresh_processes(tmp_path):
+  """A 64 MiB bf16 array over 8 devices, saved sync and loaded cold: the pass's median per operation
+  within 0.75-1.15x of the plain fresh processes' and every repeat within 25% of it."""
+  shape = [4096, 8192]
+  ours = memory_truth.ckptbench_side(tmp_path, {HOST_MEMORY_ENV: ""}, "pass", repeats=4, shape=shape)
+  fresh = memory_truth.fresh_side(tmp_path, 3, {}, shape=shape)
+  for op in memory_truth.OPS:
+    median = statistics.median(ours[op])
+    assert 0.75 <= median / statistics.median(fresh[op]) <= 1.15, (op, ours[op], fresh[op])
+    assert all(abs(x / median - 1) <= 0.25 for x in ours[op]), (op, ours[op])
