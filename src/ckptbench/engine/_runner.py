@@ -121,7 +121,7 @@ def _run_suite(
   repeats, keys = run_plan.repeats, run_plan.keys
   host_memory = host_memory_plan(settings, run_plan, coordinator.process_count)
   previous = read_records(out) if settings.resume else []
-  done = {(r.key, r.repeat) for r in previous if not r.warmup}
+  done = {(r.key, r.repeat) for r in previous if not r.warmup and not r.memory_pass}
   # Every process shuffles rounds alike: process 0's seed.
   rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
   manifest, probe = _manifest_and_probe(suite, settings, coordinator)
