@@ -19,7 +19,8 @@ import pytest
 import ckptbench
 from ckptbench.config import load_suite_text
 from ckptbench.errors import CkptbenchError
-from ckptbench.engine._memory_pass import HOST_MEMORY_ENV, check_host_memory, host_memory_plan, is_host_memory_tag
+from ckptbench.api import is_host_memory_tag
+from ckptbench.engine._memory_pass import HOST_MEMORY_ENV, check_host_memory, host_memory_plan
 from ckptbench.engine._run_plan import build_run_plan
 from ckptbench.metrics._allocator import free_memory_released
 from conftest import REPO, run_cli
@@ -161,12 +162,59 @@ _truth.loader.exec_module(memory_truth)
 
 @pytest.mark.slow
 def test_an_orbax_save_and_load_read_within_the_range_of_fresh_processes(tmp_path):
-  """A 64 MiB bf16 array over 8 devices, saved sync and loaded cold: the pass's median per operation
-  within 0.75-1.15x of the plain fresh processes' and every repeat within 25% of it."""
-  shape = [4096, 8192]
-  ours = memory_truth.ckptbench_side(tmp_path, {HOST_MEMORY_ENV: ""}, "pass", repeats=4, shape=shape)
-  fresh = memory_truth.fresh_side(tmp_path, 3, {}, shape=shape)
+  """Issue 30's 128 MiB bf16 array over 8 devices, saved sync and loaded cold: the pass's median per
+  operation within 0.75-1.15x of the plain fresh processes' and every repeat within 25% of it.
+
+  Not smaller: a fresh process's first load also sets up some 35 MiB that stays for later loads
+  (the pass measures after a warm-up), so at 64 MiB the load reads 0.73x; at 128 MiB 0.83x."""
+  ours = memory_truth.ckptbench_side(tmp_path, {HOST_MEMORY_ENV: ""}, "pass", repeats=4)
+  fresh = memory_truth.fresh_side(tmp_path, 3, {})
   for op in memory_truth.OPS:
     median = statistics.median(ours[op])
     assert 0.75 <= median / statistics.median(fresh[op]) <= 1.15, (op, ours[op], fresh[op])
     assert all(abs(x / median - 1) <= 0.25 for x in ours[op]), (op, ours[op])
+
+
+def _record(repeat: int, save_s: float, peak_mib: float, memory_pass: bool = False) -> ckptbench.RunRecord:
+  from ckptbench.api import MetricEntry
+
+  metrics = {"save_7_memory/host_rss_peak_diff_mib": MetricEntry(peak_mib, "MiB")} if memory_pass or peak_mib else {}
+  if not memory_pass:
+    metrics["save_0_basics/time_s"] = MetricEntry(save_s, "s")
+  return ckptbench.RunRecord(
+      suite="s", benchmark="b", key="b", generator="g", options={}, varying={}, mesh=None, checkpoint_config=None,
+      repeat=repeat, warmup=False, host=0, num_hosts=1, path="", started_at="", duration_s=1.0, metrics=metrics,
+      memory_pass=memory_pass)  # fmt: skip
+
+
+def test_host_memory_is_not_compared_between_a_memory_pass_and_the_timed_runs():
+  from ckptbench.analysis import build_baseline, compare_documents
+
+  inline = build_baseline([_record(r, 1.0, 87.0) for r in range(6)], {}, label="before")  # no host_memory: inline
+  passed = build_baseline([_record(r, 1.0, 0.0) for r in range(6)] + [_record(r, 0, 106.0, True) for r in range(6)],
+                          {"host_memory": {"mode": "pass"}}, label="now")  # fmt: skip
+  comparison = compare_documents(inline, passed)
+  assert [row.metric for row in comparison.rows] == ["save_0_basics/time_s"]
+  assert comparison.warnings == ("host memory not compared: the baseline measured it inside the timed runs, this run"
+                                 " in a memory pass (docs/metrics.md, *Host memory*); recapture the baseline, or run"
+                                 " with --host_memory inline",)  # fmt: skip
+  same = compare_documents(passed, passed)  # the same way on both sides: compared
+  assert sorted(row.metric for row in same.rows) == ["save_0_basics/time_s", "save_7_memory/host_rss_peak_diff_mib"]
+  assert not same.warnings
+
+
+def test_a_history_never_puts_both_ways_of_reading_host_memory_in_one_series():
+  from ckptbench.history._analysis import analyse
+  from ckptbench.history._entry import HistoryEntry, Point, environment_of
+
+  def entry(i: int, mode: str) -> HistoryEntry:
+    points = (Point("b", "b", "save_0_basics/time_s", "s", 1.0, 0.9, 1.1, (1.0,) * 6),
+              Point("b", "b", "save_7_memory/host_rss_peak_diff_mib", "MiB", 87.0 if mode == "inline" else 106.0,
+                    80.0, 110.0, (87.0,) * 6))  # fmt: skip
+    return HistoryEntry(f"e{i}", f"r{i}", f"2026-11-27T0{i}:00:00", "s", environment_of({"host_memory": {"mode": mode}}), points)
+
+  series = analyse([entry(i, "inline" if i < 4 else "pass") for i in range(8)])
+  lengths = sorted((s.metric, len(s.medians)) for s in series)
+  assert lengths == [("save_0_basics/time_s", 8), ("save_7_memory/host_rss_peak_diff_mib", 4),
+                     ("save_7_memory/host_rss_peak_diff_mib", 4)]  # fmt: skip
+  assert not any(s.changes for s in series)

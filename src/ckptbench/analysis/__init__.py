@@ -11,7 +11,14 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.analysis._baseline_document import Baseline
   from ckptbench.analysis._goodput import GoodputPlan, plan_goodput
   from ckptbench.analysis._verdict import VerdictTable, build_verdict, verdict_text, judgement, median_text, ratio_text
-  from ckptbench.analysis._comparison import backend_refusal, run_design, compare_documents, compare_to_baseline
+  from ckptbench.analysis._comparison import (
+      backend_refusal,
+      compare_documents,
+      compare_to_baseline,
+      host_memory_mode,
+      host_memory_refusal,
+      run_design,
+  )
   from ckptbench.analysis._baseline import build_baseline, capture_baseline, load_baseline, read_run, resolve_label
   from ckptbench.analysis._stability import likely_causes, stability_warnings
   from ckptbench.analysis._decisions import sweep_verdicts, undecided

@@ -7,7 +7,7 @@ import os
 import pathlib
 from typing import Any, Mapping
 
-from ckptbench.api import VerdictRecord, is_judged
+from ckptbench.api import VerdictRecord, is_host_memory_tag, is_judged
 from ckptbench.analysis._baseline import build_baseline, load_baseline, read_run
 from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark
 from ckptbench.results import Comparison, read_outputs
@@ -47,6 +47,7 @@ def compare_documents(
         only_in_current={"benchmarks": [], "metrics": []}, warnings=(), refused=refusal,
     )  # fmt: skip
   base_benchmarks, cur_benchmarks = baseline.benchmarks, current.benchmarks
+  memory_refusal = host_memory_refusal(baseline.manifest, current.manifest)
   rows: list[VerdictRecord] = []
   only_base: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
   only_cur: dict[str, list[str]] = {"benchmarks": [], "metrics": []}
@@ -62,6 +63,8 @@ def compare_documents(
     only_base["metrics"] += [f"{name}: {t}" for t in sorted(set(base_metrics) - set(cur_metrics))]
     only_cur["metrics"] += [f"{name}: {t}" for t in sorted(set(cur_metrics) - set(base_metrics))]
     for tag in sorted(set(base_metrics) & set(cur_metrics)):
+      if memory_refusal and is_host_memory_tag(tag):
+        continue
       rows.append(_row(base_benchmarks[key], cur_benchmarks[key], tag, threshold, design, baseline.label))
   rows.sort(key=lambda r: (_VERDICT_ORDER[r.verdict], not r.judged, r.name, r.metric))
   return Comparison(
@@ -72,7 +75,7 @@ def compare_documents(
       rows=tuple(rows),
       only_in_baseline=only_base,
       only_in_current=only_cur,
-      warnings=tuple(_machine_warnings(baseline.manifest, current.manifest)),
+      warnings=tuple(_machine_warnings(baseline.manifest, current.manifest) + [memory_refusal] * bool(memory_refusal)),
       unmatched=tuple(unmatched_reasons(
           {k: b.summary for k, b in base_benchmarks.items()}, {k: b.summary for k, b in cur_benchmarks.items()}
       )),
@@ -131,6 +134,31 @@ def run_design(out_dir: str | os.PathLike) -> Design:
   return Design(
       alpha=repeats.get("alpha", Design().alpha), early_looks=repeats.get("looks", 1) - 1,
       last=repeats.get("last_look", True))
+
+
+def host_memory_mode(manifest: Mapping[str, Any]) -> str:
+  """How a run measured host memory (engine/_memory_pass.py): "pass", "inline" or "off"; a manifest from
+  before memory passes (no `host_memory`) measured it inline."""
+  return (manifest.get("host_memory") or {}).get("mode", "inline")
+
+
+def host_memory_refusal(base: Mapping[str, Any], cur: Mapping[str, Any]) -> str | None:
+  """Why host memory is not compared between two runs' manifests, or None.
+
+  A memory pass and the timed runs read different figures for the same operation (inside the timed runs
+  a save read 0.78x and a load 1.21x a fresh process, where the pass read 0.95x and 0.83x), so a
+  difference between them would be the method's, not the code's.
+
+  Example:
+    >>> host_memory_refusal({}, {"host_memory": {"mode": "pass"}})[:60]
+    'host memory not compared: the baseline measured it inside t'
+  """
+  modes = host_memory_mode(base), host_memory_mode(cur)
+  if modes[0] == modes[1] or "off" in modes:  # off: one side has no host memory to compare
+    return None
+  how = {"pass": "in a memory pass", "inline": "inside the timed runs", "off": "not at all"}
+  return (f"host memory not compared: the baseline measured it {how[modes[0]]}, this run {how[modes[1]]}"
+          f" (docs/metrics.md, *Host memory*); recapture the baseline, or run with --host_memory {modes[0]}")
 
 
 def _machine_warnings(base: Mapping[str, Any], cur: Mapping[str, Any]) -> list[str]:

@@ -25,7 +25,16 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   )
   from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
   from ckptbench.api._values import HostStatistics, MetricEntry, MetricStatistics, SchemaError, as_number, json_fields
-  from ckptbench.api._tag_table import DERIVED, NAMESPACES, PATTERNS, TAGS, TagSpec, unit_of, value as tag_value
+  from ckptbench.api._tag_table import (
+      DERIVED,
+      NAMESPACES,
+      PATTERNS,
+      TAGS,
+      TagSpec,
+      is_host_memory_tag,
+      unit_of,
+      value as tag_value,
+  )
   from ckptbench.api._tags import (
       BYTES_PER_UNIT,
       PEAK_OVER_CHECKPOINT_SUFFIX,

@@ -16,6 +16,7 @@ import re
 from typing import Mapping
 
 from ckptbench.api._collector import MetricValue, Reduce
+from ckptbench.api._tags import Tag
 
 NAMESPACES: dict[str, str] = {
     "0_basics": "wall-clock time and host memory of the block (any code)",
@@ -380,3 +381,18 @@ def unit_of(tag: str) -> str | None:
     if pattern.fullmatch(tag):
       return unit
   return None
+
+
+def is_host_memory_tag(tag: str) -> bool:
+  """A full tag of host memory: the `rss` collector's, or the peak over the checkpoint derived from it.
+
+  These are what a memory pass measures (engine/_memory_pass.py), and what is compared only between
+  runs that measured host memory the same way.
+
+  Example:
+    >>> is_host_memory_tag("save_7_memory/host_rss_peak_diff_mib"), is_host_memory_tag("save_0_basics/time_s")
+    (True, False)
+  """
+  key = Tag.parse(tag).key.removesuffix("_mean")
+  spec = TAGS.get(key)
+  return spec is not None and (spec.source == "rss" or key == "7_memory/host_peak_over_checkpoint")

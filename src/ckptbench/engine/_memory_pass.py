@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 
-from ckptbench.api import TAGS, ErrorRecord, RunRecord, Tag
+from ckptbench.api import ErrorRecord, RunRecord, is_host_memory_tag
 from ckptbench.config import Suite
 from ckptbench.errors import EXIT_INTERRUPTED, CkptbenchError
 from ckptbench.results import now_iso, read_records
@@ -50,15 +50,7 @@ MEMORY_PASS_ENV = {"MALLOC_MMAP_THRESHOLD_": str(64 << 10)}
 # many as it asked for): its readings repeat to within a few percent, but a rank-based verdict needs 6
 # pairs before its 95% interval can exclude 1 (the signed-rank test's smallest p is then 2/64).
 AUTO_MEMORY_REPEATS = 6
-_POST_RUN_MEMORY_TAGS = frozenset({"7_memory/host_peak_over_checkpoint"})
 _SUBDIRECTORY = "memory_pass"
-
-
-def is_host_memory_tag(tag: str) -> bool:
-  """A full tag the `rss` collector (or the peak over the checkpoint, derived from it) records."""
-  key = Tag.parse(tag).key.removesuffix("_mean")
-  spec = TAGS.get(key)
-  return key in _POST_RUN_MEMORY_TAGS or (spec is not None and spec.source == "rss")
 
 
 @dataclasses.dataclass(frozen=True)

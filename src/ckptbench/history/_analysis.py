@@ -8,6 +8,7 @@ import fnmatch
 import math
 from typing import Sequence
 
+from ckptbench.api import is_host_memory_tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.history._entry import HistoryEntry, Point
 from ckptbench.stats import DEFAULT_THRESHOLD, Direction, change_points, metric_direction
@@ -86,7 +87,10 @@ def analyse(
   for entry in entries:
     for point in entry.points:
       if _selected(point, entry.suite, select):
-        grouped.setdefault((entry.suite, entry.environment.machine, point.key, point.metric), []).append((entry, point))
+        # Host memory from a memory pass and from inside the timed runs are different readings: never one series.
+        way = entry.environment.host_memory if is_host_memory_tag(point.metric) else ""
+        grouped.setdefault((entry.suite, entry.environment.machine + way, point.key, point.metric), []).append(
+            (entry, point))
   if not grouped:
     raise CkptbenchError(f"-k {' -k '.join(select)} matches no series of the history")
   return [_series(runs, threshold) for _, runs in sorted(grouped.items())]

@@ -12,6 +12,7 @@ import pathlib
 import uuid
 from typing import Any, Mapping
 
+from ckptbench.analysis import host_memory_mode
 from ckptbench.api import RunRecord, is_judged
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_outputs
@@ -33,6 +34,8 @@ class Environment:
   process_count: int | None
   host: str | None
   fingerprint: str  # the hardware: CPU model, cores, memory, architecture (not the host name)
+  # How host memory was measured (engine/_memory_pass.py): its series are never mixed across ways.
+  host_memory: str = "inline"
 
   @property
   def machine(self) -> str:
@@ -45,6 +48,8 @@ class Environment:
                if self.versions.get(name) != earlier.versions.get(name)]  # fmt: skip
     if self.host != earlier.host:
       changed.append(f"host {earlier.host} -> {self.host}")
+    if self.host_memory != earlier.host_memory:
+      changed.append(f"host memory measured {earlier.host_memory} -> {self.host_memory}")
     return changed
 
 
@@ -109,6 +114,7 @@ def environment_of(manifest: Mapping[str, Any]) -> Environment:
       process_count=manifest.get("process_count"),
       host=manifest.get("hostname"),
       fingerprint=fingerprint,
+      host_memory=host_memory_mode(manifest),
   )
 
 
