@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 # Columns every row has; an option with one of these names becomes `option_<name>`.
 RUN_COLUMNS = (
-    "suite", "benchmark", "key", "generator", "repeat", "warmup", "host", "num_hosts",
+    "suite", "benchmark", "key", "generator", "repeat", "warmup", "memory_pass", "host", "num_hosts",
     "started_at", "duration_s", "mesh", "checkpoint_config", "error",
 )
 METRIC_COLUMNS = ("tag", "operation", "namespace", "metric", "value", "unit")
@@ -35,6 +35,9 @@ def load_results(out_dir: str | pathlib.Path, include_warmups: bool = False) -> 
   Warm-up runs (`num_warmups`) are left out, as summary.json leaves them out,
   unless `include_warmups`; a failed run's rows stay, with its `error` (summary.json's
   statistics leave them out: filter on `error.isna()` for the same numbers).
+
+  A memory pass's runs (their host-memory tags; docs/metrics.md, *Host memory*) have `memory_pass`
+  true: summary.json's host-memory statistics come from those rows, its timings from the others.
 
   A run that recorded no metric (it failed early) still has one row, with an
   empty `tag` and its `error`. Option columns follow the fixed columns
