@@ -10,7 +10,9 @@ blocks with `ckptbench.Metrics`), run with `ckptbench.run`, with the effect plan
 - throughput: 32 MiB written through a TensorStore kvstore (`ckptbench.write_kvstore`) in a block
   held to 1 s; read TensorStore's `write_6_tensorstore/kvstore_bytes_written` over `write_0_basics/time_s`.
 - memory: 160 MiB of 4 MiB arrays freed below a live one (heap churn), then 64 MiB allocated and
-  touched as 4 MiB arrays inside `measure("alloc")`; read `alloc_7_memory/host_rss_peak_diff_mib`.
+  touched as 4 MiB arrays inside `measure("alloc")`; read `alloc_7_memory/host_rss_peak_diff_mib`
+  twice: from the memory pass (a run's default: the runs again in a fresh process) and measured
+  inside the timed runs (`host_memory="inline"`). The other families measure no host memory.
 - leak: 8 small Orbax saves, each followed by 8 MiB allocated and kept (or not: the baseline), with
   `ckptbench.host_live_mib()` after each; read `ckptbench.theil_sen_slope` of that series (MiB
   per save). The same 8 steps without a save as well: with nothing kept, their slope's 95%
@@ -171,7 +173,7 @@ suite_name: calibration {family}
 num_repeats: {repeats}
 num_warmups: 1
 benchmarks:
-  - generator: __main__.{generator}
+  - generator: calibration.{generator}
     options:
       plant: {plant}
 """
@@ -181,20 +183,25 @@ GENERATORS = {"time": "PlantedSleep", "bytes": "PlantedRows", "throughput": "Pac
 PAIRED = ("bytes", "leak", "requests")
 
 
-def _run(family: str, repeats: int, out: pathlib.Path, **settings) -> dict[bool, dict[int, ckptbench.RunRecord]]:
-  """`{plant: {repeat: record}}` of one family's suite."""
+def _run(family: str, repeats: int, out: pathlib.Path, host_memory: str = "off",
+         **settings) -> dict[bool, dict[int, ckptbench.RunRecord]]:  # fmt: skip
+  """`{plant: {repeat: record}}` of one family's suite: the memory pass's records with `host_memory="pass"`.
+
+  Its generators are this file's classes imported as the module `calibration` (this directory is on
+  the path), as a memory pass's fresh process imports them.
+  """
   plant = "[false, true]" if family in PAIRED else "true"
   suite = ckptbench.load_suite_text(SUITE.format(family=family, repeats=repeats, generator=GENERATORS[family],
                                                  plant=plant), file=f"<{family}>")  # fmt: skip
   with contextlib.redirect_stdout(io.StringIO()):
     outcome = ckptbench.run(suite, ckptbench.RunSettings(
         output_dir=out / family, overwrite=True, show_progress=False, remove_repeated_dir=True, probe_storage=False,
-        write_views=False, **settings))  # fmt: skip
+        write_views=False, host_memory=host_memory, **settings))  # fmt: skip
   if outcome.exit_code:
     raise SystemExit(f"calibration: the {family} suite failed (exit {outcome.exit_code}); see {out / family}")
   by_plant: dict[bool, dict[int, ckptbench.RunRecord]] = {False: {}, True: {}}
   for r in outcome.records:
-    if not r.warmup:
+    if not r.warmup and r.memory_pass == (host_memory == "pass"):
       by_plant[bool(r.options["plant"])][r.repeat] = r
   return by_plant
 
@@ -218,9 +225,9 @@ def _family_rows(family: str, runs: dict[bool, dict[int, ckptbench.RunRecord]]) 
              for r in planted.values()]  # fmt: skip
     return [row("throughput", f"{PACED_MIB} MiB in {PACED_S:g} s, kvstore_bytes_written / time_s", "MiB/s",
                 PACED_MIB / PACED_S, rates)]  # fmt: skip
-  if family == "memory":
-    tag = "alloc_7_memory/host_rss_peak_diff_mib"
-    return [row("memory", f"{ALLOC_MIB} MiB after {CHURN_MIB} MiB of churn, {tag}", "MiB", ALLOC_MIB,
+  if family.startswith("memory, "):  # "memory, memory pass" or "memory, inline"
+    tag, way = "alloc_7_memory/host_rss_peak_diff_mib", family.removeprefix("memory, ")
+    return [row("memory", f"{ALLOC_MIB} MiB after {CHURN_MIB} MiB of churn, {tag} ({way})", "MiB", ALLOC_MIB,
                 list(_values(planted, tag).values()))]  # fmt: skip
   if family == "leak":
     rows = []
@@ -278,6 +285,9 @@ def main() -> int:
     for family in args.families:
       if family == "scale laws":
         rows += law_rows()
+      elif family == "memory":
+        for host_memory, name in (("pass", "memory, memory pass"), ("inline", "memory, inline")):
+          rows += _family_rows(name, _run(family, args.repeats, out / host_memory, host_memory=host_memory))
       elif family == "requests":
         with _gcs_emulator() as bucket:
           rows += _family_rows(family, _run(family, args.repeats, out, link="rtt=0ms",

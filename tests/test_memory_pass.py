@@ -8,6 +8,7 @@ results.jsonl, summary.json and the manifest.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -69,20 +70,26 @@ def test_the_tags_a_memory_pass_keeps_are_the_rss_collectors_and_the_ratio():
 
 def test_a_memory_pass_asked_for_where_none_can_run_is_refused(tmp_path, monkeypatch):
   monkeypatch.delenv(HOST_MEMORY_ENV, raising=False)
-  asked = ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass")
-  with pytest.raises(CkptbenchError, match="no memory pass in a run of 2 processes"):
-    check_host_memory(asked, process_count=2)
-  with pytest.raises(CkptbenchError, match=r"driven rounds \(matrix\)"):
-    check_host_memory(ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass", driven_rounds=True), 1)
-  # Not asked for: the run measures inline and says why.
   suite = load_suite_text(PLANTED + "      allocate_mib: 4\n", str(tmp_path / "s.yaml"))
+  asked = ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass")
+  with pytest.raises(CkptbenchError, match="no memory pass for a run of 2 processes"):
+    check_host_memory(suite, asked, process_count=2)
+  with pytest.raises(CkptbenchError, match=r"driven rounds \(matrix\)"):
+    check_host_memory(suite, ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass", driven_rounds=True), 1)
+  in_script = dataclasses.replace(suite, entries=tuple(
+      dataclasses.replace(e, generator_path="__main__.Mine", generator_cls=type("Mine", (), {"__module__": "__main__"}))
+      for e in suite.entries))  # fmt: skip
+  with pytest.raises(CkptbenchError, match=r"generators defined in the script being run \(__main__.Mine\)"):
+    check_host_memory(in_script, asked, 1)
+  # Not asked for: the run measures inline and says why.
   default = ckptbench.RunSettings(output_dir=tmp_path)
-  check_host_memory(default, process_count=2)
-  plan = host_memory_plan(default, build_run_plan(suite, default, 8), process_count=2)
+  check_host_memory(suite, default, process_count=2)
+  plan = host_memory_plan(suite, default, build_run_plan(suite, default, 8), process_count=2)
   assert plan.mode == "inline" and "a run of 2 processes" in plan.why and plan.held == frozenset()
-  alone = host_memory_plan(default, build_run_plan(suite, default, 8), process_count=1)
+  alone = host_memory_plan(suite, default, build_run_plan(suite, default, 8), process_count=1)
   assert (alone.mode, alone.repeats, alone.held) == ("pass", 6, frozenset({"rss"}))
-  off = host_memory_plan(ckptbench.RunSettings(output_dir=tmp_path, host_memory="off"), build_run_plan(suite, default, 8), 1)
+  off_settings = ckptbench.RunSettings(output_dir=tmp_path, host_memory="off")
+  off = host_memory_plan(suite, off_settings, build_run_plan(suite, default, 8), 1)
   assert (off.mode, off.held) == ("off", frozenset({"rss"}))
 
 

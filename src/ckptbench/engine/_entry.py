@@ -110,7 +110,7 @@ def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: Libr
   check_cluster_started(suite.config.simdevice)
   settings = _checked_targets(suite, settings)
   coordinator = make_coordinator()
-  check_host_memory(settings, coordinator.process_count)
+  check_host_memory(suite, settings, coordinator.process_count)
   with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
     if captured is not None:  # OUT is this run's now (process 0 holds its lock)
       captured.keep_in(settings.output_dir, coordinator.process_index)

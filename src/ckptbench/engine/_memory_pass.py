@@ -77,25 +77,25 @@ class HostMemory:
             "environment": MEMORY_PASS_ENV if self.mode == "pass" else {}}  # fmt: skip
 
 
-def check_host_memory(settings: RunSettings, process_count: int) -> None:
+def check_host_memory(suite: Suite, settings: RunSettings, process_count: int) -> None:
   """Refuses a memory pass asked for where none can run, before anything is written.
 
   Raises:
     CkptbenchError: an unknown mode (the flag's or the environment variable's), or `pass` asked for in
-      a multi-process run or driven rounds.
+      a multi-process run, driven rounds, or for a generator defined in the script being run.
   """
-  obstacle = _obstacle(settings, process_count)
+  obstacle = _obstacle(suite, settings, process_count)
   if _asked(settings) == "pass" and settings.host_memory and obstacle:
-    raise CkptbenchError(f"{settings.ask('host_memory', 'pass')} pass: no memory pass in {obstacle}"
+    raise CkptbenchError(f"{settings.ask('host_memory', 'pass')} pass: no memory pass for {obstacle}"
                          " (it runs the suite again in one fresh process); use inline or off")  # fmt: skip
 
 
-def host_memory_plan(settings: RunSettings, run_plan: RunPlan, process_count: int) -> HostMemory:
+def host_memory_plan(suite: Suite, settings: RunSettings, run_plan: RunPlan, process_count: int) -> HostMemory:
   """How this run measures host memory (see the module's docstring)."""
   if settings.memory_pass_repeats:
     return HostMemory("inline", "host memory: this run is a memory pass")
   asked = _asked(settings)
-  obstacle = _obstacle(settings, process_count)
+  obstacle = _obstacle(suite, settings, process_count)
   if asked == "off":
     return HostMemory("off", "host memory: not measured (host_memory off)")
   if asked == "inline" or obstacle:
@@ -117,11 +117,15 @@ def _asked(settings: RunSettings) -> str:
   return asked
 
 
-def _obstacle(settings: RunSettings, process_count: int) -> str | None:
+def _obstacle(suite: Suite, settings: RunSettings, process_count: int) -> str | None:
+  """What keeps a memory pass from running this suite, or None."""
   if process_count > 1:
     return f"a run of {process_count} processes"
   if settings.driven_rounds:
     return "driven rounds (matrix)"
+  in_script = sorted({e.generator_path for e in suite.entries if e.generator_cls.__module__ == "__main__"})
+  if in_script:  # a fresh process cannot import what the running script defines
+    return f"generators defined in the script being run ({', '.join(in_script)}): move them into a module"
   return None
 
 

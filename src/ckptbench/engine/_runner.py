@@ -119,7 +119,7 @@ def _run_suite(
   out = settings.output_dir
   run_plan = _checked_run_plan(suite, settings, coordinator, jax.device_count())
   repeats, keys = run_plan.repeats, run_plan.keys
-  host_memory = host_memory_plan(settings, run_plan, coordinator.process_count)
+  host_memory = host_memory_plan(suite, settings, run_plan, coordinator.process_count)
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup and not r.memory_pass}
   # Every process shuffles rounds alike: process 0's seed.
