@@ -22,7 +22,10 @@ on whichever side removes. `--bare_keeps` keeps the bare script's checkpoints
 whatever ckptbench does (the comparison until 26 Nov 2026).
 What the bare script does not do, and ckptbench does: flush the machine's dirty
 pages and meter its noise before each run, collect the metrics, write results,
-summary, tables and views.
+summary, tables and views, and (by default) measure host memory in a memory pass: a
+second process that runs the 8 runs again (docs/metrics.md, *Host memory*).
+`--flags='--host_memory off'` times the timed runs alone, which measure no host memory
+either way.
 
 Both run as fresh processes (both pay for importing JAX and Orbax) in alternating
 pairs, the order swapped every pair; the figures are the medians of the per-pair
