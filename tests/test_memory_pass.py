@@ -140,7 +140,7 @@ def test_a_benchmark_failing_in_the_memory_pass_fails_the_run_and_keeps_every_re
                  "-o", str(out), "--no_views", "--no_progress", env=_pass_env())  # fmt: skip
   assert done.returncode == 1, done.stdout + done.stderr
   assert "memory pass: 12 run(s) recorded" in done.stdout and "6 failed" in done.stdout
-  assert "planted failure: this benchmark fails in the memory pass only" in done.stdout
+  assert "in the memory pass: planted failure: this benchmark fails in the memory pass only" in done.stdout
   records = _records(out)
   assert not any(r["error"] for r in records if not r["memory_pass"])  # every timed run stands
   failing = [r for r in records if r["memory_pass"] and r["options"]["fail_in_memory_pass"]]

@@ -173,7 +173,8 @@ def run_memory_pass(
 def _memory_record(record: RunRecord) -> RunRecord:
   """A memory pass's record as the run keeps it: its host-memory tags and its error, nothing timed."""
   metrics = {tag: entry for tag, entry in record.metrics.items() if is_host_memory_tag(tag)}
-  return dataclasses.replace(record, metrics=metrics, inventory=None, notes=[], memory_pass=True)
+  error = record.error and dataclasses.replace(record.error, message=f"in the memory pass: {record.error.message}")
+  return dataclasses.replace(record, metrics=metrics, inventory=None, notes=[], error=error, memory_pass=True)
 
 
 def _suite_file(suite: Suite, out: pathlib.Path) -> tuple[pathlib.Path, bool]:
