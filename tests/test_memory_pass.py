@@ -74,8 +74,6 @@ def test_a_memory_pass_asked_for_where_none_can_run_is_refused(tmp_path, monkeyp
   asked = ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass")
   with pytest.raises(CkptbenchError, match="no memory pass for a run of 2 processes"):
     check_host_memory(suite, asked, process_count=2)
-  with pytest.raises(CkptbenchError, match=r"driven rounds \(matrix\)"):
-    check_host_memory(suite, ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass", driven_rounds=True), 1)
   in_script = dataclasses.replace(suite, entries=tuple(
       dataclasses.replace(e, generator_path="__main__.Mine", generator_cls=type("Mine", (), {"__module__": "__main__"}))
       for e in suite.entries))  # fmt: skip
@@ -225,3 +223,27 @@ def test_a_history_never_puts_both_ways_of_reading_host_memory_in_one_series():
   assert lengths == [("save_0_basics/time_s", 8), ("save_7_memory/host_rss_peak_diff_mib", 4),
                      ("save_7_memory/host_rss_peak_diff_mib", 4)]  # fmt: skip
   assert not any(s.changes for s in series)
+
+
+@pytest.mark.slow
+def test_a_driven_run_has_its_memory_pass_once_told_to_stop(tmp_path):
+  """`matrix` drives each environment's run (engine/_rounds.py's protocol); its host memory comes from
+  the pass that run starts after the driver's stop, as in a run of its own."""
+  import subprocess
+  import sys
+
+  out = tmp_path / "out"
+  env = {**os.environ, HOST_MEMORY_ENV: "", "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "tests")])}
+  env.pop("XLA_FLAGS", None)
+  done = subprocess.run(
+      [sys.executable, "-m", "ckptbench", "run", _planted_suite(tmp_path, "allocate_mib: [8, 16]\n"), "-o", str(out),
+       "--driven_rounds", "--no_progress", "--distributed", "off", "--no_views"],
+      input="round\n" * 6 + "stop 0 last fixed\n", capture_output=True, text=True, env=env, timeout=240)  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  memory = [r for r in _records(out) if r["memory_pass"]]
+  assert len(memory) == 2 * 6
+  assert all(r["options"]["allocate_mib"] * 0.85 <= r["metrics"][PEAK]["value"] <= r["options"]["allocate_mib"] * 1.15
+             for r in memory)  # fmt: skip
+  summary = json.loads((out / "summary.json").read_text())
+  verdict = next(v for v in summary["verdicts"] if v["metric"] == PEAK)
+  assert verdict["verdict"] == "worse" and verdict["n"] == 6

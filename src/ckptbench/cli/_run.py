@@ -92,7 +92,7 @@ def register(subparsers) -> None:
   p.add_argument("--host_memory", metavar="pass|inline|off",
                  help="how host memory is measured: 'pass' (default) runs each benchmark again after the timed"
                  " runs, in a fresh process whose allocator keeps no free memory, so a peak does not depend on"
-                 " what ran before; 'inline' inside the timed runs (multi-process runs, matrix); 'off' not at"
+                 " what ran before; 'inline' inside the timed runs (as multi-process runs do); 'off' not at"
                  " all (default: $CKPTBENCH_HOST_MEMORY, else pass; docs/metrics.md)")  # fmt: skip
   p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)  # a run's memory pass (engine/_memory_pass.py)
   p.add_argument("--skip_disk_check", action="store_true",

@@ -19,8 +19,10 @@ buffers then share the heap. Those runs' host-memory tags
 become records of their own in results.jsonl (`RunRecord.memory_pass`); their timings are dropped
 (mapping every buffer afresh makes loads some 10-25% slower), and every timing comes from the timed
 runs.
-Where a pass cannot run (several processes, `matrix`'s driven rounds) memory is measured inside the
-timed runs (`inline`, the trimmed reading of metrics/_basic_collectors.py) and the run says so.
+A `matrix` environment's driven run has its pass once the driver says stop. Where a pass cannot run
+(several processes; generators defined in the script being run, which a fresh process cannot
+import) memory is measured inside the timed runs (`inline`, the trimmed reading of
+metrics/_basic_collectors.py) and the run says so.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ def check_host_memory(suite: Suite, settings: RunSettings, process_count: int) -
 
   Raises:
     CkptbenchError: an unknown mode (the flag's or the environment variable's), or `pass` asked for in
-      a multi-process run, driven rounds, or for a generator defined in the script being run.
+      a multi-process run or for a generator defined in the script being run.
   """
   obstacle = _obstacle(suite, settings, process_count)
   if _asked(settings) == "pass" and settings.host_memory and obstacle:
@@ -121,8 +123,6 @@ def _obstacle(suite: Suite, settings: RunSettings, process_count: int) -> str | 
   """What keeps a memory pass from running this suite, or None."""
   if process_count > 1:
     return f"a run of {process_count} processes"
-  if settings.driven_rounds:
-    return "driven rounds (matrix)"
   in_script = sorted({e.generator_path for e in suite.entries if e.generator_cls.__module__ == "__main__"})
   if in_script:  # a fresh process cannot import what the running script defines
     return f"generators defined in the script being run ({', '.join(in_script)}): move them into a module"
