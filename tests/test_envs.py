@@ -160,8 +160,7 @@ def test_unknown_package_or_version_is_one_line_naming_the_nearest(cli, tiny_sui
 
 
 @pytest.mark.slow
-def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suite, one_repeat_suite, tmp_path,
-                                                                  env_cache):
+def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suite, tmp_path, env_cache):
   out = tmp_path / "matrix"
   done = cli(
       "matrix", str(tiny_suite), "-o", str(out),
@@ -206,12 +205,14 @@ def test_matrix_oldest_and_newest_interleaved_with_a_failed_build(cli, tiny_suit
   assert "orbax-checkpoint-0.11.20" in page and "build_failed" in page
   assert f"{new.name}: median, ratio [interval]" in page and "save_0_basics/time_s" in page
 
-  # The cache: a second matrix builds nothing.
-  again = cli("matrix", str(one_repeat_suite), "-o", str(out), "--overwrite",
+  # The cache: a second matrix builds nothing. Its --set reaches every environment's run (one repeat).
+  again = cli("matrix", str(tiny_suite), "--set", "num_repeats=1", "-o", str(out), "--overwrite",
               "--with", f"orbax-checkpoint=={NEWEST}", env=env_cache)  # fmt: skip
   assert again.returncode == 0, again.stdout + again.stderr
   assert f"environment orbax-checkpoint-{NEWEST}: cached" in again.stdout
   assert not old.exists()  # --overwrite replaced the earlier matrix
+  assert set(_starts(new)) == {0}
+  assert json.loads((out / "comparison.json").read_text())["overrides"] == ["num_repeats=1"]
 
 
 def _starts(directory: pathlib.Path, name_ends: str = "None)") -> dict[int, str]:

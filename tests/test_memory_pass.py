@@ -172,8 +172,8 @@ def test_an_orbax_save_and_load_read_within_the_range_of_fresh_processes(tmp_pat
 
   Not smaller: a fresh process's first load also sets up some 35 MiB that stays for later loads
   (the pass measures after a warm-up), so at 64 MiB the load reads 0.73x; at 128 MiB 0.83x."""
-  ours = memory_truth.ckptbench_side(tmp_path, {HOST_MEMORY_ENV: ""}, "pass", repeats=4)
-  fresh = memory_truth.fresh_side(tmp_path, 3, {})
+  ours = memory_truth.ckptbench_side(tmp_path, {HOST_MEMORY_ENV: ""}, "pass", repeats=3)
+  fresh = memory_truth.fresh_side(tmp_path, 2, {})
   for op in memory_truth.OPS:
     median = statistics.median(ours[op])
     assert 0.75 <= median / statistics.median(fresh[op]) <= 1.15, (op, ours[op], fresh[op])

@@ -41,12 +41,13 @@ def _handle(args: argparse.Namespace) -> int:
   from ckptbench.engine import time_budget  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
-  suite = load_suite(suite_file)
+  suite = load_suite(suite_file, args.overrides)  # a bad suite or --set fails here, before any step
   outcome = bisect_versions(
       suite_file, args.package, args.good, args.bad, args.metric,
       pathlib.Path(args.output_directory).resolve(), suite.config.repeats(True),
       threshold=args.regression_threshold, devices=args.devices,
       say=lambda line: print(line, flush=True), time_budget_s=time_budget(suite, args.time_budget_s),
+      overrides=tuple(args.overrides),
   )  # fmt: skip
   if outcome.undecided is not None:
     step = outcome.steps[-1]

@@ -45,7 +45,7 @@ def _handle(args: argparse.Namespace) -> int:
   from ckptbench.engine import time_budget  # noqa: PLC0415
 
   suite_file = pathlib.Path(config_path(args)).resolve()
-  suite = load_suite(suite_file)  # a bad suite fails here, before any environment is built
+  suite = load_suite(suite_file, args.overrides)  # a bad suite or --set fails here, before any environment is built
   specs = tuple(unique_labels([parse_with(text) for text in args.with_]))
   settings = MatrixSettings(
       suite_file=suite_file,
@@ -55,6 +55,7 @@ def _handle(args: argparse.Namespace) -> int:
       threshold=args.regression_threshold,
       devices=args.devices,
       time_budget_s=time_budget(suite, args.time_budget_s),
+      overrides=tuple(args.overrides),
   )
   with output_lock(settings.output_dir, "matrix"):
     repeats = suite.config.repeats(True)

@@ -106,11 +106,13 @@ def bisect_versions(
     devices: int | None = None,
     say: Callable[[str], None] = print,
     time_budget_s: float | None = None,
+    overrides: tuple[str, ...] = (),
 ) -> BisectOutcome:
   """Binary search over the releases from `good` to `bad` for the first where `metric` regressed.
 
   Each step's matrix lands in OUT/step_<n>_<version>/; OUT/bisect.json holds the steps. `num_repeats` is
-  the suite's ("auto": rounds until the metric is decided, within `time_budget_s` a step).
+  the suite's ("auto": rounds until the metric is decided, within `time_budget_s` a step); `overrides`
+  (`--set KEY=VALUE`) reach every step's runs.
 
   Raises:
     CkptbenchError: bad input, or a metric the suite does not record.
@@ -118,7 +120,7 @@ def bisect_versions(
   candidates = versions_between(package, good, bad)
   output_dir.mkdir(parents=True, exist_ok=True)
   bisection = _Bisection(
-      suite_file, package, good, metric, output_dir, num_repeats, time_budget_s, threshold, devices, say
+      suite_file, package, good, metric, output_dir, num_repeats, time_budget_s, threshold, devices, say, overrides
   )
   first = bisection.measure(candidates[-1])
   if first.verdict == "skipped":
@@ -160,6 +162,7 @@ class _Bisection:
   threshold: float
   devices: int | None
   say: Callable[[str], None]
+  overrides: tuple[str, ...]
   steps: list[BisectStep] = dataclasses.field(default_factory=list)
 
   def measure(self, tested: Version, again: bool = False) -> BisectStep:
@@ -177,7 +180,7 @@ class _Bisection:
     out = self.output_dir / f"step_{len(self.steps)}_{tested}"
     settings = MatrixSettings(
         self.suite_file, specs, out, overwrite=True, threshold=self.threshold, devices=self.devices,
-        time_budget_s=budget, metric=self.metric,
+        time_budget_s=budget, metric=self.metric, overrides=self.overrides,
     )  # fmt: skip
     matrix = run_matrix(settings, repeats, say=lambda line: None)  # the step lines say what matters
     rounds = matrix.repeats.get("rounds", 0)

@@ -59,6 +59,7 @@ class MatrixSettings:
   cache_dir: pathlib.Path | None = None
   time_budget_s: float | None = None  # auto repeats: the budget (`run.time_budget`); None: the default
   metric: str | None = None  # the looks wait for this metric alone (`bisect`'s); None: every judged one
+  overrides: tuple[str, ...] = ()  # `--set KEY=VALUE`, given to every environment's run
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,6 +260,8 @@ class _Worker:
     ]  # fmt: skip
     if settings.devices:
       command += ["--devices", str(settings.devices)]
+    for override in settings.overrides:
+      command += ["--set", override]
     out.mkdir(parents=True, exist_ok=True)
     self._log_path = out / _RUN_LOG
     self._log: IO[str] = open(self._log_path, "a")
@@ -379,6 +382,7 @@ def _write_matrix_file(outcome: MatrixOutcome, settings: MatrixSettings) -> None
       "schema_version": 1,
       "format": "ckptbench-matrix",
       "suite_file": str(settings.suite_file),
+      "overrides": list(settings.overrides),
       "reference": outcome.reference,
       "threshold": settings.threshold,
       "repeats": outcome.repeats,
