@@ -82,8 +82,9 @@ _add("rss", "max", "MiB", {
 _add("post_run", "max", "ratio", {
     "7_memory/host_peak_over_checkpoint": (
         "host_rss_peak_diff_mib over the bytes of one checkpoint (Orbax's save_total_gb or"
-        " load_total_gb for the block, per entry; else the checkpoint directory's total_gb): a sync"
-        " save that copies the checkpoint once reads about 1.0; lower is better"),
+        " load_total_gb for the block, per entry; else the most Orbax counted for another block of"
+        " the run; else the checkpoint directory's total_gb): a sync save that copies the checkpoint"
+        " once reads about 1.0; lower is better"),
 })
 
 # --- jax_monitoring: save stages ------------------------------------------------

@@ -55,29 +55,40 @@ def peak_over_checkpoint(tags: Mapping[str, MetricEntry], directory_gb: MetricEn
   """`<op>_7_memory/host_peak_over_checkpoint` for every block with a host peak and a checkpoint size.
 
   The size is Orbax's bytes for the block (per entry, for a block entered several times,
-  whose peak is the largest entry's), else the run's checkpoint directory (`directory_gb`).
-  A block with neither, or a size of 0, gets none.
+  whose peak is the largest entry's), else the most Orbax counted for an entry of another block of
+  the run (a release that reports no save bytes still counts the load's: the same tree), else the
+  run's checkpoint directory (`directory_gb`, compressed where the format compresses). A block with
+  none of them, or a size of 0, gets none.
 
   Example:
     >>> peak_over_checkpoint({"save_7_memory/host_rss_peak_diff_mib": MetricEntry(128.0, "MiB"),
     ...                       "save_5_inventory/save_total_gb": MetricEntry(0.125, "GiB")}, None)
     {'save_7_memory/host_peak_over_checkpoint': MetricEntry(value=1.0, unit='ratio')}
   """
+  per_block = {op: gb for op in {Tag.parse(t).op for t in tags} if (gb := _orbax_gb(tags, op))}
   out = {}
   for tag, peak in tags.items():
     parts = Tag.parse(tag)
     if parts.key != _PEAK:
       continue
-    op = parts.op
-    orbax_gb = [tags[f"{op}_{key}"].value for key in _CHECKPOINT_GB if f"{op}_{key}" in tags]
-    if orbax_gb:
-      entries = tags.get(f"{op}_0_basics/count")
-      gb = sum(orbax_gb) / (entries.value if entries is not None else 1.0)
+    if parts.op in per_block:
+      gb = per_block[parts.op]
+    elif per_block:
+      gb = max(per_block.values())
     elif directory_gb is not None:
       gb = directory_gb.value
     else:
       continue
     if gb > 0:
       ratio = tag_value(_RATIO, peak.value / (gb * 1024))
-      out[f"{op}_{_RATIO}"] = MetricEntry(ratio.value, ratio.unit)
+      out[f"{parts.op}_{_RATIO}"] = MetricEntry(ratio.value, ratio.unit)
   return out
+
+
+def _orbax_gb(tags: Mapping[str, MetricEntry], op: str) -> float | None:
+  """Orbax's bytes for one entry of block `op` (its save and load bytes over its entries), or None."""
+  orbax_gb = [tags[f"{op}_{key}"].value for key in _CHECKPOINT_GB if f"{op}_{key}" in tags]
+  if not orbax_gb:
+    return None
+  entries = tags.get(f"{op}_0_basics/count")
+  return sum(orbax_gb) / (entries.value if entries is not None else 1.0)
