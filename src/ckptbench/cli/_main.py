@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     # A finished `run` has fsynced every result and started its views; tearing down
     # the interpreter (XLA clients, TensorStore pools, the cached pytree) would add
     # about a second of wall time that nobody waits for anything in.
+    from ckptbench.distributed import leave  # noqa: PLC0415
+
+    leave()  # with the other processes of a multi-process run, which JAX's exit hook would have done
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()

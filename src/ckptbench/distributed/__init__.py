@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.distributed._choices import ACCELERATORS, DISTRIBUTED_MODES, MANIFEST_KINDS
   from ckptbench.distributed._manifests import ClusterJob, jobset_manifest, render_manifest, slurm_script
   from ckptbench.distributed._coordinator import Coordinator, LocalCoordinator
-  from ckptbench.distributed._init import DistributedTimeouts, initialize
+  from ckptbench.distributed._init import DistributedTimeouts, initialize, leave
   from ckptbench.distributed._jax_coordinator import JaxCoordinator, make_coordinator
   from ckptbench.distributed._launcher import LaunchOutcome, launch_local
   from ckptbench.distributed._pathways import (
