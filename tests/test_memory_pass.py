@@ -21,7 +21,8 @@ import ckptbench
 from ckptbench.config import load_suite_text
 from ckptbench.errors import CkptbenchError
 from ckptbench.api import is_host_memory_tag
-from ckptbench.engine._memory_pass import HOST_MEMORY_ENV, check_host_memory, host_memory_plan
+from ckptbench.engine._memory_pass import check_host_memory, host_memory_plan
+from ckptbench.engine._memory_pass_choices import HOST_MEMORY_ENV
 from ckptbench.engine._run_plan import build_run_plan
 from ckptbench.metrics._allocator import free_memory_released
 from conftest import REPO, run_cli
@@ -247,3 +248,13 @@ def test_a_driven_run_has_its_memory_pass_once_told_to_stop(tmp_path):
   summary = json.loads((out / "summary.json").read_text())
   verdict = next(v for v in summary["verdicts"] if v["metric"] == PEAK)
   assert verdict["verdict"] == "worse" and verdict["n"] == 6
+
+
+@pytest.mark.slow
+def test_plan_says_what_the_memory_pass_adds(tmp_path):
+  suite = _planted_suite(tmp_path, "allocate_mib: [8, 16]\n")
+  default = run_cli("plan", suite, env=_pass_env())
+  assert default.returncode == 0, default.stderr
+  assert ("host memory: a memory pass after the timed runs, 14 more runs (2 x (1 warm-up + 6)) in a fresh"
+          " process; --host_memory inline or off runs none") in default.stdout
+  assert "memory pass" not in run_cli("plan", suite, env={HOST_MEMORY_ENV: "off"}).stdout

@@ -45,6 +45,8 @@ def handle(args: argparse.Namespace) -> int:
         soft_wrap=True,
     )
   console.print(f"disk: checkpoints need {view['disk'].describe()}", markup=False, soft_wrap=True)
+  if view["memory_pass"]:
+    console.print(view["memory_pass"], markup=False, soft_wrap=True)
   for note in view["notes"]:
     console.print(f"note: {note}", markup=False, soft_wrap=True)
   for mesh, reason in view["skipped_meshes"]:

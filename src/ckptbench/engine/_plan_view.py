@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 from ckptbench.config import Suite, preset_summary
+from ckptbench.engine._memory_pass_choices import AUTO_MEMORY_REPEATS, HOST_MEMORY_ENV
 from ckptbench.engine._schedule import schedule_runs, warmup_groups
 from ckptbench.engine._select import select
 from ckptbench.engine._sizes import checkpoint_bytes, disk_need, format_bytes
@@ -36,6 +38,7 @@ def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str
       "benchmarks": rows,
       "presets": presets,
       "runs": _runs(plan, cfg),
+      "memory_pass": _memory_pass(plan, cfg),
       "skipped_meshes": plan.all_skipped_meshes(),
       "notes": list(suite.notes),
       "invalid": [(g, o, r) for g, o, r in plan.invalid],
@@ -56,3 +59,15 @@ def _runs(plan: Plan, cfg) -> int | str:
   if repeats == "auto":
     return f"{warmups} warm-up + rounds of {len(plan.benchmarks)} until decided (num_repeats: auto);"
   return len(schedule_runs(len(plan.benchmarks), repeats, cfg.warmups(repeats), groups=warmup_groups(plan, cfg)))
+
+
+def _memory_pass(plan: Plan, cfg) -> str | None:
+  """What the default memory pass adds (engine/_memory_pass.py), or None where host memory is not asked
+  for that way ($CKPTBENCH_HOST_MEMORY; a multi-process run measures inline and says so when it runs)."""
+  if (os.environ.get(HOST_MEMORY_ENV) or "pass") != "pass" or not plan.benchmarks:
+    return None
+  repeats = cfg.repeats(compares=len(plan.benchmarks) > 1 or bool(cfg.baseline_path))
+  each = AUTO_MEMORY_REPEATS if repeats == "auto" else repeats
+  count = len(plan.benchmarks)
+  return (f"host memory: a memory pass after the timed runs, {count * (each + 1)} more runs ({count} x (1 warm-up"
+          f" + {each})) in a fresh process; --host_memory inline or off runs none")
