@@ -13,9 +13,13 @@ child `ckptbench run` runs the same benchmarks again, a warm-up then `repeats` r
 64 KiB or more is mapped when allocated and unmapped when freed, as in a fresh process before its first
 large free, and no arena keeps free memory at its top beyond the 128 KiB trim threshold: each run's
 peak is what it needs, whatever ran before it. Measured (benchmarks/memory_truth.py, the 128 MiB save
-and load): the save reads 106 MiB in every repeat and the load 174-201 MiB, where fresh processes add
-111 and about 214; at glibc's start-up value (128 KiB) loads spread over 191-267 MiB, as small read
-buffers then share the heap. Those runs' host-memory tags
+and load): the save reads 106 MiB in every repeat and the load 174-201 MiB, with or without async
+saves between loads, where fresh processes add 111 and 212-260 (which keep their blocks under 128 KiB
+on the heap). Held at glibc's start-up value (128 KiB), with or without one arena
+(`MALLOC_ARENA_MAX=1`), the load read nearer a fresh process's level but moved with what ran before
+it, and a matrix then read Orbax 0.12.8's non-OCDBT load 1.14x above 0.11.30's where fresh
+processes read it 0.88x; at 64 KiB the matrix read 1.01x (docs/reproductions.md, *Memory*).
+Those runs' host-memory tags
 become records of their own in results.jsonl (`RunRecord.memory_pass`); their timings are dropped
 (mapping every buffer afresh makes loads some 10-25% slower), and every timing comes from the timed
 runs.

@@ -120,11 +120,12 @@ _INTRO = [
     "- **How true** (`benchmarks/memory_truth.py`, 27 Nov 2026, load 1.3-1.4;"
     " tests/test_memory_pass.py checks the same at every `make test`): the 128 MiB sync save"
     " reads 106 MiB in every repeat against 111 in fresh processes (0.95x), the load 176-192"
-    " MiB against 214-230 (0.83x: a fresh process's first load also sets up some 35 MiB that"
-    " later loads find live, and the pass measures after a warm-up, as a training job's"
-    " second restore would see it). Inside the timed runs (`--host_memory inline`) the same"
-    " suite read 0.78x and 1.21x. A planted 64 MiB allocation after 160 MiB of heap churn"
-    " reads 64 MiB +-15% in every repeat of the pass.",
+    " MiB against 214-230 (0.83x: a fresh process keeps its blocks under 128 KiB on its heap,"
+    " where the pass maps them and hands them back as they are freed). Inside the timed runs"
+    " (`--host_memory inline`) the same suite read 0.78x and 1.21x. A planted 64 MiB"
+    " allocation after 160 MiB of heap churn reads 64 MiB +-15% in every repeat of the pass."
+    " Why 64 KiB, and what a higher threshold or one arena read: docs/reproductions.md,"
+    " *Memory*.",
     "- **Where no pass runs.** A run of several processes, and generators defined in the"
     " script being run (which a fresh process cannot import: move them into a module), measure"
     " inside the timed runs (`inline`) and say so in the note; asking for `--host_memory pass`"
