@@ -33,4 +33,7 @@ class PlantedAllocation(ckptbench.BenchmarksGenerator):
     with metrics.measure("alloc"):
       block = [np.ones(4 * _MIB, np.uint8) for _ in range(context.options.allocate_mib // 4)]
     del block, live
+    peak = metrics.to_dict().get("alloc_7_memory/host_rss_peak_diff_mib")
+    if peak is not None:  # a figure derived from host memory, as training_interference's peak growth
+      metrics.record("derived", "9_other/peak_over_planted", peak.value / context.options.allocate_mib, "ratio")
     return ckptbench.TestResult(metrics=metrics)

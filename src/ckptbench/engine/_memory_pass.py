@@ -38,6 +38,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+from typing import Sequence
 
 from ckptbench.api import ErrorRecord, RunRecord, is_host_memory_tag
 from ckptbench.config import Suite
@@ -130,9 +131,10 @@ def _obstacle(suite: Suite, settings: RunSettings, process_count: int) -> str | 
 
 
 def run_memory_pass(
-    suite: Suite, settings: RunSettings, run_plan: RunPlan, repeats: int, done_keys: set[str]
+    suite: Suite, settings: RunSettings, run_plan: RunPlan, repeats: int, earlier: Sequence[RunRecord]
 ) -> list[RunRecord]:
-  """The memory pass: its records of every benchmark not in `done_keys` (resumed), host-memory tags only.
+  """The memory pass: its records of every benchmark `earlier` (the run's records so far, resumed ones
+  included) has no memory pass for, each with the tags only host memory gave (see `_memory_record`).
 
   A benchmark the pass recorded nothing for (the child could not start, or died) gets one failed record
   naming the pass's exit status and log (OUT/logs/memory_pass.log, kept only then).
@@ -152,7 +154,12 @@ def run_memory_pass(
     shutil.rmtree(child_out, ignore_errors=True)
     if written:
       suite_file.unlink(missing_ok=True)
-  records = [_memory_record(r) for r in found if not r.warmup and r.key not in done_keys]
+  done_keys = {r.key for r in earlier if r.memory_pass}
+  timed_tags: dict[str, set[str]] = {}
+  for r in earlier:
+    if not r.memory_pass:
+      timed_tags.setdefault(r.key, set()).update(r.metrics)
+  records = [_memory_record(r, timed_tags.get(r.key, set())) for r in found if not r.warmup and r.key not in done_keys]
   recorded = {r.key for r in records}
   missing = [b for b in run_plan.plan.benchmarks if b.key not in recorded and b.key not in done_keys]
   if done.returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
@@ -170,9 +177,11 @@ def run_memory_pass(
   ]  # fmt: skip
 
 
-def _memory_record(record: RunRecord) -> RunRecord:
-  """A memory pass's record as the run keeps it: its host-memory tags and its error, nothing timed."""
-  metrics = {tag: entry for tag, entry in record.metrics.items() if is_host_memory_tag(tag)}
+def _memory_record(record: RunRecord, timed_tags: set[str]) -> RunRecord:
+  """A memory pass's record as the run keeps it: its host-memory tags, the tags the timed runs of its
+  benchmark lack (what a test_fn derived from host memory, such as training_interference's peak growth
+  per save), and its error; nothing the timed runs measured."""
+  metrics = {tag: entry for tag, entry in record.metrics.items() if is_host_memory_tag(tag) or tag not in timed_tags}
   error = record.error and dataclasses.replace(record.error, message=f"in the memory pass: {record.error.message}")
   return dataclasses.replace(record, metrics=metrics, inventory=None, notes=[], error=error, memory_pass=True)
 

@@ -146,7 +146,7 @@ def _run_suite(
         else:
           done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
       if host_memory.mode == "pass" and not done_repeats.interrupted:
-        runs.memory_pass(host_memory, run_plan, {r.key for r in previous if r.memory_pass})
+        runs.memory_pass(host_memory, run_plan)
         if stop.requested:
           done_repeats = dataclasses.replace(done_repeats, interrupted=True)
   finally:
@@ -202,13 +202,13 @@ class _Runs:
     self.watchdog.end_run()
     self.freeing.start(leftovers, self.coordinator.process_index == 0)
 
-  def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan, done_keys: set[str]) -> None:
+  def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> None:
     """The memory pass (engine/_memory_pass.py) once the timed runs are done: its records written and kept."""
     self.freeing.wait()  # the last timed run's checkpoint is gone first
     self.progress.note(f"memory pass: {host_memory.repeats} run(s) of each benchmark after a warm-up, in a fresh"
                        " process (host memory only; every timing is the timed runs')")  # fmt: skip
     started = time.perf_counter()
-    records = run_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, done_keys)
+    records = run_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, self.records)
     for writer in self.writers:
       writer.add(records)
     self.records.extend(records)
