@@ -24,7 +24,7 @@ from ckptbench.engine._failures import (
     unreadable_data_error,
 )
 from ckptbench.api import BenchmarksGenerator, TestContext, TestResult
-from ckptbench.api import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary
+from ckptbench.api import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary, timed_runs
 from ckptbench.engine._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
@@ -121,7 +121,7 @@ def _run_suite(
   repeats, keys = run_plan.repeats, run_plan.keys
   host_memory = host_memory_plan(suite, settings, run_plan, coordinator.process_count)
   previous = read_records(out) if settings.resume else []
-  done = {(r.key, r.repeat) for r in previous if not r.warmup and not r.memory_pass}
+  done = {(r.key, r.repeat) for r in timed_runs(previous)}
   # Every process shuffles rounds alike: process 0's seed.
   rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
   manifest, probe = _manifest_and_probe(suite, settings, coordinator)
