@@ -75,6 +75,13 @@ class HostMemory:
     """The collectors the timed runs leave out."""
     return frozenset() if self.mode == "inline" else frozenset({"rss"})
 
+  @property
+  def absent_from_timed_runs(self) -> str | None:
+    """Why the timed runs measure no host memory (`TestContext.host_memory_absent`); None where they do."""
+    if self.mode == "pass":
+      return "host memory is measured in the memory pass after the timed runs, not in them"
+    return "host memory is not measured (host_memory off)" if self.mode == "off" else None
+
   def to_json(self) -> dict:
     return {"mode": self.mode, "why": self.why, "repeats": self.repeats,
             "environment": MEMORY_PASS_ENV if self.mode == "pass" else {}}  # fmt: skip
