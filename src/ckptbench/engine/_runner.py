@@ -117,6 +117,7 @@ def _run_suite(
 
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
+  _check_processes(suite, coordinator.process_count)
   run_plan = _checked_run_plan(suite, settings, coordinator, jax.device_count())
   repeats, keys = run_plan.repeats, run_plan.keys
   host_memory = host_memory_plan(suite, settings, run_plan, coordinator.process_count)
@@ -231,6 +232,15 @@ def _manifest_and_probe(
   probe = _shared_probe(settings, coordinator)
   manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
   return manifest, probe
+
+
+def _check_processes(suite: Suite, process_count: int) -> None:
+  """Refuses, before anything runs, a built-in that needs more processes than this run has (`Builtin.processes`)."""
+  for entry in suite.entries:
+    builtin = getattr(entry.generator_cls, "builtin", None)
+    if builtin is not None and process_count < builtin.processes:
+      raise CkptbenchError(f"{builtin.name} needs {builtin.processes} processes or more ({process_count} here):"
+                           f" run it with `ckptbench launch -n {builtin.processes} {suite.file} -o OUT`")  # fmt: skip
 
 
 def _checked_run_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> RunPlan:
