@@ -15,6 +15,7 @@ import statistics
 import pytest
 
 from store_servers import gcs_store  # noqa: F401  (fixture)
+import ckptbench
 
 MLPERF_BYTES_PER_PARAMETER = 14  # MLPerf Storage v2.0: Llama 3 8B's checkpoint is 105 GiB
 MLPERF_TEST_SCALE = 0.00002  # the presets' smallest sizes (their embeddings stay whole)
@@ -29,7 +30,7 @@ def _medians(out: pathlib.Path, *tags: str) -> dict[str, dict[str, float]]:
   for line in (out / "results.jsonl").read_text().splitlines():
     record = json.loads(line)
     assert record["error"] is None, record["error"]
-    if not record["warmup"]:
+    if ckptbench.RunRecord.from_json(record).kind is ckptbench.RecordKind.TIMED:
       for tag in tags:
         samples[record["benchmark"]][tag].append(record["metrics"][tag]["value"])
   return {name: {tag: statistics.median(v) for tag, v in by_tag.items()} for name, by_tag in samples.items()}

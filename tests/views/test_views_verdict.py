@@ -16,6 +16,7 @@ from ckptbench.views import print_suite_tables
 from ckptbench.analysis import sweep_verdicts
 from ckptbench.analysis._verdict import build_verdict
 from ckptbench.api import judged_metrics
+import ckptbench
 
 
 def _table(records, reference=None):
@@ -157,7 +158,7 @@ def test_a_real_sweep_prints_its_verdict_first(tmp_path):
   assert "save_blocking_gbps" not in text and "mean ± std" not in text
   assert re.search(r"\d\.\d\dx .*inconclusive", text)  # 3 vs 3 repeats: a ratio, never a decision
   out = read_outputs(tmp_path / "out")
-  assert sum(r.warmup for r in out.results) == 2  # the default warm-up with repeats
+  assert sum(r.kind is ckptbench.RecordKind.WARMUP for r in out.results) == 2  # the default warm-up with repeats
   assert out.reference == {"use_ocdbt": False}
   assert build_verdict(out.results, out.reference).variants[1].label == "use_ocdbt=False"
 
