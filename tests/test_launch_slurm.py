@@ -176,6 +176,17 @@ def test_a_job_cancelled_mid_run_is_named_keeps_its_records_and_resume_completes
   assert json.loads((out / "manifest.json").read_text())["cluster_job"]["job_id"] == resumed_id
 
 
+def test_a_job_whose_run_fails_exits_with_the_runs_code_naming_failed(cluster, tmp_path):
+  done = run_cli(*_launch_args(tmp_path, 1), "--set", "num_repeats=-1", env=cluster.env, timeout=120)
+  job_id = re.search(r"submitted SLURM job (\d+) ", done.stdout).group(1)
+  log = tmp_path / "out" / "slurm" / f"{job_id}.out"
+  assert done.returncode == 2, done.stdout + done.stderr
+  # One process fails first; srun stops the other with SIGTERM, so its own exit code is 143.
+  assert re.fullmatch(rf"ckptbench: error: SLURM job {job_id} FAILED \(reason NonZeroExitCode, exit code 2 from task"
+                      rf" [01] on ckptbench-n[12], the first to fail\); no run recorded; its log: {log}\n", done.stderr)
+  assert "num_repeats" in log.read_text()  # the run's own one-line error
+
+
 def test_without_sbatch_launch_fails_in_one_line_before_writing_anything(tmp_path):
   empty = tmp_path / "bin"
   empty.mkdir()

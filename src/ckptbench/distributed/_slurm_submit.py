@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
 import time
 from typing import Callable, Sequence
 
@@ -18,6 +19,10 @@ from ckptbench.errors import EXIT_BENCHMARK_FAILED, CkptbenchError
 
 SLURM_DIR = "slurm"  # under OUT: the sbatch file and each job's log
 SCRIPT_NAME = "ckptbench.sbatch"
+# srun's line for a task that failed (src/srun/srun_job.c); with --kill-on-bad-exit the first one
+# is the task that failed, and the tasks it stopped end by SIGTERM.
+_TASK_EXIT = re.compile(r"^srun: error: (\S+): task (\d+): Exited with exit code (\d+)$", re.M)
+_LOG_TAIL_BYTES = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,12 +129,30 @@ def _outcome(job: SlurmJob, runs: int, log: pathlib.Path | str | None) -> SlurmO
   if job.state == "COMPLETED" and job.exit_code == 0:
     return SlurmOutcome(0, job, f"job {job.job_id} COMPLETED on {job.nodes}: {_runs(runs)}")
   detail = [f"reason {job.reason}"] if job.reason else []
-  if job.exit_code:
+  code = job.exit_code if job.state == "FAILED" and job.exit_code > 0 else EXIT_BENCHMARK_FAILED
+  first = _first_failed_task(log) if job.state == "FAILED" else None
+  if first:  # the run's own code: srun's is the highest of all, the others' SIGTERM (143) among them
+    node, task, code = first
+    detail.append(f"exit code {code} from task {task} on {node}, the first to fail")
+  elif job.exit_code:
     detail.append(f"exit code {job.exit_code}")
   if job.signal:
     detail.append(f"signal {job.signal}")
   kept = f"{_runs(runs)} and kept (--resume submits what is missing)" if runs else "no run recorded"
   message = (f"SLURM job {job.job_id} {job.state}" + (f" ({', '.join(detail)})" if detail else "")
              + f"; {kept}; its log: {log or 'unknown'}")  # fmt: skip
-  code = job.exit_code if job.state == "FAILED" and job.exit_code > 0 else EXIT_BENCHMARK_FAILED
   return SlurmOutcome(code, job, message)
+
+
+def _first_failed_task(log: pathlib.Path | str | None) -> tuple[str, str, int] | None:
+  """The node, task and exit code of srun's first `task N: Exited with exit code X` line in the job's log."""
+  if log is None:
+    return None
+  try:
+    with open(log, "rb") as f:
+      f.seek(max(0, f.seek(0, 2) - _LOG_TAIL_BYTES))  # srun says it at the end
+      tail = f.read().decode(errors="replace")
+  except OSError:
+    return None
+  found = _TASK_EXIT.search(tail)
+  return (found.group(1), found.group(2), int(found.group(3))) if found else None
