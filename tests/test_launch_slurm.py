@@ -92,7 +92,7 @@ def _wait_until(ready, timeout_s: float, what: str) -> None:
     time.sleep(0.2)
 
 
-def test_a_two_host_job_exits_0_with_records_from_both_hosts_and_its_job_in_the_manifest(cluster, tmp_path):
+def test_a_two_host_job_exits_0_with_records_from_both_hosts_and_its_job_in_the_manifest_and_a_failed_one_is_named(cluster, tmp_path):
   args = _launch_args(tmp_path, 2)
   done = run_cli(*args, env=cluster.env, timeout=180)
   assert done.returncode == 0, done.stdout + done.stderr + cluster.log("slurmctld.log")[-3000:]
@@ -114,6 +114,20 @@ def test_a_two_host_job_exits_0_with_records_from_both_hosts_and_its_job_in_the_
   assert emitted.returncode == 0, emitted.stderr
   assert (out / "slurm" / "ckptbench.sbatch").read_text() == emitted.stdout
   assert "[1/2] SaveRestoreBenchmark" in (out / "slurm" / f"{job_id}.out").read_text()
+
+  # Again into the same OUT without --resume: the run refuses, and the job's failure says so.
+  before = (out / "results.jsonl").read_text()
+  again = run_cli(*args, env=cluster.env, timeout=120)
+  failed_id = re.search(r"submitted SLURM job (\d+) ", again.stdout).group(1)
+  said = (f"output directory {out} already holds results (results.jsonl, summary.json, manifest.json); pass --resume"
+          " to complete them, --overwrite to replace them, or choose another directory")
+  # One process fails first; srun stops the other with SIGTERM (its exit code: 143).
+  assert again.returncode == 2, again.stdout + again.stderr
+  assert re.fullmatch(rf"ckptbench: error: SLURM job {failed_id} FAILED \(reason NonZeroExitCode, exit code 2 from task"
+                      rf" [01] on ckptbench-n[12], the first to fail\); the run said: {re.escape(said)}; 2 runs"
+                      rf" recorded and kept \(--resume submits what is missing\); its log: {out}/slurm/{failed_id}.out\n",
+                      again.stderr)  # fmt: skip
+  assert (out / "results.jsonl").read_text() == before
 
 
 def test_a_job_cancelled_mid_run_is_named_keeps_its_records_and_resume_completes_it(cluster, tmp_path):
@@ -174,17 +188,6 @@ def test_a_job_cancelled_mid_run_is_named_keeps_its_records_and_resume_completes
   assert sorted(r["repeat"] for r in records) == list(range(repeats))
   assert len(_host_records(out, host=1)) == repeats
   assert json.loads((out / "manifest.json").read_text())["cluster_job"]["job_id"] == resumed_id
-
-
-def test_a_job_whose_run_fails_exits_with_the_runs_code_naming_failed(cluster, tmp_path):
-  done = run_cli(*_launch_args(tmp_path, 1), "--set", "num_repeats=-1", env=cluster.env, timeout=120)
-  job_id = re.search(r"submitted SLURM job (\d+) ", done.stdout).group(1)
-  log = tmp_path / "out" / "slurm" / f"{job_id}.out"
-  assert done.returncode == 2, done.stdout + done.stderr
-  # One process fails first; srun stops the other with SIGTERM, so its own exit code is 143.
-  assert re.fullmatch(rf"ckptbench: error: SLURM job {job_id} FAILED \(reason NonZeroExitCode, exit code 2 from task"
-                      rf" [01] on ckptbench-n[12], the first to fail\); no run recorded; its log: {log}\n", done.stderr)
-  assert "num_repeats" in log.read_text()  # the run's own one-line error
 
 
 def test_without_sbatch_launch_fails_in_one_line_before_writing_anything(tmp_path):

@@ -22,6 +22,7 @@ SCRIPT_NAME = "ckptbench.sbatch"
 # srun's line for a task that failed (src/srun/srun_job.c); with --kill-on-bad-exit the first one
 # is the task that failed, and the tasks it stopped end by SIGTERM.
 _TASK_EXIT = re.compile(r"^srun: error: (\S+): task (\d+): Exited with exit code (\d+)$", re.M)
+_RUN_ERROR = re.compile(r"^ckptbench: error: (.*)$", re.M)  # a run's one-line error (cli/_main.py)
 _LOG_TAIL_BYTES = 1 << 20
 
 
@@ -130,29 +131,30 @@ def _outcome(job: SlurmJob, runs: int, log: pathlib.Path | str | None) -> SlurmO
     return SlurmOutcome(0, job, f"job {job.job_id} COMPLETED on {job.nodes}: {_runs(runs)}")
   detail = [f"reason {job.reason}"] if job.reason else []
   code = job.exit_code if job.state == "FAILED" and job.exit_code > 0 else EXIT_BENCHMARK_FAILED
-  first = _first_failed_task(log) if job.state == "FAILED" else None
+  tail = _log_tail(log)
+  first = _TASK_EXIT.search(tail) if job.state == "FAILED" else None
   if first:  # the run's own code: srun's is the highest of all, the others' SIGTERM (143) among them
-    node, task, code = first
-    detail.append(f"exit code {code} from task {task} on {node}, the first to fail")
+    code = int(first.group(3))
+    detail.append(f"exit code {code} from task {first.group(2)} on {first.group(1)}, the first to fail")
   elif job.exit_code:
     detail.append(f"exit code {job.exit_code}")
   if job.signal:
     detail.append(f"signal {job.signal}")
   kept = f"{_runs(runs)} and kept (--resume submits what is missing)" if runs else "no run recorded"
+  said = _RUN_ERROR.findall(tail)
   message = (f"SLURM job {job.job_id} {job.state}" + (f" ({', '.join(detail)})" if detail else "")
+             + (f"; the run said: {said[-1].strip()}" if said else "")
              + f"; {kept}; its log: {log or 'unknown'}")  # fmt: skip
   return SlurmOutcome(code, job, message)
 
 
-def _first_failed_task(log: pathlib.Path | str | None) -> tuple[str, str, int] | None:
-  """The node, task and exit code of srun's first `task N: Exited with exit code X` line in the job's log."""
+def _log_tail(log: pathlib.Path | str | None) -> str:
+  """The end of the job's log (where srun and the run say why they ended); empty when unreadable."""
   if log is None:
-    return None
+    return ""
   try:
     with open(log, "rb") as f:
-      f.seek(max(0, f.seek(0, 2) - _LOG_TAIL_BYTES))  # srun says it at the end
-      tail = f.read().decode(errors="replace")
+      f.seek(max(0, f.seek(0, 2) - _LOG_TAIL_BYTES))
+      return f.read().decode(errors="replace")
   except OSError:
-    return None
-  found = _TASK_EXIT.search(tail)
-  return (found.group(1), found.group(2), int(found.group(3))) if found else None
+    return ""
