@@ -24,6 +24,9 @@ SCRIPT_NAME = "ckptbench.sbatch"
 _TASK_EXIT = re.compile(r"^srun: error: (\S+): task (\d+): Exited with exit code (\d+)$", re.M)
 _RUN_ERROR = re.compile(r"^ckptbench: error: (.*)$", re.M)  # a run's one-line error (cli/_main.py)
 _LOG_TAIL_BYTES = 1 << 20
+# A controller restarting or too busy to answer is asked again, up to 10 times 5 s apart or more.
+_CONTROLLER_RETRIES = 10
+_RETRY_S = 5.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +92,8 @@ def follow_job(
     log: the job's log, when the caller knows it (the controller's word wins).
 
   Raises:
-    CkptbenchError: the controller does not know the job when first asked.
+    CkptbenchError: the controller does not know the job when first asked, or
+      stops answering (10 times in a row).
   """
   seen: tuple[str, str | None] | None = None
   runs = 0
@@ -108,11 +112,26 @@ def follow_job(
       runs = now
       say(f"job {job_id}: {_runs(runs)}")
     time.sleep(poll_s)
-    last, job = job, job_state(job_id)
+    last, job = job, _next_state(job, poll_s, say)
     if job is None:
       return SlurmOutcome(EXIT_BENCHMARK_FAILED, last, (
           f"SLURM job {job_id} was {last.state} when it left the controller, and no accounting database"
-          f" (sacct) knows how it ended; {_runs(runs)}; its log: {log or 'unknown'}"))  # fmt: skip
+          f" (sacct) knows how it ended; {_runs(runs_done())}; its log: {log or 'unknown'}"))  # fmt: skip
+
+
+def _next_state(job: SlurmJob, poll_s: float, say: Callable[[str], None]) -> SlurmJob | None:
+  """The job's state now; a controller that does not answer (restarting, busy) is asked again for a while."""
+  failures = 0
+  while True:
+    try:
+      return job_state(job.job_id)
+    except CkptbenchError as e:
+      failures += 1
+      if failures == _CONTROLLER_RETRIES:
+        raise CkptbenchError(f"following SLURM job {job.job_id}: {e} ({failures} times in a row); the job may"
+                             f" still run: ckptbench launch --attach {job.job_id} -o OUT follows it again") from None  # fmt: skip
+      say(f"job {job.job_id}: the controller did not answer ({e}); asking again")
+      time.sleep(max(poll_s, _RETRY_S))
 
 
 def _state_line(job: SlurmJob) -> str:
