@@ -125,12 +125,11 @@ def _check_submit_options(args: argparse.Namespace) -> None:
   """Refuses options that the launch asked for would not apply."""
   if args.emit and args.submit:
     raise CkptbenchError("give one of --emit (write the launch file) and --submit (submit it)")
-  if args.attach and (args.config or args.submit or args.emit or args.num_processes or args.no_wait):
+  if args.attach and (args.config or args.submit or args.emit or args.num_processes):
     raise CkptbenchError(
-        "--attach follows a job already submitted: it takes -o OUT (and --poll_s), no suite, -n, --submit, --emit"
-        " or --no_wait"
+        "--attach follows a job already submitted: it takes -o OUT (and --poll_s), no suite, -n, --submit or --emit"
     )
-  if not (args.submit or args.attach):
+  if not args.submit:
     given = [f"--{n}" for n in ("partition", "time", "account", "no_wait") if getattr(args, n)]
     if given:
       raise CkptbenchError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} with --submit slurm")
