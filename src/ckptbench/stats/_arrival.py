@@ -32,7 +32,6 @@ from typing import Sequence
 
 import numpy as np
 
-from ckptbench.stats._change_points import medians, padded
 from ckptbench.stats._defaults import DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
@@ -61,21 +60,9 @@ class ArrivalTest:
 
 @functools.lru_cache(maxsize=None)
 def _t_quantiles(alpha: float, most: int) -> tuple[float, ...]:
-  import scipy.stats  # noqa: PLC0415  (slow to import; only the tests of a history need it)
+  import scipy.special  # noqa: PLC0415  (slow to import; only the tests of a history need it)
 
-  return (math.nan, *(float(q) for q in scipy.stats.t.ppf(1.0 - alpha, np.arange(1, most + 1))))
-
-
-def run_levels(samples: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
-  """Per run, the log of its median and that median's variance from its own samples
-  (pi/2 var(log samples)/n, 0 with one sample)."""
-  table, counts = padded(samples)
-  logs = np.log(table)
-  width = np.arange(table.shape[1]) < counts[:, None]
-  mean = np.sum(np.where(width, logs, 0.0), axis=1) / counts
-  squares = np.sum(np.where(width, (logs - mean[:, None]) ** 2, 0.0), axis=1)
-  spread = np.where(counts > 1, squares / np.maximum(counts - 1, 1), 0.0)
-  return np.log(medians(table, counts)), math.pi / 2.0 * spread / counts
+  return (math.nan, *(float(q) for q in scipy.special.stdtrit(np.arange(1, most + 1), 1.0 - alpha)))
 
 
 def arrival_tests(
@@ -113,19 +100,23 @@ def arrival_tests(
   # Every run at once against its whole reference; then, one by one, the runs whose reference
   # holds a flagged run still pending.
   judged = _judge(x, within, sums[:-1] - sums[starts], squares[:-1] - squares[starts], k, quantiles, direction, threshold)
-  flagged = [j for j in range(n) if judged[3][j]]
-  j = flagged[0] + 1 if flagged else n
-  while j < n:
-    pending = [i for i in flagged if starts[j] <= i < j and j - i <= PENDING_RUNS]
+  first = next((j for j in range(n) if judged[3][j]), n)
+  flagged = [first]
+
+  def confirmed(i: int) -> bool:  # a flag next to a confirmed change is that change: its run is the new level
+    return any(abs(c - i) <= 1 for c in changes)
+
+  for j in range(first + 1, n):
+    pending = [i for i in flagged if starts[j] <= i and j - i <= PENDING_RUNS and not confirmed(i)]
     if pending:
       kept = np.array([i for i in range(starts[j], j) if i not in pending], dtype=int)
       again = _judge(x[j : j + 1], within[j : j + 1], x[kept].sum(keepdims=True), (x[kept] ** 2).sum(keepdims=True),
                      np.array([len(kept)]), quantiles, direction, threshold)  # fmt: skip
       for row, value in zip(judged, again):
         row[j] = value[0]
-      if judged[3][j] and j not in flagged:
-        flagged.append(j)
-    j += 1
+      k[j] = len(kept)
+    if judged[3][j]:
+      flagged.append(j)
   ratio, low, high, worse = judged
   return [ArrivalTest(j, float(ratio[j]), float(low[j]), float(high[j]), int(k[j]), bool(worse[j]))
           for j in range(n) if k[j] >= MIN_REFERENCE_RUNS]  # fmt: skip

@@ -17,7 +17,7 @@ confirms), with other parts:
    split was chosen where the series moved most, so an interval at that split alone is too
    hopeful; the scan statistic (the largest pooled t over every split of the runs around it,
    as E-Divisive tests its splits) must also reject "no change" at SCAN_ALPHA, against its
-   distribution over series of as many normal log medians (`_scan_null`). Shuffling the runs
+   distribution over series of as many normal log medians (`scan_critical_values`). Shuffling the runs
    instead has a floor (2/252 on a 5|5 split) that left a step unconfirmed until about six
    runs a side; this has none. A change stands when both say so and the ratio moves by at
    least `threshold`. Candidates whose sides do not differ even at EDGE_ALPHA are dropped one
@@ -40,7 +40,9 @@ from typing import Sequence
 import numpy as np
 
 from ckptbench.stats._defaults import DEFAULT_THRESHOLD
+import ckptbench.stats._scan_table as _scan_table
 from ckptbench.stats._direction import Direction
+from ckptbench.stats._runs import run_levels
 
 CHANGE_LEVEL = 0.95  # each change's interval; the scan test below carries the error control
 # The scan test's error rate, per boundary tested. Measured (runs 8% apart by chance, 5% within;
@@ -54,7 +56,7 @@ SCAN_ALPHA = 0.002
 EDGE_ALPHA = 0.05
 MIN_RUNS = 2
 WINDOW = 30
-_NULL_DRAWS = 20000  # per series length: p-values down to 5e-5, 40 draws beyond SCAN_ALPHA
+_NULL_DRAWS = 20000  # per series length the table lacks: 40 draws beyond SCAN_ALPHA
 _PENALTY_FACTOR = 3.0  # times sigma^2 log(n): candidates only, the test decides
 _MIN_SIGMA = 1e-3  # a series of identical values still has a finite penalty (0.1% as log)
 
@@ -92,23 +94,6 @@ def _candidates(log_medians: np.ndarray, min_runs: int) -> list[int]:
   return [int(b) for b in algo.predict(pen=penalty)[:-1]]  # the last "breakpoint" is n
 
 
-def padded(samples: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
-  counts = np.array([len(s) for s in samples])
-  table = np.full((len(samples), int(counts.max())), np.nan)
-  for i, run in enumerate(samples):
-    table[i, : len(run)] = run
-  return table, counts
-
-
-def medians(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-  """Medians along the last axis of each row's first `counts` values (the rest is padding that
-  sorts last, NaN or infinity): np.nanmedian goes through masked arrays, 10x slower."""
-  ordered = np.sort(values, axis=-1)
-  low = np.take_along_axis(ordered, ((counts - 1) // 2)[..., None], axis=-1)[..., 0]
-  high = np.take_along_axis(ordered, (counts // 2)[..., None], axis=-1)[..., 0]
-  return (low + high) / 2.0
-
-
 def segment_ratio(
     before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *, level: float = CHANGE_LEVEL
 ) -> tuple[float, float, float]:
@@ -119,8 +104,7 @@ def segment_ratio(
     >>> round(r, 2), low > 1
     (2.0, True)
   """
-  table, counts = padded([*before, *after])
-  log_medians = np.log(medians(table, counts))
+  log_medians = run_levels([*before, *after])[0]
   b = len(before)
   ratio = math.exp(float(np.median(log_medians[b:])) - float(np.median(log_medians[:b])))
   return (ratio, *_welch_interval(log_medians[:b], log_medians[b:], level))
@@ -128,7 +112,7 @@ def segment_ratio(
 
 def _welch_interval(before: np.ndarray, after: np.ndarray, level: float) -> tuple[float, float]:
   """exp of Welch's interval on the difference of mean log run medians (unbounded with one run a side)."""
-  import scipy.stats  # noqa: PLC0415  (slow to import; only change detection and comparisons need it)
+  import scipy.special  # noqa: PLC0415  (slow to import; only change detection needs it)
 
   a, b = before, after
   if len(a) < 2 or len(b) < 2:
@@ -138,7 +122,7 @@ def _welch_interval(before: np.ndarray, after: np.ndarray, level: float) -> tupl
     diff = float(b.mean() - a.mean())
     return math.exp(diff), math.exp(diff)
   dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-  half = float(scipy.stats.t.ppf(0.5 + level / 2.0, dof)) * math.sqrt(va + vb)
+  half = float(scipy.special.stdtrit(dof, 0.5 + level / 2.0)) * math.sqrt(va + vb)  # scipy.stats.t.ppf
   diff = float(b.mean() - a.mean())
   return math.exp(diff - half), math.exp(diff + half)
 
@@ -171,44 +155,63 @@ def change_points(
     return []
   if any(len(run) == 0 or not all(v > 0 and math.isfinite(v) for v in run) for run in samples):
     raise ValueError("change_points: every run needs finite positive samples")
-  table, counts = padded(samples)
-  log_medians = np.log(medians(table, counts))
+  return level_changes(run_levels(samples)[0], direction, threshold=threshold, level=level, min_runs=min_runs,
+                       window=window)  # fmt: skip
+
+
+def level_changes(
+    log_medians: np.ndarray,
+    direction: Direction,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    level: float = CHANGE_LEVEL,
+    min_runs: int = MIN_RUNS,
+    window: int = WINDOW,
+) -> list[ChangePoint]:
+  """`change_points` of runs given by the logs of their medians (`run_levels`)."""
+  if direction is Direction.NEUTRAL or len(log_medians) < 2 * min_runs:
+    return []
   bounds = _candidates(log_medians, min_runs)
-  tests: dict[tuple[int, int, int], tuple[float, float, float, float]] = {}  # a boundary's test, by its runs
+  tests: dict[tuple[int, int, int], _Boundary] = {}  # a boundary's test, by its runs
   while True:
-    edges = [0, *bounds, len(samples)]
+    edges = [0, *bounds, len(log_medians)]
     spans = {edges[i]: (max(edges[i - 1], edges[i] - window), edges[i], min(edges[i + 1], edges[i] + window))
              for i in range(1, len(edges) - 1)}  # fmt: skip
     for span in spans.values():
       if span not in tests:
         tests[span] = _test(log_medians, span, level, min_runs)
     tested = {b: tests[span] for b, span in spans.items()}
-    merge = [(t[3], -abs(math.log(t[0])), b) for b, t in tested.items() if not _edge(t)]
+    merge = [(t.p_single, -abs(math.log(t.ratio)), b) for b, t in tested.items() if not t.edge]
     if not merge:
       break
     bounds.remove(max(merge)[2])  # the least evidence first: the largest p-value, then the smallest move
   changes = []
-  for b, (ratio, low, high, p_value) in tested.items():
-    if not _confirmed((ratio, low, high, p_value), threshold):
+  for b, t in tested.items():
+    if not (t.edge and t.scan and (t.ratio >= 1.0 + threshold or t.ratio <= 1.0 / (1.0 + threshold))):
       continue
-    worse = ratio > 1 if direction is Direction.LOWER else ratio < 1
-    edges = [0, *bounds, len(samples)]
+    worse = t.ratio > 1 if direction is Direction.LOWER else t.ratio < 1
+    edges = [0, *bounds, len(log_medians)]
     i = edges.index(b)
-    changes.append(ChangePoint(b, ratio, low, high, worse, min(b - edges[i - 1], window), min(edges[i + 1] - b, window)))
+    changes.append(ChangePoint(b, t.ratio, t.low, t.high, worse, min(b - edges[i - 1], window), min(edges[i + 1] - b, window)))
   return changes
 
 
-def _edge(test: tuple[float, float, float, float]) -> bool:
-  _, low, high, p_value = test
-  return (low > 1.0 or high < 1.0) and p_value <= EDGE_ALPHA
+@dataclasses.dataclass(frozen=True)
+class _Boundary:
+  """A boundary tested on the runs around it: the ratio and its interval; whether the scan test
+  rejects "no change" at SCAN_ALPHA (`scan`); whether it stays a segment edge (its interval
+  excludes 1 and the scan test rejects at EDGE_ALPHA); and the best split's own t-test p-value,
+  which orders the merging (the least evidence first)."""
+
+  ratio: float
+  low: float
+  high: float
+  scan: bool
+  edge: bool
+  p_single: float
 
 
-def _confirmed(test: tuple[float, float, float, float], threshold: float) -> bool:
-  ratio, _, _, p_value = test
-  return _edge(test) and p_value <= SCAN_ALPHA and (ratio >= 1.0 + threshold or ratio <= 1.0 / (1.0 + threshold))
-
-
-def _largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
+def largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
   """Per row of `x` (series of log medians), the largest pooled |t| over its splits."""
   m = x.shape[1]
   k = np.arange(min_runs, m - min_runs + 1)
@@ -221,40 +224,46 @@ def _largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
   return np.max(np.abs(mean2 - mean1) / np.sqrt(pooled * (1.0 / n1 + 1.0 / n2)), axis=1)
 
 
-@functools.lru_cache(maxsize=None)
-def _scan_null(runs: int, min_runs: int) -> np.ndarray:
-  """The scan statistic of `_NULL_DRAWS` series of `runs` independent normal log medians, sorted.
+def scan_critical_values(runs: int, min_runs: int = MIN_RUNS) -> tuple[float, float]:
+  """The scan statistic's critical values over series of `runs` normal log medians with no change:
+  exceeded with probability SCAN_ALPHA, and EDGE_ALPHA.
 
   The pooled t does not depend on the series' level or spread, so under "no change" with normal
-  log medians this is its exact distribution (up to the draws), for any series of that length:
-  computed once per length and reused by every series."""
-  rng = np.random.default_rng(runs * 1000 + min_runs)
-  return np.sort(_largest_split_t(rng.standard_normal((_NULL_DRAWS, runs)), min_runs))
-
-
-def scan_p_value(log_medians: Sequence[float], min_runs: int = MIN_RUNS) -> float:
-  """How often a series of as many runs with no change splits as far apart as this one does
-  somewhere: the p-value of "no change" in `log_medians` (at least 1/(draws + 1)).
-
-  Shuffling the runs (as E-Divisive does) cannot go below 1 / (number of orderings): 2/252 on a
-  5|5 split, above the cut-off, so a change was confirmed only with about six runs a side. The
-  statistic's distribution over normal series has no such floor (`_scan_null`).
+  log medians its distribution is the same for every series of that length: drawn once
+  (`_scan_table.py`, benchmarks/scan_critical_values.py), else here. Shuffling the runs instead
+  (as E-Divisive does) cannot give a p-value below 1 / (number of orderings): 2/252 on a 5|5
+  split, above the cut-off, so a change was confirmed only with about six runs a side.
 
   Example:
-    >>> scan_p_value([0.0, 0.01, -0.01, 0.0, 0.5, 0.51, 0.49, 0.5]) < 0.005
+    >>> scan, edge = scan_critical_values(10)
+    >>> 5.0 < scan < 7.0 and 3.0 < edge < scan
     True
   """
-  x = np.asarray(log_medians, dtype=float)[None, :]
-  if x.shape[1] < 2 * min_runs or x.shape[1] < 3:
-    return 1.0
-  null = _scan_null(x.shape[1], min_runs)
-  observed = _largest_split_t(x, min_runs)[0] * (1 - 1e-9)
-  return float((1 + len(null) - np.searchsorted(null, observed)) / (len(null) + 1))
+  if (min_runs, SCAN_ALPHA, EDGE_ALPHA) == (_scan_table.MIN_RUNS, _scan_table.SCAN_ALPHA, _scan_table.EDGE_ALPHA):
+    if runs in _scan_table.CRITICAL:
+      return _scan_table.CRITICAL[runs]
+  return _drawn_critical_values(runs, min_runs)
 
 
-def _test(log_medians: np.ndarray, span: tuple[int, int, int], level: float, min_runs: int) -> tuple[float, float, float, float]:
-  """(ratio, low, high, scan p-value) of the boundary at `b` over runs `start:end`."""
+@functools.lru_cache(maxsize=None)
+def _drawn_critical_values(runs: int, min_runs: int) -> tuple[float, float]:
+  rng = np.random.default_rng(runs * 1000 + min_runs)
+  stats = largest_split_t(rng.standard_normal((_NULL_DRAWS, runs)), min_runs)
+  return tuple(float(q) for q in np.quantile(stats, [1.0 - SCAN_ALPHA, 1.0 - EDGE_ALPHA]))
+
+
+def _test(log_medians: np.ndarray, span: tuple[int, int, int], level: float, min_runs: int) -> _Boundary:
+  """The boundary at `b` tested over runs `start:end`."""
+  import scipy.special  # noqa: PLC0415  (slow to import; only change detection needs it)
+
   start, b, end = span
   before, after = log_medians[start:b], log_medians[b:end]
   ratio = math.exp(float(np.median(after)) - float(np.median(before)))
-  return (ratio, *_welch_interval(before, after, level), scan_p_value(log_medians[start:end], min_runs))
+  low, high = _welch_interval(before, after, level)
+  runs = end - start
+  if runs < 2 * min_runs or runs < 3:
+    return _Boundary(ratio, low, high, False, False, 1.0)
+  observed = largest_split_t(log_medians[None, start:end], min_runs)[0]
+  scan, edge = scan_critical_values(runs, min_runs)
+  p_single = 2.0 * float(scipy.special.stdtr(runs - 2, -observed))  # scipy.stats.t.sf, without its 0.4 ms a call
+  return _Boundary(ratio, low, high, bool(observed > scan), bool((low > 1.0 or high < 1.0) and observed > edge), p_single)
