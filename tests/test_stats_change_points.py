@@ -133,55 +133,65 @@ def test_segment_ratio_interval_widens_with_the_spread_between_runs():
 
 
 # -- runs judged on arrival
-def _levels(medians, within=None):
+def _levels(medians):
   x = np.log(np.asarray(medians, dtype=float))
-  return x, np.zeros(len(x)) if within is None else np.asarray(within, dtype=float)
+  return x, np.zeros(len(x))
+
+
+def _each_run(x, w, changes=(), direction=Direction.LOWER):
+  """Every run's test, as it was when the run arrived (the newest of the series up to it)."""
+  return {j: t for j in range(len(x)) if (t := arrival_tests(x[: j + 1], w[: j + 1], [c for c in changes if c <= j], direction).newest)}
 
 
 def test_a_run_is_judged_against_the_runs_of_its_segment_once_there_are_enough():
   x, w = _levels([1.0, 1.03, 0.97, 1.01, 0.99, 1.02, 1.5])
-  tests = arrival_tests(x, w, [], Direction.LOWER)
-  assert [t.index for t in tests] == list(range(MIN_REFERENCE_RUNS, 7))  # the first runs have too few before them
-  assert [t.worse for t in tests] == [False, False, False, True]
-  newest = tests[-1]
-  assert newest.reference_runs == 6 and 1.45 < newest.ratio < 1.55 and newest.low > 1.0
+  tests = _each_run(x, w)
+  assert sorted(tests) == list(range(MIN_REFERENCE_RUNS, 7))  # the first runs have too few before them
+  assert [tests[j].worse for j in sorted(tests)] == [False, False, False, True]
+  found = arrival_tests(x, w, [], Direction.LOWER)
+  assert found.flagged == (found.newest,) and found.newest == tests[6]
+  assert found.newest.reference_runs == 6 and 1.45 < found.newest.ratio < 1.55 and found.newest.low > 1.0
   # Throughput: a drop is worse, a rise is not.
-  assert arrival_tests(-x, w, [], Direction.HIGHER)[-1].worse
-  assert not arrival_tests(x, w, [], Direction.HIGHER)[-1].worse
-  assert not arrival_tests(x, w, [], Direction.NEUTRAL)[-1].worse
+  assert arrival_tests(-x, w, [], Direction.HIGHER).newest.worse
+  assert not arrival_tests(x, w, [], Direction.HIGHER).newest.worse
+  assert not arrival_tests(x, w, [], Direction.NEUTRAL).newest.worse
 
 
 def test_a_run_within_the_threshold_or_as_noisy_as_its_segment_is_not_flagged():
   x, w = _levels([1.0, 1.001, 0.999, 1.0, 1.0005, 1.05])
-  assert not arrival_tests(x, w, [], Direction.LOWER)[-1].worse  # far outside the runs' spread, but 5%
-  assert arrival_tests(x, w, [], Direction.LOWER, threshold=0.02)[-1].worse
+  assert not arrival_tests(x, w, [], Direction.LOWER).newest.worse  # far outside the runs' spread, but 5%
+  assert arrival_tests(x, w, [], Direction.LOWER, threshold=0.02).newest.worse
   # The same 1.3x step brought by a run whose own samples spread 40%: its median says little.
-  x, _ = _levels([1.0, 1.02, 0.98, 1.01, 0.99, 1.3])
-  assert arrival_tests(x, np.zeros(6), [], Direction.LOWER)[-1].worse
+  x, w = _levels([1.0, 1.02, 0.98, 1.01, 0.99, 1.3])
+  assert arrival_tests(x, w, [], Direction.LOWER).newest.worse
   noisy = np.array([0.0] * 5 + [np.pi / 2 * 0.4**2 / 5])
-  assert not arrival_tests(x, noisy, [], Direction.LOWER)[-1].worse
+  assert not arrival_tests(x, noisy, [], Direction.LOWER).newest.worse
 
 
 def test_a_flagged_run_stays_out_of_the_reference_while_pending_and_a_step_keeps_failing():
   x, w = _levels([1.0, 1.04, 0.96, 1.02, 0.98, 1.01, 0.99, 1.5, 1.5, 1.5, 1.5, 1.5])
-  tests = {t.index: t for t in arrival_tests(x, w, [], Direction.LOWER)}
+  tests = _each_run(x, w)
   # Each run of the step is judged against the seven before it, not the flagged runs of the step.
-  assert [(tests[j].worse, tests[j].reference_runs) for j in (7, 8, 9, 10)] == [(True, 7), (True, 7), (True, 7), (True, 7)]
+  assert [(tests[j].worse, tests[j].reference_runs) for j in (7, 8, 9, 10)] == [(True, 7)] * 4
+  assert [t.index for t in arrival_tests(x, w, [], Direction.LOWER).flagged][:4] == [7, 8, 9, 10]
   # Once confirmed, the step is a segment: its first run judged against the runs before it, the
   # next ones against the new level (too few runs yet, then not worse).
-  tests = {t.index: t for t in arrival_tests(x, w, [7], Direction.LOWER)}
+  tests = _each_run(x, w, changes=[7])
   assert tests[7].worse and tests[7].reference_runs == 7
   assert 8 not in tests and 9 not in tests and not tests[10].worse and tests[10].reference_runs == 3
 
 
 def test_an_odd_run_flagged_on_arrival_rejoins_the_reference_once_no_longer_pending():
   x, w = _levels([1.0, 1.04, 0.96, 1.02, 0.98, 1.6, 1.01, 0.99, 1.0, 1.02])
-  tests = {t.index: t for t in arrival_tests(x, w, [], Direction.LOWER)}
+  tests = _each_run(x, w)
   assert tests[5].worse and not any(tests[j].worse for j in range(6, 10))
   assert [tests[j].reference_runs for j in (6, 7, 8, 9)] == [5, 6, 7, 9]
+  assert [t.index for t in arrival_tests(x, w, [], Direction.LOWER).flagged] == [5]
 
 
 def test_run_levels_are_log_medians_and_the_variance_of_each_median():
   x, w = run_levels([[1.0, 2.0, 4.0], [3.0], [2.0, 2.0]])
   assert np.allclose(x, np.log([2.0, 3.0, 2.0]))
   assert np.isclose(w[0], np.pi / 2 * np.var(np.log([1.0, 2.0, 4.0]), ddof=1) / 3) and w[1] == 0.0 and w[2] == 0.0
+  x, w = run_levels([[1.0, 2.0], [0.0, 1.0]])
+  assert np.isfinite(x[0]) and not np.isfinite(w[1])  # a sample at zero: not a ratio

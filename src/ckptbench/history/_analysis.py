@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import math
 from typing import Sequence
 
 from ckptbench.api import is_host_memory_tag
@@ -124,35 +123,38 @@ def analyse(
   grouped: dict[tuple[str, str, str, str], list[tuple[HistoryEntry, Point]]] = {}
   host_memory = {}  # by metric: asked once, not once per point (10,000 series of 30 runs are 300,000 points)
   for entry in entries:
+    machine = entry.environment.machine
     for point in entry.points:
-      if _selected(point, entry.suite, select):
+      if not select or _selected(point, entry.suite, select):
         if point.metric not in host_memory:
           host_memory[point.metric] = is_host_memory_tag(point.metric)
         # Host memory from a memory pass and from inside the timed runs are different readings: never one series.
         way = entry.environment.host_memory if host_memory[point.metric] else ""
-        grouped.setdefault((entry.suite, entry.environment.machine + way, point.key, point.metric), []).append(
-            (entry, point))
+        grouped.setdefault((entry.suite, machine + way, point.key, point.metric), []).append((entry, point))
   if not grouped:
     raise CkptbenchError(f"-k {' -k '.join(select)} matches no series of the history")
   cache = cache if cache is not None else AnalysisCache()
-  return [_series(runs, threshold, cache) for _, runs in sorted(grouped.items())]
+  differences: dict[tuple[str, str], tuple[str, ...]] = {}  # by pair of entries: every series of a run shares them
+  return [_series(key, runs, threshold, cache, differences) for key, runs in sorted(grouped.items())]
 
 
-def _series(runs: list[tuple[HistoryEntry, Point]], threshold: float, cache: AnalysisCache) -> Series:
+def _series(
+    key: tuple[str, str, str, str], runs: list[tuple[HistoryEntry, Point]], threshold: float, cache: AnalysisCache,
+    differences: dict[tuple[str, str], tuple[str, ...]],
+) -> Series:
   first_entry, first = runs[0]
   direction = metric_direction(first.metric, first.unit)
   environment_changes = []
   for i in range(1, len(runs)):
-    changed = runs[i][0].environment.differences(runs[i - 1][0].environment)
-    if changed:
-      environment_changes.append((i, tuple(changed)))
-  samples = [p.samples for _, p in runs]
-  note, found = "", SeriesAnalysis((), (), None)
-  if any(not (v > 0 and math.isfinite(v)) for s in samples for v in s) or any(not s for s in samples):
-    note = "not tested: a sample is not positive (changes are ratios)"
-  else:
-    series_id = "\x1f".join((first_entry.suite, first_entry.environment.machine, first.key, first.metric))
-    found = cache.analysis(series_id, [e.name for e, _ in runs], samples, direction, threshold)
+    earlier, entry = runs[i - 1][0], runs[i][0]
+    pair = (earlier.name, entry.name)
+    if pair not in differences:
+      differences[pair] = tuple(entry.environment.differences(earlier.environment))
+    if differences[pair]:
+      environment_changes.append((i, differences[pair]))
+  found = cache.analysis("\x1f".join(key), [e.name for e, _ in runs], [p.samples for _, p in runs], direction, threshold)
+  note = "" if found is not None else "not tested: a sample is not positive (changes are ratios)"
+  found = found or SeriesAnalysis((), (), None)
   by_index = dict(environment_changes)
   changes = tuple(
       Change(first_entry.suite, first.benchmark, first.metric, first_entry.environment.machine,

@@ -20,6 +20,8 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Sequence
 
+import numpy as np
+
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import (
     ARRIVAL_ALPHA,
@@ -64,13 +66,17 @@ class SeriesAnalysis:
                ArrivalTest(*newest) if newest else None)  # fmt: skip
 
 
-def analyse_series(samples: Sequence[Sequence[float]], direction: Direction, threshold: float) -> SeriesAnalysis:
-  """The statistics of one series of runs (each its finite positive samples, oldest first)."""
+def analyse_series(samples: Sequence[Sequence[float]], direction: Direction, threshold: float) -> SeriesAnalysis | None:
+  """The statistics of one series of runs (each its samples, oldest first); None when a run has no
+  sample or one that is not finite and positive (changes are ratios)."""
+  if any(not run for run in samples):
+    return None
   log_medians, within = run_levels(samples)
+  if not np.all(np.isfinite(log_medians)) or not np.all(np.isfinite(within)):
+    return None
   changes = level_changes(log_medians, direction, threshold=threshold)
-  tests = arrival_tests(log_medians, within, [c.index for c in changes], direction, threshold=threshold)
-  newest = tests[-1] if tests and tests[-1].index == len(samples) - 1 else None
-  return SeriesAnalysis(tuple(changes), tuple(t for t in tests if t.worse), newest)
+  arrivals = arrival_tests(log_medians, within, [c.index for c in changes], direction, threshold=threshold)
+  return SeriesAnalysis(tuple(changes), arrivals.flagged, arrivals.newest)
 
 
 class AnalysisCache:
@@ -82,13 +88,15 @@ class AnalysisCache:
 
   def analysis(
       self, series: str, names: Sequence[str], samples: Sequence[Sequence[float]], direction: Direction, threshold: float
-  ) -> SeriesAnalysis:
+  ) -> SeriesAnalysis | None:
+    """The analysis of `series`, whose runs are the entries `names` with these samples: kept, or
+    computed (`analyse_series`) and kept."""
     digest = hashlib.sha1("\n".join([METHOD, repr(threshold), *names]).encode()).hexdigest()
     kept = self._rows.get(series)
     if kept is not None and kept[0] == digest:
-      return SeriesAnalysis.from_json(kept[1])
+      return SeriesAnalysis.from_json(kept[1]) if kept[1] != "null" else None
     found = analyse_series(samples, direction, threshold)
-    self._rows[series] = (digest, found.to_json())
+    self._rows[series] = (digest, found.to_json() if found is not None else "null")
     self.added += 1
     return found
 

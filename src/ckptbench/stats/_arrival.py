@@ -65,6 +65,16 @@ def _t_quantiles(alpha: float, most: int) -> tuple[float, ...]:
   return (math.nan, *(float(q) for q in scipy.special.stdtrit(np.arange(1, most + 1), 1.0 - alpha)))
 
 
+@dataclasses.dataclass(frozen=True)
+class Arrivals:
+  """A series' runs flagged worse on arrival (oldest first) and its newest run's test (None when
+  its reference has fewer than MIN_REFERENCE_RUNS runs). A run's test reads only the runs up to
+  it: run j's is the newest's of the series cut after j."""
+
+  flagged: tuple[ArrivalTest, ...]
+  newest: ArrivalTest | None
+
+
 def arrival_tests(
     log_medians: np.ndarray,
     within: np.ndarray,
@@ -74,9 +84,9 @@ def arrival_tests(
     threshold: float = DEFAULT_THRESHOLD,
     alpha: float = ARRIVAL_ALPHA,
     window: int = ARRIVAL_WINDOW,
-) -> list[ArrivalTest]:
-  """The runs judged on arrival, oldest first (a run whose reference has fewer than
-  MIN_REFERENCE_RUNS runs is not judged, and not listed).
+) -> Arrivals:
+  """Every run judged on arrival against its current segment (a run whose reference has fewer
+  than MIN_REFERENCE_RUNS runs is not judged).
 
   Args:
     log_medians, within: per run, from `run_levels`.
@@ -85,8 +95,9 @@ def arrival_tests(
 
   Example:
     >>> x = np.log([1.0, 1.02, 0.98, 1.01, 0.99, 1.5])
-    >>> [(t.index, t.worse) for t in arrival_tests(x, np.zeros(6), [], Direction.LOWER)]
-    [(3, False), (4, False), (5, True)]
+    >>> found = arrival_tests(x, np.zeros(6), [], Direction.LOWER)
+    >>> [t.index for t in found.flagged], found.newest.reference_runs, round(found.newest.ratio, 1)
+    ([5], 5, 1.5)
   """
   n = len(log_medians)
   quantiles = np.array(_t_quantiles(alpha, window))
@@ -94,7 +105,7 @@ def arrival_tests(
   for c in sorted(changes):
     starts[c + 1 :] = c
   starts = np.maximum(starts, np.arange(n) - window)
-  x = log_medians - (float(np.median(log_medians)) if n else 0.0)  # sums of squares near zero
+  x = log_medians - (float(log_medians[0]) if n else 0.0)  # sums of squares near zero, not near log(value)
   sums, squares = np.concatenate([[0.0], np.cumsum(x)]), np.concatenate([[0.0], np.cumsum(x * x)])
   k = np.arange(n) - starts
   # Every run at once against its whole reference; then, one by one, the runs whose reference
@@ -118,8 +129,12 @@ def arrival_tests(
     if judged[3][j]:
       flagged.append(j)
   ratio, low, high, worse = judged
-  return [ArrivalTest(j, float(ratio[j]), float(low[j]), float(high[j]), int(k[j]), bool(worse[j]))
-          for j in range(n) if k[j] >= MIN_REFERENCE_RUNS]  # fmt: skip
+
+  def test(j: int) -> ArrivalTest:
+    return ArrivalTest(j, float(ratio[j]), float(low[j]), float(high[j]), int(k[j]), bool(worse[j]))
+
+  newest = test(n - 1) if n and k[n - 1] >= MIN_REFERENCE_RUNS else None
+  return Arrivals(tuple(test(j) for j in flagged if j < n), newest)
 
 
 def _judge(
