@@ -7,7 +7,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ckptbench.stats import MIN_REFERENCE_RUNS, SCAN_ALPHA, Direction, arrival_tests, change_points, run_levels
+from ckptbench.stats import (
+    MIN_REFERENCE_RUNS,
+    SCAN_ALPHA,
+    Direction,
+    arrival_tests,
+    change_points,
+    level_changes,
+    run_levels,
+)
 from ckptbench.stats._change_points import EDGE_ALPHA, MIN_RUNS, largest_split_t, scan_critical_values, segment_ratio
 from ckptbench.stats._scan_table import CRITICAL
 
@@ -166,6 +174,17 @@ def test_a_run_within_the_threshold_or_as_noisy_as_its_segment_is_not_flagged():
   assert arrival_tests(x, w, [], Direction.LOWER).newest.worse
   noisy = np.array([0.0] * 5 + [np.pi / 2 * 0.4**2 / 5])
   assert not arrival_tests(x, noisy, [], Direction.LOWER).newest.worse
+
+
+def test_memory_moves_below_the_absolute_floor_are_neither_flagged_nor_changes():
+  """Peak memory added sits near zero: 0.13 -> 0.20 MiB is 1.5x, and nothing (the verdicts' 8 MiB floor)."""
+  mib = [0.13, 0.131, 0.129, 0.13, 0.1305, 0.1295] * 2
+  x, w = _levels(mib + [0.2])
+  assert arrival_tests(x, w, [], Direction.LOWER).newest.worse
+  assert not arrival_tests(x, w, [], Direction.LOWER, floor=8.0).newest.worse
+  runs = [[v] for v in mib + [0.2] * 6]
+  assert [c.index for c in level_changes(np.log([r[0] for r in runs]), Direction.LOWER)] == [12]
+  assert level_changes(np.log([r[0] for r in runs]), Direction.LOWER, floor=8.0) == []
 
 
 def test_a_flagged_run_stays_out_of_the_reference_while_pending_and_a_step_keeps_failing():

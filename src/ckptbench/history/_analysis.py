@@ -13,7 +13,7 @@ from ckptbench.api import is_host_memory_tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.history._entry import HistoryEntry, Point
 from ckptbench.history._cache import AnalysisCache, SeriesAnalysis
-from ckptbench.stats import DEFAULT_THRESHOLD, PENDING_RUNS, ArrivalTest, Direction, metric_direction
+from ckptbench.stats import DEFAULT_THRESHOLD, PENDING_RUNS, ArrivalTest, Direction, absolute_floor, metric_direction
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +152,8 @@ def _series(
       differences[pair] = tuple(entry.environment.differences(earlier.environment))
     if differences[pair]:
       environment_changes.append((i, differences[pair]))
-  found = cache.analysis("\x1f".join(key), [e.name for e, _ in runs], [p.samples for _, p in runs], direction, threshold)
+  found = cache.analysis("\x1f".join(key), [e.name for e, _ in runs], [p.samples for _, p in runs], direction, threshold,
+                         absolute_floor(first.unit))  # fmt: skip
   note = "" if found is not None else "not tested: a sample is not positive (changes are ratios)"
   found = found or SeriesAnalysis((), (), None)
   by_index = dict(environment_changes)

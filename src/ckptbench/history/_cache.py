@@ -66,7 +66,9 @@ class SeriesAnalysis:
                ArrivalTest(*newest) if newest else None)  # fmt: skip
 
 
-def analyse_series(samples: Sequence[Sequence[float]], direction: Direction, threshold: float) -> SeriesAnalysis | None:
+def analyse_series(
+    samples: Sequence[Sequence[float]], direction: Direction, threshold: float, floor: float
+) -> SeriesAnalysis | None:
   """The statistics of one series of runs (each its samples, oldest first); None when a run has no
   sample or one that is not finite and positive (changes are ratios)."""
   if any(not run for run in samples):
@@ -74,8 +76,8 @@ def analyse_series(samples: Sequence[Sequence[float]], direction: Direction, thr
   log_medians, within = run_levels(samples)
   if not np.all(np.isfinite(log_medians)) or not np.all(np.isfinite(within)):
     return None
-  changes = level_changes(log_medians, direction, threshold=threshold)
-  arrivals = arrival_tests(log_medians, within, [c.index for c in changes], direction, threshold=threshold)
+  changes = level_changes(log_medians, direction, threshold=threshold, floor=floor)
+  arrivals = arrival_tests(log_medians, within, [c.index for c in changes], direction, threshold=threshold, floor=floor)
   return SeriesAnalysis(tuple(changes), arrivals.flagged, arrivals.newest)
 
 
@@ -87,15 +89,16 @@ class AnalysisCache:
     self.added = 0
 
   def analysis(
-      self, series: str, names: Sequence[str], samples: Sequence[Sequence[float]], direction: Direction, threshold: float
+      self, series: str, names: Sequence[str], samples: Sequence[Sequence[float]], direction: Direction,
+      threshold: float, floor: float,
   ) -> SeriesAnalysis | None:
     """The analysis of `series`, whose runs are the entries `names` with these samples: kept, or
     computed (`analyse_series`) and kept."""
-    digest = hashlib.sha1("\n".join([METHOD, repr(threshold), *names]).encode()).hexdigest()
+    digest = hashlib.sha1("\n".join([METHOD, repr(threshold), repr(floor), *names]).encode()).hexdigest()
     kept = self._rows.get(series)
     if kept is not None and kept[0] == digest:
       return SeriesAnalysis.from_json(kept[1]) if kept[1] != "null" else None
-    found = analyse_series(samples, direction, threshold)
+    found = analyse_series(samples, direction, threshold, floor)
     self._rows[series] = (digest, found.to_json() if found is not None else "null")
     self.added += 1
     return found

@@ -82,6 +82,7 @@ def arrival_tests(
     direction: Direction,
     *,
     threshold: float = DEFAULT_THRESHOLD,
+    floor: float = 0.0,
     alpha: float = ARRIVAL_ALPHA,
     window: int = ARRIVAL_WINDOW,
 ) -> Arrivals:
@@ -92,6 +93,7 @@ def arrival_tests(
     log_medians, within: per run, from `run_levels`.
     changes: the indices of the series' confirmed changes (the first run after each).
     direction: which way is worse; NEUTRAL series flag nothing.
+    floor: the smallest move that counts, in the metric's unit (`absolute_floor`: 8 MiB of memory).
 
   Example:
     >>> x = np.log([1.0, 1.02, 0.98, 1.01, 0.99, 1.5])
@@ -105,12 +107,14 @@ def arrival_tests(
   for c in sorted(changes):
     starts[c + 1 :] = c
   starts = np.maximum(starts, np.arange(n) - window)
-  x = log_medians - (float(log_medians[0]) if n else 0.0)  # sums of squares near zero, not near log(value)
+  center = float(log_medians[0]) if n else 0.0
+  x = log_medians - center  # sums of squares near zero, not near log(value)
   sums, squares = np.concatenate([[0.0], np.cumsum(x)]), np.concatenate([[0.0], np.cumsum(x * x)])
   k = np.arange(n) - starts
   # Every run at once against its whole reference; then, one by one, the runs whose reference
   # holds a flagged run still pending.
-  judged = _judge(x, within, sums[:-1] - sums[starts], squares[:-1] - squares[starts], k, quantiles, direction, threshold)
+  judged = _judge(x, within, sums[:-1] - sums[starts], squares[:-1] - squares[starts], k, quantiles, direction,
+                  threshold, floor, center)  # fmt: skip
   first = next((j for j in range(n) if judged[3][j]), n)
   flagged = [first]
 
@@ -122,7 +126,7 @@ def arrival_tests(
     if pending:
       kept = np.array([i for i in range(starts[j], j) if i not in pending], dtype=int)
       again = _judge(x[j : j + 1], within[j : j + 1], x[kept].sum(keepdims=True), (x[kept] ** 2).sum(keepdims=True),
-                     np.array([len(kept)]), quantiles, direction, threshold)  # fmt: skip
+                     np.array([len(kept)]), quantiles, direction, threshold, floor, center)  # fmt: skip
       for row, value in zip(judged, again):
         row[j] = value[0]
       k[j] = len(kept)
@@ -139,20 +143,21 @@ def arrival_tests(
 
 def _judge(
     x: np.ndarray, within: np.ndarray, total: np.ndarray, squares: np.ndarray, k: np.ndarray, quantiles: np.ndarray,
-    direction: Direction, threshold: float,
+    direction: Direction, threshold: float, floor: float, center: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-  """(ratio, low, high, worse) of runs `x` against references of `k` runs with these sums."""
+  """(ratio, low, high, worse) of runs `x` (log medians less `center`) against references of `k`
+  runs with these sums."""
   with np.errstate(all="ignore"):
     mean = total / k
     spread = np.maximum((squares - k * mean * mean) / (k - 1), 0.0)
     d = x - mean
     half = quantiles[np.clip(k - 1, 0, len(quantiles) - 1)] * np.sqrt(np.maximum(spread, within) + spread / k)
-  judged = k >= MIN_REFERENCE_RUNS
+    counted = (k >= MIN_REFERENCE_RUNS) & (np.exp(mean + center) * np.abs(np.exp(d) - 1.0) >= floor)
   ratio, low, high = np.exp(d), np.exp(d - half), np.exp(d + half)
   if direction is Direction.LOWER:
-    worse = judged & (low > 1.0) & (ratio >= 1.0 + threshold)
+    worse = counted & (low > 1.0) & (ratio >= 1.0 + threshold)
   elif direction is Direction.HIGHER:
-    worse = judged & (high < 1.0) & (ratio <= 1.0 / (1.0 + threshold))
+    worse = counted & (high < 1.0) & (ratio <= 1.0 / (1.0 + threshold))
   else:
     worse = np.zeros(len(x), dtype=bool)
   return ratio, low, high, worse

@@ -164,11 +164,13 @@ def level_changes(
     direction: Direction,
     *,
     threshold: float = DEFAULT_THRESHOLD,
+    floor: float = 0.0,
     level: float = CHANGE_LEVEL,
     min_runs: int = MIN_RUNS,
     window: int = WINDOW,
 ) -> list[ChangePoint]:
-  """`change_points` of runs given by the logs of their medians (`run_levels`)."""
+  """`change_points` of runs given by the logs of their medians (`run_levels`); a change moves
+  the level by at least `floor` too, in the metric's unit (`absolute_floor`: 8 MiB of memory)."""
   if direction is Direction.NEUTRAL or len(log_medians) < 2 * min_runs:
     return []
   bounds = _candidates(log_medians, min_runs)
@@ -187,7 +189,8 @@ def level_changes(
     bounds.remove(max(merge)[2])  # the least evidence first: the largest p-value, then the smallest move
   changes = []
   for b, t in tested.items():
-    if not (t.edge and t.scan and (t.ratio >= 1.0 + threshold or t.ratio <= 1.0 / (1.0 + threshold))):
+    beyond = t.ratio >= 1.0 + threshold or t.ratio <= 1.0 / (1.0 + threshold)
+    if not (t.edge and t.scan and beyond and t.before * abs(t.ratio - 1.0) >= floor):
       continue
     worse = t.ratio > 1 if direction is Direction.LOWER else t.ratio < 1
     edges = [0, *bounds, len(log_medians)]
@@ -200,8 +203,8 @@ def level_changes(
 class _Boundary:
   """A boundary tested on the runs around it: the ratio and its interval; whether the scan test
   rejects "no change" at SCAN_ALPHA (`scan`); whether it stays a segment edge (its interval
-  excludes 1 and the scan test rejects at EDGE_ALPHA); and the best split's own t-test p-value,
-  which orders the merging (the least evidence first)."""
+  excludes 1 and the scan test rejects at EDGE_ALPHA); the best split's own t-test p-value,
+  which orders the merging (the least evidence first); and the level before it."""
 
   ratio: float
   low: float
@@ -209,6 +212,7 @@ class _Boundary:
   scan: bool
   edge: bool
   p_single: float
+  before: float
 
 
 def largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
@@ -262,8 +266,9 @@ def _test(log_medians: np.ndarray, span: tuple[int, int, int], level: float, min
   low, high = _welch_interval(before, after, level)
   runs = end - start
   if runs < 2 * min_runs or runs < 3:
-    return _Boundary(ratio, low, high, False, False, 1.0)
+    return _Boundary(ratio, low, high, False, False, 1.0, math.exp(float(np.median(before))))
   observed = largest_split_t(log_medians[None, start:end], min_runs)[0]
-  scan, edge = scan_critical_values(runs, min_runs)
+  scan_at, edge_at = scan_critical_values(runs, min_runs)
   p_single = 2.0 * float(scipy.special.stdtr(runs - 2, -observed))  # scipy.stats.t.sf, without its 0.4 ms a call
-  return _Boundary(ratio, low, high, bool(observed > scan), bool((low > 1.0 or high < 1.0) and observed > edge), p_single)
+  edge = bool((low > 1.0 or high < 1.0) and observed > edge_at)
+  return _Boundary(ratio, low, high, bool(observed > scan_at), edge, p_single, math.exp(float(np.median(before))))
