@@ -357,48 +357,43 @@ def _run_into_history(tmp_path: pathlib.Path, hist: str, label: str, step_factor
   shutil.rmtree(out)
 
 
-def _machine_changed(doc: dict, planted: str = "") -> None:
-  """Skips when a metric the plant does not touch moved: the machine changing under the series
-  (a CPU hog starting or ending), which no detector can tell from the plant. Say so, rather than
-  pass or fail on it."""
-  moved = [c for c in doc["changes"] + doc["flagged"] if c["metric"] != planted]
-  if moved:
-    pytest.skip(f"the machine changed during the series, so the plant cannot be told from it: {moved}")
-
-
 @pytest.mark.slow
 @pytest.mark.alone
 @pytest.mark.timeout(1200)
+@pytest.mark.host_memory("off", reason="the gate over time of a 50 ms step: a memory pass after each of 25 runs would double the time")
 def test_ten_real_runs_then_an_eleventh_at_one_and_a_half_times_fail_the_gate_on_the_eleventh(tmp_path):
   """Real runs of a small suite with a 50 ms step, two histories interleaved (the machine's load
   falls on both): ten alike, then an eleventh whose step takes 1.5x, fail the gate on the
   eleventh, named, the night it arrives; three more confirm it as a change. Eleven alike pass."""
+  step = "step_0_basics/time_s"
   planted, flat = str(tmp_path / "planted"), str(tmp_path / "flat")
   for i in range(1, 12):
     _run_into_history(tmp_path, planted, f"r{i}", 1.5 if i == 11 else 1.0)
     _run_into_history(tmp_path, flat, f"r{i}", 1.0)
   page, doc = tmp_path / "planted.html", tmp_path / "planted.json"
   done = run_cli("history", planted, "--fail_on_change", "--html", str(page), "--json", str(doc))
-  found = json.loads(doc.read_text())
-  _machine_changed(found, "step_0_basics/time_s")
   assert done.returncode == 3, done.stdout + done.stderr
-  assert "step_0_basics/time_s: r11 worse on arrival, pending confirmation" in done.stdout
-  (flag,) = found["flagged"]
+  assert f"{step}: r11 worse on arrival, pending confirmation" in done.stdout
+  found = json.loads(doc.read_text())
+  (flag,) = [f for f in found["flagged"] if f["metric"] == step]
   assert (flag["label"], flag["state"]) == ("r11", "pending") and 1.3 < flag["ratio"] < 1.7 and flag["low"] > 1.0
   assert "r11: worse on arrival" in page.read_text()
   print(done.stdout)  # the figures, for the record (pytest -s)
-  done = run_cli("history", flat, "--fail_on_change", "--json", str(doc))
-  _machine_changed(json.loads(doc.read_text()))
-  assert done.returncode == 0, done.stdout + done.stderr
+  done = run_cli("history", flat, "--fail_on_change", "--json", str(tmp_path / "flat.json"))
   print(done.stdout)
+  if done.returncode == 3:
+    # The step sleeps: the machine's load does not move it. Save and load times do move with it
+    # (a CPU hog starting or ending is a real change of the machine): say so rather than fail.
+    assert f"{step}:" not in done.stdout.split("FAIL")[-1], done.stdout
+    pytest.skip(f"the machine changed under the save and load series: {done.stdout.split('FAIL')[-1]}")
+  assert done.returncode == 0, done.stdout + done.stderr
   for i in range(12, 15):
     _run_into_history(tmp_path, planted, f"r{i}", 1.5)
   done = run_cli("history", planted, "--fail_on_change", "--json", str(doc))
-  found = json.loads(doc.read_text())
-  _machine_changed(found, "step_0_basics/time_s")
   assert done.returncode == 3, done.stdout + done.stderr
-  assert [(c["label"], c["direction"]) for c in found["changes"]] == [("r11", "worse")]
-  assert [(f["label"], f["state"]) for f in found["flagged"]][0] == ("r11", "confirmed")
+  found = json.loads(doc.read_text())
+  assert [(c["label"], c["direction"]) for c in found["changes"] if c["metric"] == step] == [("r11", "worse")]
+  assert [(f["label"], f["state"]) for f in found["flagged"] if f["metric"] == step][0] == ("r11", "confirmed")
   print(done.stdout)
 
 

@@ -17,8 +17,8 @@ from ckptbench.stats import DEFAULT_THRESHOLD, PENDING_RUNS, ArrivalTest, Direct
 
 
 @dataclasses.dataclass(frozen=True)
-class Change:
-  """A confirmed change of one series: `label` is the first run after it."""
+class _AtRun:
+  """Something said of one run of a series: `index` is the run's place in it."""
 
   suite: str
   benchmark: str
@@ -26,7 +26,13 @@ class Change:
   machine: str
   label: str
   time: str
-  index: int  # of the first run after it, in the series
+  index: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Change(_AtRun):
+  """A confirmed change of one series: the run is the first after it."""
+
   direction: str  # "worse" | "better"
   ratio: float
   low: float
@@ -37,20 +43,13 @@ class Change:
 
 
 @dataclasses.dataclass(frozen=True)
-class Arrival:
+class Arrival(_AtRun):
   """A run judged on arrival against the `reference_runs` runs of its segment before it.
 
   `state`: "passed" (not worse), or for a run flagged worse: "pending" (fewer than
   `stats.PENDING_RUNS` runs since, and no change confirmed at it), "confirmed" (a worse change
   confirmed at it or next to it) or "withdrawn" (enough runs since, and none confirmed)."""
 
-  suite: str
-  benchmark: str
-  metric: str
-  machine: str
-  label: str
-  time: str
-  index: int
   ratio: float
   low: float
   high: float
