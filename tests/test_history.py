@@ -293,12 +293,15 @@ def test_the_page_renders_offline_in_headless_chromium_names_the_change_and_filt
     fetched = driver.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
     gate_text = driver.find_element("id", "gate").text + driver.find_element("css selector", "ul li.fail").text
     annotations = [a.text for a in driver.find_elements("css selector", ".js-plotly-plot .annotation-text")]
+    flagged = driver.find_element("css selector", "#flagged li.confirmed").text
+    triangles = len(driver.find_elements("css selector", ".js-plotly-plot .scatterlayer .trace:nth-child(2) .point"))
     shaded = len(driver.find_elements("css selector", ".js-plotly-plot .shapelayer path"))
     driver.find_element("id", "filter").send_keys("load_0")
     shown = [s.is_displayed() for s in driver.find_elements("css selector", "section.series")]
   assert errors == [] and fetched == []  # nothing loaded from anywhere: it reads offline
   assert "worse:" in gate_text and "save_0_basics/time_s" in gate_text and "from r9" in gate_text
   assert any(a.startswith("worse from r9") and "jax 0.10.2 -> 0.11.0" in a for a in annotations)
+  assert "r9 worse on arrival, confirmed by a change" in flagged and triangles == 1  # the save chart's r9
   assert shaded >= 3  # the change's line and each chart's shaded run
   assert shown == [True, False]  # series are sorted by metric: load, then save
 
