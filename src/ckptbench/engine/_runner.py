@@ -149,7 +149,7 @@ def _run_suite(
         else:
           done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
       if host_memory.mode == "pass" and not done_repeats.interrupted:
-        runs.memory_pass(host_memory, run_plan)
+        manifest["host_memory"]["seconds"] = runs.memory_pass(host_memory, run_plan)
         if stop.requested:
           done_repeats = dataclasses.replace(done_repeats, interrupted=True)
   finally:
@@ -205,8 +205,9 @@ class _Runs:
     self.watchdog.end_run()
     self.freeing.start(leftovers, self.coordinator.process_index == 0)
 
-  def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> None:
-    """The memory pass (engine/_memory_pass.py) once the timed runs are done: its records written and kept."""
+  def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> float:
+    """The memory pass (engine/_memory_pass.py) once the timed runs are done: its records written and kept;
+    the seconds it took (the manifest's `host_memory.seconds`)."""
     self.freeing.wait()  # the last timed run's checkpoint is gone first
     self.progress.note("memory pass: each benchmark again until its host memory readings agree, in a fresh"
                        " process (host memory only; every timing is the timed runs')")  # fmt: skip
@@ -216,8 +217,10 @@ class _Runs:
       writer.add(records)
     self.records.extend(records)
     failed = sum(1 for r in records if r.failed)
-    self.progress.note(f"memory pass: {len(records)} run(s) recorded in {time.perf_counter() - started:.1f} s"
+    seconds = time.perf_counter() - started
+    self.progress.note(f"memory pass: {len(records)} run(s) recorded in {seconds:.1f} s"
                        + (f", {failed} failed" if failed else ""))
+    return round(seconds, 3)
 
 
 def _manifest_and_probe(
