@@ -11,6 +11,8 @@ import subprocess
 import sys
 from typing import Any, Mapping
 
+from ckptbench.distributed import slurm_job_from_env
+
 # torch and torchax: the PyTorch built-ins' figures depend on them (None where not installed).
 _PACKAGES = ("jax", "jaxlib", "orbax-checkpoint", "tensorstore", "numpy", "torch", "torchax", "ckptbench")
 
@@ -89,6 +91,7 @@ def build_manifest(
       "backend": backend or jax.default_backend(),
       "xla_flags": os.environ.get("XLA_FLAGS", ""),
       "argv": argv or sys.argv,
+      "cluster_job": slurm_job_from_env(os.environ),
       "suite_file": suite_file,
       "config": suite_raw,
       "started_at": now_iso(),
