@@ -6,7 +6,7 @@ what the machine does meanwhile (how many read buffers are live at once): the sa
 MiB, the non-OCDBT save 27-53 MiB (benchmarks/memory_rule.py, 28 Nov 2026, load average 14-20). So the
 pass does not repeat a benchmark a fixed number of times; it stops once, for each judged host-memory
 tag of the benchmark, two readings in a row have agreed, within `AGREE_RELATIVE` of their mean or
-`AGREE_MIB` (the larger), and at `engine._memory_pass_choices.MEMORY_READINGS_CAP` readings at most.
+`AGREE_MIB` (the larger), and at 6 readings at most (`engine._memory_pass_choices`).
 
 The figure is the median of the readings taken. Its error, measured (benchmarks/memory_rule.py: 4
 runs of 10 readings of the quick start's two variants, each sequence stopped by this rule in 300
