@@ -155,7 +155,7 @@ def test_a_benchmark_failing_in_the_memory_pass_fails_the_run_and_keeps_every_re
 
 @pytest.mark.slow
 def test_a_suite_from_python_text_runs_its_memory_pass_as_the_cli_does(tmp_path, monkeypatch):
-  monkeypatch.delenv(HOST_MEMORY_ENV)
+  monkeypatch.delenv(HOST_MEMORY_ENV, raising=False)
   suite = load_suite_text(PLANTED + "      allocate_mib: 16\n", "<string>")
   outcome = ckptbench.run(suite, ckptbench.RunSettings(output_dir=tmp_path / "out", write_views=False,
                                                        probe_storage=False, show_progress=False))  # fmt: skip

@@ -88,4 +88,4 @@ def settled_rule(threshold: float) -> str:
   return (f"memory pass: readings until two in a row agree (within {AGREE_RELATIVE:.0%} or {AGREE_MIB:g} MiB); each"
           f" figure, their median, +-{ERROR_RELATIVE:.0%} or {ERROR_MIB:g} MiB ({ERROR_COVERAGE:.0%} of measured"
           f" stops); worse/better: the difference +- both errors excludes 0 and is beyond {threshold_text(threshold)}"
-          " (8 MiB at least); equivalent: it lies within that")
+          f" (8 MiB at least); equivalent: it lies within +-{threshold_text(threshold)}")
