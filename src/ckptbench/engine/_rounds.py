@@ -30,7 +30,7 @@ import random
 import time
 from typing import Any, Callable, Sequence
 
-from ckptbench.api import RunRecord, is_host_memory_tag, judged_as
+from ckptbench.api import RunRecord, is_host_memory_tag, judged_as, timed_runs
 from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
 from ckptbench.engine._schedule import ScheduledRun
 from ckptbench.engine._settings import RunSettings
@@ -196,7 +196,7 @@ def settled_rounds(
         return RepeatsDone(True, rounds, "interrupted")
       execute(ScheduledRun(open_[b], rounds, False))
     rounds += 1
-    open_ = [b for b in open_ if not _settled([r for r in records if r.key == keys[b] and not r.warmup], rounds)]
+    open_ = [b for b in open_ if not _settled([r for r in timed_runs(records) if r.key == keys[b]], rounds)]
   return RepeatsDone(False, rounds, "settled" if not open_ else "most rounds")
 
 
