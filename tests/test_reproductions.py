@@ -14,8 +14,13 @@ import statistics
 
 import pytest
 
-from store_servers import gcs_store  # noqa: F401  (fixture)
 import ckptbench
+from store_servers import gcs_store  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests read timings and counts of the reproductions; every shipped example runs with the "
+    "memory pass in tests/test_example_walk.py"
+))
 
 MLPERF_BYTES_PER_PARAMETER = 14  # MLPerf Storage v2.0: Llama 3 8B's checkpoint is 105 GiB
 MLPERF_TEST_SCALE = 0.00002  # the presets' smallest sizes (their embeddings stay whole)
