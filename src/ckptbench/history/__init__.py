@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING
 from ckptbench._lazy import lazy_face
 
 if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers and IDEs resolve it
-  from ckptbench.history._analysis import Change, Series, analyse, gate
+  from ckptbench.history._analysis import Change, Series, analyse, gate, unjudged
   from ckptbench.history._entry import Environment, HistoryEntry, Point, entry_from_outputs
-  from ckptbench.history._store import HistoryStore
+  from ckptbench.history._store import History, HistoryStore
   from ckptbench.history._exports import bencher_metric_format, change_text, history_document, summary_markdown
 
 __getattr__, __dir__ = lazy_face(globals())

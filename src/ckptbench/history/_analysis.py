@@ -11,6 +11,7 @@ from typing import Sequence
 from ckptbench.api import is_host_memory_tag
 from ckptbench.errors import CkptbenchError
 from ckptbench.history._entry import HistoryEntry, Point
+from ckptbench.history._store import History
 from ckptbench.stats import DEFAULT_THRESHOLD, Direction, change_points, metric_direction
 
 
@@ -130,3 +131,12 @@ def _series(runs: list[tuple[HistoryEntry, Point]], threshold: float) -> Series:
 def gate(series: Sequence[Series]) -> list[Change]:
   """The changes that fail `--fail_on_change`: per series, a newest segment worse than the one before."""
   return [c for s in series if (c := s.newest_change_is_worse) is not None]
+
+
+def unjudged(history: History, series: Sequence[Series]) -> list[str]:
+  """What the gate could not judge, one line each: the entries skipped as unreadable, the series not tested.
+
+  A gate over a history with any of these never passes (`ckptbench history --fail_on_change` exits 5).
+  """
+  lines = [f"skipped an unreadable entry: {why}" for why in history.skipped]
+  return lines + [f"{s.suite} | {s.benchmark} | {s.metric} on {s.machine}: {s.note}" for s in series if s.note]

@@ -7,6 +7,7 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
+from ckptbench._escape import markdown_text
 from ckptbench.history._analysis import Change, Series
 from ckptbench.history._entry import HistoryEntry
 
@@ -34,23 +35,30 @@ def change_text(change: Change) -> str:
           f" {change.before_runs} runs before, {change.after_runs} after){also}")  # fmt: skip
 
 
-def summary_markdown(series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Change]) -> str:
-  """A CI job summary: the gate's answer first, then every change, then the newest value of each series."""
+def summary_markdown(
+    series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Change], unjudged: Sequence[str] = ()
+) -> str:
+  """A CI job summary: the gate's answer first (with what it could not judge), then every change, then the
+  newest value of each series. Every name and label is literal text (`markdown_text`): no `|` breaks a
+  table, no HTML renders."""
+  md = markdown_text
   newest = entries[-1]
-  lines = [f"## ckptbench history: {len(entries)} runs, newest {newest.label} ({newest.time})", ""]
+  lines = [f"## ckptbench history: {len(entries)} runs, newest {md(newest.label)} ({md(newest.time)})", ""]
   if failing:
-    lines += ["**Worse since:**", ""] + [f"- {change_text(c)}" for c in failing] + [""]
-  else:
+    lines += ["**Worse since:**", ""] + [f"- {md(change_text(c))}" for c in failing] + [""]
+  elif not unjudged:
     lines += ["No headline metric's newest segment is worse than the one before it.", ""]
+  if unjudged:
+    lines += ["**Not judged:**", ""] + [f"- {md(line)}" for line in unjudged] + [""]
   changes = [c for s in series for c in s.changes]
   if changes:
     lines += ["| suite | benchmark | metric | from | direction | ratio | interval | also changed |", "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {c.suite} | {c.benchmark} | {c.metric} | {c.label} | {c.direction} | {c.ratio:.3f} |"
-              f" {c.low:.3f}-{c.high:.3f} | {', '.join(c.also_changed)} |" for c in changes]  # fmt: skip
+    lines += [f"| {md(c.suite)} | {md(c.benchmark)} | {md(c.metric)} | {md(c.label)} | {c.direction} | {c.ratio:.3f} |"
+              f" {c.low:.3f}-{c.high:.3f} | {md(', '.join(c.also_changed))} |" for c in changes]  # fmt: skip
     lines.append("")
   lines += ["| suite | benchmark | metric | machine | runs | newest median | changes |", "|---|---|---|---|---|---|---|"]
-  lines += [f"| {s.suite} | {s.benchmark} | {s.metric} | {s.machine} | {len(s.medians)} | {s.medians[-1]:.4g} {s.unit} |"
-            f" {len(s.changes) if not s.note else s.note} |" for s in series]  # fmt: skip
+  lines += [f"| {md(s.suite)} | {md(s.benchmark)} | {md(s.metric)} | {md(s.machine)} | {len(s.medians)} |"
+            f" {s.medians[-1]:.4g} {md(s.unit)} | {len(s.changes) if not s.note else md(s.note)} |" for s in series]  # fmt: skip
   return "\n".join(lines) + "\n"
 
 
