@@ -3,6 +3,12 @@
 Only plain data is built (SafeLoader: no object construction from tags), and
 every mapping key and sequence item gets its line number, so validation errors
 can point at the exact place in the suite file.
+
+What a suite may expand to is bounded before anything builds it: its bytes (`MAX_BYTES`), its
+nesting (`MAX_DEPTH`, counted on the parser's events, which PyYAML produces without recursion), and
+the values it holds once aliases and merge keys are expanded (`MAX_VALUES`, counted on the node
+graph, each shared node once), so a few hundred bytes of nested aliases, a recursive alias or lists
+nested thousands deep are one line naming the file and line, not gigabytes or a RecursionError.
 """
 
 from __future__ import annotations
@@ -16,6 +22,9 @@ import yaml
 from ckptbench.errors import ConfigError
 
 KeyPath = tuple[str | int, ...]
+MAX_BYTES = 1 << 20  # the largest built-in example is 3 KiB
+MAX_DEPTH = 64  # mappings and lists inside each other; a suite needs about 8
+MAX_VALUES = 100_000  # scalars, mappings and lists once every alias is expanded
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +72,8 @@ def load_yaml_file(path: str | pathlib.Path) -> LocatedDocument:
     raise ConfigError("is a directory, not a suite file", file=file) from None
   except OSError as e:
     raise ConfigError(f"cannot read the suite file ({e.strerror})", file=file) from None
+  if len(raw) > MAX_BYTES:
+    raise ConfigError(f"is {len(raw):,} bytes; a suite file is at most {MAX_BYTES:,}", file=file)
   if b"\x00" in raw:
     raise ConfigError("is a binary file, not YAML", file=file)
   try:
@@ -73,15 +84,19 @@ def load_yaml_file(path: str | pathlib.Path) -> LocatedDocument:
 
 
 def parse_yaml(text: str, file: str = "<string>") -> LocatedDocument:
+  if len(text) > MAX_BYTES:
+    raise ConfigError(f"is {len(text):,} characters; a suite is at most {MAX_BYTES:,}", file=file)
   try:
     loader = yaml.SafeLoader(text)  # checks every character of a string at once
   except yaml.reader.ReaderError as e:
     line = text.count("\n", 0, e.position) + 1
     raise ConfigError(f"invalid YAML: the character U+{e.character:04X} is not allowed", file=file, line=line) from None
   try:
+    _check_depth(yaml.SafeLoader(text), file)
     node = loader.get_single_node()
     if node is None:
       raise ConfigError("the suite file is empty", file=file)
+    _check_expansion(node, file)
     lines: dict[KeyPath, int] = {(): node.start_mark.line + 1}
     data = _build(loader, node, (), lines, file)
   except yaml.MarkedYAMLError as e:
@@ -94,6 +109,54 @@ def parse_yaml(text: str, file: str = "<string>") -> LocatedDocument:
   finally:
     loader.dispose()
   return LocatedDocument(data, file, lines)
+
+
+def _check_depth(loader: yaml.SafeLoader, file: str) -> None:
+  """Refuses nesting past MAX_DEPTH from the parser's events, before the (recursive) composer runs."""
+  depth = 0
+  try:
+    while loader.check_event():
+      event = loader.get_event()
+      if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+        depth += 1
+        if depth > MAX_DEPTH:
+          raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=file, line=event.start_mark.line + 1)
+      elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+        depth -= 1
+  finally:
+    loader.dispose()
+
+
+def _check_expansion(root: yaml.Node, file: str) -> None:
+  """Refuses a recursive alias, and a document of more than MAX_VALUES values once aliases expand.
+
+  Each node's expanded size is counted once (aliases share nodes), so the count costs the file's
+  size, not the expansion's; the composer has bounded the depth (MAX_DEPTH) this recursion reaches.
+  """
+  sizes: dict[int, int] = {}
+  open_nodes: set[int] = set()
+
+  def size(node: yaml.Node) -> int:
+    if id(node) in sizes:
+      return sizes[id(node)]
+    if id(node) in open_nodes:
+      raise ConfigError("an alias refers to a node that holds it (a recursive alias)", file=file,
+                        line=node.start_mark.line + 1)  # fmt: skip
+    open_nodes.add(id(node))
+    if isinstance(node, yaml.MappingNode):
+      total = 1 + sum(size(k) + size(v) for k, v in node.value)
+    elif isinstance(node, yaml.SequenceNode):
+      total = 1 + sum(size(item) for item in node.value)
+    else:
+      total = 1
+    open_nodes.discard(id(node))
+    if total > MAX_VALUES:
+      raise ConfigError(f"expands to more than {MAX_VALUES:,} values (aliases repeat what they name)", file=file,
+                        line=node.start_mark.line + 1)  # fmt: skip
+    sizes[id(node)] = total
+    return total
+
+  size(root)
 
 
 _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
@@ -109,8 +172,8 @@ def _build(loader, node, path: KeyPath, lines: dict[KeyPath, int], file: str) ->
     loader.flatten_mapping(node)  # resolves `<<` merge keys
     result: dict[Any, Any] = {}
     for key_node, value_node in node.value:
-      key = loader.construct_object(key_node, deep=True)
       line = key_node.start_mark.line + 1
+      key = loader.construct_object(key_node, deep=True) if isinstance(key_node, yaml.ScalarNode) else None
       if not isinstance(key, (str, int, float, bool)) or key is None:
         raise ConfigError(f"a mapping key must be a plain scalar, got {key!r}", file=file, line=line)
       key = str(key) if not isinstance(key, str) else key

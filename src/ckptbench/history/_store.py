@@ -64,6 +64,11 @@ class HistoryStore:
     self.remote = is_store_url(self.location)
     if "://" in self.location:
       parse_store_url(self.location)  # an unknown scheme is an error naming it, before anything runs
+    elif not self.remote:  # checked before a run starts, not when its entry is added at the end
+      existing = next(p for p in (pathlib.Path(self.location), *pathlib.Path(self.location).absolute().parents)
+                      if p.exists())  # fmt: skip
+      if not existing.is_dir():
+        raise CkptbenchError(f"{existing}: a history is a directory, and this is a file")
 
   def _child(self, *parts: str) -> str:
     return "/".join([self.location, *parts]) if self.remote else str(pathlib.Path(self.location, *parts))
@@ -79,10 +84,6 @@ class HistoryStore:
 
   def append(self, entry: HistoryEntry) -> str:
     """Writes `entry` as its own object; returns where."""
-    if not self.remote:
-      root = pathlib.Path(self.location)
-      if root.exists() and not root.is_dir():
-        raise CkptbenchError(f"{root}: a history is a directory, and this is a file")
     where = self._child(ENTRIES, f"{entry.name}.json")
     write_location(where, entry.to_json().encode())
     return where
