@@ -7,6 +7,8 @@ import sys
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ckptbench._escape import terminal_text
+
 
 class RunProgress:
   """Reports each finished run. Silent when `enabled` is False (non-zero processes)."""
@@ -27,14 +29,14 @@ class RunProgress:
 
   def started(self, label: str) -> None:
     if self._bar is not None:
-      self._bar.update(self._task, description=label[:60])
+      self._bar.update(self._task, description=terminal_text(label)[:60])
 
   def finished(self, label: str, seconds: float, error: str | None) -> None:
     self._done += 1
     if not self._enabled:
       return
     status = "ok" if error is None else f"FAILED: {error}"
-    line = f"[{self._done}/{self._total}] {label}: {status} ({seconds:.2f} s)"
+    line = terminal_text(f"[{self._done}/{self._total}] {label}: {status} ({seconds:.2f} s)")
     if self._bar is not None:
       self._bar.advance(self._task)
       if error is not None:
@@ -46,6 +48,7 @@ class RunProgress:
     """A line between runs, e.g. what a look at the data found."""
     if not self._enabled:
       return
+    line = terminal_text(line)
     if self._bar is not None:
       self._bar.console.print(line, markup=False, highlight=False)
     else:
