@@ -22,7 +22,7 @@ import yaml
 from ckptbench.errors import ConfigError
 
 KeyPath = tuple[str | int, ...]
-MAX_BYTES = 1 << 20  # the largest built-in example is 3 KiB
+MAX_BYTES = 256 << 10  # the largest built-in example is 3 KiB
 MAX_DEPTH = 64  # mappings and lists inside each other; a suite needs about 8
 MAX_VALUES = 100_000  # scalars, mappings and lists once every alias is expanded
 
@@ -92,7 +92,7 @@ def parse_yaml(text: str, file: str = "<string>") -> LocatedDocument:
     line = text.count("\n", 0, e.position) + 1
     raise ConfigError(f"invalid YAML: the character U+{e.character:04X} is not allowed", file=file, line=line) from None
   try:
-    _check_depth(yaml.SafeLoader(text), file)
+    _check_depth(text, file)
     node = loader.get_single_node()
     if node is None:
       raise ConfigError("the suite file is empty", file=file)
@@ -111,8 +111,11 @@ def parse_yaml(text: str, file: str = "<string>") -> LocatedDocument:
   return LocatedDocument(data, file, lines)
 
 
-def _check_depth(loader: yaml.SafeLoader, file: str) -> None:
-  """Refuses nesting past MAX_DEPTH from the parser's events, before the (recursive) composer runs."""
+def _check_depth(text: str, file: str, loader_class: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)) -> None:
+  """Refuses nesting past MAX_DEPTH from the parser's events (libyaml's, when installed), before the
+  recursive composer runs. Where libyaml stops (its own depth limit, a syntax error), PyYAML's parser
+  counts again, and its error is the one the loader would give."""
+  loader = loader_class(text)
   depth = 0
   try:
     while loader.check_event():
@@ -123,40 +126,50 @@ def _check_depth(loader: yaml.SafeLoader, file: str) -> None:
           raise ConfigError(f"nested more than {MAX_DEPTH} levels deep", file=file, line=event.start_mark.line + 1)
       elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
         depth -= 1
+  except yaml.YAMLError:
+    if loader_class is yaml.SafeLoader:
+      raise
+    _check_depth(text, file, yaml.SafeLoader)
   finally:
     loader.dispose()
 
 
 def _check_expansion(root: yaml.Node, file: str) -> None:
-  """Refuses a recursive alias, and a document of more than MAX_VALUES values once aliases expand.
+  """Refuses a recursive alias, and a document that, once aliases expand, holds more than MAX_VALUES
+  values or nests deeper than MAX_DEPTH (aliases can stack nodes that are each shallow).
 
-  Each node's expanded size is counted once (aliases share nodes), so the count costs the file's
-  size, not the expansion's; the composer has bounded the depth (MAX_DEPTH) this recursion reaches.
+  Each node is measured once (aliases share nodes; an alias names a node that came before it, so the
+  walk meets it measured or open), so the count costs the file's size, not the expansion's, and this
+  recursion goes no deeper than the text's nesting, which `_check_depth` bounded.
   """
-  sizes: dict[int, int] = {}
+  measured: dict[int, tuple[int, int]] = {}  # id -> (values, depth) once expanded
   open_nodes: set[int] = set()
 
-  def size(node: yaml.Node) -> int:
-    if id(node) in sizes:
-      return sizes[id(node)]
+  def measure(node: yaml.Node) -> tuple[int, int]:
+    if id(node) in measured:
+      return measured[id(node)]
     if id(node) in open_nodes:
       raise ConfigError("an alias refers to a node that holds it (a recursive alias)", file=file,
                         line=node.start_mark.line + 1)  # fmt: skip
     open_nodes.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-      total = 1 + sum(size(k) + size(v) for k, v in node.value)
-    elif isinstance(node, yaml.SequenceNode):
-      total = 1 + sum(size(item) for item in node.value)
-    else:
-      total = 1
+    children = ([n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode)
+                else node.value if isinstance(node, yaml.SequenceNode) else [])  # fmt: skip
+    values, depth = 1, 0
+    for child in children:
+      child_values, child_depth = measure(child)
+      values, depth = values + child_values, max(depth, child_depth)
+    depth += not isinstance(node, yaml.ScalarNode)
     open_nodes.discard(id(node))
-    if total > MAX_VALUES:
+    if values > MAX_VALUES:
       raise ConfigError(f"expands to more than {MAX_VALUES:,} values (aliases repeat what they name)", file=file,
                         line=node.start_mark.line + 1)  # fmt: skip
-    sizes[id(node)] = total
-    return total
+    if depth > MAX_DEPTH:
+      raise ConfigError(f"nested more than {MAX_DEPTH} levels deep once aliases expand", file=file,
+                        line=node.start_mark.line + 1)  # fmt: skip
+    measured[id(node)] = (values, depth)
+    return values, depth
 
-  size(root)
+  measure(root)
 
 
 _PLAIN_TAGS = {"tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"}
