@@ -109,7 +109,7 @@ def test_history_labels_reach_the_terminal_without_escape_sequences(tmp_path, ca
     store.append(entry)
   assert main(["history", str(hist), "--fail_on_change"]) == 3
   captured = capsys.readouterr()
-  assert "FAIL: worse since a change" in captured.out
+  assert "FAIL: worse" in captured.out
   assert not _CONTROL.search(captured.out.replace("\n", "")), captured.out
 
 

@@ -8,7 +8,7 @@ import math
 import pathlib
 import statistics
 
-from ckptbench.api import SchemaError, finite_number
+from ckptbench.api import SchemaError, finite_number, timed_runs
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_document, read_records
 from ckptbench.stats import PROFILES, StoreProfile
@@ -55,8 +55,8 @@ def measured_latency(profile: StoreProfile, out_dir: str | pathlib.Path) -> Stor
     CkptbenchError: `out_dir` holds no successful `storage` run without OCDBT.
   """
   per_wave = []
-  for r in read_records(out_dir):
-    if r.generator == _STORAGE and not r.failed and not r.options.get("use_ocdbt") and not r.warmup:
+  for r in timed_runs(read_records(out_dir)):
+    if r.generator == _STORAGE and not r.failed and not r.options.get("use_ocdbt"):
       waves = math.ceil(r.options["object_count"] / r.options["concurrency"])
       per_wave.append(r.value("write_0_basics/time_s") / waves)
   if not per_wave:
