@@ -199,11 +199,14 @@ def test_the_gate_never_passes_over_a_newest_entry_it_could_not_judge(tmp_path, 
   newest = _newest(hist)
   newest.write_text(newest.read_text().replace('"samples": [', f'"samples": [{sample_value}, ', 1))
   assert main(["history", str(hist)]) == 0  # without the gate: news, not a failure
-  assert main(["history", str(hist), "--fail_on_change", "--summary_md", str(tmp_path / "s.md")]) == 5
+  argv = ["history", str(hist), "--fail_on_change", "--summary_md", str(tmp_path / "s.md"), "--json", str(tmp_path / "h.json")]
+  assert main(argv) == 5
   out = capsys.readouterr().out
   assert "UNDECIDED: the gate could not judge all of the history" in out
   assert f"skipped an unreadable entry: {newest}: not a ckptbench history entry: point 0 sample 0 is" in out
   assert "**Not judged:**" in (tmp_path / "s.md").read_text()
+  (line,) = json.loads((tmp_path / "h.json").read_text())["unjudged"]
+  assert line.startswith(f"skipped an unreadable entry: {newest}")
 
 
 def test_a_planted_step_still_fails_the_gate_beside_an_unreadable_entry(tmp_path, capsys):

@@ -78,7 +78,7 @@ def _show(args: argparse.Namespace) -> int:
   unjudged = history.unjudged(entries, series)
   _print(series, entries, failing, unjudged, args.fail_on_change)
   if args.json:
-    _write(args.json, json.dumps(history.history_document(series, entries), indent=1))
+    _write(args.json, json.dumps(history.history_document(series, entries, unjudged), indent=1))
   if args.summary_md:
     _write(args.summary_md, history.summary_markdown(series, entries, failing, unjudged))
   if args.bmf:

@@ -21,10 +21,12 @@ def _finite_ends(record: Change | Arrival) -> dict[str, Any]:
   return {**dataclasses.asdict(record), "high": _finite(record.high), "low": _finite(record.low)}
 
 
-def history_document(series: Sequence[Series], entries: Sequence[HistoryEntry]) -> dict[str, Any]:
-  """`{"runs": n, "series": [...], "changes": [...], "flagged": [...], "newest": [...]}`: every
-  series with its points, every change, every run flagged worse on arrival with its state, and
-  each series' newest run as judged on arrival."""
+def history_document(
+    series: Sequence[Series], entries: Sequence[HistoryEntry], unjudged: Sequence[str] = ()
+) -> dict[str, Any]:
+  """`{"runs": n, "series": [...], "changes": [...], "flagged": [...], "newest": [...], "unjudged": [...]}`:
+  every series with its points, every change, every run flagged worse on arrival with its state,
+  each series' newest run as judged on arrival, and what the gate could not judge (`history.unjudged`)."""
   docs = []
   for s in series:
     doc = dataclasses.asdict(s)
@@ -38,6 +40,7 @@ def history_document(series: Sequence[Series], entries: Sequence[HistoryEntry]) 
       "changes": [_finite_ends(c) for s in series for c in s.changes],
       "flagged": [_finite_ends(a) for s in series for a in s.flagged],
       "newest": [_finite_ends(s.newest) for s in series if s.newest is not None],
+      "unjudged": list(unjudged),
   }
 
 
