@@ -213,6 +213,17 @@ def test_the_cache_holds_each_series_by_its_runs_and_a_read_computes_only_what_c
     load_cache(store)
 
 
+def test_a_cache_that_cannot_be_written_costs_the_gate_nothing(tmp_path, capsys):
+  store = HistoryStore(tmp_path / "hist")
+  for entry in _planted_entries(n=11, step_at=11):
+    store.append(entry)
+  (tmp_path / "hist" / "index").mkdir()
+  (tmp_path / "hist" / "index" / "changes").write_text("a file where the cache's folder goes")
+  assert main(["history", str(tmp_path / "hist"), "--fail_on_change"]) == 3
+  captured = capsys.readouterr()
+  assert "r11 worse on arrival" in captured.out and "the analysis was not kept in" in captured.err
+
+
 # -- the store
 # A writer as its own process: entries of one point, each written as soon as it is made.
 _WRITER = """
