@@ -18,7 +18,6 @@ from conftest import CHROMEDRIVER, REPO, headless_chromium, run_cli
 from ckptbench.cli import main
 from ckptbench.errors import CkptbenchError
 from ckptbench.history import (
-    AnalysisCache,
     Arrival,
     Change,
     Environment,
