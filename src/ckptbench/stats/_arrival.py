@@ -39,7 +39,8 @@ from ckptbench.stats._direction import Direction
 
 # A side. At 0.005, A/A runs whose spread between runs has heavy tails (Student's t, 3 degrees of
 # freedom, 8% standard deviation) failed the gate 1.2-1.9% of the time (normal: 0.4-0.9%); at
-# 0.0025, 0.8% (normal: 0.4%), for a 1.5x step found on its first run 78 times in 100 instead of 88.
+# 0.0025, 1.1-1.5% (normal: 0.2-0.6%), for a 1.5x step found on its first run 78 times in 100
+# instead of 88 (docs/history.md).
 ARRIVAL_ALPHA = 0.0025
 MIN_REFERENCE_RUNS = 3
 ARRIVAL_WINDOW = 30
