@@ -17,13 +17,15 @@ from typing import Any, Mapping
 import ckptbench
 
 _log = logging.getLogger(__name__)
+# Not ckptbench's own suffix: `ckptbench report OUT` rewrites its runs and leaves these.
+_SUFFIX = ".orbax-metrics"
 
 
 class _EventWriter:
   """clu's writer methods over one `ckptbench.TensorBoardWriter`."""
 
   def __init__(self, run_dir: pathlib.Path):
-    self._run = ckptbench.TensorBoardWriter(run_dir)
+    self._run = ckptbench.TensorBoardWriter(run_dir, suffix=_SUFFIX)
     self._trial = run_dir.name
 
   def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
