@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import sys
 
 from ckptbench._escape import terminal_text
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, CkptbenchError
@@ -73,7 +74,6 @@ def _show(args: argparse.Namespace) -> int:
   entries = store.read()
   cache = history.load_cache(store)
   series = history.analyse(entries, select=args.select, threshold=threshold, cache=cache)
-  history.save_cache(store, cache)
   failing = history.gate(series)
   unjudged = history.unjudged(entries, series)
   _print(series, entries, failing, unjudged, args.fail_on_change)
@@ -87,6 +87,10 @@ def _show(args: argparse.Namespace) -> int:
     from ckptbench.views import write_history_page  # noqa: PLC0415
 
     print(f"page: {write_history_page(series, entries, failing, args.html, unjudged)}")
+  try:
+    history.save_cache(store, cache)
+  except (OSError, CkptbenchError) as e:  # the answer stands; the next read computes again
+    print(f"warning: the analysis was not kept in {args.words[0]} (the next read computes it again): {e}", file=sys.stderr)
   if args.fail_on_change and failing:
     return EXIT_REGRESSION
   # What the gate could not judge is never a pass: an unread entry may hold the regression.
