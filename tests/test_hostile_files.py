@@ -199,7 +199,8 @@ def test_the_gate_never_passes_over_a_newest_entry_it_could_not_judge(tmp_path, 
   newest = _newest(hist)
   newest.write_text(newest.read_text().replace('"samples": [', f'"samples": [{sample_value}, ', 1))
   assert main(["history", str(hist)]) == 0  # without the gate: news, not a failure
-  argv = ["history", str(hist), "--fail_on_change", "--summary_md", str(tmp_path / "s.md"), "--json", str(tmp_path / "h.json")]
+  argv = ["history", str(hist), "--fail_on_change", "--summary_md", str(tmp_path / "s.md"),
+          "--json", str(tmp_path / "h.json")]  # fmt: skip
   assert main(argv) == 5
   out = capsys.readouterr().out
   assert "UNDECIDED: the gate could not judge all of the history" in out

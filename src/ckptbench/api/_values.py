@@ -40,13 +40,6 @@ def finite_number(value: Any, what: str) -> float:
   return number
 
 
-def text_value(value: Any, what: str) -> str:
-  """`value` when it is a string; SchemaError naming `what` otherwise."""
-  if not isinstance(value, str):
-    raise SchemaError(f"{what} is {_shown(value)}, not a string")
-  return value
-
-
 def _shown(value: Any) -> str:
   shown = repr(value)
   return shown if len(shown) <= 40 else shown[:37] + "..."
@@ -177,7 +170,8 @@ def _plain_kinds(cls: type) -> dict[str, tuple[type, ...]]:
   """Per field of `cls` whose type is plain JSON (`str`, `int | None`, `dict[str, Any]`...), the kinds it takes."""
   kinds = {}
   for name, hint in typing.get_type_hints(cls).items():
-    options = typing.get_args(hint) if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union else (hint,)
+    union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+    options = typing.get_args(hint) if union else (hint,)
     plain = []
     for option in options:
       origin = typing.get_origin(option) or option

@@ -100,7 +100,8 @@ def _show(args: argparse.Namespace) -> int:
 def _print(series, entries, failing, unjudged, gating: bool) -> None:
   from ckptbench.history import arrival_text, change_text, failing_text, gate_passed  # noqa: PLC0415
 
-  print(terminal_text(f"history: {len(entries)} runs, {len(series)} series (newest {entries[-1].label}, {entries[-1].time})"))
+  newest = entries[-1]
+  print(terminal_text(f"history: {len(entries)} runs, {len(series)} series (newest {newest.label}, {newest.time})"))
   for s in series:
     marks = {c.index: ("!" if c.direction == "worse" else "+") for c in s.changes}
     marks.update({a.index: "?" for a in s.flagged if a.state == "pending"})

@@ -151,7 +151,7 @@ def _read_index(where: str) -> dict[str, bytes]:
 
   try:
     table = pyarrow.parquet.read_table(io.BytesIO(read_location(where)))
-    return {name: entry.encode() for name, entry in zip(table.column("name").to_pylist(), table.column("entry").to_pylist())
-            if isinstance(name, str) and isinstance(entry, str)}  # fmt: skip
+    names, texts = table.column("name").to_pylist(), table.column("entry").to_pylist()
+    return {name: text.encode() for name, text in zip(names, texts) if isinstance(name, str) and isinstance(text, str)}
   except (pyarrow.ArrowException, KeyError, UnicodeEncodeError) as e:
     raise CkptbenchError(f"{where}: not a ckptbench history index ({e})") from None
