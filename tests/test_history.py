@@ -133,14 +133,16 @@ def test_the_newest_run_worse_on_arrival_fails_the_gate_named_pending_then_confi
   assert gate(analyse(entries)) == []
 
 
-def test_a_newest_run_with_too_few_runs_before_it_is_not_judged_and_says_so(tmp_path, capsys):
+def test_a_newest_run_with_too_few_runs_before_it_is_not_judged_and_the_gate_does_not_pass(tmp_path, capsys):
   series = analyse(_planted_entries(n=3, step_at=99))
   assert all(s.newest is None for s in series) and gate(series) == []
   store = HistoryStore(tmp_path / "hist")
   for entry in _planted_entries(n=3, step_at=99):
     store.append(entry)
-  assert main(["history", str(tmp_path / "hist"), "--fail_on_change"]) == 0
-  assert "the newest run of 2 of 2 series could not be judged on arrival" in capsys.readouterr().out
+  # Nothing was compared: a gate never passes on that (exit 5), and says why.
+  assert main(["history", str(tmp_path / "hist"), "--fail_on_change"]) == 5
+  assert "nothing was compared: no series has a newest run judged on arrival" in capsys.readouterr().out
+  assert main(["history", str(tmp_path / "hist")]) == 0  # without the gate, news only
 
 
 def _planted_series(count: int, before: int, after: int, factor: float, seed: int) -> list[HistoryEntry]:
