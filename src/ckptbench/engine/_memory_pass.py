@@ -151,6 +151,9 @@ def run_memory_pass(
   A benchmark the pass recorded nothing for (the child could not start, or died) gets one failed record
   naming the pass's exit status and log (OUT/logs/memory_pass.log, kept only then).
   """
+  done_keys = {r.key for r in earlier if r.kind is RecordKind.MEMORY_PASS}
+  if all(b.key in done_keys for b in run_plan.plan.benchmarks):  # a resumed run whose pass was done
+    return []
   out = settings.output_dir
   child_out = out / _SUBDIRECTORY
   suite_file, written = _suite_file(suite, out)
@@ -166,7 +169,6 @@ def run_memory_pass(
     shutil.rmtree(child_out, ignore_errors=True)
     if written:
       suite_file.unlink(missing_ok=True)
-  done_keys = {r.key for r in earlier if r.kind is RecordKind.MEMORY_PASS}
   timed_tags: dict[str, set[str]] = {}
   for r in earlier:
     if r.kind is not RecordKind.MEMORY_PASS:
