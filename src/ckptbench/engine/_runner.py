@@ -36,6 +36,7 @@ from ckptbench.engine._memory_pass import HostMemory, host_memory_plan, run_memo
 from ckptbench.engine._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine._auto import auto_rounds, driven_rounds
+from ckptbench.engine._race import RaceResult, race_rounds
 from ckptbench.engine._noise import NoiseMeter
 from ckptbench.engine._rounds import RepeatsDone, fixed_runs
 from ckptbench.engine._run_plan import RunPlan, build_run_plan
@@ -54,7 +55,7 @@ from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
 from ckptbench.results import RunWriter, run_writers
-from ckptbench.analysis import sweep_verdicts
+from ckptbench.analysis import sweep_effects, sweep_verdicts
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class SuiteOutcome:
   records: list[RunRecord]  # every host's, in the order they ran (resumed ones first)
   summary: SuiteSummary
   interrupted: bool
+  race: RaceResult | None = None  # a race's candidates and best (`ckptbench tune`)
 
   @property
   def failed_runs(self) -> int:
@@ -134,6 +136,7 @@ def _run_suite(
   stop = StopRequest()
   runs = _Runs(run_plan.plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous), freeing)
   started = time.perf_counter()
+  race = None
   try:
     with stop.installed():
       with collectors_held(host_memory.held):  # what a memory pass measures, the timed runs do not
@@ -141,6 +144,12 @@ def _run_suite(
           if coordinator.process_count > 1:
             raise CkptbenchError("driven rounds (matrix) run in one process")
           done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
+        elif settings.race is not None:
+          if coordinator.process_count > 1:
+            raise CkptbenchError("a race (tune) runs in one process")
+          seed = settings.race.seed if settings.race.seed is not None else rng.randrange(2**31)
+          done_repeats, race = race_rounds(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress,
+                                           seed)  # fmt: skip
         elif repeats.auto:
           done_repeats = auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress)
         else:
@@ -161,7 +170,7 @@ def _run_suite(
   for writer in writers:
     writer.finish(summary, manifest)
   coordinator.barrier("teardown")
-  return SuiteOutcome(out, run_plan.plan, records, summary, interrupted)
+  return SuiteOutcome(out, run_plan.plan, records, summary, interrupted, race)
 
 
 def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[RunWriter]) -> list[RunRecord]:
@@ -274,16 +283,20 @@ def _summary(
   in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
   verdicts = sweep_verdicts(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
                             threshold=run_plan.threshold)  # fmt: skip
+  effects = sweep_effects(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
+                          threshold=run_plan.threshold)  # fmt: skip
   return SuiteSummary(
       suite=suite.name,
       reference=reference,
       interrupted=done.interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
-      notes=[*suite.notes, host_memory.why],
+      notes=[*suite.notes, host_memory.why, *effects.notes],
       invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],
       unsupported=[NotRun(g, o, r) for g, o, r in plan.unsupported],
       benchmarks=summarize_benchmarks(records),
       verdicts=verdicts,
+      effects=list(effects.effects),
+      interactions=list(effects.interactions),
   )
 
 

@@ -23,6 +23,7 @@ from ckptbench.analysis import (
     rules,
     table_legend,
 )
+from ckptbench.views._effects_view import print_effects
 from ckptbench.views._terminal import make_console, print_sentences
 
 
@@ -118,30 +119,10 @@ def _natural_width(table: Table) -> int:
   return Measurement.get(console, console.options, table).maximum
 
 
-def effects_table(table: VerdictTable) -> Table | None:
-  """Main effect of each swept option (several axes only): typical ratio to the reference's value."""
-  if not table.effects:
-    return None
-  out = Table(title="main effect of each option (geometric mean ratio over variants differing in it alone)",
-              title_justify="left", title_style="bold")
-  out.add_column("option", overflow="fold")
-  out.add_column("pairs", justify="right")
-  for metric in table.metrics:
-    out.add_column(escape(metric.label), justify="right", overflow="fold")
-  for effect in table.effects:
-    row = [escape(f"{effect.axis}={effect.level} vs {effect.reference_level}"), str(effect.pairs)]
-    row += [f"{effect.ratios[m.tag]:.2f}x" if m.tag in effect.ratios else "-" for m in table.metrics]
-    out.add_row(*row)
-  return out
-
-
 def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
-  """The verdict, the main effects, then the legend (a clause a line) and the outlying repeats summed up."""
+  """The verdict, then the legend (a clause a line) and the outlying repeats summed up."""
   for part in verdict_tables(table, title, console.width):
     console.print(part)
-  effects = effects_table(table)
-  if effects is not None:
-    console.print(effects)
   console.print(escape(interval_note(table)), highlight=False)
   for line in table_legend(table):
     print_sentences(console, "", line)
@@ -177,6 +158,7 @@ def print_suite_tables(
   verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console)
+  print_effects(summary, console)
   for line in stability_warnings(records or ()):
     print_sentences(console, "[yellow]warning:[/yellow] ", line)
   for bench in summary.benchmarks:
