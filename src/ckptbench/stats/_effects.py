@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -280,7 +281,9 @@ def _fit_cells(
   matrices = formulaic.model_matrix(f"y ~ {factorial}{block}", frame)
   y, x = matrices.lhs.to_numpy().ravel(), matrices.rhs.to_numpy()
   df = float(len(y) - np.linalg.matrix_rank(x))
-  fit = sm.RLM(y, x, M=sm.robust.norms.HuberT()).fit() if df > 0 else sm.OLS(y, x).fit()
+  with warnings.catch_warnings():  # a cell never measured makes the design rank-deficient: only contrasts of
+    warnings.simplefilter("ignore", sm.tools.sm_exceptions.SingularMatrixWarning)  # measured cells are asked for
+    fit = sm.RLM(y, x, M=sm.robust.norms.HuberT()).fit() if df > 0 else sm.OLS(y, x).fit()
   parameters = np.asarray(fit.params)
   covariance = np.asarray(fit.cov_params()) if df > 0 else np.full((len(parameters),) * 2, np.inf)
   first = {}

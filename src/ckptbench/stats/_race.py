@@ -4,7 +4,7 @@ Every surviving candidate runs once per round, so the rounds block the model of
 stats._effects (the log of the objective, one effect per candidate, the round as
 a block), fitted on every run measured so far, the dropped candidates' too: the
 spread is pooled over all cells, so a candidate far off the best is decided
-after two rounds, where a comparison of two cells alone would need ten (the
+after three rounds, where a comparison of two cells alone would need ten (the
 first look of `num_repeats: auto`).
 
 At a look, the best is the survivor with the best fitted mean; each other
@@ -26,12 +26,15 @@ from ckptbench.stats._defaults import DEFAULT_ALPHA
 from ckptbench.stats._direction import Direction
 from ckptbench.stats._effects import Factor, Observation, Rates, _bounds, _combine, _fit_cells, _ratio, judge_contrasts
 
-# The rounds after which a race looks: every round early (a far-off candidate is decided after two),
-# then about 1.25x apart up to the most rounds auto repeats take.
-RACE_LOOKS = (2, 3, 4, 5, 6, 8, 10, 12, 15, 19, 24, 30, 38, 48, 60, 75, 95, 120, 150, 190, 240)
-# The fewest runs whose median has a 95% distribution-free interval (stats._interval): the answer quotes
-# the winner's median and interval, so a winner left alone sooner runs on, alone, until it has them.
-ANSWER_ROUNDS = 6
+# The rounds after which a race looks: every round early, then about 1.25x apart up to the most rounds
+# auto repeats take. Not after two: a burst of a busy machine hitting one cell in both of its first two
+# rounds is the cell's whole estimate, and dropped the true best in trials here; after three the robust
+# fit (stats._effects) weighs one slow run down.
+RACE_LOOKS = (3, 4, 5, 6, 8, 10, 12, 15, 19, 24, 30, 38, 48, 60, 75, 95, 120, 150, 190, 240)
+# The fewest runs whose median's 95% distribution-free interval (stats._interval) leaves out the slowest
+# and the fastest run: the answer quotes the winner's median and interval, so a winner left alone sooner
+# runs on, alone, until it has them.
+ANSWER_ROUNDS = 9
 
 
 @dataclasses.dataclass(frozen=True)

@@ -74,7 +74,7 @@ def effects_tables(summary: SuiteSummary) -> list[Table]:
   if not terms:
     return []
   threshold = (summary.effects or summary.interactions)[0].threshold
-  out = Table(title=f"effects of each factor (ratio [interval] verdict, at {threshold_text(threshold)})",
+  out = Table(title=escape(f"effects of each factor (ratio [interval] verdict, at {threshold_text(threshold)})"),
               title_justify="left", title_style="bold")  # fmt: skip
   out.add_column("term", overflow="fold")
   for metric in metrics:
@@ -99,7 +99,7 @@ def _conditional_table(interaction: InteractionRecord) -> Table:
            " each level of the other")  # fmt: skip
   out = Table(title=escape(title), title_justify="left", title_style="bold")
   for column in ("effect", "where", "ratio [interval]"):
-    out.add_column(column, justify="right" if column.startswith("ratio") else "left")
+    out.add_column(escape(column), justify="right" if column.startswith("ratio") else "left")
   for row in interaction.conditional:
     out.add_row(escape(f"{row.factor}={row.level} vs {row.reference_level}"), escape(f"{row.given_factor}={row.given_level}"),
                 escape(f"{row.ratio:.3g}x{_bounds(row.low, row.high)}"))  # fmt: skip
