@@ -85,7 +85,7 @@ def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
   data = json.loads((tmp_path / "summary.json").read_text())
   assert list(data) == [
       "schema_version", "suite", "reference", "interrupted", "skipped_meshes", "notes",
-      "invalid_combinations", "unsupported", "repeats", "verdicts", "benchmarks",
+      "invalid_combinations", "unsupported", "repeats", "verdicts", "effects", "interactions", "benchmarks",
   ]
   assert data["schema_version"] == 2 and data["verdicts"][0]["verdict"] == "worse"
   assert data["skipped_meshes"] == [{"mesh": "fsdp=16", "reason": "needs 16 devices"}]
