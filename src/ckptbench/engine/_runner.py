@@ -120,7 +120,7 @@ def _run_suite(
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
   run_plan = _checked_run_plan(suite, settings, coordinator, jax.device_count())
-  repeats, keys = run_plan.repeats, run_plan.keys
+  repeats = run_plan.repeats
   host_memory = host_memory_plan(suite, settings, run_plan, coordinator.process_count)
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in previous if not r.warmup and not r.memory_pass}
@@ -136,24 +136,10 @@ def _run_suite(
   stop = StopRequest()
   runs = _Runs(run_plan.plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous), freeing)
   started = time.perf_counter()
-  race = None
   try:
     with stop.installed():
       with collectors_held(host_memory.held):  # what a memory pass measures, the timed runs do not
-        if repeats.driven:
-          if coordinator.process_count > 1:
-            raise CkptbenchError("driven rounds (matrix) run in one process")
-          done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
-        elif settings.race is not None:
-          if coordinator.process_count > 1:
-            raise CkptbenchError("a race (tune) runs in one process")
-          seed = settings.race.seed if settings.race.seed is not None else rng.randrange(2**31)
-          done_repeats, race = race_rounds(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress,
-                                           seed)  # fmt: skip
-        elif repeats.auto:
-          done_repeats = auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress)
-        else:
-          done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
+        done_repeats, race = _repeats(run_plan, settings, runs, done, todo, rng, stop, coordinator, progress)
       if host_memory.mode == "pass" and not done_repeats.interrupted:
         runs.memory_pass(host_memory, run_plan)
         if stop.requested:
@@ -171,6 +157,24 @@ def _run_suite(
     writer.finish(summary, manifest)
   coordinator.barrier("teardown")
   return SuiteOutcome(out, run_plan.plan, records, summary, interrupted, race)
+
+
+def _repeats(
+    run_plan: RunPlan, settings: RunSettings, runs: _Runs, done: set[tuple[str, int]], todo: list[ScheduledRun],
+    rng: random.Random, stop: StopRequest, coordinator: Coordinator, progress: RunProgress,
+) -> tuple[RepeatsDone, RaceResult | None]:  # fmt: skip
+  """The timed runs: driven rounds (matrix), a race (tune), auto rounds or a fixed count; and the race's result."""
+  repeats = run_plan.repeats
+  if (repeats.driven or settings.race is not None) and coordinator.process_count > 1:
+    raise CkptbenchError(f"{'driven rounds (matrix)' if repeats.driven else 'a race (tune)'} run in one process")
+  if repeats.driven:
+    return driven_rounds(repeats, run_plan.keys, rng, runs.execute, stop, sys.stdin, sys.stdout), None
+  if settings.race is not None:
+    seed = settings.race.seed if settings.race.seed is not None else rng.randrange(2**31)
+    return race_rounds(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress, seed)
+  if repeats.auto:
+    return auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress), None
+  return fixed_runs(todo, runs.execute, stop, repeats.count), None
 
 
 def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[RunWriter]) -> list[RunRecord]:
