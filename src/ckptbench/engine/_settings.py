@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
+from ckptbench.engine._choices import DECIDE_ON
 from ckptbench.engine._race_spec import Race
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import DEFAULT_THRESHOLD
@@ -12,9 +13,6 @@ from ckptbench.storage import is_store_url, parse_store_url, store_for
 
 # Settings whose flag is not `--<field>`.
 _FLAGS = {("check_memory", False): "--skip_memory_check", ("check_disk", False): "--skip_disk_check"}
-
-# What auto repeats may wait for (`--decide_on`).
-DECIDE_ON = ("verdicts", "effects")
 
 # Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
 STAGING_DIR = ".ckptbench-staging"
