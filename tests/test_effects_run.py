@@ -20,6 +20,7 @@ from ckptbench.config import load_suite_text
 from ckptbench.engine._runner import run_suite
 from ckptbench.engine._settings import RunSettings
 from ckptbench.views import print_suite_tables
+from ckptbench.views._effects_view import effects_section
 from planted_effects_benchmarks import INTERACTION, PLANTS, planted_time
 from conftest import run_cli
 
@@ -86,6 +87,9 @@ def test_effects_of_a_planted_sweep_are_within_7_percent_with_their_verdicts(tmp
   zarr3 = effects[("use_zarr3", True)]
   assert f"{zarr3['ratio']:.3g}x [{zarr3['low']:.3g}-{zarr3['high']:.3g}] worse" in text
   assert "use_ocdbt and use_zarr3 interact" in text  # the conditional table of the decided interaction
+  page = effects_section(outcome.summary)  # the report's section: the same tables
+  assert "<h2>effects of each factor</h2>" in page and "use_ocdbt and use_zarr3 interact" in page
+  assert f"{zarr3['ratio']:.3g}x [{zarr3['low']:.3g}-{zarr3['high']:.3g}] worse" in page
 
 
 def test_auto_repeats_deciding_on_effects_stop_once_every_effect_is_decided(tmp_path):

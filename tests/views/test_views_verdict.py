@@ -78,6 +78,15 @@ def test_ratios_verdicts_and_effects_of_a_two_axis_sweep():
   assert by_factor[("use_zarr3", False)].ratio == pytest.approx(1.0, rel=0.02)
 
 
+def test_a_cell_never_measured_is_said_and_each_effect_averages_the_combinations_left():
+  records = [r for r in _sweep({"ocdbt": 2.0, "zarr3": 1.5}) if r.key != "k3"]  # (False, False) never ran
+  found = sweep_effects(records, None, paired=True, threshold=0.1)
+  assert any("1 cell(s) of the grid not measured (use_ocdbt=False, use_zarr3=False)" in n for n in found.notes)
+  ocdbt = next(e for e in found.effects if e.factor == "use_ocdbt" and e.metric == "save_0_basics/time_s")
+  assert (ocdbt.combinations, ocdbt.possible) == (1, 2) and ocdbt.ratio == pytest.approx(2.0, rel=0.02)
+  assert found.interactions == ()  # no 2 x 2 block has all four cells
+
+
 def test_the_suites_reference_is_used_and_warmups_and_failures_are_left_out():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
   records.append(_record("k0", {"use_ocdbt": True, "use_zarr3": True}, 0, 50.0, warmup=True))

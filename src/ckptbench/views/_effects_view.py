@@ -21,8 +21,8 @@ from ckptbench.views._terminal import make_console
 _STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yellow"}
 
 EFFECTS_RULE = (
-    "effects: least squares on the log of each metric, effect-coded, every interaction of the factors and the round"
-    " as a block; a main effect is the ratio of a level to the reference level averaged over the other factors, an"
+    "effects: Huber's robust fit on the log of each metric, effect-coded, every interaction of the factors and the"
+    " round as a block; a main effect is the ratio of a level to the reference level averaged over the other factors, an"
     " interaction the ratio of ratios; verdicts by the rule of every comparison, Holm-corrected across a metric's"
     " terms (each interval at its Holm step's level)"
 )
@@ -65,7 +65,7 @@ def _grid(summary: SuiteSummary) -> tuple[list[str], list[str], dict[tuple[str, 
 def _label(tag: str) -> str:
   """`save time`: the metric as the verdict table names it."""
   parts, judged = Tag.parse(tag), judged_as(tag)
-  return f"{parts.op} {judged.label}" if judged else tag
+  return f"{parts.op.replace('_', ' ')} {judged.label}" if judged else tag
 
 
 def effects_tables(summary: SuiteSummary) -> list[Table]:
