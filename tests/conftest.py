@@ -13,10 +13,6 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
 ).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# Runs measure host memory inside their timed runs here: a memory pass (a second process per run,
-# engine/_memory_pass.py) would add seconds to each of the suite's hundred-odd runs. The memory pass's
-# own tests ask for it (tests/test_memory_pass.py).
-os.environ.setdefault("CKPTBENCH_HOST_MEMORY", "inline")
 # A pytest-xdist worker (make test) has COLUMNS=80 and LINES=24 in its environment, which a plain
 # pytest process has not: a `ckptbench` started from a test would then fold its tables at 80
 # columns, as at a small terminal, instead of printing them at its width for logs and pipes.
@@ -46,6 +42,25 @@ def headless_chromium():
     yield driver
   finally:
     driver.quit()
+
+
+HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"  # engine/_memory_pass_choices.py
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+  """Tests run what users run: host memory from a memory pass (engine/_memory_pass.py). A test (or a
+  file, with `pytestmark`) that needs another way says so and why, with
+  `@pytest.mark.host_memory("inline" | "off", reason=...)`; it holds for the processes the test starts
+  and for the module's fixtures set up with it. Set before any fixture, so a developer's own
+  $CKPTBENCH_HOST_MEMORY never decides."""
+  marker = item.get_closest_marker("host_memory")
+  if marker is None:
+    os.environ.pop(HOST_MEMORY_ENV, None)
+    return
+  if len(marker.args) != 1 or not marker.kwargs.get("reason"):
+    raise pytest.UsageError(f"{item.nodeid}: host_memory(mode, reason=...) needs its mode and its reason")
+  os.environ[HOST_MEMORY_ENV] = marker.args[0]
 
 
 def pytest_collection_modifyitems(items):
@@ -98,6 +113,17 @@ def run_cli_in_terminal(*args: str, env: dict | None = None, timeout: float = 24
   finally:
     os.close(controller)
   return proc.wait(timeout=timeout), b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+
+
+def timed_records(out: pathlib.Path) -> list[dict]:
+  """OUT/results.jsonl's timed runs as the JSON objects written, told apart by `RunRecord.kind` (the one
+  place that says what a record is): warm-ups and the memory pass's records left out."""
+  import json  # noqa: PLC0415
+
+  import ckptbench  # noqa: PLC0415
+
+  lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  return [d for d in lines if ckptbench.RunRecord.from_json(d).kind is ckptbench.RecordKind.TIMED]
 
 
 @pytest.fixture

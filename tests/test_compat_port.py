@@ -91,7 +91,7 @@ def test_port_lists_what_still_needs_a_hand():
           core as benchmarks_core,
           metric as metric_lib,
       )
-      from orbax.checkpoint._src.testing.benchmarks.core import metrics_manager
+      from orbax.checkpoint._src.testing.benchmarks.core import jax_monitoring_tags
       from orbax.checkpoint._src.testing.benchmarks.core.pytree_utils import assert_pytree_equal, no_such_helper
 
       GENERATOR = "orbax.checkpoint._src.testing.benchmarks.v1.benchmark.Benchmark"
@@ -105,7 +105,7 @@ def test_port_lists_what_still_needs_a_hand():
   assert "\nimport ckptbench.compat.orbax.core.core\n" in result.ported  # rewritten, and listed: code naming it in full
   assert result.needs_hand == (
       "line 2: 'import orbax.checkpoint._src.testing.benchmarks.core.core' without 'as': code naming it in full needs the new name",
-      "line 7: ckptbench.compat.orbax.core has no 'metrics_manager'",
+      "line 7: ckptbench.compat.orbax.core has no 'jax_monitoring_tags'",
       "line 8: ckptbench.compat.orbax.core.pytree_utils has no 'no_such_helper'",
       "line 10: names orbax.checkpoint._src.testing.benchmarks outside an import statement:"
       ' GENERATOR = "orbax.checkpoint._src.testing.benchmarks.v1.benchmark.Benchmark"',
@@ -132,7 +132,7 @@ def test_the_cli_prints_a_diff_by_default_and_writes_with_write(tmp_path):
   assert not port_file(target).changed  # porting again changes nothing
 
   needs = tmp_path / "needs.py"
-  needs.write_text("from orbax.checkpoint._src.testing.benchmarks.core import baseline\n")
+  needs.write_text("from orbax.checkpoint._src.testing.benchmarks.core import jax_monitoring_tags\n")
   assert run_cli("port", str(needs)).returncode == 1
   broken = tmp_path / "broken.py"
   broken.write_text("def (:\n")

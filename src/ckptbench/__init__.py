@@ -36,14 +36,18 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       register_collector,
       BenchmarkSummary,
       ErrorRecord,
+      RecordKind,
       RunRecord,
       SuiteSummary,
+      sampled_records,
+      timed_runs,
   )
   from ckptbench.config import (
       PRESETS,
       CheckpointConfig,
       MeshConfig,
       ModelShape,
+      SimDeviceConfig,
       Suite,
       load_suite,
       load_suite_text,
@@ -62,6 +66,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       DataMismatchError,
       abstract_from_checkpoint,
       abstract_pytree,
+      build_mesh,
       check_loaded_shardings,
       pytree_checksums,
       read_sharding_config,
@@ -79,7 +84,9 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       scan_inventory,
   )
   from ckptbench.stats import (
+      host_statistics,
       median_ratio,
+      metric_statistics,
       theil_sen_slope,
   )
   from ckptbench.storage import (
@@ -98,5 +105,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
   from ckptbench.analysis import capture_baseline
   from ckptbench.analysis import compare_to_baseline
   from ckptbench.results import load_results
+  from ckptbench.results import run_environment
+  from ckptbench.views import TensorBoardWriter
 
 __getattr__, __dir__ = lazy_face(globals())

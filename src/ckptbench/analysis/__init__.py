@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.analysis._effects import SweepEffects, decided_interactions, sweep_effects
   from ckptbench.analysis._legend import (
       rules,
+      rule_marks,
+      console_legend,
       interval_note,
       judged_text,
       outlier_summary,

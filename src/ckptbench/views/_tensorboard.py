@@ -31,7 +31,7 @@ from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_
 from tensorboard.plugins.scalar import plugin_data_pb2 as scalar_plugin_data
 
 from ckptbench.api import safe_path_component
-from ckptbench.api import BenchmarkSummary, MetricStatistics, RunRecord
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RecordKind, RunRecord
 from ckptbench.api import Tag, is_judged
 from ckptbench.results import read_outputs
 from ckptbench.views._tfevents import EventFile, experiment_summary, session_summary, text_summary
@@ -90,7 +90,9 @@ def write_tensorboard(out_dir: str | pathlib.Path) -> pathlib.Path:
     old.unlink()
 
   runs_by_bench: dict[str, list[RunRecord]] = collections.defaultdict(list)
-  for record in outputs.measured_runs():
+  for record in outputs.results:
+    if record.kind is RecordKind.WARMUP:
+      continue
     runs_by_bench[record.benchmark].append(record)
   for name, records in runs_by_bench.items():
     _write_host_scalars(logdir / tensorboard_run_name(name), records)
@@ -105,14 +107,18 @@ def write_tensorboard(out_dir: str | pathlib.Path) -> pathlib.Path:
   return logdir
 
 
-class _Writer:
-  """An event file in one run directory."""
+class TensorBoardWriter:
+  """An event file in one TensorBoard run directory (created): scalars, text cards, an HParams session.
 
-  def __init__(self, run_dir: pathlib.Path):
-    self._file = EventFile(run_dir, suffix=_SUFFIX)
+  `suffix` ends the file's name: `write_tensorboard` replaces the files ending in its own
+  (the default), so a writer of other runs in the same log directory names its own.
+  """
+
+  def __init__(self, run_dir: pathlib.Path, suffix: str = _SUFFIX):
+    self._file = EventFile(run_dir, suffix=suffix)
     self._tags: set[str] = set()  # the scalar tags written so far: later values carry no metadata
 
-  def __enter__(self) -> "_Writer":
+  def __enter__(self) -> "TensorBoardWriter":
     return self
 
   def __exit__(self, *exc) -> None:
@@ -130,6 +136,16 @@ class _Writer:
   def text(self, tag: str, markdown: str, step: int = 0) -> None:
     self.add(text_summary(tag, markdown), step)
 
+  def hparams(self, values: dict[str, bool | float | str], trial_id: str) -> None:
+    """The run's HParams session (values: bool, number or text)."""
+    self.add(session_summary(values, trial_id=trial_id))
+
+  def flush(self) -> None:
+    self._file.flush()
+
+  def close(self) -> None:
+    self._file.close()
+
 
 def _wall_time(record: RunRecord) -> float | None:
   try:
@@ -143,21 +159,22 @@ def _write_host_scalars(bench_dir: pathlib.Path, records: list[RunRecord]) -> No
   for record in records:
     by_host[record.host].append(record)
   for host, host_records in sorted(by_host.items()):
-    with _Writer(bench_dir / f"host_{host}") as writer:
+    with TensorBoardWriter(bench_dir / f"host_{host}") as writer:
       for record in sorted(host_records, key=lambda r: r.repeat):
         step, wall = record.repeat, _wall_time(record)
-        values = [(tag, record.value(tag)) for tag in sorted(record.metrics)]
-        values = [(tag, v) for tag, v in values if v is not None] + [("run/duration_s", float(record.duration_s))]
+        values = [(tag, v) for tag in sorted(record.metrics) if (v := record.value(tag)) is not None]
+        timed = record.kind is RecordKind.TIMED  # a memory pass's record: its samples, at its repeat's step
+        values += [("run/duration_s", float(record.duration_s))] if timed else []
         writer.scalars(values, step, wall)
         if record.failed:
-          writer.text("error", _error_card(record), step)
+          writer.text("error" if timed else "memory_pass_error", _error_card(record), step)
 
 
 def _write_benchmark_run(
     bench_dir: pathlib.Path, bench: BenchmarkSummary, hparams: dict[str, Any], records: list[RunRecord]
 ) -> None:
-  with _Writer(bench_dir) as writer:
-    writer.add(session_summary(hparams, trial_id=bench.key or bench.name))
+  with TensorBoardWriter(bench_dir) as writer:
+    writer.hparams(hparams, trial_id=bench.key or bench.name)
     values = []
     for tag, stats in sorted(bench.metrics.items()):
       values += [(f"{tag}/{stat}", float(v)) for stat in _STATS if (v := getattr(stats, stat)) is not None]
@@ -229,7 +246,7 @@ def _write_experiment(
           if is_judged(tag)
       }
   )
-  with _Writer(logdir) as writer:
+  with TensorBoardWriter(logdir) as writer:
     writer.add(experiment_summary(domains, [(f"{tag}/mean", tag) for tag in metric_tags]))
 
 
