@@ -303,6 +303,8 @@ def _combine(
   """A contrast of the cells' fitted means: (estimate on the log scale, its standard error)."""
   row = sum(w * cell_means[c] for c, w in weights.items())
   estimate, design_row = float(row[-1]), row[:-1]
+  if not np.isfinite(covariance).all():  # no residual freedom: no interval
+    return estimate, math.inf
   variance = float(design_row @ covariance @ design_row)
   return estimate, math.sqrt(variance) if math.isfinite(variance) and variance >= 0 else math.inf
 

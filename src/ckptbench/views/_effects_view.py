@@ -146,7 +146,9 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
   best = document["best"]
   unit = best.get("unit") or ""
   line = f"# {document['objective']} {best['median']:.4g} {unit}{_bounds(best['low'], best['high'])}"
-  if best.get("ratio_to_reference") is not None:
+  if best.get("options") == best.get("reference"):
+    line += ", the suite's reference itself"
+  elif best.get("ratio_to_reference") is not None:
     reference = ", ".join(f"{k}={v}" for k, v in (best.get("reference") or {}).items())
     line += (f", {best['ratio_to_reference']:.3g}x{_bounds(best['ratio_low'], best['ratio_high'])} the reference"
              f" ({reference})")  # fmt: skip
@@ -157,6 +159,10 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
       f" ({', '.join(f'{n} {s}' for s, n in statuses.items())}); stopped: {document['stopped']};"
       f" {document['runs_measured']} runs measured where the whole grid needs {document['grid_runs_at_same_repeats']}"
       f" at the best's {document['best_rounds']} rounds; {path}"), highlight=False, soft_wrap=True)  # fmt: skip
+  undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
+  if undecided:
+    console.print(escape(f"# not decided against: {'; '.join(undecided)} (--time_budget_s gives the race more)"),
+                  highlight=False, soft_wrap=True)  # fmt: skip
 
 
 def _no_answer(document: Mapping[str, Any]) -> str:
