@@ -30,11 +30,13 @@ class PlantedOptions(ckptbench.BenchmarkOptions):
 
 @ckptbench.benchmark_options(PlantedOptions)
 class PlantedSleepBenchmark(ckptbench.BenchmarksGenerator):
-  """Sleeps the planted time as its `save`."""
+  """Sleeps the planted time as its `save`, then leaves a small file where its checkpoint goes (a run on an
+  object store checks that the save's bytes landed there)."""
 
   def test_fn(self, context):
     options = context.options
     metrics = ckptbench.Metrics()
     with metrics.measure("save", ["time"]):
       time.sleep(planted_time(options.use_ocdbt, options.use_zarr3, options.concurrent_gb))
+    ckptbench.write_location(f"{context.path}/planted.bin", b"0" * 1024)
     return ckptbench.TestResult(metrics=metrics)

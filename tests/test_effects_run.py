@@ -19,6 +19,7 @@ from ckptbench.stats import AUTO_LOOKS
 from ckptbench.config import load_suite_text
 from ckptbench.engine._runner import run_suite
 from ckptbench.engine._settings import RunSettings
+from ckptbench.storage import unregister_store
 from ckptbench.views import print_suite_tables
 from ckptbench.views._effects_view import effects_section
 from planted_effects_benchmarks import INTERACTION, PLANTS, planted_time
@@ -148,3 +149,19 @@ def test_tune_on_the_command_line_prints_the_answer_first_and_refuses_a_bad_cons
   assert lines[1].startswith("# save_0_basics/time_s ") and "the reference (use_ocdbt=False, use_zarr3=False)" in lines[1]
   assert json.loads((tmp_path / "out" / "tune.json").read_text())["best"]["options"] == {"use_ocdbt": True,
                                                                                           "use_zarr3": False}
+
+
+def test_tune_on_an_object_store_runs_as_a_run_does(tmp_path):
+  """`--checkpoint_root` on a store: each candidate's runs land there, as a run's do."""
+  root = tmp_path / "store"
+  (root / "bkt").mkdir(parents=True)
+  ckptbench.register_store(ckptbench.DirectoryStore("tunetoy", root))
+  try:
+    levels = {"use_ocdbt": [False, True], "use_zarr3": [False, True]}
+    outcome = ckptbench.tune(_suite(tmp_path, levels), _settings(tmp_path, checkpoint_root="tunetoy://bkt/runs"),
+                             "save_0_basics/time_s")  # fmt: skip
+  finally:
+    unregister_store("tunetoy")
+  assert outcome.answer == "{use_ocdbt: true, use_zarr3: false}"
+  paths = {r.path for r in outcome.run.records}
+  assert paths and all(p.startswith(str(root / "bkt" / "runs")) for p in paths)
