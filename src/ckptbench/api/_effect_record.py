@@ -17,16 +17,20 @@ def _verdict_of(fields: dict[str, Any]) -> dict[str, Any]:
   return fields
 
 
-@dataclasses.dataclass(frozen=True)
-class EffectRecord:
-  """The main effect of one factor's level against its reference level, on one metric.
+def _what_first(record: Any, what: tuple[str, ...]) -> dict[str, Any]:
+  row = dataclasses.asdict(record)
+  row["verdict"] = record.verdict.value
+  return {"metric": row.pop("metric"), **{k: row.pop(k) for k in what}, **row}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class _Judged:
+  """What every term of a sweep's effects carries besides what it is the effect of.
 
   Attributes:
     metric: the tag.
-    factor: the option name (or `mesh`, `checkpoint_config`).
-    level: its value here; `reference_level` the reference's.
-    ratio: the metric at `level` over the metric at the reference level, averaged over the other
-      factors' combinations on the log scale.
+    ratio: the term's ratio (a main effect's level over its reference level, averaged over the other
+      factors' combinations on the log scale; an interaction's ratio of ratios).
     low: the interval's lower end (None: unbounded); `high` the upper end.
     verdict: better, worse, equivalent or inconclusive, by the rule of every comparison.
     threshold: the relative change that counted.
@@ -37,9 +41,6 @@ class EffectRecord:
   """
 
   metric: str
-  factor: str
-  level: Any
-  reference_level: Any
   ratio: float
   low: float | None
   high: float | None
@@ -51,8 +52,23 @@ class EffectRecord:
   combinations: int = 0
   possible: int = 0
 
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class EffectRecord(_Judged):
+  """The main effect of one factor's level against its reference level, on one metric.
+
+  Attributes:
+    factor: the option name (or `mesh`, `checkpoint_config`).
+    level: its value here; `reference_level` the reference's.
+  """
+
+  factor: str
+  level: Any
+  reference_level: Any
+
   def to_json(self) -> dict[str, Any]:
-    return {**dataclasses.asdict(self), "verdict": self.verdict.value}
+    """summary.json's form: what the term is first (metric, factor, level, reference level), then its figures."""
+    return _what_first(self, ("factor", "level", "reference_level"))
 
   @classmethod
   def from_json(cls, data: Mapping[str, Any]) -> EffectRecord:
@@ -74,40 +90,27 @@ class ConditionalRecord:
   high: float | None
 
 
-@dataclasses.dataclass(frozen=True)
-class InteractionRecord:
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class InteractionRecord(_Judged):
   """Two factors together on one metric: the ratio of ratios (A's effect where B is at `levels[B]`,
   over A's effect where B is at its reference level).
 
   Attributes:
-    metric: the tag.
     factors: the two factor names.
     levels: each factor's level; `reference_levels` each one's reference.
-    ratio, low, high, verdict, threshold, confidence, repeats_needed, rounds, combinations, possible:
-      as in `EffectRecord`.
     conditional: for an interaction decided worse or better, each factor's effect at each level of the other.
   """
 
-  metric: str
   factors: tuple[str, ...]
   levels: Mapping[str, Any]
   reference_levels: Mapping[str, Any]
-  ratio: float
-  low: float | None
-  high: float | None
-  verdict: Verdict
-  threshold: float
-  confidence: float
-  repeats_needed: int | None = None
-  rounds: int = 0
-  combinations: int = 0
-  possible: int = 0
   conditional: tuple[ConditionalRecord, ...] = ()
 
   def to_json(self) -> dict[str, Any]:
-    row = dataclasses.asdict(self)
+    """summary.json's form: what the term is first (metric, factors, levels, reference levels), then its figures."""
+    row = _what_first(self, ("factors", "levels", "reference_levels"))
     row.update(factors=list(self.factors), levels=dict(self.levels), reference_levels=dict(self.reference_levels),
-               verdict=self.verdict.value, conditional=[dataclasses.asdict(c) for c in self.conditional])  # fmt: skip
+               conditional=list(row["conditional"]))
     return row
 
   @classmethod
