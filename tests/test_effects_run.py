@@ -151,6 +151,12 @@ def test_tune_on_the_command_line_prints_the_answer_first_and_refuses_a_bad_cons
                                                                                           "use_zarr3": False}
 
 
+def test_a_constraint_on_a_tag_no_run_measured_is_an_error_naming_it(tmp_path):
+  levels = {"use_ocdbt": [False, True], "use_zarr3": [False]}
+  with pytest.raises(ckptbench.CkptbenchError, match=r"--constraint 'load_0_basics/time_s <= 1': no run measured"):
+    ckptbench.tune(_suite(tmp_path, levels), _settings(tmp_path), "save_0_basics/time_s", ["load_0_basics/time_s <= 1"])
+
+
 def test_tune_on_an_object_store_runs_as_a_run_does(tmp_path):
   """`--checkpoint_root` on a store: each candidate's runs land there, as a run's do."""
   root = tmp_path / "store"

@@ -83,7 +83,9 @@ def race_rounds(
       execute(ScheduledRun(survivors[b], rounds, False))
     clock.round_ended()
     rounds += 1
-    direction = direction or _direction(race.objective, records)
+    if direction is None:  # after the first round: every tag asked for was measured, or the race stops here
+      direction = _direction(race.objective, records)
+      _check_constraints(race, records)
     if winner is None and rounds in RACE_LOOKS:
       survivors, winner = _look(race, run_plan, records, survivors, outcome, rounds, direction, progress)
       survivors = survivors if winner is None else [winner]
@@ -192,6 +194,16 @@ def _direction(objective: str, records: Sequence[RunRecord]) -> Direction:
       return direction
   measured = sorted({t for r in records for t in r.metrics if t.endswith(("/time_s", "_gbps"))})
   raise CkptbenchError(f"--objective {objective}: no run measured it; measured tags include {', '.join(measured[:8])}")
+
+
+def _check_constraints(race: Race, records: Sequence[RunRecord]) -> None:
+  """Raises CkptbenchError for a constraint whose tag no run measured (it could never drop anything)."""
+  measured = {t for r in records for t in r.metrics}
+  for constraint in race.constraints:
+    if constraint.tag not in measured:
+      near = sorted(t for t in measured if t.split("/")[-1] == constraint.tag.split("/")[-1])
+      hint = f"; measured: {', '.join(near[:6])}" if near else ""
+      raise CkptbenchError(f"--constraint '{constraint}': no run measured {constraint.tag}{hint}")
 
 
 def _candidates(benchmarks: Sequence[PlannedBenchmark], most: int, seed: int) -> tuple[list[int], str | None]:
