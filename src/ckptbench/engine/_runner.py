@@ -55,7 +55,7 @@ from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
 from ckptbench.results import RunWriter, run_writers
-from ckptbench.analysis import sweep_effects, sweep_verdicts
+from ckptbench.analysis import SweepEffects, sweep_effects, sweep_verdicts
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -307,8 +307,12 @@ def _summary(
   in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
   verdicts = sweep_verdicts(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
                             threshold=run_plan.threshold)  # fmt: skip
-  effects = sweep_effects(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
-                          threshold=run_plan.threshold)  # fmt: skip
+  try:
+    effects = sweep_effects(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
+                            threshold=run_plan.threshold)  # fmt: skip
+  except Exception as e:  # noqa: BLE001  (a model that cannot be fitted costs the effects, never summary.json)
+    _log.warning("the sweep's effects could not be estimated: %s: %s", type(e).__name__, e)
+    effects = SweepEffects(notes=(f"effects: not estimated ({type(e).__name__}: {e})",))
   return SuiteSummary(
       suite=suite.name,
       reference=reference,
