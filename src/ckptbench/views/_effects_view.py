@@ -161,7 +161,8 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
       f" at the best's {document['best_rounds']} rounds; {path}"), highlight=False, soft_wrap=True)  # fmt: skip
   undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
   if undecided:
-    console.print(escape(f"# not decided against: {'; '.join(undecided)} (--time_budget_s gives the race more)"),
+    console.print(escape(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"
+                         " (--time_budget_s gives the race more)"),
                   highlight=False, soft_wrap=True)  # fmt: skip
 
 
