@@ -79,10 +79,10 @@ def tune(
       no run measured.
 
   Example:
-    >>> outcome = ckptbench.tune("examples/tune.yaml", ckptbench.RunSettings(output_dir="out"),
-    ...                          "save_0_basics/time_s")
+    >>> outcome = ckptbench.tune("examples/three_factor.yaml", ckptbench.RunSettings(output_dir="out"),
+    ...                          "save_0_basics/time_s", ["save_7_memory/host_rss_peak_diff_mib <= 1536"])
     >>> print(outcome.answer)
-    {use_ocdbt: true, use_zarr3: true}
+    {use_ocdbt: false, use_zarr3: false, save_concurrent_gb: 1.0}
   """
   parsed = tuple(c if isinstance(c, Constraint) else Constraint.parse(c) for c in constraints)
   race = Race(objective, parsed, max_candidates, seed)
