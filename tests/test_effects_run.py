@@ -109,7 +109,7 @@ def test_tune_finds_the_planted_best_with_at_most_half_the_grids_runs(tmp_path):
   document = json.loads((tmp_path / "out" / "tune.json").read_text())
   best = document["best"]
   assert best["options"] == {"use_ocdbt": True, "use_zarr3": False, "concurrent_gb": 8}
-  assert best["low"] <= best["median"] <= best["high"] and best["rounds"] >= 9
+  assert best["low"] <= best["median"] <= best["high"] and best["rounds"] >= 10
   # The model's ratio, the reference dropped after 3 rounds; a sleep's overshoot on a busy machine adds the same
   # milliseconds to both, which pulls the ratio of the times towards 1.
   assert best["ratio_to_reference"] == pytest.approx(0.7 * 0.7, rel=0.15)

@@ -5,7 +5,7 @@ After each round of `stats.RACE_LOOKS` the race looks (stats._race): a survivor
 whose interval lies past a constraint's limit is dropped, then each survivor
 decided worse than the best by the objective. Once one candidate is left (or
 the rest are equivalent to it), the winner runs on alone until it has
-`stats.ANSWER_ROUNDS` runs, the fewest whose median has an interval. A grid of
+`stats.ANSWER_ROUNDS` runs, enough for its median's interval, its constraints still checked. A grid of
 more than `Race.max_candidates` cells is sampled first, with Optuna.
 """
 
@@ -17,8 +17,8 @@ from typing import Any, Callable, Sequence
 
 from ckptbench.api import RunRecord, Verdict
 from ckptbench.errors import CkptbenchError
-from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Observation, look_rates, metric_direction
-from ckptbench.stats import past_limit, race_look
+from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Observation, look_rates
+from ckptbench.stats import metric_direction, past_limit, race_look
 from ckptbench.views import RunProgress
 from ckptbench.engine._race_spec import Race
 from ckptbench.engine._rounds import RepeatsDone, RoundClock, round_order
@@ -86,7 +86,8 @@ def race_rounds(
     if direction is None:  # after the first round: every tag asked for was measured, or the race stops here
       direction = _direction(race.objective, records)
       _check_constraints(race, records)
-    if winner is None and rounds in RACE_LOOKS:
+    # A winner alone is still looked at: a constraint it breaks drops it too.
+    if rounds in RACE_LOOKS:
       survivors, winner = _look(race, run_plan, records, survivors, outcome, rounds, direction, progress)
       survivors = survivors if winner is None else [winner]
     if not survivors:

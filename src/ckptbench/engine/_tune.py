@@ -157,7 +157,17 @@ def _best(outcome: RunOutcome, race: Race, best: str, timed: Sequence[RunRecord]
       "high": interval.high if interval else None, "coverage": interval.coverage if interval else None,
       "rounds": len(values), "reference": None if reference is None else dict(plan[reference].varying),
       "ratio_to_reference": ratio, "ratio_low": low, "ratio_high": high, "ratio_level": 1 - DEFAULT_ALPHA,
+      "constraints": [_kept(c, [v for r in timed if r.key == best and (v := r.value(c.tag)) is not None])
+                      for c in race.constraints],
   }  # fmt: skip
+
+
+def _kept(constraint: Constraint, values: Sequence[float]) -> dict[str, Any]:
+  """The best's mean of a constraint's tag, and whether it is within the limit (a best whose interval lay
+  wholly past it would have been dropped; one whose mean is past it is not decided either way)."""
+  mean = sum(values) / len(values) if values else None
+  within = mean is not None and (mean <= constraint.limit if constraint.at_most else mean >= constraint.limit)
+  return {"constraint": str(constraint), "mean": mean, "within_limit": within}
 
 
 def _reference_key(outcome: RunOutcome) -> str | None:

@@ -31,10 +31,11 @@ from ckptbench.stats._effects import Factor, Observation, Rates, _bounds, _combi
 # rounds is the cell's whole estimate, and dropped the true best in trials here; after three the robust
 # fit (stats._effects) weighs one slow run down.
 RACE_LOOKS = (3, 4, 5, 6, 8, 10, 12, 15, 19, 24, 30, 38, 48, 60, 75, 95, 120, 150, 190, 240)
-# The fewest runs whose median's 95% distribution-free interval (stats._interval) leaves out the slowest
-# and the fastest run: the answer quotes the winner's median and interval, so a winner left alone sooner
-# runs on, alone, until it has them.
-ANSWER_ROUNDS = 9
+# The answer quotes the winner's median and interval, so a winner left alone sooner runs on, alone, until
+# it has this many runs: from 9 on, the median's 95% distribution-free interval (stats._interval) leaves
+# out the slowest and the fastest run; 10 is the first look at or after 9 (the winner's constraints are
+# checked there, within the looks' alpha).
+ANSWER_ROUNDS = 10
 
 
 @dataclasses.dataclass(frozen=True)

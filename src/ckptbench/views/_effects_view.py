@@ -159,6 +159,10 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
       f" ({', '.join(f'{n} {s}' for s, n in statuses.items())}); stopped: {document['stopped']};"
       f" {document['runs_measured']} runs measured where the whole grid needs {document['grid_runs_at_same_repeats']}"
       f" at the best's {document['best_rounds']} rounds; {path}"), highlight=False, soft_wrap=True)  # fmt: skip
+  for kept in best.get("constraints", ()):
+    if not kept["within_limit"]:
+      console.print(escape(f"# {kept['constraint']}: the best's mean {kept['mean']} is past the limit, not decided"
+                           " (its interval still reaches within)"), highlight=False, soft_wrap=True)  # fmt: skip
   undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
   if undecided:
     console.print(escape(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"
