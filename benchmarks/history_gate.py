@@ -9,8 +9,8 @@
   from the cache, in wall and CPU seconds.
 - `rates`: the gate on `--count` planted series per case (10 runs, then 1, 3, 5 or 8 runs at
   1.2x or 1.5x, or alike), at 8% and 15% between runs (5% within): the share whose gate fails
-  on the newest run, how (worse on arrival, or a confirmed change), and the A/A share over a
-  nightly sequence (runs 11 to 30 of A/A series, each judged as it arrives).
+  on the newest run, how (worse on arrival, or a confirmed change); A/A with heavy tails between
+  runs; and the A/A share over a nightly sequence (runs 11 to 30, each judged as it arrives).
 
 Usage:
   PYTHONPATH=src python benchmarks/history_gate.py speed [--series 10000] [--runs 30]
@@ -37,12 +37,15 @@ _ENVIRONMENT = history.Environment({"ckptbench": ckptbench.__version__}, "cpu", 
 
 
 def planted(count: int, before: int, after: int, factor: float, seed: int, between: float = 0.08,
-            within: float = 0.05, samples: int = 5, first: int = 0) -> list[history.HistoryEntry]:  # fmt: skip
-  """`count` series of a 50 ms metric: `before` runs, then `after` runs at `factor`."""
+            within: float = 0.05, samples: int = 5, first: int = 0, heavy: bool = False) -> list[history.HistoryEntry]:  # fmt: skip
+  """`count` series of a 50 ms metric: `before` runs, then `after` runs at `factor`; runs apart by
+  `between` (the standard deviation of their log levels: normal, or Student's t with 3 degrees of
+  freedom when `heavy`, the odd far run of a shared machine)."""
   rng = np.random.default_rng(seed)
   runs = before + after
   steps = np.where(np.arange(runs) >= before, factor, 1.0)[:, None]
-  levels = 0.05 * np.exp(rng.normal(0.0, between, (runs, count))) * steps
+  spread = between / np.sqrt(3.0) * rng.standard_t(3, (runs, count)) if heavy else rng.normal(0.0, between, (runs, count))
+  levels = 0.05 * np.exp(spread) * steps
   values = levels[..., None] * np.exp(rng.normal(0.0, within, (runs, count, samples)))
   entries = []
   for i in range(runs):
@@ -109,6 +112,10 @@ def rates(count: int) -> None:
                                                   between=between), count)  # fmt: skip
       print(f"| {'none (A/A)' if factor == 1.0 else f'{factor}x'} | {after} | {total:.1%} | {arrival:.1%} | {change:.1%} |",
             flush=True)  # fmt: skip
+  for runs in (11, 30):
+    total, arrival, change = _gate_rate(planted(count, runs - 1, 1, 1.0, seed=runs, heavy=True), count)
+    print(f"A/A, heavy tails between runs (t, 3 degrees of freedom, 8%), run {runs}: gate fails {total:.1%}"
+          f" (on arrival {arrival:.1%}, a change {change:.1%})", flush=True)  # fmt: skip
   print("\nA/A, 8% between runs: runs 11 to 30 each judged as it arrives (the gate over a nightly sequence)")
   entries = planted(count // 10, 30, 0, 1.0, seed=99)
   failed = [_gate_rate(entries[:n], count // 10)[0] for n in range(11, 31)]

@@ -114,9 +114,10 @@ class RunRecord:
     return RecordKind.WARMUP if self.warmup else RecordKind.TIMED
 
   def value(self, tag: str) -> float | None:
-    """The number measured for `tag`; None when absent or not a number."""
+    """The number measured for `tag`; None when absent or not a finite number (what every statistic,
+    verdict, baseline and history reads: an infinity or NaN never reaches one)."""
     entry = self.metrics.get(tag)
-    return None if entry is None or math.isnan(entry.value) else entry.value
+    return None if entry is None or not math.isfinite(entry.value) else entry.value
 
   def to_json(self) -> dict[str, Any]:
     """The results.jsonl form (schema_version first, as the docs show it)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -22,7 +21,7 @@ from ckptbench.analysis import (
     rule_marks,
 )
 from ckptbench.views._effects_view import print_effects
-from ckptbench.views._terminal import make_console, print_sentences
+from ckptbench.views._terminal import make_console, markup_text, print_sentences
 
 
 def _fmt(number: float | None, digits: int = 4) -> str:
@@ -33,7 +32,7 @@ def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table
   """The table of one summary.json benchmark entry: operation, metric, mean ± std, min, max, unit (the metrics a
   suite is judged on, or every one)."""
   status = f"[red]{bench.failed}/{bench.runs} failed[/red]" if bench.failed else f"{bench.runs} runs"
-  table = Table(title=f"{escape(bench.name)}  ({status})", title_justify="left", title_style="bold")
+  table = Table(title=f"{markup_text(bench.name)}  ({status})", title_justify="left", title_style="bold")
   table.add_column("operation")
   table.add_column("metric", overflow="fold")
   table.add_column("mean ± std", justify="right")
@@ -60,7 +59,7 @@ def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table
 def suite_table(summary: SuiteSummary) -> Table:
   """Benchmarks, runs, passed and failed of the whole suite."""
   runs, failed = summary.runs, summary.failed
-  table = Table(title=f"suite {escape(summary.suite)}", title_justify="left", title_style="bold")
+  table = Table(title=f"suite {markup_text(summary.suite)}", title_justify="left", title_style="bold")
   for column in ("benchmarks", "runs", "passed", "failed"):
     table.add_column(column, justify="right")
   table.add_row(str(len(summary.benchmarks)), str(runs), str(runs - failed), f"[red]{failed}[/red]" if failed else "0")
@@ -73,15 +72,15 @@ _JUDGEMENT_STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yel
 def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | None = None) -> Table:
   """The variants side by side: a row per headline metric, a column per variant (all, or `variants`)."""
   variants = table.variants if variants is None else variants
-  out = Table(title=f"{escape(title)}  (reference: {escape('; '.join(table.reference_labels()))})",
+  out = Table(title=f"{markup_text(title)}  (reference: {markup_text('; '.join(table.reference_labels()))})",
               title_justify="left", title_style="bold")
   out.add_column("metric")
   out.add_column("unit")
   for variant in variants:
-    out.add_column(escape(variant.label), justify="right", overflow="fold")
+    out.add_column(markup_text(variant.label), justify="right", overflow="fold")
   marks = rule_marks(table)  # which rule decided each row, where the rows follow different rules
   for metric in table.metrics:
-    row = [escape(f"{metric.label} {marks[metric.tag]}" if metric.tag in marks else metric.label), escape(metric.unit)]
+    row = [markup_text(f"{metric.label} {marks[metric.tag]}" if metric.tag in marks else metric.label), markup_text(metric.unit)]
     for variant in variants:
       cell = table.cell(metric.tag, variant.key)
       if cell is None:
@@ -89,7 +88,7 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
         continue
       ratio = ratio_text(cell, table.is_reference(variant.key))
       style = _JUDGEMENT_STYLE.get(judgement(cell.verdict))
-      row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
+      row.append(markup_text(median_text(cell)) + "\n" + (f"[{style}]{markup_text(ratio)}[/]" if style else markup_text(ratio)))
     out.add_row(*row)
   return out
 
@@ -123,7 +122,8 @@ def print_verdict(table: VerdictTable, title: str, console: Console, verbose: bo
   for part in verdict_tables(table, title, console.width):
     console.print(part)
   for prefix, text in console_legend(table, verbose):
-    print_sentences(console, "[yellow]! outliers:[/yellow] " if prefix.startswith("!") else escape(prefix), text)
+    print_sentences(console, "[yellow]! outliers:[/yellow] " if prefix.startswith("!") else markup_text(prefix), text)
+
 
 def print_suite_tables(
     summary: SuiteSummary,
@@ -159,8 +159,8 @@ def print_suite_tables(
       console.print(benchmark_table(bench, all_metrics))
     for error in bench.errors:
       console.print(
-          f"  [red]{escape(bench.name)} repeat {error.repeat}, host {error.host}:[/red]"
-          f" {escape(error.text)}",
+          f"  [red]{markup_text(bench.name)} repeat {error.repeat}, host {error.host}:[/red]"
+          f" {markup_text(error.text)}",
           markup=True, highlight=False,
       )
   console.print(suite_table(summary))

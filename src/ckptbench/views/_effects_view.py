@@ -10,13 +10,13 @@ import pathlib
 from typing import Any, Mapping
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ckptbench.api import EffectRecord, InteractionRecord, SuiteSummary, Tag, judged_as, threshold_text
 from ckptbench.analysis import decided_interactions
-from ckptbench.views._report_html import esc, table
-from ckptbench.views._terminal import make_console
+from ckptbench._escape import html_text, terminal_text
+from ckptbench.views._report_html import table
+from ckptbench.views._terminal import make_console, markup_text
 
 _STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yellow"}
 
@@ -74,16 +74,16 @@ def effects_tables(summary: SuiteSummary) -> list[Table]:
   if not terms:
     return []
   threshold = (summary.effects or summary.interactions)[0].threshold
-  out = Table(title=escape(f"effects of each factor (ratio [interval] verdict, at {threshold_text(threshold)})"),
+  out = Table(title=markup_text(f"effects of each factor (ratio [interval] verdict, at {threshold_text(threshold)})"),
               title_justify="left", title_style="bold")  # fmt: skip
   out.add_column("term", overflow="fold")
   for metric in metrics:
-    out.add_column(escape(_label(metric)), justify="right", overflow="fold")
+    out.add_column(markup_text(_label(metric)), justify="right", overflow="fold")
   for name in terms:
-    row = [escape(name)]
+    row = [markup_text(name)]
     for metric in metrics:
       record = cells.get((name, metric))
-      text = "-" if record is None else escape(_verdict_text(record))
+      text = "-" if record is None else markup_text(_verdict_text(record))
       style = _STYLE.get(record.verdict.value) if record else None
       row.append(f"[{style}]{text}[/]" if style else text)
     out.add_row(*row)
@@ -97,12 +97,12 @@ def _conditional_table(interaction: InteractionRecord) -> Table:
   a, b = interaction.factors
   title = (f"{_label(interaction.metric)}: {a} and {b} interact ({_verdict_text(interaction)}): each one's effect at"
            " each level of the other")  # fmt: skip
-  out = Table(title=escape(title), title_justify="left", title_style="bold")
+  out = Table(title=markup_text(title), title_justify="left", title_style="bold")
   for column in ("effect", "where", "ratio [interval]"):
-    out.add_column(escape(column), justify="right" if column.startswith("ratio") else "left")
+    out.add_column(markup_text(column), justify="right" if column.startswith("ratio") else "left")
   for row in interaction.conditional:
-    out.add_row(escape(f"{row.factor}={row.level} vs {row.reference_level}"), escape(f"{row.given_factor}={row.given_level}"),
-                escape(f"{row.ratio:.3g}x{_bounds(row.low, row.high)}"))  # fmt: skip
+    out.add_row(markup_text(f"{row.factor}={row.level} vs {row.reference_level}"), markup_text(f"{row.given_factor}={row.given_level}"),
+                markup_text(f"{row.ratio:.3g}x{_bounds(row.low, row.high)}"))  # fmt: skip
   return out
 
 
@@ -112,7 +112,7 @@ def print_effects(summary: SuiteSummary, console: Console) -> None:
   for part in tables:
     console.print(part)
   if tables:
-    console.print(escape(EFFECTS_RULE), highlight=False)
+    console.print(markup_text(EFFECTS_RULE), highlight=False)
 
 
 def effects_section(summary: SuiteSummary | None) -> str:
@@ -126,13 +126,13 @@ def effects_section(summary: SuiteSummary | None) -> str:
   parts = ["<h2>effects of each factor</h2>", table(["term", *(_label(m) for m in metrics)], rows, numeric_from=99)]
   for interaction in decided_interactions(summary.interactions):
     a, b = interaction.factors
-    parts.append(f"<h3>{esc(_label(interaction.metric))}: {esc(a)} and {esc(b)} interact"
-                 f" ({esc(_verdict_text(interaction))})</h3>")  # fmt: skip
+    parts.append(f"<h3>{html_text(_label(interaction.metric))}: {html_text(a)} and {html_text(b)} interact"
+                 f" ({html_text(_verdict_text(interaction))})</h3>")  # fmt: skip
     parts.append(table(["effect", "where", "ratio [interval]"], [
         [f"{r.factor}={r.level} vs {r.reference_level}", f"{r.given_factor}={r.given_level}",
          f"{r.ratio:.3g}x{_bounds(r.low, r.high)}"] for r in interaction.conditional
     ], numeric_from=99))  # fmt: skip
-  parts.append(f"<p class=note>{esc(EFFECTS_RULE)}</p>")
+  parts.append(f"<p class=note>{html_text(EFFECTS_RULE)}</p>")
   return "\n".join(parts)
 
 
@@ -140,9 +140,9 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
   """`ckptbench tune`'s answer: the best setting as one line of YAML first, then what it rests on."""
   console = console or make_console()
   if answer is None:
-    console.print(f"no answer: {escape(_no_answer(document))} (see {escape(str(path))})", highlight=False)
+    console.print(f"no answer: {markup_text(_no_answer(document))} (see {markup_text(str(path))})", highlight=False)
     return
-  console.print(answer, markup=False, highlight=False, soft_wrap=True)
+  console.print(terminal_text(answer), markup=False, highlight=False, soft_wrap=True)
   best = document["best"]
   unit = best.get("unit") or ""
   line = f"# {document['objective']} {best['median']:.4g} {unit}{_bounds(best['low'], best['high'])}"
@@ -152,20 +152,20 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
     reference = ", ".join(f"{k}={v}" for k, v in (best.get("reference") or {}).items())
     line += (f", {best['ratio_to_reference']:.3g}x{_bounds(best['ratio_low'], best['ratio_high'])} the reference"
              f" ({reference})")  # fmt: skip
-  console.print(escape(line), highlight=False, soft_wrap=True)
+  console.print(markup_text(line), highlight=False, soft_wrap=True)
   statuses = collections.Counter(c["status"] for c in document["candidates"])
-  console.print(escape(
+  console.print(markup_text(
       f"# raced {sum(statuses.values()) - statuses.get('not sampled', 0)} of {document['grid_cells']} cells"
       f" ({', '.join(f'{n} {s}' for s, n in statuses.items())}); stopped: {document['stopped']};"
       f" {document['runs_measured']} runs measured where the whole grid needs {document['grid_runs_at_same_repeats']}"
       f" at the best's {document['best_rounds']} rounds; {path}"), highlight=False, soft_wrap=True)  # fmt: skip
   for kept in best.get("constraints", ()):
     if not kept["within_limit"]:
-      console.print(escape(f"# {kept['constraint']}: the best's mean {kept['mean']} is past the limit, not decided"
+      console.print(markup_text(f"# {kept['constraint']}: the best's mean {kept['mean']} is past the limit, not decided"
                            " (its interval still reaches within)"), highlight=False, soft_wrap=True)  # fmt: skip
   undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
   if undecided:
-    console.print(escape(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"
+    console.print(markup_text(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"
                          " (--time_budget_s gives the race more)"),
                   highlight=False, soft_wrap=True)  # fmt: skip
 
