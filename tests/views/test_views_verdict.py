@@ -13,6 +13,7 @@ from ckptbench.api import MetricEntry, MetricStatistics
 from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
 from ckptbench.results import read_outputs
 from ckptbench.views import print_suite_tables
+from ckptbench.views._effects_view import effects_section, print_effects
 from ckptbench.analysis import sweep_effects, sweep_verdicts
 from ckptbench.analysis._verdict import build_verdict
 from ckptbench.api import judged_metrics
@@ -191,3 +192,18 @@ def test_many_outlying_repeats_are_summed_up_in_two_lines_naming_where_and_the_w
   assert text.startswith(f"! outliers: {len(flagged)} of 48 times lie far from their variant's others: save time 8, in"
                          " use_ocdbt=True, use_zarr3=True (2), use_ocdbt=True, use_zarr3=False (2),")
   assert re.search(r"\. The worst: .*save time of repeat 9: [\d.]+ s against a median of [\d.]+ s \(modified z", text)
+
+
+def test_the_effects_tables_show_hostile_names_as_text():
+  """An option named with markup, HTML and a terminal escape: shown as text in the console and the report."""
+  hostile = "[bold]x</td><script>\x1b[2J"
+  records = [dataclasses.replace(r, varying={hostile if k == "use_ocdbt" else k: v for k, v in r.varying.items()})
+             for r in _sweep({"ocdbt": 2.0, "zarr3": 1.0})]  # fmt: skip
+  found = sweep_effects(records, None, paired=True, threshold=0.1)
+  summary = SuiteSummary(suite="s", benchmarks=[], effects=list(found.effects), interactions=list(found.interactions))
+  console = Console(record=True, width=250, color_system=None)
+  print_effects(summary, console)
+  text = console.export_text()
+  assert "[bold]x</td><script>=False vs True" in text and "\x1b" not in text
+  page = effects_section(summary)
+  assert "&lt;script&gt;" in page and "<script>" not in page
