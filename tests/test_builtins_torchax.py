@@ -129,8 +129,7 @@ def test_pytorch_dcp_saves_after_torchax_in_the_same_process_and_refuses_copy_ah
   )  # fmt: skip
   assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # the copy-ahead run failed
   assert "Traceback" not in done.stderr
-  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-  by_library = {(r["options"]["library"], r["options"]["save_per_thread_copy_ahead_mb"]): r for r in records}
+  by_library = {(r["options"]["library"], r["options"]["save_per_thread_copy_ahead_mb"]): r for r in timed_records(out)}
   for library in ("torchax", "dcp", "dcp_async"):
     assert by_library[library, None]["error"] is None, by_library[library, None]["error"]
     assert by_library[library, None]["metrics"]["verify_0_basics/time_s"]["value"] > 0  # loaded back and compared
