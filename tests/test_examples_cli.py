@@ -77,12 +77,14 @@ def test_a_built_wheel_installs_and_gives_a_first_result_with_two_commands(tmp_p
                         check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
   # The dependencies, as a plain path: the editable install's own .pth there is not processed.
   pathlib.Path(site, "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+  # Without PYTHONPATH here too: a source tree on it (PYTHONPATH=src) shows the ckptbench.egg-info that the
+  # wheel's build leaves in src/, and pip would call the wheel installed already and install nothing.
+  environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "XLA_FLAGS")}
   installed = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                              str(wheel)], capture_output=True, text=True, timeout=300)  # fmt: skip
+                              str(wheel)], env=environ, capture_output=True, text=True, timeout=300)  # fmt: skip
   assert installed.returncode == 0, installed.stderr
   home = tmp_path / "home"
   home.mkdir()
-  environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "XLA_FLAGS")}
   where = subprocess.run([str(python), "-c", "import ckptbench; print(ckptbench.__file__)"], cwd=home, env=environ,
                          check=True, capture_output=True, text=True).stdout  # fmt: skip
   assert where.startswith(site), where  # the wheel's copy, not the repository's
