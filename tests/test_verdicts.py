@@ -126,7 +126,7 @@ def test_auto_repeats_interleave_rounds_and_write_verdicts_as_data(tmp_path):
       assert v["rule"].startswith("memory pass:") or f"{1 - repeats['alpha']:.2%} interval" in v["rule"]
     else:
       assert v["n"] <= repeats["rounds"] and f"{repeats['level']:.2%} interval" in v["rule"]
-    assert (v["repeats_needed"] is not None) == (v["verdict"] == "inconclusive")
+      assert (v["repeats_needed"] is not None) == (v["verdict"] == "inconclusive")
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
   measured = timed_records(out)
   assert len(measured) == 2 * repeats["rounds"] and sum(r["warmup"] for r in records) == 2
