@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       timed_runs,
   )
   from ckptbench.api._verdict_record import Verdict, VerdictRecord, threshold_text
+  from ckptbench.api._effect_record import ConditionalRecord, EffectRecord, InteractionRecord
   from ckptbench.api._generator import (
       BenchmarksGenerator,
       TestContext,

@@ -23,6 +23,7 @@ from ckptbench.errors import EXIT_INTERRUPTED, EXIT_USAGE, CkptbenchError
 # One entry per subcommand module (ckptbench.cli._<name>).
 _COMMANDS = (
     "run",
+    "tune",
     "plan",
     "probe",
     "report",

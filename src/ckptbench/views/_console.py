@@ -20,6 +20,7 @@ from ckptbench.analysis import (
     ratio_text,
     rule_marks,
 )
+from ckptbench.views._effects_view import print_effects
 from ckptbench.views._terminal import make_console, markup_text, print_sentences
 
 
@@ -116,30 +117,10 @@ def _natural_width(table: Table) -> int:
   return Measurement.get(console, console.options, table).maximum
 
 
-def effects_table(table: VerdictTable) -> Table | None:
-  """Main effect of each swept option (several axes only): typical ratio to the reference's value."""
-  if not table.effects:
-    return None
-  out = Table(title="main effect of each option (geometric mean ratio over variants differing in it alone)",
-              title_justify="left", title_style="bold")
-  out.add_column("option", overflow="fold")
-  out.add_column("pairs", justify="right")
-  for metric in table.metrics:
-    out.add_column(markup_text(metric.label), justify="right", overflow="fold")
-  for effect in table.effects:
-    row = [markup_text(f"{effect.axis}={effect.level} vs {effect.reference_level}"), str(effect.pairs)]
-    row += [f"{effect.ratios[m.tag]:.2f}x" if m.tag in effect.ratios else "-" for m in table.metrics]
-    out.add_row(*row)
-  return out
-
-
 def print_verdict(table: VerdictTable, title: str, console: Console, verbose: bool = False) -> None:
-  """The verdict, the main effects, then the legend: what the table uses, each rule once (`verbose`: all of it)."""
+  """The verdict, then the legend: what the table uses, each rule once (`verbose`: all of it)."""
   for part in verdict_tables(table, title, console.width):
     console.print(part)
-  effects = effects_table(table)
-  if effects is not None:
-    console.print(effects)
   for prefix, text in console_legend(table, verbose):
     print_sentences(console, "[yellow]! outliers:[/yellow] " if prefix.startswith("!") else markup_text(prefix), text)
 
@@ -169,6 +150,7 @@ def print_suite_tables(
   verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console, verbose=detail)
+  print_effects(summary, console)
   for line in stability_warnings(records or ()):
     print_sentences(console, "[yellow]warning:[/yellow] ", line)
   for bench in summary.benchmarks:

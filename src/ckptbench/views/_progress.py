@@ -46,8 +46,8 @@ class RunProgress:
     self._round_started = 0.0
     if enabled and self._terminal:
       self._bar = Progress(
-          TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-          TextColumn("{task.fields[note]}"), console=Console(), transient=True,
+          TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+          TextColumn("{task.fields[note]}", markup=False), console=Console(), transient=True,
       )  # fmt: skip
       self._task = self._bar.add_task("runs", total=total, note="")
       self._bar.start()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ckptbench.api import RecordKind, Tag, sampled_records
 from ckptbench.results import RunOutputs
-from ckptbench.views._report_html import FigureIds, table
+from ckptbench.views._report_html import FigureIds
 from ckptbench.analysis import (
     VerdictTable,
     interval_note,
@@ -43,16 +43,6 @@ def verdict_section(verdict: VerdictTable | None) -> str:
       f"<h2>verdict</h2><p>reference: <b>{html_text('; '.join(verdict.reference_labels()))}</b></p>",
       f"<table id=verdict><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
   ]
-  if verdict.effects:
-    metrics = verdict.metrics
-    effect_rows = [
-        [f"{e.axis}={e.level} vs {e.reference_level}", e.pairs]
-        + [f"{e.ratios[m.tag]:.2f}x" if m.tag in e.ratios else "-" for m in metrics]
-        for e in verdict.effects
-    ]
-    parts.append("<h3>main effect of each option</h3><p class=note>geometric mean of the ratios between"
-                 " variants that differ in this option alone</p>")
-    parts.append(table(["option", "pairs"] + [m.label for m in metrics], effect_rows))
   rule_lines = "".join(f"<br>rule: {html_text(rule)}" for rule in rules(verdict))
   legend = "".join(f"<br>{html_text(clause)}" for clause in table_legend(verdict))
   parts.append(f"<p class=note>{html_text(interval_note(verdict))}{legend}{rule_lines}</p>")
