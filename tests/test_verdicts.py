@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli, timed_records
 from ckptbench.analysis import stability_warnings, verdict_clauses
 from ckptbench.api import MetricEntry, RunRecord, Verdict, VerdictRecord, is_host_memory_tag
-from ckptbench.engine._memory_pass_choices import AUTO_MEMORY_REPEATS
+from ckptbench.engine._memory_pass_choices import MEMORY_READINGS_CAP
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
 from ckptbench.results import Comparison
 from ckptbench.stats import AUTO_LOOKS, Design
@@ -122,11 +122,11 @@ def test_auto_repeats_interleave_rounds_and_write_verdicts_as_data(tmp_path):
     assert v["verdict"] in ("better", "worse", "equivalent", "inconclusive")
     assert v["variant"] == {"use_ocdbt": False} and v["reference"] == {"use_ocdbt": True}
     if is_host_memory_tag(v["metric"]):  # the memory pass's readings: settled, or judged at one look of their own
-      assert v["n"] <= AUTO_MEMORY_REPEATS
+      assert v["n"] <= MEMORY_READINGS_CAP
       assert v["rule"].startswith("memory pass:") or f"{1 - repeats['alpha']:.2%} interval" in v["rule"]
     else:
       assert v["n"] <= repeats["rounds"] and f"{repeats['level']:.2%} interval" in v["rule"]
-    assert (v["repeats_needed"] is not None) == (v["verdict"] == "inconclusive")
+      assert (v["repeats_needed"] is not None) == (v["verdict"] == "inconclusive")
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
   measured = timed_records(out)
   assert len(measured) == 2 * repeats["rounds"] and sum(r["warmup"] for r in records) == 2

@@ -14,7 +14,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import ConditionalRecord, EffectRecord, InteractionRecord, JudgedMetric, RunRecord, Verdict
-from ckptbench.api import judged_metrics
+from ckptbench.api import judged_metrics, timed_runs
 from ckptbench.analysis._verdict import references_of, variants_of
 from ckptbench.stats import Design, Factor, Observation, absolute_floor, factor_effects, metric_direction
 from ckptbench.stats import per_repeat_across_hosts
@@ -55,7 +55,7 @@ def sweep_effects(
     design: the look's error rates (Holm divides them across a metric's terms).
     threshold: the relative change that matters (`--regression_threshold`).
   """
-  measured = [r for r in records if not r.warmup and not r.failed and not r.memory_pass]
+  measured = [r for r in timed_runs(records) if not r.failed]
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
   refs = references_of(variants, reference)
   effects: list[EffectRecord] = []

@@ -15,7 +15,7 @@ import dataclasses
 import time
 from typing import Any, Callable, Sequence
 
-from ckptbench.api import RunRecord, Verdict
+from ckptbench.api import RunRecord, Verdict, sampled_records
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Observation, look_rates
 from ckptbench.stats import metric_direction, past_limit, race_look
@@ -123,8 +123,8 @@ def _best_so_far(
 
 def _observations(race: Race, records: Sequence[RunRecord]) -> list[Observation]:
   """The objective of every measured run, each candidate a level."""
-  return [Observation((r.key,), r.repeat, v) for r in records
-          if not r.warmup and not r.failed and (v := r.value(race.objective)) is not None]  # fmt: skip
+  return [Observation((r.key,), r.repeat, v) for r in sampled_records(records)
+          if (v := r.value(race.objective)) is not None]  # fmt: skip
 
 
 def _look(
@@ -135,7 +135,7 @@ def _look(
   rest are equivalent to it, else None)."""
   benchmarks = run_plan.plan.benchmarks
   rates = look_rates()
-  measured = [r for r in records if not r.warmup and not r.failed]
+  measured = sampled_records(records)
   for b in list(survivors):
     key = benchmarks[b].key
     if not any(r.key == key and r.value(race.objective) is not None for r in measured):

@@ -16,7 +16,7 @@ import os
 import pathlib
 from typing import Any, Sequence
 
-from ckptbench.api import RunRecord, is_host_memory_tag
+from ckptbench.api import RecordKind, RunRecord, is_host_memory_tag, timed_runs
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, CkptbenchError
 from ckptbench.results import write_json_atomic
 from ckptbench.stats import DEFAULT_ALPHA, Observation, median_interval, race_ratio
@@ -110,7 +110,7 @@ def _document(outcome: RunOutcome, race: Race, threshold: float) -> tuple[dict[s
   repeats = outcome.summary.repeats or {}
   result: RaceResult | None = outcome.race
   benchmarks = {b.key: b for b in outcome.plan.benchmarks}
-  timed = [r for r in outcome.records if not r.warmup and not r.memory_pass]
+  timed = timed_runs(outcome.records)
   rounds = {key: len({r.repeat for r in timed if r.key == key}) for key in benchmarks}
   best = result.best if result else None
   candidates = [{
@@ -126,7 +126,7 @@ def _document(outcome: RunOutcome, race: Race, threshold: float) -> tuple[dict[s
       "time_budget_s": repeats.get("time_budget_s"), "rounds": repeats.get("rounds"),
       "stopped": repeats.get("stopped"), "interrupted": outcome.interrupted,
       "best": _best(outcome, race, best, timed) if best else None, "candidates": candidates,
-      "runs_measured": len(timed), "warmups": sum(1 for r in outcome.records if r.warmup),
+      "runs_measured": len(timed), "warmups": sum(1 for r in outcome.records if r.kind is RecordKind.WARMUP),
       "grid_cells": len(benchmarks), "best_rounds": best_rounds, "grid_runs_at_same_repeats": len(benchmarks) * best_rounds,
       "sampled": result.sampled if result else None, "seed": result.seed if result else None,
   }  # fmt: skip
