@@ -232,18 +232,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
         manager.wait()
         phases.end_background()
       _set_commits(saves, manager.durability.durable_s, options.api)
-      _record_saves(metrics, saves)
-      _record_interference(metrics, steps, saves)
-      _write_timeline(context.path / TIMELINE_FILE, steps, saves)
-      checkpoint_mib = sum(getattr(x, "nbytes", 0) for x in jax.tree.leaves(context.pytree)) / _MIB
-      metrics.record("memory", "9_other/checkpoint_mib", checkpoint_mib, "MiB")
-      notes = []
-      if host_memory:
-        _record_memory(metrics, rss_before_save, phases, checkpoint_mib)
-      else:
-        notes.append("rss_slope_mib_per_save, save_*_peak_growth_mib and *peak_over_checkpoint:"
-                     f" {context.host_memory_absent}")
-
+      notes = _record_figures(context, metrics, saves, steps, phases, rss_before_save)
       latest = saves[-1].step
       ckptbench.evict_for_load(directory / str(latest), metrics, "restore", options.cold_cache)
       with metrics.measure("restore"):
@@ -253,7 +242,25 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
     finally:
       phases.end_background()
       manager.close()
-    return ckptbench.TestResult(metrics=metrics, artifacts=(TIMELINE_FILE,), notes=tuple(notes))
+    return ckptbench.TestResult(metrics=metrics, artifacts=(TIMELINE_FILE,), notes=notes)
+
+
+def _record_figures(
+    context: ckptbench.TestContext, metrics: ckptbench.Metrics, saves: list[_Save], steps: list[tuple[float, float]],
+    phases: _Phases, rss_before_save: list[float],
+) -> tuple[str, ...]:
+  """The saves', the steps' and (where the timed runs measure it) host memory's figures; the notes
+  say which figures are absent and why."""
+  _record_saves(metrics, saves)
+  _record_interference(metrics, steps, saves)
+  _write_timeline(context.path / TIMELINE_FILE, steps, saves)
+  checkpoint_mib = sum(getattr(x, "nbytes", 0) for x in jax.tree.leaves(context.pytree)) / _MIB
+  metrics.record("memory", "9_other/checkpoint_mib", checkpoint_mib, "MiB")
+  if context.host_memory_absent is None:
+    _record_memory(metrics, rss_before_save, phases, checkpoint_mib)
+    return ()
+  return ("rss_slope_mib_per_save, save_*_peak_growth_mib and *peak_over_checkpoint:"
+          f" {context.host_memory_absent}",)  # fmt: skip
 
 
 def _compiled_step(pytree: Any, options: TrainingInterferenceOptions) -> tuple[Callable, Callable, Any]:
