@@ -91,7 +91,7 @@ def test_port_lists_what_still_needs_a_hand():
           core as benchmarks_core,
           metric as metric_lib,
       )
-      from orbax.checkpoint._src.testing.benchmarks.core import simdevice_backend
+      from orbax.checkpoint._src.testing.benchmarks.core import jax_monitoring_tags
       from orbax.checkpoint._src.testing.benchmarks.core.pytree_utils import assert_pytree_equal, no_such_helper
 
       GENERATOR = "orbax.checkpoint._src.testing.benchmarks.core.core.NoSuchGenerator"
@@ -107,7 +107,7 @@ def test_port_lists_what_still_needs_a_hand():
   assert 'GENERATOR = "ckptbench.compat.orbax.core.core.NoSuchGenerator"' in result.ported
   assert result.needs_hand == (
       "line 2: 'import orbax.checkpoint._src.testing.benchmarks.core.core' without 'as': code naming it in full needs the new name",
-      "line 7: ckptbench.compat.orbax.core has no 'simdevice_backend'",
+      "line 7: ckptbench.compat.orbax.core has no 'jax_monitoring_tags'",
       "line 8: ckptbench.compat.orbax.core.pytree_utils has no 'no_such_helper'",
       "line 10: a string names orbax.checkpoint._src.testing.benchmarks.core.core.NoSuchGenerator:"
       " ckptbench.compat.orbax.core.core has no 'NoSuchGenerator'",
@@ -173,7 +173,7 @@ def test_the_cli_prints_a_diff_by_default_and_writes_with_write(tmp_path):
   assert not port_file(target).changed  # porting again changes nothing
 
   needs = tmp_path / "needs.py"
-  needs.write_text("from orbax.checkpoint._src.testing.benchmarks.core import baseline\n")
+  needs.write_text("from orbax.checkpoint._src.testing.benchmarks.core import jax_monitoring_tags\n")
   assert run_cli("port", str(needs)).returncode == 1
   broken = tmp_path / "broken.py"
   broken.write_text("def (:\n")

@@ -60,6 +60,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       DataMismatchError,
       abstract_from_checkpoint,
       abstract_pytree,
+      build_mesh,
       check_loaded_shardings,
       pytree_checksums,
       read_sharding_config,
@@ -77,7 +78,9 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       scan_inventory,
   )
   from ckptbench.stats import (
+      host_statistics,
       median_ratio,
+      metric_statistics,
       theil_sen_slope,
   )
   from ckptbench.storage import (
@@ -96,5 +99,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
   from ckptbench.analysis import capture_baseline
   from ckptbench.analysis import compare_to_baseline
   from ckptbench.results import load_results
+  from ckptbench.results import run_environment
+  from ckptbench.views import TensorBoardWriter
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.results._writers import MANIFEST_FILE, RunWriter, SUMMARY_FILE, run_writers
   from ckptbench.results._results import RESULTS_FILE, read_records, write_json_atomic
   from ckptbench.results._read import RunOutputs, check_output_dir, read_outputs
-  from ckptbench.results._manifest import build_manifest, git_state, now_iso, run_backend
+  from ckptbench.results._manifest import build_manifest, git_state, now_iso, run_backend, run_environment
   from ckptbench.results._export import export_results, load_results
 
 __getattr__, __dir__ = lazy_face(globals())

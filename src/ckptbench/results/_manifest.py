@@ -29,10 +29,10 @@ def git_state(cwd: str | None = None) -> dict[str, Any]:
   """The sha and dirty flag of the git work tree at `cwd` (None outside a repository)."""
   def git(*args: str) -> str | None:
     try:
-      done = subprocess.run(("git", *args), cwd=cwd, capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
+      out = subprocess.check_output(["git", *args], cwd=cwd, stderr=subprocess.DEVNULL, timeout=10)
+    except (OSError, subprocess.SubprocessError):  # no git, not a work tree, or hung
       return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return out.decode("utf-8", "replace").strip()
 
   sha = git("rev-parse", "HEAD")
   status = git("status", "--porcelain", "--untracked-files=no") if sha else None
@@ -67,15 +67,13 @@ def run_backend(manifest: Mapping[str, Any]) -> str | None:
   return str(backend) if backend else None
 
 
-def build_manifest(
-    *, suite_raw: dict[str, Any], suite_file: str, argv: list[str], backend: str | None = None
-) -> dict[str, Any]:
-  """The run's manifest; `backend` names what the run emulated (None: JAX's own backend)."""
+def run_environment() -> dict[str, Any]:
+  """What a run's manifest records of the code and machine it ran on: package versions, git,
+  host, JAX's processes, devices and backend, XLA_FLAGS."""
   import jax  # noqa: PLC0415  (the backend is up by the time a manifest is written)
 
   devices = jax.devices()
   return {
-      "schema_version": 1,
       "versions": package_versions(),
       "git": git_state(),
       "hostname": socket.gethostname(),
@@ -86,8 +84,20 @@ def build_manifest(
       "device_count": len(devices),
       "local_device_count": jax.local_device_count(),
       "device_kind": devices[0].device_kind if devices else None,
-      "backend": backend or jax.default_backend(),
+      "backend": jax.default_backend(),
       "xla_flags": os.environ.get("XLA_FLAGS", ""),
+  }
+
+
+def build_manifest(
+    *, suite_raw: dict[str, Any], suite_file: str, argv: list[str], backend: str | None = None
+) -> dict[str, Any]:
+  """The run's manifest; `backend` names what the run emulated (None: JAX's own backend)."""
+  environment = run_environment()
+  return {
+      "schema_version": 1,
+      **environment,
+      "backend": backend or environment["backend"],
       "argv": argv or sys.argv,
       "suite_file": suite_file,
       "config": suite_raw,

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.views._console import print_suite_tables
   from ckptbench.views._report_roofline import roofline_limits
   from ckptbench.views._scale_view import scale_as_text, write_scale_page
-  from ckptbench.views._tensorboard import tensorboard_run_name, write_tensorboard
+  from ckptbench.views._tensorboard import TensorBoardWriter, tensorboard_run_name, write_tensorboard
   from ckptbench.views._history_page import write_history_page
   from ckptbench.views._matrix_report import write_matrix_report
   from ckptbench.views._report import write_report

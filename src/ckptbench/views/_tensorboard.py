@@ -105,14 +105,14 @@ def write_tensorboard(out_dir: str | pathlib.Path) -> pathlib.Path:
   return logdir
 
 
-class _Writer:
-  """An event file in one run directory."""
+class TensorBoardWriter:
+  """An event file in one TensorBoard run directory (created): scalars, text cards, an HParams session."""
 
   def __init__(self, run_dir: pathlib.Path):
     self._file = EventFile(run_dir, suffix=_SUFFIX)
     self._tags: set[str] = set()  # the scalar tags written so far: later values carry no metadata
 
-  def __enter__(self) -> "_Writer":
+  def __enter__(self) -> "TensorBoardWriter":
     return self
 
   def __exit__(self, *exc) -> None:
@@ -130,6 +130,16 @@ class _Writer:
   def text(self, tag: str, markdown: str, step: int = 0) -> None:
     self.add(text_summary(tag, markdown), step)
 
+  def hparams(self, values: dict[str, bool | float | str], trial_id: str) -> None:
+    """The run's HParams session (values: bool, number or text)."""
+    self.add(session_summary(values, trial_id=trial_id))
+
+  def flush(self) -> None:
+    self._file.flush()
+
+  def close(self) -> None:
+    self._file.close()
+
 
 def _wall_time(record: RunRecord) -> float | None:
   try:
@@ -143,7 +153,7 @@ def _write_host_scalars(bench_dir: pathlib.Path, records: list[RunRecord]) -> No
   for record in records:
     by_host[record.host].append(record)
   for host, host_records in sorted(by_host.items()):
-    with _Writer(bench_dir / f"host_{host}") as writer:
+    with TensorBoardWriter(bench_dir / f"host_{host}") as writer:
       for record in sorted(host_records, key=lambda r: r.repeat):
         step, wall = record.repeat, _wall_time(record)
         values = [(tag, record.value(tag)) for tag in sorted(record.metrics)]
@@ -156,8 +166,8 @@ def _write_host_scalars(bench_dir: pathlib.Path, records: list[RunRecord]) -> No
 def _write_benchmark_run(
     bench_dir: pathlib.Path, bench: BenchmarkSummary, hparams: dict[str, Any], records: list[RunRecord]
 ) -> None:
-  with _Writer(bench_dir) as writer:
-    writer.add(session_summary(hparams, trial_id=bench.key or bench.name))
+  with TensorBoardWriter(bench_dir) as writer:
+    writer.hparams(hparams, trial_id=bench.key or bench.name)
     values = []
     for tag, stats in sorted(bench.metrics.items()):
       values += [(f"{tag}/{stat}", float(v)) for stat in _STATS if (v := getattr(stats, stat)) is not None]
@@ -229,7 +239,7 @@ def _write_experiment(
           if is_judged(tag)
       }
   )
-  with _Writer(logdir) as writer:
+  with TensorBoardWriter(logdir) as writer:
     writer.add(experiment_summary(domains, [(f"{tag}/mean", tag) for tag in metric_tags]))
 
 

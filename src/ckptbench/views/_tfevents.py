@@ -86,8 +86,12 @@ class EventFile:
   def add(self, event: event_pb2.Event) -> None:
     self._records.append(record(event.SerializeToString()))
 
-  def close(self) -> None:
+  def flush(self) -> None:
+    """Writes every event added so far (the whole file again: one write, never a torn record)."""
     self.path.write_bytes(b"".join(self._records))
+
+  def close(self) -> None:
+    self.flush()
 
 
 def text_summary(tag: str, markdown: str) -> summary_pb2.Summary:

@@ -26,6 +26,15 @@ def get_process_index() -> int:
   return jax.process_index()
 
 
+def get_process_count() -> int:
+  """How many processes run the suite (torch's world size when a torch process group is set up)."""
+  if _torch_group_ready():
+    import torch.distributed as dist
+
+    return dist.get_world_size()
+  return jax.process_count()
+
+
 def sync_global_processes(name: str) -> None:
   """Waits until every process reaches the barrier `name`."""
   if _torch_group_ready():

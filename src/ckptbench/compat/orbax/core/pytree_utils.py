@@ -17,6 +17,7 @@ from typing import Any
 import jax
 
 import ckptbench
+from ckptbench.compat.orbax.core._functional import assert_functional_equivalence  # noqa: F401  (Orbax's home for it)
 
 _log = logging.getLogger(__name__)
 

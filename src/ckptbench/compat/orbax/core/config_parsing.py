@@ -1,0 +1,173 @@
+"""Orbax's `core.config_parsing` on ckptbench: a suite's YAML -> `core.TestSuite`.
+
+The YAML is Orbax's (`suite_name`, `num_repeats`, `checkpoint_config(s)`,
+`mesh_config(s)`, `benchmarks` of `generator` + `options`, the baseline paths)
+and the errors are Orbax's, word for word where code matches on them. The
+checkpoint and mesh blocks become ckptbench's `CheckpointConfig` and
+`MeshConfig` (validated by ckptbench's models, so a bad key fails here, not
+mid-run), each generator's options its options class's `from_dict`, and the
+`TestSuite` runs on ckptbench's engine. `ckptbench run SUITE.yaml` reads the
+same file with ckptbench's own loader instead, which names the file and line
+of every error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+import yaml
+from etils import epath
+
+import ckptbench
+from ckptbench.compat.orbax.core import core
+
+_log = logging.getLogger(__name__)
+
+_SIMDEVICE_KEY = "simdevice"
+_DIGEST_PATHS = ("capture_digests_path", "reference_digests_path")
+
+
+def _import_class(class_path: str) -> type[Any]:
+  """The class at `module.Class`; ImportError naming the path otherwise."""
+  try:
+    module_path, class_name = class_path.rsplit(".", 1)
+    return getattr(importlib.import_module(module_path), class_name)
+  except (ImportError, ValueError, AttributeError) as e:
+    raise ImportError(f"Failed to import class {class_path}: {e}") from e
+
+
+def _load_yaml_config(config_path: str) -> dict[str, Any]:
+  """The YAML document at `config_path` (a local path or any location etils reads, gs:// included)."""
+  _log.info("Loading configuration from: %s", config_path)
+  with epath.Path(config_path).open("r") as f:
+    return yaml.safe_load(f)
+
+
+def _validate_config(config: dict[str, Any]) -> None:
+  """Raises ValueError (Orbax's messages) for a config missing what a suite needs."""
+  for key in ("suite_name", "benchmarks"):
+    if key not in config:
+      raise ValueError(f"Missing required key in YAML config: {key}")
+  if not isinstance(config["benchmarks"], list):
+    raise ValueError("'benchmarks' must be a list.")
+  for i, entry in enumerate(config["benchmarks"]):
+    if not isinstance(entry, dict):
+      raise ValueError(f"Each item in 'benchmarks' must be a dict, got {type(entry)} at index {i}")
+    for key in ("generator", "options"):
+      if key not in entry:
+        raise ValueError(f"Missing '{key}' in benchmarks entry at index {i}")
+    options = entry["options"]
+    if not isinstance(options, dict):
+      raise ValueError(f"'options' must be a dict in benchmarks entry at index {i}")
+    if all(options.get(key) for key in _DIGEST_PATHS):
+      raise ValueError(
+          f"capture_digests_path and reference_digests_path are mutually exclusive in benchmarks entry at"
+          f" index {i}: a run either captures digests or compares against them."
+      )
+    if _SIMDEVICE_KEY in config and any(options.get(key) for key in _DIGEST_PATHS):
+      raise ValueError(
+          f"Correctness digests cannot be captured or compared on SimDevice (benchmarks entry at index {i}):"
+          " values that pass through a compiled program are fabricated, so the digests do not describe real data."
+      )
+  if _SIMDEVICE_KEY in config and not isinstance(config[_SIMDEVICE_KEY], dict):
+    raise ValueError(f"'{_SIMDEVICE_KEY}' must be a dict, got {type(config[_SIMDEVICE_KEY])}.")
+
+
+def _parse_checkpoint_configs(config: dict[str, Any]) -> list[ckptbench.CheckpointConfig]:
+  """The suite's checkpoint configs; one default config when it names none."""
+  if "checkpoint_configs" in config:
+    return [ckptbench.CheckpointConfig(**block) for block in config["checkpoint_configs"]]
+  if "checkpoint_config" in config:
+    return [ckptbench.CheckpointConfig(**config["checkpoint_config"])]
+  return [ckptbench.CheckpointConfig()]
+
+
+def _parse_mesh_configs(config: dict[str, Any]) -> list[ckptbench.MeshConfig] | None:
+  """The suite's mesh configs, or None when it names none."""
+  if "mesh_configs" in config:
+    return [ckptbench.MeshConfig(**block) for block in config["mesh_configs"]]
+  if "mesh_config" in config:
+    return [ckptbench.MeshConfig(**config["mesh_config"])]
+  return None
+
+
+def parse_config(
+    config_path: str,
+) -> tuple[list[ckptbench.CheckpointConfig], list[ckptbench.MeshConfig] | None]:
+  """The checkpoint configs and mesh configs (None: none named) of the YAML at `config_path`."""
+  config = _load_yaml_config(config_path)
+  return _parse_checkpoint_configs(config), _parse_mesh_configs(config)
+
+
+def load_config(config_path: str) -> dict[str, Any]:
+  """The YAML at `config_path` as a dict, validated (ValueError with Orbax's messages)."""
+  config = _load_yaml_config(config_path)
+  _validate_config(config)
+  return config
+
+
+def _generator(class_path: str) -> type[ckptbench.BenchmarksGenerator]:
+  generator_class = _import_class(class_path)
+  if not (isinstance(generator_class, type) and issubclass(generator_class, ckptbench.BenchmarksGenerator)):
+    raise TypeError(f"Class {class_path} is not a subclass of BenchmarksGenerator.")
+  # Undecorated, a generator inherits its base's options class, which has no options of its own.
+  if generator_class.options_class in (None, ckptbench.BenchmarkOptions, core.BenchmarkOptions):
+    raise TypeError(f"Generator class {class_path} is not decorated with @benchmark_options.")
+  return generator_class
+
+
+def _options(options_class: type[ckptbench.BenchmarkOptions], values: dict[str, Any]) -> ckptbench.BenchmarkOptions:
+  """The options from a suite's mapping: Orbax's `from_dict` where the class has one (a list sweeps)."""
+  from_dict = getattr(options_class, "from_dict", None)
+  return from_dict(values) if from_dict is not None else options_class(**values)
+
+
+def create_test_suite_from_config(
+    config_path: str,
+    output_dir: str | None = None,
+    local_directory: str | None = None,
+    remove_repeated_dir: bool = False,
+) -> core.TestSuite:
+  """The `TestSuite` the YAML at `config_path` describes.
+
+  Args:
+    config_path: the suite's YAML.
+    output_dir: where the suite writes its results (OUT).
+    local_directory: a host-local scratch directory for every run.
+    remove_repeated_dir: whether each repeat's directory is removed once recorded.
+
+  Raises:
+    ValueError: the YAML lacks a key a suite needs (Orbax's messages).
+    ImportError: a generator's import path does not resolve.
+    TypeError: a generator is not a `BenchmarksGenerator` decorated with
+      `@benchmark_options`, or its options do not fit its options class.
+  """
+  config = load_config(config_path)
+  checkpoint_configs = _parse_checkpoint_configs(config)
+  mesh_configs = _parse_mesh_configs(config)
+  generators = []
+  for i, entry in enumerate(config["benchmarks"]):
+    _log.info("Processing benchmark group %d: %s", i + 1, entry["generator"])
+    generator_class = _generator(entry["generator"])
+    options = _options(generator_class.options_class, entry["options"])
+    generators.append(
+        generator_class(
+            checkpoint_configs=checkpoint_configs,
+            options=options,
+            output_dir=output_dir,
+            mesh_configs=mesh_configs,
+            local_directory=local_directory,
+        )
+    )
+  return core.TestSuite(
+      name=config["suite_name"],
+      benchmarks_generators=generators,
+      num_repeats=config.get("num_repeats", 1),
+      output_dir=output_dir,
+      local_directory=local_directory,
+      remove_repeated_dir=remove_repeated_dir,
+      baseline_path=config.get("baseline_path"),
+      baseline_capture_path=config.get("baseline_capture_path"),
+  )
