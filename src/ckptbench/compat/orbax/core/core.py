@@ -22,19 +22,34 @@ A module that needs hardware this machine lacks (a CUDA device for
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import dataclasses
 import functools
-import logging
+import hashlib
+import itertools
+import pathlib
 import sys
+import tempfile
 import types
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Sequence
 
+import jax
+import yaml
+from absl import logging
 from etils import epath
 
 import ckptbench
-from ckptbench.compat.orbax.core import _hardware
-
-_log = logging.getLogger(__name__)
+from ckptbench.compat.orbax.core import (
+    _hardware,
+    checkpoint_generation,
+    device_mesh,
+    directory_setup,
+    inventory,
+    metric,
+    metrics_manager,
+    multihost,
+)
 
 benchmark_options = ckptbench.benchmark_options
 
@@ -161,10 +176,12 @@ class TestResult:
 class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
   """Orbax's generator base on ckptbench: subclasses write `test_fn(TestContext) -> TestResult`.
 
-  The sweep, meshes, checkpoint data and directories come from the suite, as
-  with every ckptbench generator; the constructor takes Orbax's arguments so
-  code that builds a generator by hand still works, and ckptbench builds it
-  with none.
+  Under ckptbench's runner (a suite file, or a `TestSuite`) the sweep, meshes,
+  checkpoint data and directories come from the suite, as with every ckptbench
+  generator, and ckptbench builds the generator with no arguments. Built by
+  hand with Orbax's arguments, it checks them as Orbax does, and `generate()`
+  gives Orbax's `Benchmark` objects: one per valid option combination, mesh
+  and checkpoint config.
   """
 
   options_class: ClassVar[type[ckptbench.BenchmarkOptions]] = BenchmarkOptions
@@ -177,6 +194,14 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
       mesh_configs: Sequence[Any] | None = None,
       local_directory: str | None = None,
   ):
+    if options is not None:
+      if type(self).options_class is BenchmarkOptions:
+        raise TypeError(
+            f"BenchmarksGenerator subclass {type(self).__name__} must be decorated with"
+            " @benchmark_options to set the 'options_class' attribute."
+        )
+      if not isinstance(options, self.options_class):
+        raise TypeError(f"Expected options of type {self.options_class.__name__}, but got {type(options).__name__}")
     self._checkpoint_configs = checkpoint_configs
     self._options = options
     self._output_dir = output_dir
@@ -188,6 +213,138 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
     own = cls.__dict__.get("test_fn")
     if own is not None and not getattr(own, "_ckptbench_adapted", False):
       cls.test_fn = _adapted(own)  # type: ignore[method-assign]
+
+  def _get_options_product(self) -> list[ckptbench.BenchmarkOptions]:
+    """Every combination of the options' list values (Orbax's sweep: only a `list` sweeps), valid ones only."""
+    fields = [f.name for f in dataclasses.fields(self._options)]
+    values = [getattr(self._options, f) for f in fields]
+    combinations = itertools.product(*[v if isinstance(v, list) else [v] for v in values])
+    valid = []
+    for combination in combinations:
+      option = type(self._options)(**dict(zip(fields, combination)))
+      if option.is_valid():
+        valid.append(option)
+      else:
+        logging.info("Skipping invalid option combination: %s", option)
+    return valid
+
+  def _get_meshes(self, skip_incompatible_mesh_configs: bool) -> list[jax.sharding.Mesh]:
+    """The meshes of `mesh_configs` this machine can build; one it cannot is skipped with a warning, or raises.
+
+    Raises:
+      ValueError: a mesh cannot be built and `skip_incompatible_mesh_configs`
+        is False, or none can.
+    """
+    meshes = []
+    for mesh_config in self._mesh_configs or ():
+      try:
+        meshes.append(device_mesh.create_mesh(mesh_config))
+      except ValueError as e:
+        if not skip_incompatible_mesh_configs:
+          raise ValueError(f"Failed to create mesh with config {mesh_config}: {e}") from e
+        logging.warning("Failed to create mesh with config %s: %s", mesh_config, e)
+    if not meshes:
+      raise ValueError("No compatible meshes found.")
+    return meshes
+
+  def generate_benchmark_name(self, option: Any, mesh: Any, checkpoint_config: Any) -> str:
+    """Orbax's stable name: the class and a hash of the options, mesh and checkpoint config."""
+    long_name = f"{type(self).__name__}-{option!r}-{mesh!r}-{checkpoint_config!r}"
+    return f"{type(self).__name__}_{hashlib.md5(long_name.encode()).hexdigest()[:12]}"
+
+  def generate(self, skip_incompatible_mesh_configs: bool = True) -> list["Benchmark"]:
+    """Orbax's `Benchmark` objects: one per valid option combination, mesh and checkpoint config.
+
+    Raises:
+      ValueError: when the generator was built without options (ckptbench's
+        runner builds it so; a suite gives the options), or no mesh fits.
+    """
+    if self._options is None:
+      raise ValueError(f"{type(self).__name__} was built without options: give options= to generate()")
+    meshes = [None] if self._mesh_configs is None else self._get_meshes(skip_incompatible_mesh_configs)
+    return [
+        Benchmark(
+            test_fn=self.test_fn,
+            checkpoint_config=checkpoint_config,
+            options=option,
+            name=self.generate_benchmark_name(option, mesh, checkpoint_config),
+            output_dir=self._output_dir,
+            mesh=mesh,
+            local_directory=self._local_directory,
+        )
+        for option, mesh, checkpoint_config in itertools.product(
+            self._get_options_product(), meshes, self._checkpoint_configs
+        )
+    ]
+
+
+class Benchmark:
+  """One runnable benchmark of Orbax's: a test_fn with its options, mesh and checkpoint config.
+
+  `run()` runs it once, as Orbax's `Benchmark.run` does: a fresh directory
+  (`directory_setup`), the checkpoint data (`checkpoint_generation`), the
+  test_fn with an Orbax context; an exception becomes the result's `error`.
+  Runs that ckptbench records go through a `TestSuite` (ckptbench's engine).
+  """
+
+  def __init__(
+      self,
+      test_fn: Callable[[TestContext], TestResult],
+      checkpoint_config: Any,
+      options: ckptbench.BenchmarkOptions,
+      name: str,
+      output_dir: str | None = None,
+      mesh: jax.sharding.Mesh | None = None,
+      local_directory: str | None = None,
+  ):
+    self.test_fn = test_fn
+    self.checkpoint_config = checkpoint_config
+    self.options = options
+    self.name = name
+    self.output_dir = output_dir
+    self.mesh = mesh
+    self.local_directory = local_directory
+
+  def _pytree(self) -> Any:
+    if self.checkpoint_config.path is not None:
+      return checkpoint_generation.load_checkpoint(self.checkpoint_config)
+    if self.checkpoint_config.spec is not None:
+      return checkpoint_generation.generate_checkpoint(self.checkpoint_config, mesh=self.mesh)
+    return None
+
+  def run(self, repeat_index: int | None = None) -> TestResult:
+    """Runs the test_fn once; its result, with `error` set when it raised."""
+    name = self.name if repeat_index is None else f"{self.name}_repeat_{repeat_index}"
+    own_metrics = metric.Metrics(name=f"{name} Internal")
+    with own_metrics.measure("sync_global_processes:benchmark:run", ["time"]):
+      multihost.sync_global_processes("benchmark:run")
+    path = directory_setup.setup_test_directory(self.name, self.output_dir, repeat_index)
+    local_path = None
+    if self.local_directory is not None:
+      local_path = epath.Path(self.local_directory) / name
+      if repeat_index is not None:
+        local_path = local_path / f"repeat_{repeat_index}"
+    with own_metrics.measure("sync_global_processes:benchmark:setup_test_directory", ["time"]):
+      multihost.sync_global_processes("benchmark:setup_test_directory")
+    try:
+      context = TestContext(
+          pytree=self._pytree(), path=path, options=self.options, mesh=self.mesh, repeat_index=repeat_index,
+          local_path=local_path, output_dir=None if self.output_dir is None else epath.Path(self.output_dir),
+          name=self.name, checkpoint_config=self.checkpoint_config,
+      )  # fmt: skip
+      with own_metrics.measure("sync_global_processes:benchmark:setup_pytree", ["time"]):
+        multihost.sync_global_processes("benchmark:setup_pytree")
+      result = self.test_fn(context)
+      result.path, result.local_path = path, local_path
+      if result.inventory is None and multihost.get_process_index() == 0:
+        result.inventory = inventory.scan_checkpoint(path)
+    except Exception as e:  # noqa: BLE001  (Orbax records any error of a run in its result)
+      logging.error("Test function %r raised an exception: %s", name, e, exc_info=True)
+      result = TestResult(metrics=metric.Metrics(), error=e, path=path, local_path=local_path)
+    result.metrics.name = name
+    result.metrics.report()
+    own_metrics.report()
+    return result
 
 
 def _adapted(test_fn: Callable[[Any, TestContext], Any]) -> Callable[[Any, Any], ckptbench.TestResult]:
@@ -215,3 +372,177 @@ def _prepare_process(module: types.ModuleType | None) -> None:
     flags.FLAGS.mark_as_parsed()  # no command line to parse: every flag keeps its default
   if module is not None and _hardware.uses_torch_distributed(module):
     ckptbench.torch_process_group()
+
+
+class TestSuite:
+  """Orbax's suite of generators, run by ckptbench's engine (`ckptbench.run`).
+
+  `run()` hands the generators, their options, checkpoint and mesh configs
+  and the repeats to ckptbench's engine as one suite (one per generator when
+  their checkpoint or mesh configs differ), so the runs are measured,
+  recorded (OUT/results.jsonl, summary.json) and compared with a baseline as
+  `ckptbench run` does. Each run then goes to the suite's `MetricsManager`,
+  which logs Orbax's report and, with an `output_dir`, writes TensorBoard in
+  Orbax's layout. Without an `output_dir` the engine writes into a temporary
+  directory, removed afterwards.
+  """
+
+  __test__: ClassVar[bool] = False  # not a pytest test class
+
+  def __init__(
+      self,
+      name: str,
+      benchmarks_generators: Sequence[BenchmarksGenerator],
+      output_dir: str | None = None,
+      skip_incompatible_mesh_configs: bool = True,
+      num_repeats: int = 1,
+      local_directory: str | None = None,
+      remove_repeated_dir: bool = False,
+      baseline_path: str | None = None,
+      baseline_capture_path: str | None = None,
+  ):
+    self._name = name
+    self._benchmarks_generators = list(benchmarks_generators)
+    self._output_dir = output_dir
+    self._skip_incompatible_mesh_configs = skip_incompatible_mesh_configs
+    self._num_repeats = num_repeats
+    self._local_directory = local_directory
+    self._remove_repeated_dir = remove_repeated_dir
+    self._baseline_path = baseline_path
+    self._baseline_capture_path = baseline_capture_path
+    tensorboard_dir = epath.Path(output_dir) / "tensorboard" if output_dir else None
+    self._suite_metrics = metrics_manager.MetricsManager(
+        name=name, num_repeats=num_repeats, tensorboard_dir=tensorboard_dir
+    )
+
+  def run(self) -> list[TestResult]:
+    """Runs every generator's benchmarks through ckptbench's engine; every run's result, in order.
+
+    Raises:
+      ValueError: a mesh does not fit and `skip_incompatible_mesh_configs` is False.
+      CkptbenchError: the engine refused the suite (a bad option, nothing to run).
+    """
+    results: list[TestResult] = []
+    groups = _suite_groups(self._benchmarks_generators)
+    for i, generators in enumerate(groups):
+      for generator in generators:
+        if generator._mesh_configs and not self._skip_incompatible_mesh_configs:
+          generator._get_meshes(skip_incompatible_mesh_configs=False)
+      with _output_dir(self._output_dir, None if len(groups) == 1 else f"group_{i}") as out:
+        outcome = ckptbench.run(self._suite(generators), self._settings(out))
+      results += [self._record_result(r) for r in outcome.records if not r.warmup and r.host == 0]
+    if not results:
+      logging.warning("No benchmarks were run for this suite.")
+    self._suite_metrics.generate_report()
+    multihost.sync_global_processes("test_suite:run_end")
+    return results
+
+  def _suite(self, generators: list[BenchmarksGenerator]) -> ckptbench.Suite:
+    first = generators[0]
+    document: dict[str, Any] = {
+        "suite_name": self._name,
+        "num_repeats": self._num_repeats,
+        "num_warmups": 0,
+        "checkpoint_configs": [_plain(c) for c in first._checkpoint_configs] or [{"spec": {}}],
+        "benchmarks": [{"generator": _generator_path(type(g)), "options": _options_mapping(g._options)} for g in generators],
+    }
+    if first._mesh_configs:
+      document["mesh_configs"] = [_plain(m) for m in first._mesh_configs]
+    for key, value in (("baseline_path", self._baseline_path), ("baseline_capture_path", self._baseline_capture_path)):
+      if value:
+        document[key] = str(value)
+    return ckptbench.load_suite_text(yaml.safe_dump(document, sort_keys=False))
+
+  def _settings(self, out: pathlib.Path) -> ckptbench.RunSettings:
+    return ckptbench.RunSettings(
+        output_dir=out,
+        local_directory=None if self._local_directory is None else pathlib.Path(self._local_directory),
+        remove_repeated_dir=self._remove_repeated_dir,
+        overwrite=True,
+        show_progress=False,
+        write_views=False,  # TensorBoard in Orbax's layout comes from the MetricsManager
+        distributed="off",
+    )
+
+  def _record_result(self, record: Any) -> TestResult:
+    """One run's record as Orbax's result; the MetricsManager gets it too."""
+    metrics = metric.Metrics(name=f"{record.benchmark}_repeat_{record.repeat}")
+    for tag, entry in record.metrics.items():
+      metrics.set(tag, entry.value, entry.unit)
+    error = None if record.error is None else _exception(record.error)
+    result = TestResult(metrics=metrics, error=error, path=epath.Path(record.path), inventory=record.inventory)
+    self._suite_metrics.add_result(
+        record.benchmark, metrics, benchmark_options=record.options, checkpoint_config=record.checkpoint_config,
+        error=error, inventory=record.inventory,
+    )  # fmt: skip
+    return result
+
+
+def _exception(error: Any) -> Exception:
+  """A recorded error as an exception: of its builtin type when it had one, else RuntimeError naming the type."""
+  kind = getattr(builtins, error.type, None)
+  if isinstance(kind, type) and issubclass(kind, Exception):
+    return kind(error.message)
+  return RuntimeError(f"{error.type}: {error.message}")
+
+
+def _suite_groups(generators: Sequence[BenchmarksGenerator]) -> list[list[BenchmarksGenerator]]:
+  """The generators in runs of one engine suite each: those sharing checkpoint and mesh configs, in order."""
+  groups: list[list[BenchmarksGenerator]] = []
+  for generator in generators:
+    if generator._options is None:
+      raise ValueError(f"{type(generator).__name__} was built without options: a TestSuite needs them")
+    if groups and _configs(groups[-1][0]) == _configs(generator):
+      groups[-1].append(generator)
+    else:
+      groups.append([generator])
+  return groups
+
+
+def _configs(generator: BenchmarksGenerator) -> tuple[list[Any], list[Any]]:
+  return [_plain(c) for c in generator._checkpoint_configs], [_plain(m) for m in generator._mesh_configs or ()]
+
+
+def _plain(config: Any) -> Any:
+  """A checkpoint or mesh config as the suite file writes it."""
+  if hasattr(config, "model_dump"):
+    return config.model_dump(exclude_none=True, exclude_defaults=True)
+  return dict(config) if isinstance(config, dict) else dataclasses.asdict(config)
+
+
+def _options_mapping(options: Any) -> dict[str, Any]:
+  """The options as a suite's `options:` mapping (tuples as lists: YAML has no tuple)."""
+
+  def plain(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+      return [plain(v) for v in value]
+    if isinstance(value, dict):
+      return {k: plain(v) for k, v in value.items()}
+    return value
+
+  return {k: plain(v) for k, v in dataclasses.asdict(options).items()}
+
+
+# Generator classes a suite cannot import by their own path (defined inside a function) are
+# reached through this module, which the engine imports by name.
+_LOCAL_GENERATORS = types.ModuleType(f"{__name__}_local_generators")
+
+
+def _generator_path(cls: type) -> str:
+  """An import path the engine resolves to `cls`."""
+  if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is cls:
+    return f"{cls.__module__}.{cls.__qualname__}"
+  sys.modules.setdefault(_LOCAL_GENERATORS.__name__, _LOCAL_GENERATORS)
+  name = f"{cls.__name__}_{id(cls):x}"
+  setattr(_LOCAL_GENERATORS, name, cls)
+  return f"{_LOCAL_GENERATORS.__name__}.{name}"
+
+
+@contextlib.contextmanager
+def _output_dir(output_dir: str | None, sub: str | None) -> Iterator[pathlib.Path]:
+  """The engine's OUT: `output_dir` (or its `sub` directory), else a temporary directory removed afterwards."""
+  if output_dir is not None:
+    yield pathlib.Path(output_dir) / sub if sub else pathlib.Path(output_dir)
+    return
+  with tempfile.TemporaryDirectory(prefix="ckptbench-testsuite-") as scratch:
+    yield pathlib.Path(scratch)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar
 
 from absl import logging
@@ -26,8 +26,9 @@ from absl import logging
 import ckptbench
 from ckptbench.compat.orbax.core import multihost
 
-# A tag's part after its operation: a namespace such as "0_basics/" first.
-_NAMESPACED = re.compile(r"\d+_\w*/")
+# A tag's part before its first "/": the operation, then a namespace such as "0_basics" (the longest
+# operation that leaves one: "save_0_0_basics" is operation "save_0").
+_OPERATION_AND_NAMESPACE = re.compile(r"(.+)_(\d+_[a-z0-9]+(?:_[a-z0-9]+)*)")
 
 
 class BaseMetric:
@@ -145,10 +146,10 @@ class Metrics(ckptbench.Metrics):
     ['save::0_basics/time_s']
   """
 
-  def __init__(self, results: dict[str, tuple[Any, str]] | None = None, name: str = ""):
+  def __init__(self, results: Mapping[str, tuple[Any, str]] | None = None, name: str = ""):
     super().__init__()
     self.name = name
-    self._operations: set[str] = set()
+    self._keys: dict[str, str] = {}  # tag -> the key it was written under through `results`
     if results:
       self.results = results
 
@@ -158,7 +159,7 @@ class Metrics(ckptbench.Metrics):
     return _Results(self)
 
   @results.setter
-  def results(self, values: dict[str, tuple[Any, str]]) -> None:
+  def results(self, values: Mapping[str, tuple[Any, str]]) -> None:
     view = _Results(self)
     view.clear()
     view.update(values)
@@ -166,18 +167,17 @@ class Metrics(ckptbench.Metrics):
   def tag_of(self, key: str) -> str:
     """ckptbench's tag for Orbax's key: `'save::0_basics/time_s'` -> `'save_0_basics/time_s'`."""
     operation, sep, rest = key.partition("::")
-    if not sep:
-      return key
-    self._operations.add(operation)
-    return f"{operation}_{rest}"
+    tag = f"{operation}_{rest}" if sep else key
+    self._keys[tag] = key
+    return tag
 
   def orbax_key(self, tag: str) -> str:
-    """Orbax's key for ckptbench's tag: the operation (a block this object measured) before `::`."""
-    for operation in sorted(self._operations, key=len, reverse=True):
-      rest = tag[len(operation) + 1 :]
-      if tag.startswith(f"{operation}_") and _NAMESPACED.match(rest):
-        return f"{operation}::{rest}"
-    return tag
+    """Orbax's key for ckptbench's tag: `'save_0_basics/time_s'` -> `'save::0_basics/time_s'`."""
+    if tag in self._keys:
+      return self._keys[tag]
+    head, sep, rest = tag.partition("/")
+    found = _OPERATION_AND_NAMESPACE.fullmatch(head) if sep else None
+    return f"{found[1]}::{found[2]}/{rest}" if found else tag
 
   @contextlib.contextmanager
   def measure(self, operation_name: str, metric_keys: Sequence[str] | None = None) -> Iterator[None]:
@@ -187,7 +187,6 @@ class Metrics(ckptbench.Metrics):
       ValueError: for a key that is neither a ckptbench collector nor in `METRIC_REGISTRY`.
     """
     keys = default_metrics() if metric_keys is None else list(metric_keys)
-    self._operations.add(operation_name)
     own = [(k, METRIC_REGISTRY[k](operation_name)) for k in keys if not _is_collector(k)]
     started = []
     try:
