@@ -470,10 +470,11 @@ class TestSuite:
     for tag, entry in record.metrics.items():
       metrics.set(tag, entry.value, entry.unit)
     error = None if record.error is None else _exception(record.error)
-    result = TestResult(metrics=metrics, error=error, path=epath.Path(record.path), inventory=record.inventory)
+    found = None if record.inventory is None else inventory.from_record(record.inventory)
+    result = TestResult(metrics=metrics, error=error, path=epath.Path(record.path), inventory=found)
     self._suite_metrics.add_result(
         record.benchmark, metrics, benchmark_options=record.options, checkpoint_config=record.checkpoint_config,
-        error=error, inventory=record.inventory,
+        error=error, inventory=found,
     )  # fmt: skip
     return result
 
