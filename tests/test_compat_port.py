@@ -156,6 +156,21 @@ def test_port_points_framework_paths_at_the_users_package_where_it_holds_the_mod
   assert absent.needs_hand == ("line 1: ckptbench.compat.orbax.v1 has no 'other'",)
 
 
+def test_port_flags_attributes_of_orbaxs_framework_classes_the_compat_classes_lack():
+  source = textwrap.dedent("""\
+      from orbax.checkpoint._src.testing.benchmarks.core import core
+      from orbax.checkpoint._src.testing.benchmarks.core import metric as metric_lib
+      benchmarks = generator.generate()
+      value = result.metrics.results['save::0_basics/time_s']
+      metric_lib.TracemallocMetric._active_count = 0
+      other.unrelated_attribute
+      """)
+  assert port_source(source, "mine.py").needs_hand == (
+      "line 5: ._active_count is Orbax's TracemallocMetric._active_count,"
+      " which ckptbench.compat.orbax.core.metric.TracemallocMetric lacks",
+  )
+
+
 @pytest.mark.slow
 def test_the_cli_prints_a_diff_by_default_and_writes_with_write(tmp_path):
   target = tmp_path / "deleter_benchmark.py"

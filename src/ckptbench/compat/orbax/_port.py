@@ -14,10 +14,14 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
+import functools
 import importlib
+import importlib.util
 import pathlib
 import re
+import sys
 import types
+from typing import Any
 
 from ckptbench import CkptbenchError
 
@@ -156,6 +160,20 @@ def _import_target(node: ast.Import | ast.ImportFrom, user: _UserPackage | None,
   return prefix, problems
 
 
+def _is_framework_module(relative: str) -> bool:
+  """Whether a module below Orbax's prefix is its framework's (`core.*`, or one this package mirrors),
+  not one of Orbax's own generator modules."""
+  return relative.startswith("core.") or _compat_module(_join(COMPAT_PREFIX, relative)) is not None
+
+
+def _imported_modules(node: ast.Import | ast.ImportFrom) -> set[str]:
+  """The framework modules (below Orbax's prefix) an import statement may name: its module and each name as one."""
+  if isinstance(node, ast.Import):
+    return {_relative(a.name) for a in node.names if _PREFIX_RE.match(a.name)}
+  relative = _relative(node.module or "")
+  return {relative} | {_join(relative, a.name) for a in node.names}
+
+
 def _missing_attributes(tree: ast.Module, bound: dict[str, object]) -> list[str]:
   """`alias.name` uses where the compat module bound to `alias` has no `name`."""
   problems = []
@@ -164,6 +182,78 @@ def _missing_attributes(tree: ast.Module, bound: dict[str, object]) -> list[str]
       module = bound[node.value.id]
       if not hasattr(module, node.attr):
         problems.append(f"line {node.lineno}: {module.__name__} has no {node.attr!r} (used as {node.value.id}.{node.attr})")
+  return problems
+
+
+def _orbax_framework_dir() -> pathlib.Path | None:
+  """Where the installed Orbax keeps its benchmark framework's sources (found without importing Orbax)."""
+  try:
+    spec = importlib.util.find_spec("orbax")
+  except (ImportError, ValueError):
+    return None
+  for root in (spec.submodule_search_locations or ()) if spec else ():
+    found = pathlib.Path(root, *ORBAX_PREFIX.split(".")[1:])
+    if found.is_dir():
+      return found
+  return None
+
+
+@functools.cache
+def _class_surfaces(source_file: pathlib.Path) -> dict[str, frozenset[str]]:
+  """Each top-level class of a module's source -> its attribute names: methods, class-level
+  fields, and what its methods assign to `self.<name>`."""
+  try:
+    tree = ast.parse(source_file.read_text(encoding="utf-8"))
+  except (OSError, SyntaxError, UnicodeDecodeError):
+    return {}
+  surfaces = {}
+  for node in tree.body:
+    if not isinstance(node, ast.ClassDef):
+      continue
+    names = set()
+    for item in node.body:
+      if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names.add(item.name)
+      elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+        names.add(item.target.id)
+      elif isinstance(item, ast.Assign):
+        names.update(t.id for t in item.targets if isinstance(t, ast.Name))
+    for sub in ast.walk(node):
+      if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Store) and isinstance(sub.value, ast.Name) and sub.value.id == "self":
+        names.add(sub.attr)
+    surfaces[node.name] = frozenset(n for n in names if not n.startswith("__"))
+  return surfaces
+
+
+def _provides(compat_class: Any, attribute: str) -> bool:
+  if hasattr(compat_class, attribute) or attribute in getattr(compat_class, "__dataclass_fields__", {}):
+    return True
+  source = getattr(sys.modules.get(compat_class.__module__), "__file__", None)
+  return source is not None and attribute in _class_surfaces(pathlib.Path(source)).get(compat_class.__name__, ())
+
+
+def _missing_framework_attributes(tree: ast.Module, framework_modules: set[str]) -> list[str]:
+  """`.name` uses where `name` is an attribute of a class of Orbax's framework (of a module the file
+  imports) that the compat class of the same name lacks. By name: the object's type is not known."""
+  orbax_dir = _orbax_framework_dir()
+  if orbax_dir is None:
+    return []
+  owners: dict[str, list[tuple[str, str]]] = {}
+  for relative in sorted(framework_modules):
+    for cls, names in _class_surfaces(orbax_dir.joinpath(*relative.split(".")).with_suffix(".py")).items():
+      for name in names:
+        owners.setdefault(name, []).append((relative, cls))
+  problems = []
+  for node in ast.walk(tree):
+    if not isinstance(node, ast.Attribute) or node.attr not in owners:
+      continue
+    lacking = []
+    for relative, cls in owners[node.attr]:
+      compat_class = getattr(_compat_module(_join(COMPAT_PREFIX, relative)), cls, None)
+      if compat_class is None or not _provides(compat_class, node.attr):
+        lacking.append(f"{_join(COMPAT_PREFIX, relative)}.{cls}")
+    if len(lacking) == len(owners[node.attr]):
+      problems.append(f"line {node.lineno}: .{node.attr} is Orbax's {owners[node.attr][0][1]}.{node.attr}, which {lacking[0]} lacks")
   return problems
 
 
@@ -228,9 +318,12 @@ def port_source(text: str, path: pathlib.Path | str = "<module>") -> PortResult:
   rewritten: list[int] = []
   bound: dict[str, object] = {}
   problems: list[str] = []
+  framework_modules: set[str] = set()
   for node in _framework_imports(tree):
     prefix, found = _import_target(node, user, bound)
     problems += found
+    if prefix == COMPAT_PREFIX:
+      framework_modules.update(m for m in _imported_modules(node) if _is_framework_module(m))
     for i in range(node.lineno - 1, node.end_lineno or node.lineno):
       new = _PREFIX_RE.sub(prefix, lines[i])
       if new != lines[i]:
@@ -240,6 +333,7 @@ def port_source(text: str, path: pathlib.Path | str = "<module>") -> PortResult:
   rewritten = sorted(set(rewritten) | set(in_strings))
   problems += found
   problems += _missing_attributes(tree, bound)
+  problems += _missing_framework_attributes(tree, framework_modules)
   for number, line in enumerate(lines, start=1):
     if _PREFIX_RE.search(line):
       problems.append(f"line {number}: names {ORBAX_PREFIX} outside an import statement or a string: {line.strip()[:100]}")
