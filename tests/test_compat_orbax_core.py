@@ -170,6 +170,13 @@ def test_a_test_suite_runs_through_ckptbench_engine(tmp_path):
   assert all(r["metrics"]["fake_metric_0_basics/own_s"]["value"] == 0.1 for r in records if r["error"] is None)
 
 
+def test_a_test_suite_warns_of_a_generator_with_no_valid_point(monkeypatch):
+  warnings = []
+  monkeypatch.setattr(absl_logging, "warning", lambda text, *args: warnings.append(text % args if args else text))
+  assert core.TestSuite(name="empty", benchmarks_generators=[_generator(opt1=[])]).run() == []
+  assert warnings == ["Generator PairGenerator produced no benchmarks.", "No benchmarks were run for this suite."]
+
+
 def test_a_test_suite_runs_a_generator_defined_inside_a_function(tmp_path):
   @core.benchmark_options(PairOptions)
   class Local(core.BenchmarksGenerator):

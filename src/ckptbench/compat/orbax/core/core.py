@@ -423,7 +423,13 @@ class TestSuite:
       CkptbenchError: the engine refused the suite (a bad option, nothing to run).
     """
     results: list[TestResult] = []
-    groups = _suite_groups(self._benchmarks_generators)
+    generators = []
+    for generator in self._benchmarks_generators:
+      if generator._options is not None and not generator._get_options_product():
+        logging.warning("Generator %s produced no benchmarks.", type(generator).__name__)
+      else:
+        generators.append(generator)
+    groups = _suite_groups(generators)
     for i, generators in enumerate(groups):
       for generator in generators:
         if generator._mesh_configs and not self._skip_incompatible_mesh_configs:
