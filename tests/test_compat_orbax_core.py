@@ -60,7 +60,9 @@ def test_results_are_the_measured_tags_in_orbax_keys_and_take_assignments():
   assert metrics.results["save"] == (1.0, "s") and metrics.results["op::custom"] == (2.0, "count")
   metrics.results = {"metric1": (1.23, "s")}
   assert metrics.results == {"metric1": (1.23, "s")} and metrics.to_dict()["metric1"].value == 1.23
-  del metrics.results["metric1"]
+  metrics.results["label"] = ("warm", "")  # Orbax's dict takes any value; the record only numbers
+  assert metrics.results["label"] == ("warm", "") and "label" not in metrics.to_dict()
+  del metrics.results["metric1"], metrics.results["label"]
   assert len(metrics.results) == 0 and metric.Metrics(results={"a": (1.0, "s")}).results == {"a": (1.0, "s")}
 
 

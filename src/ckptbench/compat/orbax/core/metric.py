@@ -4,7 +4,9 @@
 collectors measure, and the run's record holds it under ckptbench's tags
 (`<op>_<namespace>/<metric>`, docs/metrics.md). `results` is a live view of the
 same values in Orbax's keys (`<op>::<namespace>/<metric>` -> `(value, unit)`);
-writing to it records the value (an assignment, as in Orbax's dict).
+writing to it records the value (an assignment, as in Orbax's dict). A value
+that is not a number (Orbax's dict takes any) stays in `results` only: a run's
+record holds numbers.
 
 `METRIC_REGISTRY` maps Orbax's metric keys to classes with Orbax's interface
 (`start()`, `stop() -> {key: (value, unit)}`). The built-in keys are ckptbench's
@@ -17,6 +19,7 @@ with `OMIT_REGISTRY_KEY_PREFIX`.
 from __future__ import annotations
 
 import contextlib
+import numbers
 import re
 from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, ClassVar
@@ -110,20 +113,26 @@ class _Results(MutableMapping):
   def __init__(self, metrics: "Metrics"):
     self._metrics = metrics
 
-  def _entries(self) -> dict[str, tuple[float, str]]:
-    return {self._metrics.orbax_key(tag): (e.value, e.unit) for tag, e in self._metrics.to_dict().items()}
+  def _entries(self) -> dict[str, tuple[Any, str]]:
+    entries = {self._metrics.orbax_key(tag): (e.value, e.unit) for tag, e in self._metrics.to_dict().items()}
+    return {**entries, **self._metrics.non_numeric}
 
-  def __getitem__(self, key: str) -> tuple[float, str]:
+  def __getitem__(self, key: str) -> tuple[Any, str]:
     return self._entries()[key]
 
   def __setitem__(self, key: str, value: tuple[Any, str]) -> None:
     number, unit = value
-    self._metrics.set(self._metrics.tag_of(key), number, unit)
+    self.pop(key, None)
+    if isinstance(number, numbers.Real) and not isinstance(number, bool):
+      self._metrics.set(self._metrics.tag_of(key), number, unit)
+    else:  # Orbax's results take any value; a record holds numbers only
+      self._metrics.non_numeric[key] = (number, unit)
 
   def __delitem__(self, key: str) -> None:
     if key not in self:
       raise KeyError(key)
-    self._metrics.discard(self._metrics.tag_of(key))
+    if self._metrics.non_numeric.pop(key, None) is None:
+      self._metrics.discard(self._metrics.tag_of(key))
 
   def __iter__(self) -> Iterator[str]:
     return iter(self._entries())
@@ -150,6 +159,7 @@ class Metrics(ckptbench.Metrics):
     super().__init__()
     self.name = name
     self._keys: dict[str, str] = {}  # tag -> the key it was written under through `results`
+    self.non_numeric: dict[str, tuple[Any, str]] = {}  # values written to `results` that are not numbers
     if results:
       self.results = results
 
