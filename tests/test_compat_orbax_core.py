@@ -11,6 +11,7 @@ import json
 import jax
 import numpy as np
 import pytest
+import torch.distributed as dist  # makes the engine set up a gloo group for this module's generators
 from absl import logging as absl_logging
 from etils import epath
 
@@ -161,6 +162,7 @@ def test_a_test_suite_runs_through_ckptbench_engine(tmp_path):
   suite = core.TestSuite(name="report_suite", benchmarks_generators=[_generator(opt1=[1, 2], opt2=["a", "b"])],
                          output_dir=str(tmp_path), num_repeats=2)  # fmt: skip
   results = suite.run()
+  assert not dist.is_initialized()  # the group set up for the runs is torn down, as Orbax's runner does
   assert len(results) == 6  # 3 valid points x 2 repeats
   failed = [r for r in results if r.error is not None]
   assert len(failed) == 2 and all(isinstance(r.error, ValueError) and "opt1=2, opt2=b failed" in str(r.error) for r in failed)

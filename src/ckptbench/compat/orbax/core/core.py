@@ -434,7 +434,7 @@ class TestSuite:
       for generator in generators:
         if generator._mesh_configs and not self._skip_incompatible_mesh_configs:
           generator._get_meshes(skip_incompatible_mesh_configs=False)
-      with _output_dir(self._output_dir, None if len(groups) == 1 else f"group_{i}") as out:
+      with _output_dir(self._output_dir, None if len(groups) == 1 else f"group_{i}") as out, _own_torch_group():
         outcome = ckptbench.run(self._suite(generators), self._settings(out))
       results += [self._record_result(r) for r in outcome.records if not r.warmup and r.host == 0]
     if not results:
@@ -543,6 +543,20 @@ def _generator_path(cls: type) -> str:
   name = f"{cls.__name__}_{id(cls):x}"
   setattr(_LOCAL_GENERATORS, name, cls)
   return f"{_LOCAL_GENERATORS.__name__}.{name}"
+
+
+@contextlib.contextmanager
+def _own_torch_group() -> Iterator[None]:
+  """Tears down the torch process group the engine set up for a module using `torch.distributed`
+  (Orbax's PyTorch runner does too), leaving one the caller had alone."""
+  dist = sys.modules.get("torch.distributed")
+  had_group = dist is not None and dist.is_available() and dist.is_initialized()
+  try:
+    yield
+  finally:
+    dist = sys.modules.get("torch.distributed")
+    if not had_group and dist is not None and dist.is_available() and dist.is_initialized():
+      dist.destroy_process_group()
 
 
 @contextlib.contextmanager
