@@ -34,7 +34,11 @@ def run_text(tmp_path: pathlib.Path, *parts: str) -> SuiteOutcome:
   if "num_warmups" not in text:  # last, so that the lines errors name stay the text's own
     text = text.rstrip("\n") + "\nnum_warmups: 0\n"
   suite = load_suite_text(text, str(tmp_path / "suite.yaml"), base_dir=tmp_path)
-  return run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
+  # Host memory inside the run: these tests check what a built-in's test_fn measures and derives, in
+  # this process (a memory pass would run it again in a second one). Every built-in runs with the
+  # default memory pass in tests/test_example_walk.py, and the pass itself in tests/test_memory_pass.py.
+  settings = RunSettings(output_dir=tmp_path / "out", show_progress=False, host_memory="inline")
+  return run_suite(suite, settings)
 
 
 def ok_metrics(outcome: SuiteOutcome) -> list[dict]:

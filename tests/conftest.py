@@ -13,10 +13,6 @@ os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
 ).strip()
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
-# Runs measure host memory inside their timed runs here: a memory pass (a second process per run,
-# engine/_memory_pass.py) would add seconds to each of the suite's hundred-odd runs. The memory pass's
-# own tests ask for it (tests/test_memory_pass.py).
-os.environ.setdefault("CKPTBENCH_HOST_MEMORY", "inline")
 # A pytest-xdist worker (make test) has COLUMNS=80 and LINES=24 in its environment, which a plain
 # pytest process has not: a `ckptbench` started from a test would then fold its tables at 80
 # columns, as at a small terminal, instead of printing them at its width for logs and pipes.
@@ -46,6 +42,25 @@ def headless_chromium():
     yield driver
   finally:
     driver.quit()
+
+
+HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"  # engine/_memory_pass_choices.py
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+  """Tests run what users run: host memory from a memory pass (engine/_memory_pass.py). A test (or a
+  file, with `pytestmark`) that needs another way says so and why, with
+  `@pytest.mark.host_memory("inline" | "off", reason=...)`; it holds for the processes the test starts
+  and for the module's fixtures set up with it. Set before any fixture, so a developer's own
+  $CKPTBENCH_HOST_MEMORY never decides."""
+  marker = item.get_closest_marker("host_memory")
+  if marker is None:
+    os.environ.pop(HOST_MEMORY_ENV, None)
+    return
+  if len(marker.args) != 1 or not marker.kwargs.get("reason"):
+    raise pytest.UsageError(f"{item.nodeid}: host_memory(mode, reason=...) needs its mode and its reason")
+  os.environ[HOST_MEMORY_ENV] = marker.args[0]
 
 
 def pytest_collection_modifyitems(items):

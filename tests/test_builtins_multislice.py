@@ -10,6 +10,7 @@ import pytest
 from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, roll_back_latest_step, run_text
 from conftest import REPO, run_cli
 
+import ckptbench
 from ckptbench.config import load_suite
 from ckptbench.config._catalogue import builtin_paths
 from ckptbench.engine._sweep import expand
@@ -257,10 +258,11 @@ def test_snapshotter_check_fails_when_a_load_differs(tmp_path, monkeypatch):
   assert kind == "DataMismatchError" and "restored data differs" in message
 
 
-def test_p2p_manager_refuses_a_single_process(tmp_path):
-  outcome = run_text(tmp_path, ARRAYS, "benchmarks: [{generator: p2p_checkpoint_manager}]\n")
-  ((kind, message),) = errors(outcome)
-  assert kind == "CkptbenchError" and "restores from peer processes: run it with `ckptbench launch -n N`" in message
+def test_p2p_manager_refuses_a_single_process_before_any_run(tmp_path):
+  with pytest.raises(ckptbench.CkptbenchError, match=r"p2p_checkpoint_manager needs 2 processes or more \(1 here\):"
+                                                     r" run it with `ckptbench launch -n 2 .*suite.yaml -o OUT`"):
+    run_text(tmp_path, ARRAYS, "benchmarks: [{generator: p2p_checkpoint_manager}]\n")
+  assert not (tmp_path / "out").exists()
 
 
 P2P_SUITE = """\

@@ -42,16 +42,15 @@ def test_save_restore_sweep_records_every_run(tmp_path):
       """)
   assert outcome.exit_code == 0
   lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
-  records = [json.loads(line) for line in lines]
+  records = ckptbench.timed_runs(ckptbench.RunRecord.from_json(json.loads(line)) for line in lines)
   assert len(records) == 8
   for r in records:
-    assert r["error"] is None
-    assert r["metrics"]["save_0_basics/time_s"]["unit"] == "s"
-    assert r["metrics"]["load_0_basics/time_s"]["value"] > 0
-    if r["options"]["async_enabled"]:
-      m = r["metrics"]
-      assert m["save_blocking_0_basics/time_s"]["value"] <= m["save_0_basics/time_s"]["value"]
-      assert "save_background_0_basics/time_s" in m
+    assert r.error is None
+    assert r.metrics["save_0_basics/time_s"].unit == "s"
+    assert r.metrics["load_0_basics/time_s"].value > 0
+    if r.options["async_enabled"]:
+      assert r.value("save_blocking_0_basics/time_s") <= r.value("save_0_basics/time_s")
+      assert "save_background_0_basics/time_s" in r.metrics
   summary = json.loads((tmp_path / "out" / "summary.json").read_text())
   assert [b["runs"] for b in summary["benchmarks"]] == [2, 2, 2, 2]
   stats = summary["benchmarks"][0]["metrics"]["save_0_basics/time_s"]
@@ -87,7 +86,7 @@ def test_guide_example_class_runs_unchanged_on_arrays(tmp_path):
       """), str(tmp_path / "s.yaml"))
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
   assert outcome.exit_code == 0
-  assert all("load_0_basics/time_s" in r.metrics for r in outcome.records)
+  assert all("load_0_basics/time_s" in r.metrics for r in ckptbench.timed_runs(outcome.records))
 
 
 def test_a_failing_benchmark_keeps_its_metrics_and_the_others_run(tmp_path):
@@ -99,8 +98,8 @@ def test_a_failing_benchmark_keeps_its_metrics_and_the_others_run(tmp_path):
           options: {fail: [true, false], sleep_s: 0.01}
       """)
   assert outcome.exit_code == 1
-  failed = [r for r in outcome.records if r.failed]
-  passed = [r for r in outcome.records if not r.failed]
+  failed = [r for r in ckptbench.timed_runs(outcome.records) if r.failed]
+  passed = [r for r in ckptbench.timed_runs(outcome.records) if not r.failed]
   assert len(failed) == 2 and len(passed) == 2
   assert failed[0].error.type == "RuntimeError"
   assert "planted failure" in failed[0].error.message
@@ -180,7 +179,7 @@ def test_a_result_the_framework_cannot_take_fails_that_run_only(tmp_path):
           options: {bad: [inventory, notes, none]}
       """)
   assert outcome.exit_code == 1
-  by_option = {r.options["bad"]: r for r in outcome.records}
+  by_option = {r.options["bad"]: r for r in ckptbench.timed_runs(outcome.records)}
   assert not by_option["none"].failed
   for bad in ("inventory", "notes"):
     assert by_option[bad].failed
@@ -204,8 +203,8 @@ def test_the_first_run_of_each_generator_on_each_mesh_and_data_is_a_warmup(tmp_p
       """), str(tmp_path / "s.yaml"))  # fmt: skip
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
   warmups = [(r.generator.rsplit(".")[-1], r.checkpoint_config["spec"]["params"]["shape"][0], r.options.get("sleep_s"))
-             for r in outcome.records if r.warmup]  # fmt: skip
+             for r in outcome.records if r.kind is ckptbench.RecordKind.WARMUP]  # fmt: skip
   assert warmups == [("FlakyBenchmark", 64, 0.0), ("FlakyBenchmark", 32, 0.0),
                      ("BadResultBenchmark", 64, None), ("BadResultBenchmark", 32, None)]  # fmt: skip
-  assert sum(not r.warmup for r in outcome.records) == 6
+  assert len(ckptbench.timed_runs(outcome.records)) == 6
   assert outcome.records[0].warmup  # before the group's first measured run

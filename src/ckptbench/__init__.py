@@ -36,8 +36,11 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       register_collector,
       BenchmarkSummary,
       ErrorRecord,
+      RecordKind,
       RunRecord,
       SuiteSummary,
+      sampled_records,
+      timed_runs,
   )
   from ckptbench.config import (
       PRESETS,

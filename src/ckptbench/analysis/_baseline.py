@@ -32,7 +32,7 @@ import pathlib
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import safe_path_component
-from ckptbench.api import RunRecord
+from ckptbench.api import RunRecord, sampled_records
 from ckptbench.api import is_judged
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import git_state, now_iso
@@ -48,13 +48,13 @@ _REDUCE_NAME = {Direction.LOWER: "max", Direction.HIGHER: "min", Direction.NEUTR
 
 
 def read_run(out_dir: str | os.PathLike) -> tuple[list[RunRecord], dict[str, Any]]:
-  """The measured records (warm-ups left out) and the manifest of a finished run.
+  """The records and the manifest of a finished run.
 
   Raises:
     CkptbenchError: when `out_dir` holds no results.
   """
   run = read_outputs(out_dir)
-  return run.measured_runs(), run.manifest or {}
+  return run.results, run.manifest or {}
 
 
 def build_baseline(
@@ -65,26 +65,23 @@ def build_baseline(
   Warm-up runs are left out; failed runs are counted in `failed` and `errors`
   (as in summary.json) and give no samples.
   """
-  measured = [r for r in records if not r.warmup]
-  # {key: {tag: {host: {repeat: value}}}}, from the runs that succeeded.
+  # {key: {tag: {host: {repeat: value}}}}, from the records that succeeded.
   samples: dict[str, dict[str, dict[int, dict[int, float]]]] = {}
-  for record in measured:
-    if record.failed:
-      continue
+  for record in sampled_records(records):
     by_tag = samples.setdefault(record.key, {})
     for tag in record.metrics:
       value = record.value(tag)
       if value is not None:
         by_tag.setdefault(tag, {}).setdefault(record.host, {})[record.repeat] = value
   benchmarks = {}
-  for summary in summarize_benchmarks(measured):
+  for summary in summarize_benchmarks(records):
     by_tag = dict(sorted(samples.get(summary.key, {}).items()))
     sampled = {tag: summary.metrics[tag] for tag in by_tag}
     benchmarks[summary.key] = BaselineBenchmark(
         dataclasses.replace(summary, metrics=sampled),
         {tag: _metric_samples(tag, sampled[tag].unit, by_host) for tag, by_host in by_tag.items()},
     )
-  suite = next((r.suite for r in measured if r.suite), None)
+  suite = next((r.suite for r in records if r.suite), None)
   return Baseline(label=label, captured_at=now_iso(), suite=suite, manifest=dict(manifest), benchmarks=benchmarks,
                   backend=run_backend(manifest))  # fmt: skip
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
-from ckptbench.api import JudgedMetric, RunRecord, Verdict, VerdictRecord, judged_metrics
+from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Verdict, VerdictRecord, judged_metrics, sampled_records
 from ckptbench.analysis._verdict import Variant, references_of, variants_of
 from ckptbench.stats import Design, absolute_floor, decide, metric_direction
 from ckptbench.stats import per_repeat_across_hosts
@@ -30,13 +30,13 @@ def sweep_verdicts(
   Each variant is compared with the reference of its own generator (see `references_of`).
 
   Args:
-    records: results.jsonl records (warm-ups and failed runs are left out).
+    records: results.jsonl records (`sampled_records` of them are read).
     reference: swept option values that pick the reference variant (default the first).
     paired: the rounds interleaved the variants, so repeat r of each pairs up.
     design: the error rate and the looks sharing it.
     threshold: the relative change that matters (`--regression_threshold`; each verdict records it).
   """
-  measured = [r for r in records if not r.warmup and not r.failed]
+  measured = sampled_records(records)
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
   refs = references_of(variants, reference)  # each generator's own
   units: dict[str, str] = {}
@@ -80,7 +80,7 @@ def _one(
 
 def _from_memory_pass(records: Sequence[RunRecord], metric: JudgedMetric) -> bool:
   """The metric's samples come from a memory pass (engine/_memory_pass.py), not the timed runs."""
-  return any(r.memory_pass for r in records if r.value(metric.tag) is not None)
+  return any(r.kind is RecordKind.MEMORY_PASS for r in records if r.value(metric.tag) is not None)
 
 
 def _memory_pass_design(design: Design) -> Design:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import statistics
 from typing import Sequence
 
-from ckptbench.api import RunRecord, Tag, is_judged
+from ckptbench.api import RunRecord, Tag, is_judged, sampled_records
 
 _SPREAD = 0.10  # std / mean above this is unstable (pyperf warns at the same)
 _NOISE = "machine_9_other/"
@@ -43,7 +43,7 @@ def likely_causes(records: Sequence[RunRecord]) -> list[str]:
 
 def stability_warnings(records: Sequence[RunRecord]) -> list[str]:
   """One line per unstable variant and time, then one naming the likely cause and the remedy."""
-  measured = [r for r in records if not r.warmup and not r.failed]
+  measured = sampled_records(records)
   by_variant: dict[tuple[str, str], list[float]] = {}
   for record in measured:
     for tag in record.metrics:

@@ -19,7 +19,7 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.api import JudgedMetric, RunRecord, Tag, Verdict, VerdictRecord, judged_metrics
+from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Tag, Verdict, VerdictRecord, judged_metrics, sampled_records
 from ckptbench.stats import DEFAULT_THRESHOLD, Direction, metric_direction, per_repeat_across_hosts
 from ckptbench.stats import MedianInterval, median_interval
 from ckptbench.stats import modified_z_scores, outlier_indices
@@ -113,7 +113,7 @@ class VerdictTable:
 def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
   """The benchmarks of `records`, in the order their first records ran (warm-ups, in plan order, first)."""
   first: dict[str, RunRecord] = {}
-  for record in sorted(records, key=lambda r: (not r.warmup, r.repeat)):
+  for record in sorted(records, key=lambda r: (r.kind is not RecordKind.WARMUP, r.repeat)):
     first.setdefault(record.key, record)
   one_generator = len({r.generator for r in first.values()}) == 1
   variants = []
@@ -194,12 +194,12 @@ def build_verdict(
   """The verdict table of a run's records; None when no run succeeded.
 
   Args:
-    records: results.jsonl records (warm-ups and failed runs are left out here).
+    records: results.jsonl records (`sampled_records` of them are read).
     reference: swept option values that pick the reference variant (the
       suite's `reference:`); default the first variant.
     verdicts: summary.json's verdicts, shown in the cells as they are.
   """
-  measured = [r for r in records if not r.warmup and not r.failed]
+  measured = sampled_records(records)
   if not measured:
     return None
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]

@@ -49,11 +49,14 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       BenchmarkSummary,
       ErrorRecord,
       NotRun,
+      RecordKind,
       RunFailure,
       RunRecord,
       SkippedMesh,
       SuiteSummary,
       check_version,
+      sampled_records,
+      timed_runs,
   )
   from ckptbench.api._verdict_record import Verdict, VerdictRecord, threshold_text
   from ckptbench.api._generator import (

@@ -33,6 +33,8 @@ class Builtin:
     orbax_alias: the import path of the generator of Orbax's in-tree framework
       it stands in for, after `orbax.checkpoint._src.testing.benchmarks.`.
     also_named: more short names for it.
+    processes: the processes it needs at least (peers restoring from each other): a run of fewer is
+      refused before anything runs, naming `ckptbench launch -n N`.
   """
 
   name: str
@@ -43,6 +45,7 @@ class Builtin:
   extras: tuple[str, ...] = ()
   orbax_alias: str = ""
   also_named: tuple[str, ...] = ()
+  processes: int = 1
 
   def __post_init__(self):
     unknown = sorted(set(self.saves_with) - set(SAVING_LIBRARIES))

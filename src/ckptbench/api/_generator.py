@@ -44,6 +44,9 @@ class TestContext:
     key: the short stable benchmark key.
     checkpoint_config: the parsed checkpoint config (see ckptbench.config).
     trace_root: where profiler traces go (OUT/tensorboard); None disables them.
+    host_memory_absent: why this run measures no host memory (the `rss` collector is held: a memory
+      pass measures it after the timed runs, or `host_memory off`), for a note on the figures a test_fn
+      derives from host memory, which it then leaves out; None where this run measures it.
   """
 
   __test__: ClassVar[bool] = False  # not a pytest test class
@@ -58,6 +61,7 @@ class TestContext:
   key: str = ""
   checkpoint_config: Any = None
   trace_root: pathlib.Path | None = None
+  host_memory_absent: str | None = None
 
   def trace_path(self, operation: str) -> pathlib.Path | None:
     """The profiler-trace directory for `operation`, or None when not tracing.

@@ -9,10 +9,11 @@ know. The metric values inside them are typed too (`api/_values.py`): a
 from __future__ import annotations
 
 import dataclasses
+import enum
 import math
 import traceback
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Iterable
 
 from ckptbench.api._tags import current_tag
 from ckptbench.api._values import MetricEntry, MetricStatistics, SchemaError, json_fields
@@ -63,6 +64,17 @@ class ErrorRecord:
     return cls(str(fields["type"]), str(fields.get("message", "")), str(fields.get("traceback", "")))
 
 
+class RecordKind(enum.Enum):
+  """What a results.jsonl record is. Every reader of records asks a record's `kind` (or `timed_runs` and
+  `sampled_records` below), never a filter of its own, so that a new kind changes one place."""
+
+  TIMED = "timed"  # a timed repeat: it counts as a run; its timings, failures and repeat number are the run's
+  WARMUP = "warm-up"  # before the timed repeats: no sample, not a run
+  # A run of the memory pass (engine/_memory_pass.py): its metrics are samples (host memory, and what a
+  # test_fn derived from it), but it is not a run: it is neither counted nor a timing.
+  MEMORY_PASS = "memory pass"
+
+
 @dataclasses.dataclass(frozen=True)
 class RunRecord:
   """One run of one benchmark on one host: its identity, measurements and outcome."""
@@ -95,6 +107,12 @@ class RunRecord:
   def failed(self) -> bool:
     return self.error is not None
 
+  @property
+  def kind(self) -> RecordKind:
+    if self.memory_pass:
+      return RecordKind.MEMORY_PASS
+    return RecordKind.WARMUP if self.warmup else RecordKind.TIMED
+
   def value(self, tag: str) -> float | None:
     """The number measured for `tag`; None when absent or not a number."""
     entry = self.metrics.get(tag)
@@ -121,6 +139,20 @@ class RunRecord:
     fields["metrics"] = {current_tag(tag): MetricEntry.from_json(e, tag) for tag, e in fields["metrics"].items()}
     fields["error"] = None if not fields.get("error") else ErrorRecord.from_json(fields["error"])
     return cls(**fields)
+
+
+def timed_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """The runs of `records`, failed ones included: what "runs" counts, the timings, the repeats done."""
+  return [r for r in records if r.kind is RecordKind.TIMED]
+
+
+def sampled_records(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """The records whose metrics are samples: the timed runs and the memory pass's, those that succeeded.
+
+  A tag's samples come from one kind only (the memory pass keeps only the tags the timed runs lack),
+  so a reader takes `record.value(tag)` from these and needs no filter of its own.
+  """
+  return [r for r in records if r.kind is not RecordKind.WARMUP and not r.failed]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -62,9 +62,12 @@ _LEARNING_RATE = 0.1
 @functools.cache
 def _import_problem(module: str) -> str | None:
   try:
-    __import__(module)
+    imported = __import__(module)
   except Exception as e:  # torchax beside torch 2.13 fails with an AttributeError, not an ImportError
     return f"{module} does not import: {type(e).__name__}: {e}"
+  if getattr(imported, "__file__", None) is None:  # a directory of that name on the path (an OUT, say)
+    where = ", ".join(getattr(imported, "__path__", []))
+    return f"{module} is not installed (`import {module}` finds only the directory {where})"
   return None
 
 

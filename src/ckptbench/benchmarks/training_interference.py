@@ -31,7 +31,10 @@ Measured:
   RSS just before the call), and `save_*_peak_over_checkpoint` those rises over
   the checkpoint's bytes (a staging copy of the whole checkpoint shows as about
   1); `peak_over_checkpoint` is the peak RSS growth over the whole loop
-  divided by the checkpoint's bytes.
+  divided by the checkpoint's bytes. These come from runs that measure host
+  memory (by default the memory pass's: docs/metrics.md, *Host memory*); the
+  timed runs leave them out and say why in a note (reading live memory trims
+  the allocator, which a timed run must not do).
 
 The series behind these figures (every step's start and duration, and every
 save's call, return and commit) is written to `timeline.json` in the run's
@@ -199,6 +202,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
     saves: list[_Save] = []
     steps: list[tuple[float, float]] = []
     rss_before_save: list[float] = []
+    host_memory = context.host_memory_absent is None
     last_saved = None
     pending: _Save | None = None
     try:
@@ -207,7 +211,8 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
           if step % options.save_interval_steps == 0:
             if pending is not None:
               phases.end_background()  # the save call below waits for it: that wait is blocking
-            rss_before_save.append(ckptbench.host_live_mib())  # free memory handed back: a leak, not retention
+            if host_memory:
+              rss_before_save.append(ckptbench.host_live_mib())  # free memory handed back: a leak, not retention
             index = len(saves)
             with phases.blocking(index):  # the call's times inside the block, as its time_s
               called = time.perf_counter()
@@ -230,7 +235,14 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
       _record_saves(metrics, saves)
       _record_interference(metrics, steps, saves)
       _write_timeline(context.path / TIMELINE_FILE, steps, saves)
-      _record_memory(metrics, rss_before_save, phases, context.pytree)
+      checkpoint_mib = sum(getattr(x, "nbytes", 0) for x in jax.tree.leaves(context.pytree)) / _MIB
+      metrics.record("memory", "9_other/checkpoint_mib", checkpoint_mib, "MiB")
+      notes = []
+      if host_memory:
+        _record_memory(metrics, rss_before_save, phases, checkpoint_mib)
+      else:
+        notes.append("rss_slope_mib_per_save, save_*_peak_growth_mib and *peak_over_checkpoint:"
+                     f" {context.host_memory_absent}")
 
       latest = saves[-1].step
       ckptbench.evict_for_load(directory / str(latest), metrics, "restore", options.cold_cache)
@@ -241,7 +253,7 @@ class TrainingInterferenceBenchmark(ckptbench.BenchmarksGenerator):
     finally:
       phases.end_background()
       manager.close()
-    return ckptbench.TestResult(metrics=metrics, artifacts=(TIMELINE_FILE,))
+    return ckptbench.TestResult(metrics=metrics, artifacts=(TIMELINE_FILE,), notes=tuple(notes))
 
 
 def _compiled_step(pytree: Any, options: TrainingInterferenceOptions) -> tuple[Callable, Callable, Any]:
@@ -336,9 +348,7 @@ def _record_interference(
   metrics.record("interference", "9_other/extra_s_per_save", extra / len(saves), "s")
 
 
-def _record_memory(metrics: ckptbench.Metrics, rss: list[float], phases: _Phases, pytree) -> None:
-  checkpoint_mib = sum(getattr(x, "nbytes", 0) for x in jax.tree.leaves(pytree)) / _MIB
-  metrics.record("memory", "9_other/checkpoint_mib", checkpoint_mib, "MiB")
+def _record_memory(metrics: ckptbench.Metrics, rss: list[float], phases: _Phases, checkpoint_mib: float) -> None:
   slope = ckptbench.theil_sen_slope(rss)
   metrics.record("memory", "9_other/rss_slope_mib_per_save", slope.per_step, "MiB")
   metrics.record("memory", "9_other/rss_slope_mib_per_save_low", slope.low, "MiB")

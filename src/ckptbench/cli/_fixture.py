@@ -37,11 +37,13 @@ def register(subparsers) -> None:
   )
   add_suite_arguments(p)
   p.add_argument("-o", "--output_directory", dest="output_directory",
-                 help="where DIR/checkpoint and DIR/sharding.json go")  # fmt: skip
-  p.add_argument("--format", choices=FORMATS, default="orbax",
-                 help="orbax: DIR/checkpoint; safetensors: sharded DIR/safetensors/*.safetensors")  # fmt: skip
-  p.add_argument("--shard_mb", type=float, default=64.0,
-                 help="safetensors: the size of each file (a larger tensor gets a file of its own)")  # fmt: skip
+                 help="where DIR/checkpoint and DIR/sharding.json go (default: the suite's fixture.directory)")  # fmt: skip
+  p.add_argument("--format", choices=FORMATS,
+                 help="orbax: DIR/checkpoint; safetensors: sharded DIR/safetensors/*.safetensors"
+                      " (default: the suite's fixture.format, else orbax)")  # fmt: skip
+  p.add_argument("--shard_mb", type=float,
+                 help="safetensors: the size of each file (a larger tensor gets a file of its own;"
+                      " default: the suite's fixture.shard_mb, else 64)")  # fmt: skip
   p.set_defaults(handler=handle)
 
 
@@ -107,15 +109,22 @@ def handle(args: argparse.Namespace) -> int:
   from ckptbench.engine import set_xla_flags  # noqa: PLC0415
 
   config_file = config_path(args)
-  if not args.output_directory:
-    raise CkptbenchError("give the output directory: -o DIR")
   from ckptbench.config import load_suite  # noqa: PLC0415
 
   suite = load_suite(config_file, args.overrides)  # touches no device: JAX's flags are not set yet
+  declared = suite.config.fixture  # what the suite's run expects (`fixture:`)
+  output_directory = args.output_directory or (declared and declared.directory)
+  if not output_directory:
+    raise CkptbenchError("give the output directory: -o DIR (the suite declares no fixture.directory)")
+  fmt = args.format or (declared.format if declared else "orbax")
+  shard_mb = args.shard_mb or (declared.shard_mb if declared else 64.0)
   set_xla_flags(devices=args.devices or suite.devices_needed, hlo_dump_dir=None, override_devices=bool(args.devices))
-  written = write_fixture(suite, args.output_directory, args.format, args.shard_mb)
+  written = write_fixture(suite, output_directory, fmt, shard_mb)
   print(json.dumps(written, indent=1))
-  if args.format == "safetensors":
+  if declared is not None and (output_directory, fmt) == (declared.directory, declared.format):
+    print(f"written where the suite reads it: ckptbench run {config_file} -o OUT")
+    return 0
+  if fmt == "safetensors":
     print(
         "use it with:\n  options:\n"
         f"    checkpoint_path: {written['checkpoint']}\n"

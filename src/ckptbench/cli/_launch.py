@@ -1,7 +1,9 @@
-"""`ckptbench launch`: run a suite as N processes here, or write a cluster launch file.
+"""`ckptbench launch`: run a suite as N processes here, write a cluster launch file, or submit it.
 
     ckptbench launch -n 2 suite.yaml -o OUT [run options...]
     ckptbench launch -n 16 --emit k8s-jobset --image IMG suite.yaml -o OUT > jobset.yaml
+    ckptbench launch -n 4 --submit slurm --partition P suite.yaml -o /shared/OUT
+    ckptbench launch --attach JOBID -o /shared/OUT
 
 Everything after the suite file that is not a `launch` option is handed to
 each `ckptbench run` unchanged.
@@ -13,11 +15,16 @@ import argparse
 import pathlib
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
-from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS
+from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS, SUBMIT_KINDS
 from ckptbench.cli._examples import suite_file
+from ckptbench.cli._launch_slurm import attach, submit_and_follow
 from ckptbench.cli._parser import Parser
 from ckptbench.errors import CkptbenchError
+
+if TYPE_CHECKING:
+  from ckptbench.distributed import ClusterJob
 
 
 def _add_launch_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
@@ -45,26 +52,37 @@ def _add_launch_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
   parser.add_argument("--emit_to", default=d("-"), help="file for --emit (default: standard output)")
   parser.add_argument("--image", default=d(None), help="--emit: container image")
   parser.add_argument(
-      "--command", default=d("python -m ckptbench"), help="--emit: how a host starts ckptbench (shell words)"
-  )
+      "--command", default=d(None),
+      help="--emit/--submit: how a host starts ckptbench, shell words (default: `python -m ckptbench`;"
+      " with --submit, this Python's own)",
+  )  # fmt: skip
   parser.add_argument(
       "--accelerator", choices=ACCELERATORS, default=d("cpu"), help="--emit: device kind per host"
   )
-  parser.add_argument("--name", default=d("ckptbench"), help="--emit: job name")
+  parser.add_argument("--name", default=d("ckptbench"), help="--emit/--submit: job name")
+  parser.add_argument("--submit", choices=SUBMIT_KINDS, default=d(None),
+                      help="submit the cluster launch file, follow the job and exit with its exit code")  # fmt: skip
+  for flag, what in (("--partition", "partition"), ("--time", "time limit (SLURM's forms: MM, HH:MM:SS, D-HH)"),
+                     ("--account", "account")):  # fmt: skip
+    parser.add_argument(flag, default=d(None), help=f"--submit: the job's {what}")
+  parser.add_argument("--no_wait", action="store_true", default=d(False), help="--submit: return once submitted")
+  parser.add_argument("--attach", metavar="JOBID", default=d(None), help="follow a submitted job (with -o OUT)")
+  parser.add_argument("--poll_s", type=float, default=d(5.0), help="--submit/--attach: seconds between looks at the job")
 
 
 def register(subparsers) -> None:
   parser = subparsers.add_parser(
       "launch",
-      help="run a suite as N processes of one JAX job, or write a JobSet / sbatch file",
+      help="run a suite as N processes of one JAX job, write a JobSet / sbatch file, or submit it to SLURM",
       description=(
-          "Run a suite as N processes of one jax.distributed job on this machine, or write a"
-          " Kubernetes JobSet or SLURM sbatch file that runs it on N hosts. Arguments after CONFIG"
+          "Run a suite as N processes of one jax.distributed job on this machine, write a"
+          " Kubernetes JobSet or SLURM sbatch file that runs it on N hosts, or submit that sbatch file"
+          " and follow the job (--submit slurm; --attach JOBID later). Arguments after CONFIG"
           " that are not launch options (or all those after --) go to `ckptbench run`."
       ),
   )
   _add_launch_options(parser, defaults=True)
-  parser.add_argument("config", help="suite YAML file")
+  parser.add_argument("config", nargs="?", help="suite YAML file")
   parser.add_argument("run_args", nargs=argparse.REMAINDER, help="options for `ckptbench run`")
   parser.set_defaults(handler=_handle)
 
@@ -86,32 +104,61 @@ def split_run_args(args: argparse.Namespace) -> argparse.Namespace:
 
 def _handle(args: argparse.Namespace) -> int:
   args = split_run_args(args)
+  if args.out is None:
+    raise CkptbenchError("launch needs -o OUT, the output directory")
+  _check_submit_options(args)
+  if args.attach:
+    return attach(args.attach, pathlib.Path(args.out).resolve(), args.poll_s)
+  if args.config is None:
+    raise CkptbenchError("launch needs the suite file: ckptbench launch SUITE -n N -o OUT")
   args.config = suite_file(args.config)
   if args.num_processes is None:
     raise CkptbenchError("launch needs -n N, the number of processes")
-  if args.out is None:
-    raise CkptbenchError("launch needs -o OUT, the output directory")
+  if args.submit:
+    return submit_and_follow(_cluster_job(args, _devices_per_process(args)), args)
   if args.emit:
     return _emit(args)
   return _launch_here(args, [args.config, "-o", args.out, *args.run_args])
 
 
-def _emit(args: argparse.Namespace) -> int:
-  """Writes the cluster launch file; its paths are absolute, as its hosts start elsewhere."""
-  from ckptbench.distributed import ClusterJob, render_manifest  # noqa: PLC0415
+def _check_submit_options(args: argparse.Namespace) -> None:
+  """Refuses options that the launch asked for would not apply."""
+  if args.emit and args.submit:
+    raise CkptbenchError("give one of --emit (write the launch file) and --submit (submit it)")
+  if args.attach and (args.config or args.submit or args.emit):
+    raise CkptbenchError("--attach follows a job already submitted: it takes -o OUT and no suite, --submit or --emit")
+  if not (args.submit or args.attach):
+    given = [f"--{n}" for n in ("partition", "time", "account", "no_wait") if getattr(args, n)]
+    if given:
+      raise CkptbenchError(f"{', '.join(given)} only apply with --submit slurm")
+
+
+def _cluster_job(args: argparse.Namespace, devices_per_host: int | None) -> ClusterJob:
+  """The job of a cluster launch file; its paths are absolute, as its hosts start elsewhere."""
+  from ckptbench.distributed import ClusterJob  # noqa: PLC0415
   from ckptbench.storage import is_store_url  # noqa: PLC0415
 
+  if is_store_url(args.out) and args.submit:
+    raise CkptbenchError(f"--submit needs -o on a filesystem that every node shares, not the bucket {args.out}")
   out = args.out if is_store_url(args.out) else str(pathlib.Path(args.out).resolve())
-  job = ClusterJob(
+  command = args.command or ("python -m ckptbench" if args.emit else shlex.join([sys.executable, "-m", "ckptbench"]))
+  return ClusterJob(
       num_hosts=args.num_processes,
       run_args=(str(pathlib.Path(args.config).resolve()), "-o", out, *args.run_args),
       image=args.image,
-      command=tuple(shlex.split(args.command)),
-      devices_per_host=args.devices_per_process,
+      command=tuple(shlex.split(command)),
+      devices_per_host=devices_per_host,
       accelerator=args.accelerator,
       name=args.name,
       **({"port": args.port} if args.port else {}),
   )
+
+
+def _emit(args: argparse.Namespace) -> int:
+  """Writes the cluster launch file."""
+  from ckptbench.distributed import render_manifest  # noqa: PLC0415
+
+  job = _cluster_job(args, args.devices_per_process)
   text = render_manifest(args.emit, job)
   if args.emit_to == "-":
     sys.stdout.write(text)
@@ -121,21 +168,26 @@ def _emit(args: argparse.Namespace) -> int:
   return 0
 
 
+def _devices_per_process(args: argparse.Namespace) -> int:
+  """--devices_per_process, else the suite's largest mesh shared evenly by the processes."""
+  if args.devices_per_process is not None:
+    return args.devices_per_process
+  from ckptbench.config import load_suite  # noqa: PLC0415
+
+  needed = load_suite(args.config).devices_needed or 1  # a bad suite is reported here, once
+  if needed % args.num_processes:
+    raise CkptbenchError(
+        f"the suite's largest mesh needs {needed} devices, which {args.num_processes} processes "
+        "cannot share evenly; pass --devices_per_process"
+    )
+  return max(1, needed // args.num_processes)
+
+
 def _launch_here(args: argparse.Namespace, run_args: list[str]) -> int:
   """N processes of one job on this machine."""
   from ckptbench.distributed import launch_local  # noqa: PLC0415
 
-  per_process = args.devices_per_process
-  if per_process is None:
-    from ckptbench.config import load_suite  # noqa: PLC0415
-
-    needed = load_suite(args.config).devices_needed or 1  # a bad suite is reported here, once
-    if needed % args.num_processes:
-      raise CkptbenchError(
-          f"the suite's largest mesh needs {needed} devices, which {args.num_processes} processes "
-          "cannot share evenly; pass --devices_per_process"
-      )
-    per_process = max(1, needed // args.num_processes)
+  per_process = _devices_per_process(args)
   try:
     outcome = launch_local(
         args.num_processes,

@@ -180,6 +180,25 @@ class SimDeviceConfig(_Model):
     return f"tpu {self.device_type} {'x'.join(map(str, self.topology))}"
 
 
+class FixtureConfig(_Model):
+  """Files written before the run by `ckptbench fixture` (a checkpoint to load, safetensors files): where
+  they go and in which format. `run` refuses a suite whose fixture is missing, naming the command."""
+
+  directory: StrictStr = Field(min_length=1)
+  format: Literal["orbax", "safetensors"] = "orbax"
+  shard_mb: PositiveFloat = 64.0  # safetensors: the size of each file
+
+  @property
+  def written(self) -> str:
+    """What `ckptbench fixture` writes there (and what is missing without it)."""
+    return f"{self.directory.rstrip('/')}/{'checkpoint' if self.format == 'orbax' else 'safetensors'}"
+
+  def command(self, suite_file: str) -> str:
+    """The `ckptbench fixture` command line that writes it."""
+    flags = "" if self.format == "orbax" else f" --format safetensors --shard_mb {self.shard_mb:g}"
+    return f"ckptbench fixture {suite_file} -o {self.directory}{flags}"
+
+
 class BenchmarkEntry(_Model):
   generator: StrictStr = Field(min_length=1)
   options: dict[StrictStr, Any] = {}
@@ -230,6 +249,7 @@ class SuiteConfig(_Model):
   reference: dict[StrictStr, Any] | None = None
   # Orbax 0.12.8's simulated TPU cluster, run here on CPU devices (config/_simdevice.py).
   simdevice: SimDeviceConfig | None = None
+  fixture: FixtureConfig | None = None  # what `ckptbench fixture` writes before the run
 
   def repeats(self, compares: bool) -> int | str:
     """`num_repeats` as the run uses it: unset is "auto" when the run compares anything

@@ -40,7 +40,7 @@ import subprocess
 import sys
 from typing import Sequence
 
-from ckptbench.api import ErrorRecord, RunRecord, is_host_memory_tag
+from ckptbench.api import ErrorRecord, RecordKind, RunRecord, is_host_memory_tag, timed_runs
 from ckptbench.config import Suite
 from ckptbench.errors import EXIT_INTERRUPTED, CkptbenchError
 from ckptbench.results import now_iso, read_records
@@ -74,6 +74,13 @@ class HostMemory:
   def held(self) -> frozenset[str]:
     """The collectors the timed runs leave out."""
     return frozenset() if self.mode == "inline" else frozenset({"rss"})
+
+  @property
+  def absent_from_timed_runs(self) -> str | None:
+    """Why the timed runs measure no host memory (`TestContext.host_memory_absent`); None where they do."""
+    if self.mode == "pass":
+      return "host memory is measured in the memory pass after the timed runs, not in them"
+    return "host memory is not measured (host_memory off)" if self.mode == "off" else None
 
   def to_json(self) -> dict:
     return {"mode": self.mode, "why": self.why, "repeats": self.repeats,
@@ -154,12 +161,13 @@ def run_memory_pass(
     shutil.rmtree(child_out, ignore_errors=True)
     if written:
       suite_file.unlink(missing_ok=True)
-  done_keys = {r.key for r in earlier if r.memory_pass}
+  done_keys = {r.key for r in earlier if r.kind is RecordKind.MEMORY_PASS}
   timed_tags: dict[str, set[str]] = {}
   for r in earlier:
-    if not r.memory_pass:
+    if r.kind is not RecordKind.MEMORY_PASS:
       timed_tags.setdefault(r.key, set()).update(r.metrics)
-  records = [_memory_record(r, timed_tags.get(r.key, set())) for r in found if not r.warmup and r.key not in done_keys]
+  # The child's own runs are timed runs of a run of its own; its warm-ups are left out here too.
+  records = [_memory_record(r, timed_tags.get(r.key, set())) for r in timed_runs(found) if r.key not in done_keys]
   recorded = {r.key for r in records}
   missing = [b for b in run_plan.plan.benchmarks if b.key not in recorded and b.key not in done_keys]
   if done.returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing

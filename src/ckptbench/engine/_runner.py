@@ -24,7 +24,7 @@ from ckptbench.engine._failures import (
     unreadable_data_error,
 )
 from ckptbench.api import BenchmarksGenerator, TestContext, TestResult
-from ckptbench.api import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary
+from ckptbench.api import ErrorRecord, NotRun, RunRecord, SkippedMesh, SuiteSummary, timed_runs
 from ckptbench.engine._locations import (
     placement_error, prepare_location, remove_location, roofline_from_dict, run_location, store_roofline,
 )
@@ -117,11 +117,12 @@ def _run_suite(
 
   is_writer = coordinator.process_index == 0
   out = settings.output_dir
+  _check_processes(suite, coordinator.process_count)
   run_plan = _checked_run_plan(suite, settings, coordinator, jax.device_count())
   repeats, keys = run_plan.repeats, run_plan.keys
   host_memory = host_memory_plan(suite, settings, run_plan, coordinator.process_count)
   previous = read_records(out) if settings.resume else []
-  done = {(r.key, r.repeat) for r in previous if not r.warmup and not r.memory_pass}
+  done = {(r.key, r.repeat) for r in timed_runs(previous)}
   # Every process shuffles rounds alike: process 0's seed.
   rng = random.Random(coordinator.allgather_json(random.SystemRandom().randrange(2**31))[0])
   manifest, probe = _manifest_and_probe(suite, settings, coordinator)
@@ -132,7 +133,8 @@ def _run_suite(
   todo = run_plan.schedule(done, rng)  # a fixed count's order; auto rounds run as many at most
   progress = RunProgress(len(todo), enabled=is_writer, terminal=settings.show_progress)
   stop = StopRequest()
-  runs = _Runs(run_plan.plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous), freeing)
+  runs = _Runs(run_plan.plan, suite, settings, coordinator, probe, link_stats, writers, progress, list(previous), freeing,
+               host_memory.absent_from_timed_runs)
   started = time.perf_counter()
   try:
     with stop.installed():
@@ -175,7 +177,8 @@ def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[Run
 class _Runs:
   """Runs one scheduled run at a time: flushed and noise-metered, recorded on every host, written."""
 
-  def __init__(self, plan, suite, settings, coordinator, probe, link_stats, writers, progress, records, freeing):
+  def __init__(self, plan, suite, settings, coordinator, probe, link_stats, writers, progress, records, freeing,
+               host_memory_absent):  # fmt: skip
     self.plan, self.suite, self.settings, self.coordinator = plan, suite, settings, coordinator
     self.probe, self.link_stats, self.writers, self.progress = probe, link_stats, writers, progress
     self.records: list[RunRecord] = records
@@ -184,6 +187,7 @@ class _Runs:
     self.watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
     self.noise = NoiseMeter(flush=settings.flush_between_runs)
     self.freeing: Freeing = freeing
+    self.host_memory_absent: str | None = host_memory_absent
 
   def execute(self, run: ScheduledRun) -> None:
     bench = self.plan.benchmarks[run.benchmark_index]
@@ -193,7 +197,8 @@ class _Runs:
     self.watchdog.start_run(label)
     self.noise.start()
     record, leftovers = _run_once(bench, run, self.suite, self.settings, self.generators, self.cache,
-                                  self.coordinator, self.probe, self.link_stats, self.watchdog)  # fmt: skip
+                                  self.coordinator, self.probe, self.link_stats, self.watchdog,
+                                  self.host_memory_absent)  # fmt: skip
     record = dataclasses.replace(record, metrics={**record.metrics, **self.noise.stop()})
     host_records = _gathered(record, self.coordinator, self.writers)
     self.records.extend(host_records)
@@ -227,6 +232,15 @@ def _manifest_and_probe(
   probe = _shared_probe(settings, coordinator)
   manifest["roofline"] = None if probe is None else dataclasses.asdict(probe)
   return manifest, probe
+
+
+def _check_processes(suite: Suite, process_count: int) -> None:
+  """Refuses, before anything runs, a built-in that needs more processes than this run has (`Builtin.processes`)."""
+  for entry in suite.entries:
+    builtin = getattr(entry.generator_cls, "builtin", None)
+    if builtin is not None and process_count < builtin.processes:
+      raise CkptbenchError(f"{builtin.name} needs {builtin.processes} processes or more ({process_count} here):"
+                           f" run it with `ckptbench launch -n {builtin.processes} {suite.file} -o OUT`")  # fmt: skip
 
 
 def _checked_run_plan(suite: Suite, settings: RunSettings, coordinator: Coordinator, device_count: int) -> RunPlan:
@@ -327,6 +341,7 @@ def _run_once(
     probe: StorageProbe | StoreRoofline | None,
     link_stats: Callable[[], Mapping[str, int]] | None,
     watchdog: RunWatchdog,
+    host_memory_absent: str | None = None,
 ) -> tuple[RunRecord, RunLeftovers]:
   """One run of one benchmark, as a record, and what it left on disk to free after every host recorded it."""
   out = settings.output_dir
@@ -341,7 +356,7 @@ def _run_once(
     try:
       _prepare_location(run_dir, store_url, coordinator, f"mkdir-{bench.key}-{run.repeat}-{run.warmup}")
       local_path = _local_path(settings.local_directory, coordinator, bench, run_name)
-      context = _context(bench, run, cache, run_dir, local_path, out)
+      context = _context(bench, run, cache, run_dir, local_path, out, host_memory_absent)
       generator = generators.get(run.benchmark_index)
       if generator is None:
         generator = generators[run.benchmark_index] = bench.entry.generator_cls()
@@ -418,7 +433,8 @@ def _prepare_location(run_dir: Any, store_url: StoreURL | None, coordinator: Coo
 
 
 def _context(
-    bench: PlannedBenchmark, run: ScheduledRun, cache: PytreeCache, run_dir: Any, local_path: Any, out: pathlib.Path
+    bench: PlannedBenchmark, run: ScheduledRun, cache: PytreeCache, run_dir: Any, local_path: Any, out: pathlib.Path,
+    host_memory_absent: str | None,
 ) -> TestContext:
   """What test_fn gets: the (possibly shared) data, the run's paths and the benchmark's identity."""
   pytree, mesh = cache.get(bench)
@@ -426,6 +442,7 @@ def _context(
       pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
       repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
       checkpoint_config=bench.checkpoint.config, trace_root=out / "tensorboard",
+      host_memory_absent=host_memory_absent,
   )  # fmt: skip
 
 

@@ -130,9 +130,14 @@ def _environment(settings: ScaleSettings, root: str) -> Iterator[dict[str, str]]
 
 def _launch(n: int, devices: int, suite_file: pathlib.Path, out: pathlib.Path, settings: ScaleSettings,
             env: Mapping[str, str], log: IO[str]) -> dict[str, Any]:  # fmt: skip
-  """Runs one host count; returns the machine's load around it."""
+  """Runs one host count; returns the machine's load around it.
+
+  Every count measures host memory inside its timed runs: a run of several processes has no memory
+  pass (engine/_memory_pass.py), and a law fitted across host counts compares one way of measuring.
+  """
   args = [str(suite_file), "-o", str(out / f"hosts_{n}"), "--link", settings.link, "--no-progress", "--no-probe",
-          "--no-views", "--remove_repeated_dir"] + (["--overwrite"] if settings.overwrite or settings.resume else [])  # fmt: skip
+          "--no-views", "--remove_repeated_dir", "--host_memory", "inline",
+          ] + (["--overwrite"] if settings.overwrite or settings.resume else [])  # fmt: skip
   before, start = os.getloadavg()[0], time.monotonic()
   with open(out / "logs" / f"hosts_{n}.log", "w", encoding="utf-8") as f:
     outcome = launch_local(n, args, devices_per_process=devices, env=env, out=f)

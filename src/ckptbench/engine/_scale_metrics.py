@@ -19,7 +19,7 @@ import statistics
 from collections import defaultdict
 from typing import Callable, Sequence
 
-from ckptbench.api import RunRecord
+from ckptbench.api import RunRecord, timed_runs
 
 KINDS = ("put", "get", "list", "delete")
 COUNT, TIME, MEMORY, RATE = "count", "time", "memory", "rate"
@@ -146,15 +146,15 @@ def _repeat_metrics(hosts: Sequence[RunRecord], ops: Sequence[str]) -> dict[str,
 
 
 def host_count_metrics(records: Sequence[RunRecord]) -> dict[str, dict[str, Measured]]:
-  """`{benchmark: {metric: Measured}}` of one host count's records (warm-ups left out).
+  """`{benchmark: {metric: Measured}}` of one host count's timed runs (warm-ups and a memory pass's
+  records left out: a memory pass runs in one process and times nothing).
 
   Raises:
     ValueError: a run whose records miss a host.
   """
   runs: dict[tuple[str, int], list[RunRecord]] = defaultdict(list)
-  for r in records:
-    if not r.warmup:
-      runs[(r.benchmark, r.repeat)].append(r)
+  for r in timed_runs(records):
+    runs[(r.benchmark, r.repeat)].append(r)
   ops = top_level_ops(records)
   repeats: dict[str, list[dict[str, Measured]]] = defaultdict(list)
   for (bench, repeat), hosts in runs.items():

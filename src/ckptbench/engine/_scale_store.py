@@ -10,6 +10,7 @@ import pathlib
 import statistics
 
 from ckptbench.errors import CkptbenchError
+from ckptbench.api import timed_runs
 from ckptbench.results import read_records
 from ckptbench.stats import PROFILES, StoreProfile
 
@@ -49,8 +50,8 @@ def measured_latency(profile: StoreProfile, out_dir: str | pathlib.Path) -> Stor
     CkptbenchError: `out_dir` holds no successful `storage` run without OCDBT.
   """
   per_wave = []
-  for r in read_records(out_dir):
-    if r.generator == _STORAGE and not r.failed and not r.options.get("use_ocdbt") and not r.warmup:
+  for r in timed_runs(read_records(out_dir)):
+    if r.generator == _STORAGE and not r.failed and not r.options.get("use_ocdbt"):
       waves = math.ceil(r.options["object_count"] / r.options["concurrency"])
       per_wave.append(r.value("write_0_basics/time_s") / waves)
   if not per_wave:

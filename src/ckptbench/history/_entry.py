@@ -13,7 +13,7 @@ import uuid
 from typing import Any, Mapping
 
 from ckptbench.analysis import host_memory_mode
-from ckptbench.api import RunRecord, is_judged
+from ckptbench.api import RunRecord, is_judged, sampled_records
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_outputs
 from ckptbench.stats import Direction, median_interval, metric_direction, per_repeat_across_hosts
@@ -120,8 +120,8 @@ def environment_of(manifest: Mapping[str, Any]) -> Environment:
 
 def _samples(records: list[RunRecord], key: str, tag: str, direction: Direction) -> list[float]:
   by_host: dict[int, dict[int, float]] = {}
-  for r in records:
-    value = r.value(tag) if r.key == key and not r.warmup and not r.failed else None
+  for r in sampled_records(records):
+    value = r.value(tag) if r.key == key else None
     if value is not None and math.isfinite(value):
       by_host.setdefault(r.host, {})[r.repeat] = value
   return per_repeat_across_hosts(by_host, direction)

@@ -7,7 +7,7 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.api import Tag
+from ckptbench.api import RecordKind, Tag
 from ckptbench.results._formats import FORMATS
 from ckptbench.results._read import read_outputs
 
@@ -65,7 +65,7 @@ def load_results(out_dir: str | pathlib.Path, include_warmups: bool = False) -> 
   rows: list[dict[str, Any]] = []
   option_columns: list[str] = []
   for record in outputs.results:
-    if record.warmup and not include_warmups:
+    if record.kind is RecordKind.WARMUP and not include_warmups:
       continue
     run = {column: _cell(getattr(record, column)) for column in RUN_COLUMNS if column != "error"}
     run["error"] = None if record.error is None else record.error.text

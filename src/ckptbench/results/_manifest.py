@@ -11,6 +11,8 @@ import subprocess
 import sys
 from typing import Any, Mapping
 
+from ckptbench.distributed import slurm_job_from_env
+
 # torch and torchax: the PyTorch built-ins' figures depend on them (None where not installed).
 _PACKAGES = ("jax", "jaxlib", "orbax-checkpoint", "tensorstore", "numpy", "torch", "torchax", "ckptbench")
 
@@ -99,6 +101,7 @@ def build_manifest(
       **environment,
       "backend": backend or environment["backend"],
       "argv": argv or sys.argv,
+      "cluster_job": slurm_job_from_env(os.environ),
       "suite_file": suite_file,
       "config": suite_raw,
       "started_at": now_iso(),

@@ -50,10 +50,6 @@ class RunOutputs:
     """The suite's `reference:` variant, as summary.json records it."""
     return None if self.summary is None else self.summary.reference
 
-  def measured_runs(self) -> list[RunRecord]:
-    """The results records that count (warmup runs left out)."""
-    return [r for r in self.results if not r.warmup]
-
 
 def read_outputs(out_dir: str | pathlib.Path) -> RunOutputs:
   """Reads results.jsonl, summary.json, manifest.json and comparison.json.

@@ -6,7 +6,7 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.api import BenchmarkSummary, MetricStatistics, RunFailure, RunRecord
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RecordKind, RunFailure, RunRecord, timed_runs
 from ckptbench.api import is_rate_unit
 from ckptbench.stats._hosts import host_statistics
 
@@ -54,11 +54,12 @@ def metric_statistics(unit: str, samples: Sequence[float], by_host: Mapping[int,
 def summarize_benchmarks(records: Sequence[RunRecord]) -> list[BenchmarkSummary]:
   """One summary per benchmark key, in first-seen order; warm-up runs are left out.
 
-  `runs` counts distinct repeats; a repeat failed when any host's run failed.
+  `runs` counts the distinct repeats of the timed runs (a memory pass's records are samples, not runs);
+  a repeat failed when any host's run of it failed, or the memory pass's run of it did.
   """
   by_key: dict[str, list[RunRecord]] = {}
   for record in records:
-    if not record.warmup:
+    if record.kind is not RecordKind.WARMUP:
       by_key.setdefault(record.key, []).append(record)
   summaries = []
   for key, group in by_key.items():
@@ -78,7 +79,7 @@ def summarize_benchmarks(records: Sequence[RunRecord]) -> list[BenchmarkSummary]
         varying=first.varying,
         mesh=first.mesh,
         checkpoint_config=first.checkpoint_config,
-        runs=len({r.repeat for r in group}),
+        runs=len({r.repeat for r in timed_runs(group)}),
         failed=len({r.repeat for r in failures}),
         errors=errors,
         metrics=metrics,

@@ -19,7 +19,7 @@ import json
 import pathlib
 from typing import Any
 
-from ckptbench.api import BenchmarkSummary
+from ckptbench.api import BenchmarkSummary, RecordKind, RunRecord, timed_runs
 from ckptbench.results import Comparison
 from ckptbench.results import RunOutputs, read_outputs
 from ckptbench.views._report_generators import generator_section
@@ -86,8 +86,9 @@ def render_report(outputs: RunOutputs) -> str:
 
 
 def _overview(outputs: RunOutputs) -> str:
-  runs = outputs.measured_runs()
+  runs = timed_runs(outputs.results)
   failed = sum(1 for r in runs if r.failed)
+  memory_pass_failed = sum(1 for r in outputs.results if r.kind is RecordKind.MEMORY_PASS and r.failed)
   benches = outputs.benchmarks
   if not runs and outputs.summary is not None:  # summary only
     total, failed = outputs.summary.runs, outputs.summary.failed
@@ -95,6 +96,8 @@ def _overview(outputs: RunOutputs) -> str:
     total = len(runs)
   n_bench = len(benches) or len({r.benchmark for r in runs})
   status = f"<span class=fail>{failed} failed</span>" if failed else "<span class=ok>0 failed</span>"
+  if memory_pass_failed:
+    status += f", <span class=fail>{memory_pass_failed} memory pass run(s) failed</span>"
   generated = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
   notes = []
   summary = outputs.summary
@@ -114,8 +117,14 @@ def _overview(outputs: RunOutputs) -> str:
   )
 
 
+def _which_run(record: RunRecord) -> str:
+  if record.kind is RecordKind.MEMORY_PASS:
+    return f"the memory pass's repeat {record.repeat}"
+  return f"repeat {record.repeat}, host {record.host}"
+
+
 def _failures(outputs: RunOutputs) -> str:
-  failed = [r for r in outputs.measured_runs() if r.error is not None]
+  failed = [r for r in outputs.results if r.kind is not RecordKind.WARMUP and r.failed]
   if not failed:
     errors = [(b.name, e) for b in outputs.benchmarks for e in b.errors]
     if not errors:
@@ -125,8 +134,8 @@ def _failures(outputs: RunOutputs) -> str:
   parts = ["<h2 class=fail>failures</h2>"]
   for record in failed:
     parts.append(
-        f"<h4>{esc(record.benchmark)}, repeat {esc(record.repeat)},"
-        f" host {esc(record.host)}</h4><p class=fail><code>{esc(record.error.text)}</code></p>"
+        f"<h4>{esc(record.benchmark)}, {esc(_which_run(record))}</h4>"
+        f"<p class=fail><code>{esc(record.error.text)}</code></p>"
     )
     if record.error.traceback:
       parts.append(f"<details><summary>traceback</summary><pre>{esc(record.error.traceback)}</pre></details>")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckptbench.api import Tag
+from ckptbench.api import RecordKind, Tag, sampled_records
 from ckptbench.results import RunOutputs
 from ckptbench.views._report_html import FigureIds, esc, table
 from ckptbench.analysis import (
@@ -73,14 +73,16 @@ def runs_in_order(outputs: RunOutputs, verdict: VerdictTable, figures: FigureIds
     series = {}
     for variant in verdict.variants:
       points = []
-      runs = [r for r in outputs.results if r.key == variant.key and not r.failed]
-      for record in sorted(runs, key=lambda r: (not r.warmup, r.repeat)):
+      # The timed runs in their order, their warm-ups first (a memory pass's records time nothing).
+      runs = [r for r in outputs.results if r.key == variant.key and not r.failed
+              and r.kind in (RecordKind.WARMUP, RecordKind.TIMED)]  # fmt: skip
+      for record in sorted(runs, key=lambda r: (r.kind is RecordKind.TIMED, r.repeat)):
         value = record.value(metric.tag)
         if value is None or record.host != 0:
           continue
-        repeat = record.repeat
-        kind = "warm-up" if record.warmup else "outlier" if (variant.key, metric.tag, repeat) in flagged else "repeat"
-        points.append(_plots.RunPoint(f"w{repeat}" if record.warmup else str(repeat), value, kind))
+        repeat, warmup = record.repeat, record.kind is RecordKind.WARMUP
+        kind = "warm-up" if warmup else "outlier" if (variant.key, metric.tag, repeat) in flagged else "repeat"
+        points.append(_plots.RunPoint(f"w{repeat}" if warmup else str(repeat), value, kind))
       if points:
         series[variant.label] = points
     if series:
@@ -94,7 +96,7 @@ def runs_in_order(outputs: RunOutputs, verdict: VerdictTable, figures: FigureIds
 
 def hosts_section(outputs: RunOutputs, verdict: VerdictTable, figures: FigureIds) -> str:
   """Per host, the headline times over the repeats (several hosts only): stragglers stand out."""
-  runs = [r for r in outputs.measured_runs() if not r.failed]
+  runs = sampled_records(outputs.results)
   if len({r.host for r in runs}) < 2:
     return ""
   parts = []

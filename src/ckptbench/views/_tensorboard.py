@@ -31,7 +31,7 @@ from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_
 from tensorboard.plugins.scalar import plugin_data_pb2 as scalar_plugin_data
 
 from ckptbench.api import safe_path_component
-from ckptbench.api import BenchmarkSummary, MetricStatistics, RunRecord
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RecordKind, RunRecord
 from ckptbench.api import Tag, is_judged
 from ckptbench.results import read_outputs
 from ckptbench.views._tfevents import EventFile, experiment_summary, session_summary, text_summary
@@ -90,7 +90,9 @@ def write_tensorboard(out_dir: str | pathlib.Path) -> pathlib.Path:
     old.unlink()
 
   runs_by_bench: dict[str, list[RunRecord]] = collections.defaultdict(list)
-  for record in outputs.measured_runs():
+  for record in outputs.results:
+    if record.kind is RecordKind.WARMUP:
+      continue
     runs_by_bench[record.benchmark].append(record)
   for name, records in runs_by_bench.items():
     _write_host_scalars(logdir / tensorboard_run_name(name), records)
@@ -156,11 +158,12 @@ def _write_host_scalars(bench_dir: pathlib.Path, records: list[RunRecord]) -> No
     with TensorBoardWriter(bench_dir / f"host_{host}") as writer:
       for record in sorted(host_records, key=lambda r: r.repeat):
         step, wall = record.repeat, _wall_time(record)
-        values = [(tag, record.value(tag)) for tag in sorted(record.metrics)]
-        values = [(tag, v) for tag, v in values if v is not None] + [("run/duration_s", float(record.duration_s))]
+        values = [(tag, v) for tag in sorted(record.metrics) if (v := record.value(tag)) is not None]
+        timed = record.kind is RecordKind.TIMED  # a memory pass's record: its samples, at its repeat's step
+        values += [("run/duration_s", float(record.duration_s))] if timed else []
         writer.scalars(values, step, wall)
         if record.failed:
-          writer.text("error", _error_card(record), step)
+          writer.text("error" if timed else "memory_pass_error", _error_card(record), step)
 
 
 def _write_benchmark_run(
