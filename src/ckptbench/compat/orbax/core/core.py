@@ -22,17 +22,14 @@ A module that needs hardware this machine lacks (a CUDA device for
 
 from __future__ import annotations
 
-import builtins
-import contextlib
 import dataclasses
 import functools
 import hashlib
 import itertools
 import pathlib
 import sys
-import tempfile
 import types
-from typing import Any, Callable, ClassVar, Iterator, Sequence
+from typing import Any, Callable, ClassVar, Sequence
 
 import jax
 import yaml
@@ -41,6 +38,7 @@ from etils import epath
 
 import ckptbench
 from ckptbench.compat.orbax.core import (
+    _engine_suite,
     _hardware,
     checkpoint_generation,
     device_mesh,
@@ -429,14 +427,17 @@ class TestSuite:
         logging.warning("Generator %s produced no benchmarks.", type(generator).__name__)
       else:
         generators.append(generator)
-    groups = _suite_groups(generators)
+    groups = _engine_suite.suite_groups(generators)
     for i, generators in enumerate(groups):
       for generator in generators:
         if generator._mesh_configs and not self._skip_incompatible_mesh_configs:
           generator._get_meshes(skip_incompatible_mesh_configs=False)
-      with _output_dir(self._output_dir, None if len(groups) == 1 else f"group_{i}") as out, _own_torch_group():
-        outcome = ckptbench.run(self._suite(generators), self._settings(out))
-      results += [self._record_result(r) for r in outcome.records if not r.warmup and r.host == 0]
+      sub = None if len(groups) == 1 else f"group_{i}"
+      suite = self._suite(generators)
+      with _engine_suite.engine_output_dir(self._output_dir, sub) as out, _engine_suite.own_torch_group():
+        outcome = ckptbench.run(suite, self._settings(out, _engine_suite.fresh_process_can_import(suite)))
+      timed = [r for r in outcome.records if not (r.warmup or r.memory_pass) and r.host == 0]
+      results += [self._record_result(r) for r in timed]
     if not results:
       logging.warning("No benchmarks were run for this suite.")
     self._suite_metrics.generate_report()
@@ -449,17 +450,21 @@ class TestSuite:
         "suite_name": self._name,
         "num_repeats": self._num_repeats,
         "num_warmups": 0,
-        "checkpoint_configs": [_plain(c) for c in first._checkpoint_configs] or [{"spec": {}}],
-        "benchmarks": [{"generator": _generator_path(type(g)), "options": _options_mapping(g._options)} for g in generators],
+        "checkpoint_configs": [_engine_suite.plain_config(c) for c in first._checkpoint_configs] or [{"spec": {}}],
+        "benchmarks": [
+            {"generator": _engine_suite.generator_path(type(g)), "options": _engine_suite.options_mapping(g._options)}
+            for g in generators
+        ],
     }
     if first._mesh_configs:
-      document["mesh_configs"] = [_plain(m) for m in first._mesh_configs]
+      document["mesh_configs"] = [_engine_suite.plain_config(m) for m in first._mesh_configs]
     for key, value in (("baseline_path", self._baseline_path), ("baseline_capture_path", self._baseline_capture_path)):
       if value:
         document[key] = str(value)
     return ckptbench.load_suite_text(yaml.safe_dump(document, sort_keys=False))
 
-  def _settings(self, out: pathlib.Path) -> ckptbench.RunSettings:
+  def _settings(self, out: pathlib.Path, memory_pass: bool) -> ckptbench.RunSettings:
+    """The engine's settings; host memory inline where a fresh process could not import a generator."""
     return ckptbench.RunSettings(
         output_dir=out,
         local_directory=None if self._local_directory is None else pathlib.Path(self._local_directory),
@@ -468,6 +473,7 @@ class TestSuite:
         show_progress=False,
         write_views=False,  # TensorBoard in Orbax's layout comes from the MetricsManager
         distributed="off",
+        host_memory=None if memory_pass else "inline",
     )
 
   def _record_result(self, record: Any) -> TestResult:
@@ -475,7 +481,7 @@ class TestSuite:
     metrics = metric.Metrics(name=f"{record.benchmark}_repeat_{record.repeat}")
     for tag, entry in record.metrics.items():
       metrics.set(tag, entry.value, entry.unit)
-    error = None if record.error is None else _exception(record.error)
+    error = None if record.error is None else _engine_suite.recorded_exception(record.error)
     found = None if record.inventory is None else inventory.from_record(record.inventory)
     result = TestResult(metrics=metrics, error=error, path=epath.Path(record.path), inventory=found)
     self._suite_metrics.add_result(
@@ -483,87 +489,3 @@ class TestSuite:
         error=error, inventory=found,
     )  # fmt: skip
     return result
-
-
-def _exception(error: Any) -> Exception:
-  """A recorded error as an exception: of its builtin type when it had one, else RuntimeError naming the type."""
-  kind = getattr(builtins, error.type, None)
-  if isinstance(kind, type) and issubclass(kind, Exception):
-    return kind(error.message)
-  return RuntimeError(f"{error.type}: {error.message}")
-
-
-def _suite_groups(generators: Sequence[BenchmarksGenerator]) -> list[list[BenchmarksGenerator]]:
-  """The generators in runs of one engine suite each: those sharing checkpoint and mesh configs, in order."""
-  groups: list[list[BenchmarksGenerator]] = []
-  for generator in generators:
-    if generator._options is None:
-      raise ValueError(f"{type(generator).__name__} was built without options: a TestSuite needs them")
-    if groups and _configs(groups[-1][0]) == _configs(generator):
-      groups[-1].append(generator)
-    else:
-      groups.append([generator])
-  return groups
-
-
-def _configs(generator: BenchmarksGenerator) -> tuple[list[Any], list[Any]]:
-  return [_plain(c) for c in generator._checkpoint_configs], [_plain(m) for m in generator._mesh_configs or ()]
-
-
-def _plain(config: Any) -> Any:
-  """A checkpoint or mesh config as the suite file writes it."""
-  if hasattr(config, "model_dump"):
-    return config.model_dump(exclude_none=True, exclude_defaults=True)
-  return dict(config) if isinstance(config, dict) else dataclasses.asdict(config)
-
-
-def _options_mapping(options: Any) -> dict[str, Any]:
-  """The options as a suite's `options:` mapping (tuples as lists: YAML has no tuple)."""
-
-  def plain(value: Any) -> Any:
-    if isinstance(value, (list, tuple)):
-      return [plain(v) for v in value]
-    if isinstance(value, dict):
-      return {k: plain(v) for k, v in value.items()}
-    return value
-
-  return {k: plain(v) for k, v in dataclasses.asdict(options).items()}
-
-
-# Generator classes a suite cannot import by their own path (defined inside a function) are
-# reached through this module, which the engine imports by name.
-_LOCAL_GENERATORS = types.ModuleType(f"{__name__}_local_generators")
-
-
-def _generator_path(cls: type) -> str:
-  """An import path the engine resolves to `cls`."""
-  if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is cls:
-    return f"{cls.__module__}.{cls.__qualname__}"
-  sys.modules.setdefault(_LOCAL_GENERATORS.__name__, _LOCAL_GENERATORS)
-  name = f"{cls.__name__}_{id(cls):x}"
-  setattr(_LOCAL_GENERATORS, name, cls)
-  return f"{_LOCAL_GENERATORS.__name__}.{name}"
-
-
-@contextlib.contextmanager
-def _own_torch_group() -> Iterator[None]:
-  """Tears down the torch process group the engine set up for a module using `torch.distributed`
-  (Orbax's PyTorch runner does too), leaving one the caller had alone."""
-  dist = sys.modules.get("torch.distributed")
-  had_group = dist is not None and dist.is_available() and dist.is_initialized()
-  try:
-    yield
-  finally:
-    dist = sys.modules.get("torch.distributed")
-    if not had_group and dist is not None and dist.is_available() and dist.is_initialized():
-      dist.destroy_process_group()
-
-
-@contextlib.contextmanager
-def _output_dir(output_dir: str | None, sub: str | None) -> Iterator[pathlib.Path]:
-  """The engine's OUT: `output_dir` (or its `sub` directory), else a temporary directory removed afterwards."""
-  if output_dir is not None:
-    yield pathlib.Path(output_dir) / sub if sub else pathlib.Path(output_dir)
-    return
-  with tempfile.TemporaryDirectory(prefix="ckptbench-testsuite-") as scratch:
-    yield pathlib.Path(scratch)
