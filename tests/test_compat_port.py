@@ -214,7 +214,8 @@ def test_ported_modules_run_under_ckptbench(tmp_path):
   assert "torch.cuda.set_device" in outcomes["pytorch_checkpoint_benchmark"].detail
   assert outcomes["checkpoint_policy_benchmark"].runs == 3
   records = [json.loads(line) for line in (tmp_path / "out" / "orbax_load_load_benchmark" / "results.jsonl").open()]
-  assert all(r["inventory"]["file_count"] > 0 and r["error"] is None for r in records)
+  timed = [r for r in records if not r["memory_pass"]]  # the memory pass's records measure host memory only
+  assert timed and all(r["inventory"]["file_count"] > 0 and r["error"] is None for r in timed)
 
 
 def test_a_run_failing_on_an_import_names_the_missing_package_and_the_environment():
