@@ -7,7 +7,7 @@ PIP := $(VENV)/bin/pip
 TEST_WORKERS ?= auto
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-.PHONY: run test test-fast install dev clean
+.PHONY: run test test-fast test-examples install dev clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,9 +31,13 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports
-	$(PYTEST) -m "not alone"
+	$(PYTEST) -m "not alone and not examples"
 	# Tests that judge timings over many runs, with no other test beside them.
 	$(PY) -m pytest -q -m alone
+
+# Every shipped example as a user first runs it (tests/test_example_walk.py), one per worker.
+test-examples: $(VENV)/.dev-installed
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist load -m examples
 
 # In-process tests only: no test that starts a Python process or a server.
 test-fast: $(VENV)/.dev-installed

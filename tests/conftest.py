@@ -115,6 +115,17 @@ def run_cli_in_terminal(*args: str, env: dict | None = None, timeout: float = 24
   return proc.wait(timeout=timeout), b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
 
 
+def timed_records(out: pathlib.Path) -> list[dict]:
+  """OUT/results.jsonl's timed runs as the JSON objects written, told apart by `RunRecord.kind` (the one
+  place that says what a record is): warm-ups and the memory pass's records left out."""
+  import json  # noqa: PLC0415
+
+  import ckptbench  # noqa: PLC0415
+
+  lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  return [d for d in lines if ckptbench.RunRecord.from_json(d).kind is ckptbench.RecordKind.TIMED]
+
+
 @pytest.fixture
 def cli():
   return run_cli

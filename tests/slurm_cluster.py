@@ -25,7 +25,6 @@ from ckptbench.distributed._launcher import free_port
 
 NODES = ("ckptbench-n1", "ckptbench-n2")
 _HOSTS = pathlib.Path("/etc/hosts")
-_HOSTS_LINE = f"127.0.0.1 {' '.join(NODES)}  # ckptbench's test SLURM cluster\n"
 _PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "scontrol", "scancel", "squeue", "sinfo")
 
 
@@ -77,7 +76,7 @@ def slurm_cluster() -> Iterator[SlurmCluster]:
     (root / "slurm.conf").write_text(_slurm_conf(root, socket_path))
     daemons.append(_start(["slurmctld", "-D"], cluster))
     daemons.extend(_start(["slurmd", "-D", "-N", node], cluster) for node in NODES)
-    with _names_resolve():
+    with _names_resolve(cluster):
       _wait_for(lambda: _idle_nodes(cluster) == len(NODES), 60, "both nodes idle in sinfo", cluster)
       yield cluster
       _cancel_all(cluster)
@@ -117,7 +116,9 @@ def _slurm_conf(root: pathlib.Path, munge_socket: pathlib.Path) -> str:
       "SelectTypeParameters=CR_CPU",
       "MpiDefault=none",
       "ReturnToService=2",
-      "KillWait=2",  # a cancelled job's processes get SIGKILL 2 s after SIGTERM (default 30)
+      # A cancelled job's processes get SIGKILL at once (default: 30 s after SIGTERM, which
+      # jax.distributed's preemption notifier catches: the runs would go on meanwhile).
+      "KillWait=0",
       *(f"NodeName={n} NodeHostname={host} NodeAddr=127.0.0.1 Port={free_port()} CPUs=1" for n in NODES),
       f"PartitionName=debug Nodes={','.join(NODES)} Default=YES MaxTime=INFINITE State=UP",
   ]
@@ -150,22 +151,14 @@ def _cancel_all(cluster: SlurmCluster) -> None:
 
 
 @contextlib.contextmanager
-def _names_resolve() -> Iterator[None]:
-  """The nodes' names resolve to 127.0.0.1 while the cluster runs (a line in /etc/hosts, removed after)."""
-  if all(_address(n) == "127.0.0.1" for n in NODES):
-    yield
-    return
+def _names_resolve(cluster: SlurmCluster) -> Iterator[None]:
+  """The nodes' names resolve to 127.0.0.1 while the cluster runs: a line of its own in /etc/hosts,
+  removed after (another cluster's line, from a test session beside this one, stays)."""
+  line = f"127.0.0.1 {' '.join(NODES)}  # ckptbench's test SLURM cluster in {cluster.root}\n"
   with open(_HOSTS, "a", encoding="utf-8") as f:  # in place: a container's /etc/hosts is a bind mount
-    f.write(_HOSTS_LINE)
+    f.write(line)
   try:
     yield
   finally:
     text = _HOSTS.read_text(encoding="utf-8")
-    _HOSTS.write_text(text.replace(_HOSTS_LINE, ""), encoding="utf-8")
-
-
-def _address(name: str) -> str | None:
-  try:
-    return socket.gethostbyname(name)
-  except OSError:
-    return None
+    _HOSTS.write_text(text.replace(line, ""), encoding="utf-8")

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, timed_records
 
 TINY = """\
 suite_name: tiny
@@ -55,7 +55,7 @@ def test_run_in_the_guides_form_succeeds(tiny_run):
 @pytest.mark.slow
 def test_results_files_follow_the_contract(tiny_run):
   _, out = tiny_run
-  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  records = timed_records(out)
   assert len(records) == 4
   for r in records:
     assert RECORD_KEYS <= set(r)

@@ -8,6 +8,11 @@ from ckptbench.cli._launch import split_run_args
 from ckptbench.cli._main import build_parser
 from conftest import run_cli
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests check what each run flag changes; tests/test_cli.py runs the command in its default "
+    "mode"
+))
+
 
 def _refused(capsys, *argv: str) -> str:
   with pytest.raises(SystemExit) as stop:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 import ckptbench
-from conftest import run_cli
+from conftest import run_cli, timed_records
 from ckptbench.config import load_suite
 from ckptbench.config._overrides import parse_key_path
 from ckptbench.errors import CkptbenchError, ConfigError
@@ -82,7 +82,7 @@ def test_k_runs_only_matching_benchmarks_and_set_overrides_repeats(suite, tmp_pa
   done = run_cli("run", str(suite), "-o", str(out), "-k", "use_ocdbt=False", "--set", "num_repeats=2",
                  "--set", "num_warmups=0", "--no-progress", "--no-probe", "--no-views")
   assert done.returncode == 0, done.stderr
-  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+  records = timed_records(out)
   assert {r["benchmark"] for r in records} == {
       "SaveRestoreBenchmark(use_ocdbt=False, async_enabled=True)",
       "SaveRestoreBenchmark(use_ocdbt=False, async_enabled=False)",

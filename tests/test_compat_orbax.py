@@ -20,6 +20,11 @@ from ckptbench.compat.orbax.core import checkpoint_generation, core, inventory, 
 from ckptbench.compat.orbax.v1 import benchmark as v1_benchmark
 from ckptbench.compat.orbax.v1 import multi_slice_util
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests check Orbax's framework names on ckptbench (generators defined in the tests); host "
+    "memory is not what they read"
+))
+
 
 def _mesh(shape=(2, 4), axes=("data", "model")) -> Mesh:
   return Mesh(np.asarray(jax.devices()).reshape(shape), axes)

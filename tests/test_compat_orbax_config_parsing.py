@@ -93,7 +93,7 @@ def test_checkpoint_configs_are_ckptbench_models_which_validate_them(suite_file)
       checkpoint_config: {spec: {}, no_such_key: 1}
       benchmarks: [{generator: cp_gens.Decorated, options: {}}]
   """)
-  with pytest.raises(ValueError, match="no_such_key"):
+  with pytest.raises(ValueError, match=r"^Invalid 'checkpoint_config' block: no_such_key: Extra inputs are not permitted$"):
     config_parsing.create_test_suite_from_config(bad)
 
 
@@ -153,3 +153,19 @@ def test_options_the_options_class_lacks_are_a_type_error_and_a_bad_yaml_a_yaml_
     config_parsing.load_config(suite_file("key: value: error\n"))
   with pytest.raises(FileNotFoundError):
     config_parsing.load_config(path + ".absent")
+
+
+def test_a_simdevice_block_is_ckptbench_model_and_a_suite_with_one_is_left_to_ckptbench_run(suite_file):
+  path = suite_file("""
+      suite_name: s
+      simdevice: {device_type: v6e, topology: [2, 2, 1], num_processes: 2}
+      benchmarks: [{generator: cp_gens.Decorated, options: {}}]
+  """)
+  assert config_parsing.parse_simdevice_config(path) == ckptbench.SimDeviceConfig(
+      device_type="v6e", topology=(2, 2, 1), num_processes=2)
+  with pytest.raises(ValueError, match=r"has a 'simdevice' block: run it with `ckptbench run"):
+    config_parsing.create_test_suite_from_config(path)
+  with pytest.raises(ValueError, match=r"^Invalid 'simdevice' block: topology: Value error, topology is three chip counts \[x, y, z\], got \[2\]$"):
+    config_parsing._validate_config({"suite_name": "s", "benchmarks": [], "simdevice": {"device_type": "v6e", "topology": [2]}})
+  with pytest.raises(ValueError, match="'simdevice' must be a dict"):
+    config_parsing._validate_config({"suite_name": "s", "benchmarks": [], "simdevice": "v6e"})

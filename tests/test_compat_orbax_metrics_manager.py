@@ -76,6 +76,9 @@ def test_tensorboard_gets_each_run_as_added_and_a_summary_run_with_the_cards(tmp
       summary.PluginTagToContent("hparams")["_hparams_/session_start_info"]).session_start_info
   assert session.hparams["async_enabled"].bool_value is False and session.hparams["chunk_byte_size"].string_value == "None"
   assert manager.cross_host_aggregates("bench") == {"save::0_basics/time_s": {"max": 1.0, "min": 1.0, "mean": 1.0}}
+  assert {p.name.rsplit(".", 1)[1] for p in tmp_path.rglob("events.out.tfevents.*")} == {"orbax-metrics"}
+  with pytest.raises(ValueError, match="TensorBoard runs are written to a local directory, not gs://b/tb"):
+    metrics_manager.MetricsManager(name="TB", num_repeats=1, tensorboard_dir="gs://b/tb").add_result("b", _metrics())
 
 
 def test_cross_host_aggregates_are_ckptbench_host_statistics_with_percentiles_from_two_hosts():

@@ -25,6 +25,7 @@ from ckptbench.envs._run_with import without_with
 from ckptbench.errors import CkptbenchError
 from ckptbench.engine._sweep import expand
 from ckptbench.stats import AUTO_LOOKS
+from conftest import timed_records
 
 OLDEST, NEWEST = "0.11.30", "0.12.8"  # the supported range's ends (pyproject.toml, docs/versions.md)
 
@@ -219,7 +220,7 @@ def _starts(directory: pathlib.Path, name_ends: str = "None)") -> dict[int, str]
   """When each measured repeat of the benchmark whose name ends so started (each run's own record)."""
   records = [json.loads(line) for line in (directory / "results.jsonl").read_text().splitlines()]
   assert all(r["error"] is None for r in records)
-  measured = [r for r in records if not r["warmup"] and r["benchmark"].endswith(name_ends)]
+  measured = [r for r in timed_records(directory) if r["benchmark"].endswith(name_ends)]
   return {r["repeat"]: r["started_at"] for r in measured}
 
 

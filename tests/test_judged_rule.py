@@ -79,8 +79,8 @@ def test_the_gate_judges_the_verdicts_metrics_and_every_legend_states_the_thresh
     assert "beyond 25%" in verdict["rule"] and "+-25%" in verdict["rule"] and "10%" not in verdict["rule"]
   stdout = done.stdout
   worse, equivalent = _statements(stdout, "worse / better:"), _statements(stdout, "equivalent:")
-  assert len(worse) == len(equivalent) == 2  # the verdict's legend and the comparison's
-  assert all("beyond 25%" in line for line in worse) and all("within +-25%" in line for line in equivalent)
+  assert len(worse) == 2 and len(equivalent) == 1  # the verdict's legend (a line) and the comparison's (a clause a line)
+  assert all("beyond 25%" in line for line in worse) and all("within +-25%" in line for line in worse[:1] + equivalent)
   assert "10%" not in " ".join(worse + equivalent + _statements(stdout, "rule:"))
 
   # The exit code is the gate's reading of those rows.
@@ -90,7 +90,7 @@ def test_the_gate_judges_the_verdicts_metrics_and_every_legend_states_the_thresh
 
 
 @pytest.mark.slow
-def test_the_quick_start_sums_its_outlying_repeats_up_in_three_lines_at_most(tmp_path):
+def test_the_quick_start_sums_its_outlying_repeats_up_in_two_lines_at_most(tmp_path):
   done = run_cli("run", str(REPO / "examples" / "quickstart.yaml"), "-o", str(tmp_path / "out"), *QUIET,
                  "--set", "checkpoint_config.spec.params.shape=[512, 512]", "--time_budget_s", "15")  # fmt: skip
   assert done.returncode == 0, done.stderr[-3000:]
@@ -102,6 +102,6 @@ def test_the_quick_start_sums_its_outlying_repeats_up_in_three_lines_at_most(tmp
     end = start + 1
     while end < len(lines) and lines[end].startswith("  "):
       end += 1
-    assert end - start <= 3, "\n".join(lines[start:end])
+    assert end - start <= 2, "\n".join(lines[start:end])  # the worst one: -v
     text = " ".join(x.strip() for x in lines[start:end])
-    assert re.search(r"^! outliers: \d+ of \d+ times lie far .*\. The worst: .* of repeat \d+: ", text), text
+    assert re.search(r"^! outliers: \d+ of \d+ times lie far .*\.$", text) and "The worst" not in text, text

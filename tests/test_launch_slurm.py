@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -52,6 +55,31 @@ def _start(args: list[str], cluster) -> subprocess.Popen:
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
 
+def _interrupted_at_a_terminal(args: list[str], cluster, answer: bytes) -> tuple[int, str]:
+  """`ckptbench ARGS` on a pseudo-terminal, sent SIGINT once its job runs, given `answer` when it asks."""
+  controller, terminal = pty.openpty()
+  env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+  env.update(cluster.env, PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]))
+  proc = subprocess.Popen([sys.executable, "-m", "ckptbench", *args], env=env, stdin=terminal, stdout=terminal,
+                          stderr=terminal)  # fmt: skip
+  os.close(terminal)
+  screen = b""
+  try:
+    for wanted, then in ((rb"job \d+ RUNNING", lambda: proc.send_signal(signal.SIGINT)),
+                         (rb"\[y/N\] ", lambda: os.write(controller, answer))):  # fmt: skip
+      while not re.search(wanted, screen):
+        assert select.select([controller], [], [], 120)[0], screen.decode(errors="replace")
+        screen += os.read(controller, 65536)
+      then()
+    with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
+      while select.select([controller], [], [], 30)[0] and (data := os.read(controller, 65536)):
+        screen += data
+    return proc.wait(timeout=30), screen.decode(errors="replace").replace("\r\n", "\n")
+  finally:
+    proc.kill()
+    os.close(controller)
+
+
 def _host_records(out, host=0):
   lines = (out / "results.jsonl").read_text().splitlines() if (out / "results.jsonl").exists() else []
   return [json.loads(line) for line in lines if f'"host": {host}' in line]
@@ -64,7 +92,7 @@ def _wait_until(ready, timeout_s: float, what: str) -> None:
     time.sleep(0.2)
 
 
-def test_a_two_host_job_exits_0_with_records_from_both_hosts_and_its_job_in_the_manifest(cluster, tmp_path):
+def test_a_two_host_job_exits_0_with_records_from_both_hosts_and_its_job_in_the_manifest_and_a_failed_one_is_named(cluster, tmp_path):
   args = _launch_args(tmp_path, 2)
   done = run_cli(*args, env=cluster.env, timeout=180)
   assert done.returncode == 0, done.stdout + done.stderr + cluster.log("slurmctld.log")[-3000:]
@@ -86,6 +114,20 @@ def test_a_two_host_job_exits_0_with_records_from_both_hosts_and_its_job_in_the_
   assert emitted.returncode == 0, emitted.stderr
   assert (out / "slurm" / "ckptbench.sbatch").read_text() == emitted.stdout
   assert "[1/2] SaveRestoreBenchmark" in (out / "slurm" / f"{job_id}.out").read_text()
+
+  # Again into the same OUT without --resume: the run refuses, and the job's failure says so.
+  before = (out / "results.jsonl").read_text()
+  again = run_cli(*args, env=cluster.env, timeout=120)
+  failed_id = re.search(r"submitted SLURM job (\d+) ", again.stdout).group(1)
+  said = (f"output directory {out} already holds results (results.jsonl, summary.json, manifest.json); pass --resume"
+          " to complete them, --overwrite to replace them, or choose another directory")
+  # One process fails first; srun stops the other with SIGTERM (its exit code: 143).
+  assert again.returncode == 2, again.stdout + again.stderr
+  assert re.fullmatch(rf"ckptbench: error: SLURM job {failed_id} FAILED \(reason NonZeroExitCode, exit code 2 from task"
+                      rf" [01] on ckptbench-n[12], the first to fail\); the run said: {re.escape(said)}; 2 runs"
+                      rf" recorded and kept \(--resume submits what is missing\); its log: {out}/slurm/{failed_id}.out\n",
+                      again.stderr)  # fmt: skip
+  assert (out / "results.jsonl").read_text() == before
 
 
 def test_a_job_cancelled_mid_run_is_named_keeps_its_records_and_resume_completes_it(cluster, tmp_path):
@@ -111,6 +153,15 @@ def test_a_job_cancelled_mid_run_is_named_keeps_its_records_and_resume_completes
   assert "CANCELLED AT" in log.read_text()
   assert not (out / "summary.json").exists()
 
+  # --resume at a terminal, interrupted: asked, the user cancels it; its runs are kept too.
+  code, screen = _interrupted_at_a_terminal([*args, "--resume"], cluster, answer=b"y\n")
+  cancelled_id = re.search(r"submitted SLURM job (\d+) ", screen).group(1)
+  assert code == 130, screen
+  assert f"cancel SLURM job {cancelled_id}? [y/N]" in screen
+  assert f"ckptbench: error: cancelled SLURM job {cancelled_id}; the runs recorded in {out} are kept" in screen
+  _wait_until(lambda: "CANCELLED" in cluster.client("scontrol", "show", "job", cancelled_id).stdout, 30, "cancel")
+  assert _host_records(out)[: len(kept)] == kept
+
   # --resume, submitted without waiting; followed with --attach, interrupted (no terminal: the job
   # goes on), then followed again to its end.
   submitted = run_cli(*args, "--resume", "--no_wait", env=cluster.env, timeout=60)
@@ -133,7 +184,7 @@ def test_a_job_cancelled_mid_run_is_named_keeps_its_records_and_resume_completes
   assert followed.returncode == 0, followed.stdout + followed.stderr
   assert followed.stdout.rstrip().endswith(f"COMPLETED on {NODES[0][:-1]}[1-2]: {repeats} runs recorded")
   records = _host_records(out)
-  assert records[: len(kept)] == kept  # the cancelled job's records, untouched
+  assert records[: len(kept)] == kept  # the first cancelled job's records, untouched
   assert sorted(r["repeat"] for r in records) == list(range(repeats))
   assert len(_host_records(out, host=1)) == repeats
   assert json.loads((out / "manifest.json").read_text())["cluster_job"]["job_id"] == resumed_id

@@ -14,6 +14,7 @@ from ckptbench.api import MetricEntry
 from ckptbench.errors import CkptbenchError
 from ckptbench.metrics import (
     StorageProbe,
+    cached_probe,
     evict_from_page_cache,
     post_run_tags,
     probe_storage,
@@ -47,16 +48,38 @@ def test_probe_measures_three_times_and_caches_a_steady_result(tmp_path, cache_d
   assert again.measured_at >= probe.measured_at
 
 
-def test_an_unsteady_probe_is_used_but_never_cached(tmp_path, cache_dir, caplog):
+def test_an_unsteady_probe_is_kept_for_an_hour_then_measured_again(tmp_path, cache_dir, caplog):
   target = tmp_path / "disk"
   target.mkdir()
   # Real measurements always differ a little: with no spread allowed, none is steady.
   first = probe_storage(target, size_mib=4, max_spread=0.0)
   assert first.repeats == 3 and not first.steady(0.0)
-  assert not (cache_dir / "roofline.json").exists()
-  assert "unsteady" in caplog.text and "not cached" in caplog.text
+  assert "unsteady" in caplog.text and "used for 60 minutes, then measured again" in caplog.text
+  assert probe_storage(target, size_mib=4, max_spread=0.0) == first  # a busy machine probes once an hour
+  assert cached_probe(target, size_mib=4, max_spread=0.0) == first  # and a run uses it as it is
+  cache = cache_dir / "roofline.json"
+  entries = json.loads(cache.read_text())
+  for entry in entries.values():  # measured an hour ago
+    entry["measured_at"] = "2020-01-01T00:00:00+00:00"
+  cache.write_text(json.dumps(entries))
+  assert cached_probe(target, size_mib=4, max_spread=0.0) is None
   second = probe_storage(target, size_mib=4, max_spread=0.0)
-  assert second.measured_at >= first.measured_at and second is not first  # measured again
+  assert second.measured_at > "2020" and second != first  # measured again
+
+
+def test_an_unsteady_probe_never_replaces_a_steady_one(tmp_path, cache_dir, caplog):
+  target = tmp_path / "disk"
+  target.mkdir()
+  steady = probe_storage(target, size_mib=4, max_spread=float("inf"))
+  cache = cache_dir / "roofline.json"
+  entries = json.loads(cache.read_text())
+  for entry in entries.values():  # kept steady at any allowed spread below
+    entry["spread"] = {name: 0.0 for name in entry["spread"]}
+  cache.write_text(json.dumps(entries))
+  unsteady = probe_storage(target, size_mib=4, refresh=True, max_spread=0.0)  # real readings differ: unsteady
+  assert not unsteady.steady(0.0) and "used for this run only" in caplog.text
+  assert json.loads(cache.read_text()) == entries
+  assert cached_probe(target, size_mib=4, max_spread=0.0).measured_at == steady.measured_at
 
 
 def test_a_cached_probe_from_before_repeats_is_measured_again(tmp_path, cache_dir):

@@ -16,10 +16,16 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.results import LOCK_FILE, output_lock
 from conftest import REPO, run_cli
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests hold OUT's lock against a second writer mid-run; which runs a memory pass adds is "
+    "not what they check"
+))
+
 # Holds OUT's lock in another process until its standard input closes.
 _HOLDER = """\
 import sys
 from ckptbench.results import output_lock
+
 with output_lock(sys.argv[1], "run"):
   print("locked", flush=True)
   sys.stdin.read()

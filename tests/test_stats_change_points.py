@@ -1,12 +1,23 @@
-"""Change points on planted series: a step, a drift, an outlier, and A/A series with none."""
+"""Change points on planted series: a step, a drift, an outlier, and A/A series with none; the
+scan test's critical values; runs judged on arrival. The rates over 1,000 series per case are in
+tests/test_history.py (through the history and its gate) and benchmarks/history_gate_rates.py."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ckptbench.stats import Direction, change_points
-from ckptbench.stats._change_points import scan_p_value, segment_ratio
+from ckptbench.stats import (
+    MIN_REFERENCE_RUNS,
+    SCAN_ALPHA,
+    Direction,
+    arrival_tests,
+    change_points,
+    level_changes,
+    run_levels,
+)
+from ckptbench.stats._change_points import EDGE_ALPHA, MIN_RUNS, largest_split_t, scan_critical_values, segment_ratio
+from ckptbench.stats._scan_table import CRITICAL
 
 
 def _runs(levels, rng, within=0.05, samples=5):
@@ -86,7 +97,29 @@ def test_a_change_smaller_than_the_threshold_is_not_reported():
 def test_few_runs_decide_nothing_and_neutral_series_have_no_changes():
   assert change_points([[1.0], [1.0], [2.0]], Direction.LOWER) == []
   assert change_points([[1.0]] * 6 + [[2.0]] * 6, Direction.NEUTRAL) == []
-  assert scan_p_value([0.0, 1.0, 1.0, 0.0]) > 0.1  # two runs a side: 6 orderings, no p below 1/6
+
+
+def test_a_step_with_three_runs_after_it_is_confirmed_most_often():
+  """Shuffling runs could not go below 1/286 with 3 of 13 runs after a step; the scan test's
+  critical values have no such floor. 12 series here (tests/test_history.py measures 1,000)."""
+  found = 0
+  for seed in range(12):
+    rng = np.random.default_rng(seed)
+    levels = _between(13, rng) * np.array([1.0] * 10 + [1.5] * 3)
+    changes = change_points(_runs(levels, rng), Direction.LOWER)
+    found += any(c.worse and c.index in (9, 10) and c.low > 1.0 for c in changes)
+  assert found >= 9
+
+
+@pytest.mark.parametrize("runs", [4, 13, 40])
+def test_the_stored_critical_values_are_what_fresh_normal_series_exceed_at_the_alphas(runs):
+  rng = np.random.default_rng(2026 + runs)  # not the seeds the table was drawn with
+  stats = largest_split_t(rng.standard_normal((40_000, runs)), MIN_RUNS)
+  scan, edge = CRITICAL[runs]
+  assert scan_critical_values(runs) == (scan, edge)
+  # 80 and 2,000 draws expected beyond them; binomial spreads of 9 and 44.
+  assert abs(np.sum(stats > scan) - 40_000 * SCAN_ALPHA) < 4 * np.sqrt(40_000 * SCAN_ALPHA)
+  assert abs(np.sum(stats > edge) - 40_000 * EDGE_ALPHA) < 4 * np.sqrt(40_000 * EDGE_ALPHA)
 
 
 def test_constant_series_with_a_step_is_exact():
@@ -105,3 +138,79 @@ def test_segment_ratio_interval_widens_with_the_spread_between_runs():
   loose = segment_ratio(_runs(_between(6, rng, 0.2), rng, 0.02), _runs(1.2 * _between(6, rng, 0.2), rng, 0.02))
   assert tight[2] - tight[1] < loose[2] - loose[1]
   assert tight[1] > 1.0
+
+
+# -- runs judged on arrival
+def _levels(medians):
+  x = np.log(np.asarray(medians, dtype=float))
+  return x, np.zeros(len(x))
+
+
+def _each_run(x, w, changes=(), direction=Direction.LOWER):
+  """Every run's test, as it was when the run arrived (the newest of the series up to it)."""
+  return {j: t for j in range(len(x)) if (t := arrival_tests(x[: j + 1], w[: j + 1], [c for c in changes if c <= j], direction).newest)}
+
+
+def test_a_run_is_judged_against_the_runs_of_its_segment_once_there_are_enough():
+  x, w = _levels([1.0, 1.03, 0.97, 1.01, 0.99, 1.02, 1.5])
+  tests = _each_run(x, w)
+  assert sorted(tests) == list(range(MIN_REFERENCE_RUNS, 7))  # the first runs have too few before them
+  assert [tests[j].worse for j in sorted(tests)] == [False, False, False, True]
+  found = arrival_tests(x, w, [], Direction.LOWER)
+  assert found.flagged == (found.newest,) and found.newest == tests[6]
+  assert found.newest.reference_runs == 6 and 1.45 < found.newest.ratio < 1.55 and found.newest.low > 1.0
+  # Throughput: a drop is worse, a rise is not.
+  assert arrival_tests(-x, w, [], Direction.HIGHER).newest.worse
+  assert not arrival_tests(x, w, [], Direction.HIGHER).newest.worse
+  assert not arrival_tests(x, w, [], Direction.NEUTRAL).newest.worse
+
+
+def test_a_run_within_the_threshold_or_as_noisy_as_its_segment_is_not_flagged():
+  x, w = _levels([1.0, 1.001, 0.999, 1.0, 1.0005, 1.05])
+  assert not arrival_tests(x, w, [], Direction.LOWER).newest.worse  # far outside the runs' spread, but 5%
+  assert arrival_tests(x, w, [], Direction.LOWER, threshold=0.02).newest.worse
+  # The same 1.3x step brought by a run whose own samples spread 40%: its median says little.
+  x, w = _levels([1.0, 1.02, 0.98, 1.01, 0.99, 1.3])
+  assert arrival_tests(x, w, [], Direction.LOWER).newest.worse
+  noisy = np.array([0.0] * 5 + [np.pi / 2 * 0.4**2 / 5])
+  assert not arrival_tests(x, noisy, [], Direction.LOWER).newest.worse
+
+
+def test_memory_moves_below_the_absolute_floor_are_neither_flagged_nor_changes():
+  """Peak memory added sits near zero: 0.13 -> 0.20 MiB is 1.5x, and nothing (the verdicts' 8 MiB floor)."""
+  mib = [0.13, 0.131, 0.129, 0.13, 0.1305, 0.1295] * 2
+  x, w = _levels(mib + [0.2])
+  assert arrival_tests(x, w, [], Direction.LOWER).newest.worse
+  assert not arrival_tests(x, w, [], Direction.LOWER, floor=8.0).newest.worse
+  runs = [[v] for v in mib + [0.2] * 6]
+  assert [c.index for c in level_changes(np.log([r[0] for r in runs]), Direction.LOWER)] == [12]
+  assert level_changes(np.log([r[0] for r in runs]), Direction.LOWER, floor=8.0) == []
+
+
+def test_a_flagged_run_stays_out_of_the_reference_while_pending_and_a_step_keeps_failing():
+  x, w = _levels([1.0, 1.04, 0.96, 1.02, 0.98, 1.01, 0.99, 1.5, 1.5, 1.5, 1.5, 1.5])
+  tests = _each_run(x, w)
+  # Each run of the step is judged against the seven before it, not the flagged runs of the step.
+  assert [(tests[j].worse, tests[j].reference_runs) for j in (7, 8, 9, 10)] == [(True, 7)] * 4
+  assert [t.index for t in arrival_tests(x, w, [], Direction.LOWER).flagged][:4] == [7, 8, 9, 10]
+  # Once confirmed, the step is a segment: its first run judged against the runs before it, the
+  # next ones against the new level (too few runs yet, then not worse).
+  tests = _each_run(x, w, changes=[7])
+  assert tests[7].worse and tests[7].reference_runs == 7
+  assert 8 not in tests and 9 not in tests and not tests[10].worse and tests[10].reference_runs == 3
+
+
+def test_an_odd_run_flagged_on_arrival_rejoins_the_reference_once_no_longer_pending():
+  x, w = _levels([1.0, 1.04, 0.96, 1.02, 0.98, 1.6, 1.01, 0.99, 1.0, 1.02])
+  tests = _each_run(x, w)
+  assert tests[5].worse and not any(tests[j].worse for j in range(6, 10))
+  assert [tests[j].reference_runs for j in (6, 7, 8, 9)] == [5, 6, 7, 9]
+  assert [t.index for t in arrival_tests(x, w, [], Direction.LOWER).flagged] == [5]
+
+
+def test_run_levels_are_log_medians_and_the_variance_of_each_median():
+  x, w = run_levels([[1.0, 2.0, 4.0], [3.0], [2.0, 2.0]])
+  assert np.allclose(x, np.log([2.0, 3.0, 2.0]))
+  assert np.isclose(w[0], np.pi / 2 * np.var(np.log([1.0, 2.0, 4.0]), ddof=1) / 3) and w[1] == 0.0 and w[2] == 0.0
+  x, w = run_levels([[1.0, 2.0], [0.0, 1.0]])
+  assert np.isfinite(x[0]) and not np.isfinite(w[1])  # a sample at zero: not a ratio

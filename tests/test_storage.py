@@ -16,6 +16,11 @@ from ckptbench.storage import StoreURL, is_store_url, list_objects, parse_store_
 from conftest import REPO
 from store_servers import gcs_store, s3_store  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests follow checkpoints through object-store emulators; a memory pass would run every "
+    "save against the emulator a second time"
+))
+
 SUITE = """\
 suite_name: storage test
 num_repeats: 1

@@ -13,6 +13,11 @@ from ckptbench.storage import list_objects, write_object
 from conftest import REPO
 from store_servers import gcs_store, s3_store  # noqa: F401  (fixtures)
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests check the storage built-in's requests against emulated stores; a memory pass would "
+    "send them all again"
+))
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("store", ["gcs_store", "s3_store"])

@@ -12,6 +12,10 @@ import ckptbench
 from conftest import REPO
 from ckptbench.storage import Prices, is_store_url, list_objects, store_for, unregister_store, uses_fsspec
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests check how a store is found for a URL; a memory pass would run each save again"
+))
+
 SUITE = """\
 suite_name: toy store
 num_repeats: 1

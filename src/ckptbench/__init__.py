@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       CheckpointConfig,
       MeshConfig,
       ModelShape,
+      SimDeviceConfig,
       Suite,
       load_suite,
       load_suite_text,

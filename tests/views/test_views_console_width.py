@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from rich.console import Console
 
+import dataclasses
+
 from ckptbench.api import MetricEntry, RunRecord
-from ckptbench.analysis import build_verdict
+from ckptbench.analysis import build_verdict, sweep_verdicts
 from ckptbench.views._console import print_verdict
 from ckptbench.views._terminal import print_sentences
 
@@ -22,10 +24,15 @@ def _record(variant: int, repeat: int) -> RunRecord:
   )  # fmt: skip
 
 
-def _printed(width: int, variants: int) -> list[str]:
-  verdict = build_verdict([_record(v, r) for v in range(variants) for r in range(3)])
+def _printed(width: int, variants: int, verbose: bool = False, memory_pass: bool = False) -> list[str]:
+  records = [_record(v, r) for v in range(variants) for r in range(3)]
+  if memory_pass:  # host memory from a memory pass: its readings settle at two (stats/_settled.py)
+    records += [dataclasses.replace(_record(v, r), memory_pass=True, metrics={
+        "save_7_memory/host_rss_peak_diff_mib": MetricEntry(100.0 + 20 * v + r / 10, "MiB")})
+        for v in range(variants) for r in range(2)]  # fmt: skip
+  verdict = build_verdict(records, None, sweep_verdicts(records, None, paired=True, threshold=0.1))
   console = Console(record=True, width=width, color_system=None)
-  print_verdict(verdict, "verdict: wide", console)
+  print_verdict(verdict, "verdict: wide", console, verbose)
   return [line.rstrip() for line in console.export_text().splitlines()]
 
 
@@ -45,11 +52,18 @@ def test_a_verdict_that_fits_stays_one_table():
   assert [line for line in lines if line.startswith("verdict: wide")] == ["verdict: wide  (reference: chunk_byte_size_of_the_array=0)"]
 
 
-def test_the_legend_is_a_clause_per_line_never_cut():
+def test_the_legend_is_what_the_table_uses_and_verbose_a_clause_per_line():
   lines = _printed(200, 3)
-  assert any(line.startswith("worse / better: ") for line in lines)
-  assert any(line.startswith("equivalent: ") for line in lines)
-  assert any(line.startswith("! a repeat lies far from the others (modified z-score; about 1 in 100") for line in lines)
+  legend = lines[lines.index(next(line for line in lines if line.startswith("[low, high]"))):]
+  assert len(legend) <= 6, legend
+  assert legend[1].startswith("worse / better: ") and "; equivalent: the interval lies within +-10%" in legend[1]
+  assert sum(line.startswith("rule: ") for line in legend) == 1  # one rule: no row marks
+  assert legend[-1].startswith("-v: ")
+  assert not any(line.startswith(("judged: ", "equivalent: ", "[low-high]")) for line in legend)
+  verbose = _printed(200, 3, verbose=True)
+  assert any(line.startswith("equivalent: ") for line in verbose)
+  assert any(line.startswith("judged: ") for line in verbose)
+  assert any(line.startswith("! a repeat lies far from the others (modified z-score; about 1 in 100") for line in verbose)
 
 
 _REMEDY = ("likely cause: other processes kept 1.7 of 2 CPUs busy; load average 11.3 on 2 CPUs. Remedy: stop other"
@@ -74,3 +88,18 @@ def test_a_warning_that_fits_is_one_line_per_sentence():
   console = Console(record=True, width=200, color_system=None)
   print_sentences(console, "warning: ", _REMEDY)
   assert [line.split(":")[0].strip() for line in console.export_text().splitlines()] == ["warning", "Remedy"]
+
+
+def test_rows_decided_by_different_rules_are_marked_and_each_rule_is_stated_once():
+  lines = _printed(200, 2, memory_pass=True)
+  assert any(line.startswith("│ save time (1) ") for line in lines)
+  assert any(line.startswith("│ save peak host memory added (2) ") for line in lines)
+  rules = [line for line in lines if line.startswith(("(1) rule: ", "(2) rule: "))]
+  assert [r[:10] for r in rules] == ["(1) rule: ", "(2) rule: "]
+  assert rules[0].startswith("(1) rule: Hodges-Lehmann 95.00% interval of the per-round (paired) ratio") and ";" not in rules[0]
+  assert rules[1].startswith("(2) rule: memory pass: readings until two in a row agree")
+  legend = lines[lines.index(next(line for line in lines if line.startswith("[low, high]"))):]
+  assert len(legend) <= 6, legend
+  whole = _printed(200, 2, verbose=True, memory_pass=True)
+  assert sum(line.startswith("(2) rule: memory pass") for line in whole) == 1
+  assert any("worse/better: the difference +- both errors excludes 0" in line for line in whole)

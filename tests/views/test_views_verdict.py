@@ -132,7 +132,8 @@ def test_console_prints_the_verdict_first_and_details_only_when_asked():
   assert text.index("verdict: s") < text.index("suite s")
   assert "reference: use_ocdbt=True, use_zarr3=True" in text
   assert re.search(r"2\.0\dx \[2-2\] worse", text) and "main effect of each option" in text
-  assert "equivalent" in text and "[low-high] after a ratio: Hodges-Lehmann interval" in text
+  assert "; equivalent: the interval lies within +-10%" in text and "[low-high] after a ratio" not in text
+  assert "[low-high] after a ratio: Hodges-Lehmann interval" in _text(summary, records, detail=True)
   assert "use_ocdbt=False vs True" in text
   assert "mean ± std" not in text
   assert "mean ± std" in _text(summary, records, detail=True)
@@ -169,7 +170,7 @@ def test_many_outlying_repeats_are_summed_up_in_two_lines_naming_where_and_the_w
   flagged = table.outliers()
   assert len(flagged) >= 8  # every variant's repeats 6 and 9
   summary = _text(SuiteSummary(suite="s", benchmarks=[], verdicts=[c.verdict for c in table.cells.values() if c.verdict]),
-                  records)  # fmt: skip
+                  records, detail=True)  # fmt: skip (-v: the worst one too)
   start = summary.index("! outliers:")
   lines = summary[start:summary.index("warning:")].splitlines()
   assert len(lines) <= 3, summary  # a sentence that fills the line goes on, indented

@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.analysis._decisions import sweep_verdicts, undecided
   from ckptbench.analysis._legend import (
       rules,
+      rule_marks,
+      console_legend,
       interval_note,
       judged_text,
       outlier_summary,

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Verdict, VerdictRecord, judged_metrics, sampled_records
 from ckptbench.analysis._verdict import Variant, references_of, variants_of
-from ckptbench.stats import Design, absolute_floor, decide, metric_direction
+from ckptbench.stats import Decision, Design, absolute_floor, decide, decide_settled, metric_direction, readings_agree, settled_rule
 from ckptbench.stats import per_repeat_across_hosts
 
 
@@ -52,8 +52,10 @@ def sweep_verdicts(
       ref = refs[variant.key]
       if variant.key != ref.key:
         ref_samples, samples = _by_repeat(by_key[ref.key], metric), _by_repeat(by_key[variant.key], metric)
-        looks = _memory_pass_design(design) if _from_memory_pass(by_key[variant.key], metric) else design
-        out.append(_one(metric, variant, ref, ref_samples, samples, paired, looks, threshold))
+        if _from_memory_pass(by_key[variant.key], metric):
+          out.append(_memory_pass_one(metric, variant, ref, ref_samples, samples, paired, design, threshold))
+        else:
+          out.append(_one(metric, variant, ref, ref_samples, samples, paired, design, threshold))
   return [v for v in out if v.verdict != Verdict.NOT_JUDGED]
 
 
@@ -61,19 +63,42 @@ def _one(
     metric: JudgedMetric, variant: Variant, ref: Variant, ref_samples: Mapping[int, float],
     samples: Mapping[int, float], paired: bool, design: Design, threshold: float,
 ) -> VerdictRecord:  # fmt: skip
-  if paired:  # the rounds both ran, in round order
-    rounds = sorted(set(ref_samples) & set(samples))
-    a, b = [ref_samples[r] for r in rounds], [samples[r] for r in rounds]
-  else:
-    a, b = list(ref_samples.values()), list(samples.values())
+  a, b = _sides(ref_samples, samples, paired)
   direction = metric_direction(metric.tag, metric.unit)
   d = decide(a, b, direction, paired=paired, threshold=threshold, design=design, floor=absolute_floor(metric.unit))
   level = design.equivalence_level if d.verdict == Verdict.EQUIVALENT else design.level
+  return _record(metric, variant, ref, a, b, d, design.rule(threshold, paired), threshold, level)
+
+
+def _memory_pass_one(
+    metric: JudgedMetric, variant: Variant, ref: Variant, ref_samples: Mapping[int, float],
+    samples: Mapping[int, float], paired: bool, design: Design, threshold: float,
+) -> VerdictRecord:  # fmt: skip
+  """A memory pass's readings (engine/_memory_pass.py): two settled benchmarks by the pass's own rule
+  (stats/_settled.py); otherwise by the statistical rule at one look of its own (its readings came in one
+  batch after the timed runs' looks), paired only where both sides have the same rounds."""
+  a, b = list(ref_samples.values()), list(samples.values())  # in the order read
+  direction = metric_direction(metric.tag, metric.unit)
+  if readings_agree(a) and readings_agree(b):
+    d = decide_settled(a, b, direction, threshold=threshold, floor=absolute_floor(metric.unit))
+    return _record(metric, variant, ref, a, b, d, settled_rule(threshold), threshold, d.level)
+  paired = paired and set(ref_samples) == set(samples)
+  return _one(metric, variant, ref, ref_samples, samples, paired, Design(alpha=design.alpha), threshold)
+
+
+def _sides(ref_samples: Mapping[int, float], samples: Mapping[int, float], paired: bool) -> tuple[list, list]:
+  if paired:  # the rounds both ran, in round order
+    rounds = sorted(set(ref_samples) & set(samples))
+    return [ref_samples[r] for r in rounds], [samples[r] for r in rounds]
+  return list(ref_samples.values()), list(samples.values())
+
+
+def _record(metric, variant, ref, a, b, d: Decision, rule: str, threshold: float, level: float) -> VerdictRecord:
   return VerdictRecord(
       metric=metric.tag, benchmark=variant.key, variant=dict(variant.varying), reference=dict(ref.varying),
-      ratio=d.ratio, low=d.low, high=d.high, n=d.n, verdict=d.verdict, rule=design.rule(threshold, paired),
+      ratio=d.ratio, low=d.low, high=d.high, n=d.n, verdict=d.verdict, rule=rule,
       repeats_needed=d.repeats_needed, threshold=threshold, judged=True, name=variant.name, unit=metric.unit,
-      direction=direction.value, reference_median=statistics.median(a) if a else None,
+      direction=metric_direction(metric.tag, metric.unit).value, reference_median=statistics.median(a) if a else None,
       current_median=statistics.median(b) if b else None, n_reference=len(a), n_current=len(b), level=level,
   )  # fmt: skip
 
@@ -81,11 +106,6 @@ def _one(
 def _from_memory_pass(records: Sequence[RunRecord], metric: JudgedMetric) -> bool:
   """The metric's samples come from a memory pass (engine/_memory_pass.py), not the timed runs."""
   return any(r.kind is RecordKind.MEMORY_PASS for r in records if r.value(metric.tag) is not None)
-
-
-def _memory_pass_design(design: Design) -> Design:
-  """A memory pass's samples came in one batch after the timed runs' looks: they are judged at one look."""
-  return Design(alpha=design.alpha)
 
 
 def _by_repeat(records: Sequence[RunRecord], metric: JudgedMetric) -> dict[int, float]:

@@ -59,8 +59,67 @@ def table_legend(table: VerdictTable) -> list[str]:
 
 
 def rules(table: VerdictTable) -> list[str]:
-  """The rules the table's verdicts were decided by, as summary.json states them (one, usually)."""
-  return sorted({c.verdict.rule for c in table.cells.values() if c.verdict is not None})
+  """The rules the table's verdicts were decided by, as summary.json states them, in the order of the rows
+  that use them (the timed runs' rule; the memory pass's for host memory)."""
+  return list(dict.fromkeys(
+      c.verdict.rule for m in table.metrics for v in table.variants
+      for c in [table.cell(m.tag, v.key)] if c is not None and c.verdict is not None
+  ))  # fmt: skip
+
+
+def rule_marks(table: VerdictTable) -> dict[str, str]:
+  """{metric tag: the marks of the rules its row was decided by, e.g. "(2)"}; none where one rule decided all."""
+  numbered = {rule: i for i, rule in enumerate(rules(table), 1)}
+  if len(numbered) < 2:
+    return {}
+  marks = {}
+  for metric in table.metrics:
+    used = dict.fromkeys(c.verdict.rule for v in table.variants
+                         for c in [table.cell(metric.tag, v.key)] if c is not None and c.verdict is not None)  # fmt: skip
+    if used:
+      marks[metric.tag] = "(" + ",".join(str(numbered[r]) for r in used) + ")"
+  return marks
+
+
+def short_rule(rule: str) -> str:
+  """A rule's first clause, what it is, without its looks' shares and its verdict clauses (the console's
+  legend; `-v` and the report state it whole).
+
+  Example:
+    >>> short_rule("Hodges-Lehmann 96.25% interval of the per-round (paired) ratio, alpha 0.05 spent over 6 looks"
+    ...            " (worse/better: 0.05 of it at each early look; ...); worse/better: ...")
+    'Hodges-Lehmann 96.25% interval of the per-round (paired) ratio, over 6 looks'
+  """
+  head, looks, rest = rule.partition(", alpha ")
+  if looks:
+    count = rest.split(" looks", 1)[0].rsplit(" ", 1)[-1]
+    return f"{head}, over {count} looks" if count.isdigit() else head
+  clauses = rule.split("; ")
+  return "; ".join(clauses[:2]) if rule.startswith("memory pass") else clauses[0]
+
+
+def console_legend(table: VerdictTable, verbose: bool = False) -> list[tuple[str, str]]:
+  """The console's lines under the verdict table, as (prefix, text): the words at the verdicts' threshold,
+  each rule once (marked as the rows that follow it), and the outlying repeats summed up, when there are
+  any. `verbose` (`-v`) adds what the intervals are, what is judged, and each rule whole."""
+  found = thresholds(c.verdict for c in table.cells.values() if c.verdict is not None)
+  lines: list[tuple[str, str]] = [("", interval_note(table))]
+  if verbose or len(found) > 1:
+    lines += [("", clause) for clause in table_legend(table)]
+  elif found:  # (no verdicts: no words in the table)
+    at = threshold_text(found[0])
+    lines.append(("", f"worse / better: the ratio's interval excludes 1 and the ratio is beyond {at}; equivalent:"
+                      f" the interval lies within +-{at}; inconclusive: neither"))  # fmt: skip
+  marks = rules(table)
+  for i, rule in enumerate(marks, 1):
+    prefix = f"({i}) rule: " if len(marks) > 1 else "rule: "
+    lines.append((prefix, rule if verbose else short_rule(rule)))
+  outliers = outlier_summary(table)
+  if outliers:
+    lines.append(("! outliers: ", outliers if verbose else outliers.split(". The worst: ")[0] + "."))
+  if not verbose:
+    lines.append(("", "-v: what each interval is, what is judged, the rules whole and the worst outlier"))
+  return lines
 
 
 def interval_note(table: VerdictTable) -> str:

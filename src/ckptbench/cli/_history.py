@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import sys
 
 from ckptbench.errors import EXIT_OK, EXIT_REGRESSION, CkptbenchError
 
@@ -26,7 +27,8 @@ def register(subparsers) -> None:
   parser.add_argument("--summary_md", metavar="FILE", help="write a Markdown summary (a CI job summary)")
   parser.add_argument("--bmf", metavar="FILE", help="write the newest run in Bencher Metric Format JSON")
   parser.add_argument("--fail_on_change", action="store_true",
-                      help="exit 3 when the newest segment of a headline metric is worse than the one before it")  # fmt: skip
+                      help="exit 3 when a headline metric's newest run is worse than its segment on arrival, or its"
+                      " newest segment is worse than the one before it")  # fmt: skip
   parser.add_argument("--threshold", type=float, default=None, metavar="FRACTION",
                       help="the smallest relative change that counts (default 0.10)")  # fmt: skip
   parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
@@ -66,8 +68,10 @@ def _show(args: argparse.Namespace) -> int:
   threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
   if not 0 < threshold < 10:
     raise CkptbenchError(f"--threshold {threshold}: give a fraction such as 0.10 (10%)")
-  entries = history.HistoryStore(args.words[0]).read()
-  series = history.analyse(entries, select=args.select, threshold=threshold)
+  store = history.HistoryStore(args.words[0])
+  entries = store.read()
+  cache = history.load_cache(store)
+  series = history.analyse(entries, select=args.select, threshold=threshold, cache=cache)
   failing = history.gate(series)
   _print(series, entries, failing, args.fail_on_change)
   if args.json:
@@ -80,25 +84,32 @@ def _show(args: argparse.Namespace) -> int:
     from ckptbench.views import write_history_page  # noqa: PLC0415
 
     print(f"page: {write_history_page(series, entries, failing, args.html)}")
+  try:
+    history.save_cache(store, cache)
+  except (OSError, CkptbenchError) as e:  # the answer stands; the next read computes again
+    print(f"warning: the analysis was not kept in {args.words[0]} (the next read computes it again): {e}", file=sys.stderr)
   return EXIT_REGRESSION if args.fail_on_change and failing else EXIT_OK
 
 
 def _print(series, entries, failing, gating: bool) -> None:
-  from ckptbench.history import change_text  # noqa: PLC0415
+  from ckptbench.history import arrival_text, change_text, failing_text, gate_passed  # noqa: PLC0415
 
   print(f"history: {len(entries)} runs, {len(series)} series (newest {entries[-1].label}, {entries[-1].time})")
   for s in series:
     marks = {c.index: ("!" if c.direction == "worse" else "+") for c in s.changes}
+    marks.update({a.index: "?" for a in s.flagged if a.state == "pending"})
     values = " ".join(f"{marks.get(i, '')}{m:.4g}" for i, m in enumerate(s.medians[-20:], start=max(0, len(s.medians) - 20)))
     print(f"  {s.suite} | {s.benchmark} | {s.metric} [{s.unit}] on {s.machine}: {values}" + (f" ({s.note})" if s.note else ""))
     for c in s.changes:
       print(f"    change: {change_text(c)}")
+    for a in s.flagged:
+      print(f"    on arrival: {arrival_text(a)}")
   if failing:
-    print(("FAIL: " if gating else "") + "worse since a change (the newest segment is worse than the one before):")
-    for c in failing:
-      print(f"  {c.metric} of {c.benchmark} since {c.label} ({c.ratio:.3f}x, interval {c.low:.3f}-{c.high:.3f})")
+    print(("FAIL: " if gating else "") + "worse (the newest run against its segment, or the newest segment against the one before):")
+    for f in failing:
+      print(f"  {failing_text(f)}")
   else:
-    print("no headline metric's newest segment is worse than the one before it")
+    print(gate_passed(series))
 
 
 def _write(path: str, text: str) -> None:

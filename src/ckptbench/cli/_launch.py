@@ -50,14 +50,14 @@ def _add_launch_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
       "--emit", choices=MANIFEST_KINDS, default=d(None), help="write a cluster launch file instead"
   )
   parser.add_argument("--emit_to", default=d("-"), help="file for --emit (default: standard output)")
-  parser.add_argument("--image", default=d(None), help="--emit: container image")
+  parser.add_argument("--image", default=d(None), help="--emit/--submit: container image")
   parser.add_argument(
       "--command", default=d(None),
       help="--emit/--submit: how a host starts ckptbench, shell words (default: `python -m ckptbench`;"
       " with --submit, this Python's own)",
   )  # fmt: skip
   parser.add_argument(
-      "--accelerator", choices=ACCELERATORS, default=d("cpu"), help="--emit: device kind per host"
+      "--accelerator", choices=ACCELERATORS, default=d("cpu"), help="--emit/--submit: device kind per host"
   )
   parser.add_argument("--name", default=d("ckptbench"), help="--emit/--submit: job name")
   parser.add_argument("--submit", choices=SUBMIT_KINDS, default=d(None),
@@ -125,12 +125,14 @@ def _check_submit_options(args: argparse.Namespace) -> None:
   """Refuses options that the launch asked for would not apply."""
   if args.emit and args.submit:
     raise CkptbenchError("give one of --emit (write the launch file) and --submit (submit it)")
-  if args.attach and (args.config or args.submit or args.emit):
-    raise CkptbenchError("--attach follows a job already submitted: it takes -o OUT and no suite, --submit or --emit")
-  if not (args.submit or args.attach):
+  if args.attach and (args.config or args.submit or args.emit or args.num_processes):
+    raise CkptbenchError(
+        "--attach follows a job already submitted: it takes -o OUT (and --poll_s), no suite, -n, --submit or --emit"
+    )
+  if not args.submit:
     given = [f"--{n}" for n in ("partition", "time", "account", "no_wait") if getattr(args, n)]
     if given:
-      raise CkptbenchError(f"{', '.join(given)} only apply with --submit slurm")
+      raise CkptbenchError(f"{', '.join(given)} only appl{'ies' if len(given) == 1 else 'y'} with --submit slurm")
 
 
 def _cluster_job(args: argparse.Namespace, devices_per_host: int | None) -> ClusterJob:

@@ -54,5 +54,6 @@ def handle(args: argparse.Namespace) -> int:
   table.add_row("memcpy", f"{probe.memcpy_gbps:.2f}", spread("memcpy"), "numpy copy, one thread")
   console.print(table)
   if not probe.steady():
-    console.print("[yellow]unsteady:[/yellow] a spread above 30% (a busy machine?); not cached, measure again later")
+    console.print("[yellow]unsteady:[/yellow] a spread above 30% (a busy machine?); runs use it for an hour, then"
+                  " measure again")
   return 0

@@ -120,7 +120,7 @@ def check_slurm() -> None:
   if shutil.which("sbatch") is None:
     raise CkptbenchError("sbatch is not on PATH: --submit slurm runs on a machine with SLURM's client commands")
   done = _client(["scontrol", "ping"])
-  if done.returncode != 0 or " is UP" not in done.stdout:
+  if " is UP" not in done.stdout:  # one line per controller: any one up takes jobs
     raise CkptbenchError(f"no SLURM controller answers (`scontrol ping`: {_first_line(done)})")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
+import re
 import time
 from typing import Callable, Sequence
 
@@ -18,6 +19,14 @@ from ckptbench.errors import EXIT_BENCHMARK_FAILED, CkptbenchError
 
 SLURM_DIR = "slurm"  # under OUT: the sbatch file and each job's log
 SCRIPT_NAME = "ckptbench.sbatch"
+# srun's line for a task that failed (src/srun/srun_job.c); with --kill-on-bad-exit the first one
+# is the task that failed, and the tasks it stopped end by SIGTERM.
+_TASK_EXIT = re.compile(r"^srun: error: (\S+): task (\d+): Exited with exit code (\d+)$", re.M)
+_RUN_ERROR = re.compile(r"^ckptbench: error: (.*)$", re.M)  # a run's one-line error (cli/_main.py)
+_LOG_TAIL_BYTES = 1 << 20
+# A controller restarting or too busy to answer is asked again, up to 10 times 5 s apart or more.
+_CONTROLLER_RETRIES = 10
+_RETRY_S = 5.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +92,8 @@ def follow_job(
     log: the job's log, when the caller knows it (the controller's word wins).
 
   Raises:
-    CkptbenchError: the controller does not know the job when first asked.
+    CkptbenchError: the controller does not know the job when first asked, or
+      stops answering (10 times in a row).
   """
   seen: tuple[str, str | None] | None = None
   runs = 0
@@ -102,11 +112,26 @@ def follow_job(
       runs = now
       say(f"job {job_id}: {_runs(runs)}")
     time.sleep(poll_s)
-    last, job = job, job_state(job_id)
+    last, job = job, _next_state(job, poll_s, say)
     if job is None:
       return SlurmOutcome(EXIT_BENCHMARK_FAILED, last, (
           f"SLURM job {job_id} was {last.state} when it left the controller, and no accounting database"
-          f" (sacct) knows how it ended; {_runs(runs)}; its log: {log or 'unknown'}"))  # fmt: skip
+          f" (sacct) knows how it ended; {_runs(runs_done())}; its log: {log or 'unknown'}"))  # fmt: skip
+
+
+def _next_state(job: SlurmJob, poll_s: float, say: Callable[[str], None]) -> SlurmJob | None:
+  """The job's state now; a controller that does not answer (restarting, busy) is asked again for a while."""
+  failures = 0
+  while True:
+    try:
+      return job_state(job.job_id)
+    except CkptbenchError as e:
+      failures += 1
+      if failures == _CONTROLLER_RETRIES:
+        raise CkptbenchError(f"following SLURM job {job.job_id}: {e} ({failures} times in a row); the job may"
+                             f" still run: ckptbench launch --attach {job.job_id} -o OUT follows it again") from None  # fmt: skip
+      say(f"job {job.job_id}: the controller did not answer ({e}); asking again")
+      time.sleep(max(poll_s, _RETRY_S))
 
 
 def _state_line(job: SlurmJob) -> str:
@@ -124,12 +149,31 @@ def _outcome(job: SlurmJob, runs: int, log: pathlib.Path | str | None) -> SlurmO
   if job.state == "COMPLETED" and job.exit_code == 0:
     return SlurmOutcome(0, job, f"job {job.job_id} COMPLETED on {job.nodes}: {_runs(runs)}")
   detail = [f"reason {job.reason}"] if job.reason else []
-  if job.exit_code:
+  code = job.exit_code if job.state == "FAILED" and job.exit_code > 0 else EXIT_BENCHMARK_FAILED
+  tail = _log_tail(log)
+  first = _TASK_EXIT.search(tail) if job.state == "FAILED" else None
+  if first:  # the run's own code: srun's is the highest of all, the others' SIGTERM (143) among them
+    code = int(first.group(3))
+    detail.append(f"exit code {code} from task {first.group(2)} on {first.group(1)}, the first to fail")
+  elif job.exit_code:
     detail.append(f"exit code {job.exit_code}")
   if job.signal:
     detail.append(f"signal {job.signal}")
   kept = f"{_runs(runs)} and kept (--resume submits what is missing)" if runs else "no run recorded"
+  said = _RUN_ERROR.findall(tail)
   message = (f"SLURM job {job.job_id} {job.state}" + (f" ({', '.join(detail)})" if detail else "")
+             + (f"; the run said: {said[-1].strip()}" if said else "")
              + f"; {kept}; its log: {log or 'unknown'}")  # fmt: skip
-  code = job.exit_code if job.state == "FAILED" and job.exit_code > 0 else EXIT_BENCHMARK_FAILED
   return SlurmOutcome(code, job, message)
+
+
+def _log_tail(log: pathlib.Path | str | None) -> str:
+  """The end of the job's log (where srun and the run say why they ended); empty when unreadable."""
+  if log is None:
+    return ""
+  try:
+    with open(log, "rb") as f:
+      f.seek(max(0, f.seek(0, 2) - _LOG_TAIL_BYTES))
+      return f.read().decode(errors="replace")
+  except OSError:
+    return ""

@@ -8,8 +8,13 @@ load 1.1-1.6x, moving with what ran before (issue 30; docs/metrics.md, *Host mem
 
 So by default (`host_memory: pass`) the timed runs measure no host memory at all (the `rss` collector is
 held: no trim, no sampler, glibc's defaults as a training process has them), and once they are done one
-child `ckptbench run` runs the same benchmarks again, a warm-up then `repeats` runs each, with
-`MALLOC_MMAP_THRESHOLD_` fixed at 64 KiB. A fixed threshold stops glibc's adjusting, so every block of
+child `ckptbench run` runs the same benchmarks again, with `MALLOC_MMAP_THRESHOLD_` fixed at 64 KiB: a
+warm-up per generator, mesh and data, then rounds of the benchmarks whose host memory has not settled,
+until two readings in a row of each of a benchmark's judged tags agree (the rule and its error:
+stats/_settled.py), never more readings than `memory_readings_cap` allows (6; a fixed repeat count's own
+count if fewer): not the timed runs' repeat count. It starts when the timed runs are done
+and their last checkpoint is gone, never beside them: its saves and loads would share the disk, the
+page cache and the CPUs with theirs. A fixed threshold stops glibc's adjusting, so every block of
 64 KiB or more is mapped when allocated and unmapped when freed, as in a fresh process before its first
 large free, and no arena keeps free memory at its top beyond the 128 KiB trim threshold: each run's
 peak is what it needs, whatever ran before it. Measured (benchmarks/memory_truth.py, the 128 MiB save
@@ -45,10 +50,10 @@ from ckptbench.config import Suite
 from ckptbench.errors import EXIT_INTERRUPTED, CkptbenchError
 from ckptbench.results import now_iso, read_records
 from ckptbench.engine._memory_pass_choices import (
-    AUTO_MEMORY_REPEATS,
     HOST_MEMORY_ENV,
     HOST_MEMORY_MODES,
     MEMORY_PASS_ENV,
+    memory_readings_cap,
 )
 from ckptbench.engine._run_plan import RunPlan
 from ckptbench.engine._settings import RunSettings
@@ -63,7 +68,7 @@ class HostMemory:
   Attributes:
     mode: "pass" (a memory pass after the timed runs), "inline" (inside the timed runs) or "off".
     why: one line saying so, for the manifest and summary.json's notes.
-    repeats: the memory pass's runs per benchmark (mode "pass").
+    repeats: the memory pass's most readings of a benchmark (mode "pass").
   """
 
   mode: str
@@ -112,11 +117,11 @@ def host_memory_plan(suite: Suite, settings: RunSettings, run_plan: RunPlan, pro
     reason = f" ({obstacle}, where no memory pass runs)" if asked == "pass" else " (host_memory inline)"
     return HostMemory("inline", "host memory: measured inside the timed runs" + reason + ": a block's peak"
                       " may read low where earlier runs left free memory in the allocator (docs/metrics.md)")
-  repeats = AUTO_MEMORY_REPEATS if run_plan.repeats.auto else run_plan.repeats.count
-  return HostMemory("pass", f"host memory: from a memory pass after the timed runs, a warm-up and {repeats}"
-                    f" run(s) of each benchmark in a fresh process with glibc's mmap threshold fixed"
-                    f" ({' '.join(f'{k}={v}' for k, v in MEMORY_PASS_ENV.items())}); the timed runs measure"
-                    " none", repeats)  # fmt: skip
+  most = memory_readings_cap(run_plan.repeats.count, run_plan.repeats.auto)
+  return HostMemory("pass", f"host memory: from a memory pass after the timed runs, in a fresh process with"
+                    f" glibc's mmap threshold fixed ({' '.join(f'{k}={v}' for k, v in MEMORY_PASS_ENV.items())}),"
+                    f" each benchmark read until two readings in a row agree ({most} readings at most);"
+                    " the timed runs measure none", most)  # fmt: skip
 
 
 def _asked(settings: RunSettings) -> str:
@@ -146,6 +151,9 @@ def run_memory_pass(
   A benchmark the pass recorded nothing for (the child could not start, or died) gets one failed record
   naming the pass's exit status and log (OUT/logs/memory_pass.log, kept only then).
   """
+  done_keys = {r.key for r in earlier if r.kind is RecordKind.MEMORY_PASS}
+  if all(b.key in done_keys for b in run_plan.plan.benchmarks):  # a resumed run whose pass was done
+    return []
   out = settings.output_dir
   child_out = out / _SUBDIRECTORY
   suite_file, written = _suite_file(suite, out)
@@ -161,7 +169,6 @@ def run_memory_pass(
     shutil.rmtree(child_out, ignore_errors=True)
     if written:
       suite_file.unlink(missing_ok=True)
-  done_keys = {r.key for r in earlier if r.kind is RecordKind.MEMORY_PASS}
   timed_tags: dict[str, set[str]] = {}
   for r in earlier:
     if r.kind is not RecordKind.MEMORY_PASS:

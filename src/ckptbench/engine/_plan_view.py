@@ -6,8 +6,8 @@ import os
 from typing import Any, Sequence
 
 from ckptbench.config import Suite, preset_summary
-from ckptbench.engine._memory_pass_choices import AUTO_MEMORY_REPEATS, HOST_MEMORY_ENV
-from ckptbench.engine._schedule import schedule_runs, warmup_groups
+from ckptbench.engine._memory_pass_choices import HOST_MEMORY_ENV, memory_readings_cap
+from ckptbench.engine._schedule import benchmark_groups, schedule_runs, warmup_groups
 from ckptbench.engine._select import select
 from ckptbench.engine._sizes import checkpoint_bytes, disk_need, format_bytes
 from ckptbench.engine._sweep import Plan, expand
@@ -67,7 +67,9 @@ def _memory_pass(plan: Plan, cfg) -> str | None:
   if (os.environ.get(HOST_MEMORY_ENV) or "pass") != "pass" or not plan.benchmarks:
     return None
   repeats = cfg.repeats(compares=len(plan.benchmarks) > 1 or bool(cfg.baseline_path))
-  each = AUTO_MEMORY_REPEATS if repeats == "auto" else repeats
-  count = len(plan.benchmarks)
-  return (f"host memory: a memory pass after the timed runs, {count * (each + 1)} more runs ({count} x (1 warm-up"
-          f" + {each})) in a fresh process; --host_memory inline or off runs none")
+  most = memory_readings_cap(0 if repeats == "auto" else int(repeats), repeats == "auto")
+  least = min(2, most)
+  count, groups = len(plan.benchmarks), len(set(benchmark_groups(plan)))
+  return (f"host memory: a memory pass after the timed runs, {groups + least * count}-{groups + most * count}"
+          f" more runs in a fresh process ({groups} warm-up(s), then {count} x {least}-{most} readings: each"
+          " benchmark until two in a row agree); --host_memory inline or off runs none")

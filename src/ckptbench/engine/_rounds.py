@@ -18,6 +18,9 @@ run is driven (`RunSettings.driven_rounds`): after its warm-ups it prints
 `DRIVEN_READY`, runs one round each time standard input says `round` (printing
 `DRIVEN_ROUND_DONE r`), and ends when told `stop <early looks> last|early <why>`,
 its own verdicts at the look the matrix stopped at.
+
+A memory pass (engine/_memory_pass.py) runs rounds too, until each benchmark's host-memory readings
+agree (`settled_rounds`; the rule: stats/_settled.py).
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
-from typing import Any
+from typing import Any, Callable, Sequence
 
+from ckptbench.api import RunRecord, is_host_memory_tag, judged_as
 from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
+from ckptbench.engine._schedule import ScheduledRun
 from ckptbench.engine._settings import RunSettings
-from ckptbench.stats import AUTO_LOOKS, Design
+from ckptbench.stats import AUTO_LOOKS, Design, readings_agree
 
 
 DRIVEN_READY = "ckptbench-driven-ready"
@@ -47,6 +52,7 @@ class Repeats:
     interleaved: rounds of every benchmark, in a random order each round.
     budget_s: auto: no round is started that would end past this many seconds of the run.
     driven: another process says when each round runs and when to stop (`matrix`).
+    until_settled: a memory pass: rounds until each benchmark's readings agree, `count` at most.
   """
 
   auto: bool
@@ -55,6 +61,7 @@ class Repeats:
   interleaved: bool
   budget_s: float | None = None
   driven: bool = False
+  until_settled: bool = False
 
   def describe(self, done: RepeatsDone, seconds: float) -> dict[str, Any]:
     """summary.json's `repeats`."""
@@ -91,8 +98,8 @@ def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int, ba
   compares = num_benchmarks > 1 or bool(baseline_path) or settings.driven_rounds
   repeats = cfg.repeats(compares)
   warmups, interleaved = cfg.warmups(repeats), cfg.interleaved(repeats)
-  if settings.memory_pass_repeats:  # a memory pass (engine/_memory_pass.py): a warm-up, then its count in rounds
-    return Repeats(False, settings.memory_pass_repeats, 1, True)
+  if settings.memory_pass_repeats:  # a memory pass (engine/_memory_pass.py): rounds until settled, its count at most
+    return Repeats(False, settings.memory_pass_repeats, 0, True, until_settled=True)
   if settings.driven_rounds:  # the driver decides; the most rounds bound the disk check
     count = AUTO_LOOKS[-1] if repeats == "auto" else int(repeats)
     return Repeats(repeats == "auto", count, cfg.warmups("auto"), True, driven=True)  # each environment warms up
@@ -156,3 +163,51 @@ def fixed_runs(todo, execute, stop, count: int) -> RepeatsDone:
       return RepeatsDone(True, count, "interrupted")
     execute(run)
   return RepeatsDone(False, count, "fixed")
+
+
+def settled_rounds(
+    keys: Sequence[str], groups: Sequence[object], count: int, rng: random.Random,
+    execute: Callable[[ScheduledRun], None], stop, records: Sequence[RunRecord],
+) -> RepeatsDone:  # fmt: skip
+  """A memory pass's runs: one warm-up per group of benchmarks (generator, mesh, data: its first
+  allocations and compilation), then rounds of the benchmarks not yet settled, each round in a fresh
+  random order, until every benchmark is settled or has `count` readings.
+
+  Args:
+    keys: each benchmark's key.
+    groups: each benchmark's group.
+    count: the most readings of a benchmark.
+    execute: runs one scheduled run, appending its records to `records`.
+    stop: the user's stop request.
+    records: the run's records so far, growing as runs end.
+  """
+  warmed: set[object] = set()
+  for b, group in enumerate(groups):
+    if group not in warmed:
+      warmed.add(group)
+      if stop.requested:
+        return RepeatsDone(True, 0, "interrupted")
+      execute(ScheduledRun(b, 0, True))
+  open_ = list(range(len(groups)))
+  rounds = 0
+  while open_ and rounds < count:
+    for b in round_order(len(open_), rng):
+      if stop.requested:
+        return RepeatsDone(True, rounds, "interrupted")
+      execute(ScheduledRun(open_[b], rounds, False))
+    rounds += 1
+    open_ = [b for b in open_ if not _settled([r for r in records if r.key == keys[b] and not r.warmup], rounds)]
+  return RepeatsDone(False, rounds, "settled" if not open_ else "most rounds")
+
+
+def _settled(mine: Sequence[RunRecord], rounds: int) -> bool:
+  """A benchmark (its records `mine`) failed, or each of its judged host-memory tags has had two readings in a
+  row that agree (stats/_settled.py)."""
+  if any(r.failed for r in mine):
+    return True
+  readings: dict[str, list[float]] = {}
+  for r in sorted(mine, key=lambda r: r.repeat):
+    for tag, entry in r.metrics.items():
+      if is_host_memory_tag(tag) and judged_as(tag) is not None:
+        readings.setdefault(tag, []).append(entry.value)
+  return rounds >= 2 and all(readings_agree(values) for values in readings.values())

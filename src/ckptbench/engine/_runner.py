@@ -37,9 +37,9 @@ from ckptbench.engine._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine._auto import auto_rounds, driven_rounds
 from ckptbench.engine._noise import NoiseMeter
-from ckptbench.engine._rounds import RepeatsDone, fixed_runs
+from ckptbench.engine._rounds import RepeatsDone, fixed_runs, settled_rounds
 from ckptbench.engine._run_plan import RunPlan, build_run_plan
-from ckptbench.engine._schedule import ScheduledRun
+from ckptbench.engine._schedule import ScheduledRun, benchmark_groups
 from ckptbench.engine._settings import RunSettings
 from ckptbench.engine._simdevice import run_backend_name
 from ckptbench.engine._stop import StopRequest
@@ -143,12 +143,15 @@ def _run_suite(
           if coordinator.process_count > 1:
             raise CkptbenchError("driven rounds (matrix) run in one process")
           done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
+        elif repeats.until_settled:  # this run is a memory pass
+          done_repeats = settled_rounds(keys, benchmark_groups(run_plan.plan), repeats.count, rng, runs.execute, stop,
+                                        runs.records)  # fmt: skip
         elif repeats.auto:
           done_repeats = auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress)
         else:
           done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
       if host_memory.mode == "pass" and not done_repeats.interrupted:
-        runs.memory_pass(host_memory, run_plan)
+        manifest["host_memory"]["seconds"] = runs.memory_pass(host_memory, run_plan)
         if stop.requested:
           done_repeats = dataclasses.replace(done_repeats, interrupted=True)
   finally:
@@ -193,7 +196,7 @@ class _Runs:
     bench = self.plan.benchmarks[run.benchmark_index]
     label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
     self.freeing.wait()  # the previous run's checkpoint is gone before this run flushes and starts
-    self.progress.started(label)
+    self.progress.started(bench.name, run.repeat, run.warmup)
     self.watchdog.start_run(label)
     self.noise.start()
     record, leftovers = _run_once(bench, run, self.suite, self.settings, self.generators, self.cache,
@@ -202,15 +205,16 @@ class _Runs:
     record = dataclasses.replace(record, metrics={**record.metrics, **self.noise.stop()})
     host_records = _gathered(record, self.coordinator, self.writers)
     self.records.extend(host_records)
-    self.progress.finished(label, record.duration_s, _first_failure(host_records))
+    self.progress.finished(bench.name, run.repeat, run.warmup, record.duration_s, _first_failure(host_records))
     self.coordinator.barrier(f"run-{bench.key}-{run.repeat}-{run.warmup}")
     self.watchdog.end_run()
     self.freeing.start(leftovers, self.coordinator.process_index == 0)
 
-  def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> None:
-    """The memory pass (engine/_memory_pass.py) once the timed runs are done: its records written and kept."""
+  def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> float:
+    """The memory pass (engine/_memory_pass.py) once the timed runs are done: its records written and kept;
+    the seconds it took (the manifest's `host_memory.seconds`)."""
     self.freeing.wait()  # the last timed run's checkpoint is gone first
-    self.progress.note(f"memory pass: {host_memory.repeats} run(s) of each benchmark after a warm-up, in a fresh"
+    self.progress.note("memory pass: each benchmark again until its host memory readings agree, in a fresh"
                        " process (host memory only; every timing is the timed runs')")  # fmt: skip
     started = time.perf_counter()
     records = run_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, self.records)
@@ -218,8 +222,10 @@ class _Runs:
       writer.add(records)
     self.records.extend(records)
     failed = sum(1 for r in records if r.failed)
-    self.progress.note(f"memory pass: {len(records)} run(s) recorded in {time.perf_counter() - started:.1f} s"
+    seconds = time.perf_counter() - started
+    self.progress.note(f"memory pass: {len(records)} run(s) recorded in {seconds:.1f} s"
                        + (f", {failed} failed" if failed else ""))
+    return round(seconds, 3)
 
 
 def _manifest_and_probe(

@@ -76,4 +76,9 @@ def warmup_groups(plan: Any, config: Any) -> list[tuple[str, int, int]] | None:
   """
   if not config.warmup_each_mesh_on():
     return None
+  return benchmark_groups(plan)
+
+
+def benchmark_groups(plan: Any) -> list[tuple[str, int, int]]:
+  """Each planned benchmark's (generator, mesh, data): benchmarks that share a first compilation and allocation."""
   return [(b.generator_path, b.mesh_index, b.checkpoint_index) for b in plan.benchmarks]

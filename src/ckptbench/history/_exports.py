@@ -7,24 +7,37 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from ckptbench.history._analysis import Change, Series
+from ckptbench.history._analysis import Arrival, Change, Series
 from ckptbench.history._entry import HistoryEntry
+from ckptbench.stats import MIN_REFERENCE_RUNS
 
 
 def _finite(x: float) -> float | None:
   return x if math.isfinite(x) else None
 
 
+def _finite_ends(record: Change | Arrival) -> dict[str, Any]:
+  return {**dataclasses.asdict(record), "high": _finite(record.high), "low": _finite(record.low)}
+
+
 def history_document(series: Sequence[Series], entries: Sequence[HistoryEntry]) -> dict[str, Any]:
-  """`{"runs": n, "series": [...], "changes": [...]}`: every series with its points, every change."""
+  """`{"runs": n, "series": [...], "changes": [...], "flagged": [...], "newest": [...]}`: every
+  series with its points, every change, every run flagged worse on arrival with its state, and
+  each series' newest run as judged on arrival."""
   docs = []
   for s in series:
     doc = dataclasses.asdict(s)
-    doc.pop("changes")
+    for name in ("changes", "flagged", "newest"):
+      doc.pop(name)
     doc["environment_changes"] = [{"index": i, "changed": list(c)} for i, c in s.environment_changes]
     docs.append(doc)
-  changes = [{**dataclasses.asdict(c), "high": _finite(c.high), "low": _finite(c.low)} for s in series for c in s.changes]
-  return {"runs": len(entries), "series": docs, "changes": changes}
+  return {
+      "runs": len(entries),
+      "series": docs,
+      "changes": [_finite_ends(c) for s in series for c in s.changes],
+      "flagged": [_finite_ends(a) for s in series for a in s.flagged],
+      "newest": [_finite_ends(s.newest) for s in series if s.newest is not None],
+  }
 
 
 def change_text(change: Change) -> str:
@@ -34,14 +47,41 @@ def change_text(change: Change) -> str:
           f" {change.before_runs} runs before, {change.after_runs} after){also}")  # fmt: skip
 
 
-def summary_markdown(series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Change]) -> str:
-  """A CI job summary: the gate's answer first, then every change, then the newest value of each series."""
+_STATES = {
+    "pending": "worse on arrival, pending confirmation",
+    "confirmed": "worse on arrival, confirmed by a change",
+    "withdrawn": "worse on arrival, withdrawn (no change followed)",
+    "passed": "not worse on arrival",
+}
+
+
+def arrival_text(arrival: Arrival) -> str:
+  return (f"{arrival.suite} | {arrival.benchmark} | {arrival.metric}: {arrival.label} {_STATES[arrival.state]}"
+          f" ({arrival.ratio:.3f}x its segment's {arrival.reference_runs} runs,"
+          f" interval {arrival.low:.3f}-{arrival.high:.3f})")  # fmt: skip
+
+
+def failing_text(failing: Arrival | Change) -> str:
+  return arrival_text(failing) if isinstance(failing, Arrival) else change_text(failing)
+
+
+def summary_markdown(
+    series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change]
+) -> str:
+  """A CI job summary: the gate's answer first, then the runs flagged on arrival and every
+  change, then the newest value of each series."""
   newest = entries[-1]
   lines = [f"## ckptbench history: {len(entries)} runs, newest {newest.label} ({newest.time})", ""]
   if failing:
-    lines += ["**Worse since:**", ""] + [f"- {change_text(c)}" for c in failing] + [""]
+    lines += ["**Worse:**", ""] + [f"- {failing_text(f)}" for f in failing] + [""]
   else:
-    lines += ["No headline metric's newest segment is worse than the one before it.", ""]
+    lines += [f"{gate_passed(series)}.", ""]
+  flagged = [a for s in series for a in s.flagged]
+  if flagged:
+    lines += ["| suite | benchmark | metric | run | state | ratio | interval | runs before |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {a.suite} | {a.benchmark} | {a.metric} | {a.label} | {a.state} | {a.ratio:.3f} |"
+              f" {a.low:.3f}-{a.high:.3f} | {a.reference_runs} |" for a in flagged]  # fmt: skip
+    lines.append("")
   changes = [c for s in series for c in s.changes]
   if changes:
     lines += ["| suite | benchmark | metric | from | direction | ratio | interval | also changed |", "|---|---|---|---|---|---|---|---|"]
@@ -52,6 +92,16 @@ def summary_markdown(series: Sequence[Series], entries: Sequence[HistoryEntry], 
   lines += [f"| {s.suite} | {s.benchmark} | {s.metric} | {s.machine} | {len(s.medians)} | {s.medians[-1]:.4g} {s.unit} |"
             f" {len(s.changes) if not s.note else s.note} |" for s in series]  # fmt: skip
   return "\n".join(lines) + "\n"
+
+
+def gate_passed(series: Sequence[Series]) -> str:
+  """The gate's answer when nothing fails it, saying how many newest runs could not be judged."""
+  unjudged = sum(1 for s in series if s.newest is None)
+  text = "no headline metric's newest run is worse than its segment, and no newest segment is worse than the one before it"
+  if unjudged:
+    text += (f"; the newest run of {unjudged} of {len(series)} series could not be judged on arrival (fewer than"
+             f" {MIN_REFERENCE_RUNS} runs before it in its segment)")  # fmt: skip
+  return text
 
 
 def bencher_metric_format(entry: HistoryEntry) -> dict[str, Any]:

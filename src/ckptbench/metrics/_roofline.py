@@ -3,10 +3,12 @@
 `probe_storage` measures sequential write (fsync included), cold read (after
 evicting the file from the page cache), warm read (from the page cache) and the
 host memory-copy bandwidth, three times, and keeps the median of each with its
-spread. A steady result is cached per host and filesystem; a result whose
+spread. A steady result is cached per host and filesystem. A result whose
 spread is wide (a busy machine: two probes minutes apart here gave 0.30 and
-1.87 GB/s for disk write) is used for this run only and never cached, so one
-bad moment is not drawn in every later report.
+1.87 GB/s for disk write) is cached for an hour only, its spread beside each
+report line: so one bad moment is not drawn in every later report, and a busy
+machine does not pay for a probe in every run (three 256 MiB writes with fsync
+and reads: 2.6 s of a 10 s quick start here, issue 42).
 `roofline_shares` then puts every measured bandwidth beside its limit, e.g.
 `save_4_throughput/save_total_gbps_of_disk_write`.
 """
@@ -35,8 +37,10 @@ _GIB = float(1 << 30)
 _CHUNK = 8 << 20
 CACHE_ENV = "CKPTBENCH_CACHE_DIR"
 PROBE_REPEATS = 3
-# (max - min) / median of one limit's repeats beyond which the probe is too unsteady to cache.
+# (max - min) / median of one limit's repeats beyond which the probe is unsteady: cached for
+# UNSTEADY_KEPT_S only, then measured again.
 WIDE_SPREAD = 0.3
+UNSTEADY_KEPT_S = 3600.0
 _log = logging.getLogger(__name__)
 
 
@@ -198,9 +202,10 @@ def probe_storage(
     size_mib: MiB written and read; larger is steadier, smaller is quicker.
     cache: read and write the cache (`$CKPTBENCH_CACHE_DIR/roofline.json`, else
       `~/.cache/ckptbench/roofline.json`), keyed by host, mount, device, fstype and size;
-      only steady probes (see `StorageProbe.steady`) are written.
+      a steady probe (see `StorageProbe.steady`) is kept until refreshed, an unsteady one for
+      `UNSTEADY_KEPT_S`.
     refresh: measure even when the cache has an entry (and replace it).
-    max_spread: the widest (max - min) / median of any limit that is still cached.
+    max_spread: the widest (max - min) / median of any limit that is still steady.
 
   Raises:
     CkptbenchError: when `directory` does not exist or is not writable.
@@ -219,17 +224,20 @@ def probe_storage(
   key = _cache_key(*_mount_of(path), size_bytes)
   entries = _read_cache() if cache else {}
   if cache and not refresh:
-    cached = _steady_entry(entries, key, max_spread)
+    cached = _usable_entry(entries, key, max_spread)
     if cached is not None:
       return cached
   probe = measure_storage(path, size_bytes)
   steady = probe.steady(max_spread)
+  # An unsteady probe never replaces one still in use (`refresh` on a busy machine).
+  keep = cache and (steady or _usable_entry(entries, key, max_spread) is None)
   if not steady:
     _log.warning(
-        "the storage probe of %s was unsteady (spread %s over %d probes; the machine is busy?):"
-        " used for this run, not cached", path, _spread_text(probe), probe.repeats,
-    )
-  if cache and steady:
+        "the storage probe of %s was unsteady (spread %s over %d probes; the machine is busy?): %s", path,
+        _spread_text(probe), probe.repeats,
+        f"used for {UNSTEADY_KEPT_S / 60:.0f} minutes, then measured again" if keep else "used for this run only",
+    )  # fmt: skip
+  if keep:
     entries[key] = dataclasses.asdict(probe)
     cache_file = _cache_file()
     cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -240,9 +248,10 @@ def probe_storage(
 
 
 def cached_probe(directory: str | os.PathLike, *, size_mib: int = 256, max_spread: float = WIDE_SPREAD) -> StorageProbe | None:
-  """The steady cached probe of the storage behind `directory`, without measuring; None if there is none."""
+  """The cached probe of the storage behind `directory` still in use (steady, or unsteady and measured within
+  `UNSTEADY_KEPT_S`), without measuring; None if there is none."""
   path = pathlib.Path(directory)
-  return _steady_entry(_read_cache(), _cache_key(*_mount_of(path), int(size_mib) << 20), max_spread)
+  return _usable_entry(_read_cache(), _cache_key(*_mount_of(path), int(size_mib) << 20), max_spread)
 
 
 def _read_cache() -> dict:
@@ -252,14 +261,21 @@ def _read_cache() -> dict:
     return {}
 
 
-def _steady_entry(entries: dict, key: str, max_spread: float) -> StorageProbe | None:
+def _usable_entry(entries: dict, key: str, max_spread: float) -> StorageProbe | None:
+  """The cached probe if steady, or unsteady and younger than `UNSTEADY_KEPT_S`; else None (measure again)."""
   if key not in entries:
     return None
   try:
     cached = StorageProbe(**entries[key])
-  except TypeError:  # written by another version
+    measured = datetime.datetime.fromisoformat(cached.measured_at)
+  except (TypeError, ValueError):  # written by another version
     return None
-  return cached if cached.steady(max_spread) else None  # entries from before repeated probes have no spread
+  if cached.steady(max_spread):
+    return cached
+  if cached.repeats < 2:  # entries from before repeated probes have no spread
+    return None
+  age_s = (datetime.datetime.now(datetime.timezone.utc) - measured).total_seconds()
+  return cached if 0 <= age_s < UNSTEADY_KEPT_S else None
 
 
 def _spread_text(probe: StorageProbe) -> str:

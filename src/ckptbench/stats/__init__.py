@@ -39,7 +39,9 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       median_ratio,
       per_repeat_across_hosts,
   )
-  from ckptbench.stats._change_points import ChangePoint, change_points
+  from ckptbench.stats._change_points import SCAN_ALPHA, ChangePoint, change_points, level_changes
+  from ckptbench.stats._runs import run_levels
+  from ckptbench.stats._arrival import ARRIVAL_ALPHA, MIN_REFERENCE_RUNS, PENDING_RUNS, Arrivals, ArrivalTest, arrival_tests
   from ckptbench.stats._goodput import (
       CheckpointCost,
       expected_goodput,
@@ -48,6 +50,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       young_interval,
   )
   from ckptbench.stats._decide import Decision, Design, decide
+  from ckptbench.stats._settled import ERROR_COVERAGE, decide_settled, figure_error, readings_agree, settled_rule
   from ckptbench.stats._direction import Direction, absolute_floor, metric_direction
   from ckptbench.stats._interval import MedianInterval, median_interval
   from ckptbench.stats._trend import Slope, theil_sen_slope

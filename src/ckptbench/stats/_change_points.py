@@ -8,21 +8,23 @@ confirms), with other parts:
    series (the median absolute difference of successive runs: a step moves one difference,
    not the estimate). Each segment holds at least `min_runs` runs, so one odd run is never a
    segment of its own.
-2. Confirmation with the samples: for each candidate, the ratio of the runs' median after
-   it to before it (up to `window` runs each side), with the wider of two intervals: a
-   two-level bootstrap (runs resampled, then each run's samples) and Welch's t on the runs'
-   log medians. Both carry the spread between runs, which on a shared machine is larger than
-   the spread within one, so day-to-day noise alone confirms nothing; Welch's t quantile
-   widens what a bootstrap of two or three runs a side cannot (it alone let 15 of 200 A/A
-   series of 20 runs through at 0.999). The split was chosen where the series moved most,
-   so an interval at that split alone is too hopeful (the pair still let 4 of 200 A/A series
-   through); a permutation test of the scan statistic (the largest pooled t over every split
-   of the runs around it, against the same over shuffled runs, as E-Divisive tests its
-   splits) must also reject "no change" at SCAN_ALPHA. A change stands when both say so and
-   the ratio moves by at least `threshold`. Candidates whose sides do not differ even at
-   EDGE_ALPHA are dropped one at a time (the least evidence first) and the rest tested again
-   against their new neighbours; those between stay segment edges, reported as no change.
-   Few runs decide nothing: two runs a side have 6 orderings, so no p-value below 1/6.
+2. Confirmation: for each candidate, the ratio of the runs' median after it to before it (up
+   to `window` runs each side), with Welch's t interval on the runs' log medians, which
+   carries the spread between runs (on a shared machine larger than the spread within one,
+   and holding it), so day-to-day noise alone confirms nothing. (A two-level bootstrap, runs
+   then their samples, was taken beside it, the wider of the two: on 1,050 planted series it
+   changed no decision, counts the within-run spread twice, and took 85% of the time.) The
+   split was chosen where the series moved most, so an interval at that split alone is too
+   hopeful; the scan statistic (the largest pooled t over every split of the runs around it,
+   as E-Divisive tests its splits) must also reject "no change" at SCAN_ALPHA, against its
+   distribution over series of as many normal log medians (`scan_critical_values`). Shuffling the runs
+   instead has a floor (2/252 on a 5|5 split) that left a step unconfirmed until about six
+   runs a side; this has none. A change stands when both say so and the ratio moves by at
+   least `threshold`. Candidates whose sides do not differ even at EDGE_ALPHA are dropped one
+   at a time (the least evidence first) and the rest tested again against their new
+   neighbours; those between stay segment edges, reported as no change. Welch's interval
+   with two runs on a side has about one degree of freedom: a step is confirmed from about
+   three runs after it (docs/history.md has the rates).
 
 Apache Otava 0.8.0 (E-Divisive means) pins numpy 2.2 and scipy < 1.17, which JAX here
 cannot run with; PELT with this test is what docs/history.md compares it with.
@@ -31,29 +33,30 @@ cannot run with; PELT with this test is what docs/history.md compares it with.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Sequence
 
 import numpy as np
 
 from ckptbench.stats._defaults import DEFAULT_THRESHOLD
+import ckptbench.stats._scan_table as _scan_table
 from ckptbench.stats._direction import Direction
+from ckptbench.stats._runs import run_levels
 
 CHANGE_LEVEL = 0.95  # each change's interval; the scan test below carries the error control
-# The scan test's error rate. 14 runs split 8/6 can be ordered 3,003 ways, two of them as far
-# apart, so no p-value below 0.0007 exists there. Measured with the edges below (runs 8% apart
-# by chance, 5% within): 1 of 300 A/A series of 14 runs and 1 of 300 of 60 have a change at
-# 0.005 (none at 0.003); a 1.5x step at run 9 of 14 with 15% between runs is found 60 times in
-# 100 at 0.005, 45 at 0.003.
-SCAN_ALPHA = 0.005
+# The scan test's error rate, per boundary tested. Measured (runs 8% apart by chance, 5% within;
+# 1,000 series each): at 0.002, 0.9% of A/A series of 14 runs have a change (0.6% a worse newest
+# one), and a 1.5x step after 10 runs is confirmed at 3 runs after it 87 times in 100; at 0.005,
+# 1.7% and 96 in 100.
+SCAN_ALPHA = 0.002
 # A boundary whose sides differ at this level (and whose interval excludes 1) stays a segment
 # edge even when it is not a confirmed change: three slow runs at the start of a history must
 # not be pooled with the runs before a real step, which would hide the step.
 EDGE_ALPHA = 0.05
 MIN_RUNS = 2
 WINDOW = 30
-_RESAMPLES = 4000
-_PERMUTATIONS = 2000
+_NULL_DRAWS = 20000  # per series length the table lacks: 40 draws beyond SCAN_ALPHA
 _PENALTY_FACTOR = 3.0  # times sigma^2 log(n): candidates only, the test decides
 _MIN_SIGMA = 1e-3  # a series of identical values still has a finite penalty (0.1% as log)
 
@@ -91,57 +94,27 @@ def _candidates(log_medians: np.ndarray, min_runs: int) -> list[int]:
   return [int(b) for b in algo.predict(pen=penalty)[:-1]]  # the last "breakpoint" is n
 
 
-def _padded(samples: Sequence[Sequence[float]]) -> tuple[np.ndarray, np.ndarray]:
-  counts = np.array([len(s) for s in samples])
-  table = np.full((len(samples), int(counts.max())), np.nan)
-  for i, run in enumerate(samples):
-    table[i, : len(run)] = run
-  return table, counts
-
-
-def _run_medians_resampled(samples: Sequence[Sequence[float]], rng: np.random.Generator) -> np.ndarray:
-  """`_RESAMPLES` x runs: a resample of the runs, each run's median over a resample of its samples."""
-  table, counts = _padded(samples)
-  runs = rng.integers(0, len(samples), size=(_RESAMPLES, len(samples)))
-  width = table.shape[1]
-  picks = np.floor(rng.random((_RESAMPLES, len(samples), width)) * counts[runs][..., None]).astype(int)
-  values = table[runs[..., None], picks]
-  values[np.arange(width) >= counts[runs][..., None]] = np.nan  # a run's own sample count
-  return np.nanmedian(values, axis=2)
-
-
 def segment_ratio(
-    before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *, level: float = CHANGE_LEVEL, seed: int = 0
+    before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], *, level: float = CHANGE_LEVEL
 ) -> tuple[float, float, float]:
-  """median(run medians after) / median(run medians before) with its interval (the wider of the
-  two-level bootstrap and Welch's t on the log run medians).
+  """median(run medians after) / median(run medians before) with Welch's interval on the log run medians.
 
   Example:
-    >>> r, low, high = segment_ratio([[1.0, 1.1], [1.0, 0.9]], [[2.0, 2.1], [2.0, 1.9]])
+    >>> r, low, high = segment_ratio([[1.0, 1.1], [1.0, 0.9], [1.0, 1.0]], [[2.0, 2.1], [2.0, 1.9], [2.0, 2.0]])
     >>> round(r, 2), low > 1
     (2.0, True)
   """
-  rng = np.random.default_rng(seed)
-  base = float(np.median([np.median(s) for s in before]))
-  cur = float(np.median([np.median(s) for s in after]))
-  with np.errstate(all="ignore"):
-    ratios = np.median(_run_medians_resampled(after, rng), axis=1) / np.median(
-        _run_medians_resampled(before, rng), axis=1
-    )
-  tail = (1.0 - level) / 2.0
-  low, high = (float(v) for v in np.quantile(ratios, [tail, 1.0 - tail]))
-  t_low, t_high = _welch_interval(before, after, level)
-  return cur / base, min(low, t_low), max(high, t_high)
+  log_medians = run_levels([*before, *after])[0]
+  b = len(before)
+  ratio = math.exp(float(np.median(log_medians[b:])) - float(np.median(log_medians[:b])))
+  return (ratio, *_welch_interval(log_medians[:b], log_medians[b:], level))
 
 
-def _welch_interval(
-    before: Sequence[Sequence[float]], after: Sequence[Sequence[float]], level: float
-) -> tuple[float, float]:
+def _welch_interval(before: np.ndarray, after: np.ndarray, level: float) -> tuple[float, float]:
   """exp of Welch's interval on the difference of mean log run medians (unbounded with one run a side)."""
-  import scipy.stats  # noqa: PLC0415  (slow to import; only change detection and comparisons need it)
+  import scipy.special  # noqa: PLC0415  (slow to import; only change detection needs it)
 
-  a = np.log([np.median(s) for s in before])
-  b = np.log([np.median(s) for s in after])
+  a, b = before, after
   if len(a) < 2 or len(b) < 2:
     return 0.0, math.inf
   va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
@@ -149,7 +122,7 @@ def _welch_interval(
     diff = float(b.mean() - a.mean())
     return math.exp(diff), math.exp(diff)
   dof = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1))
-  half = float(scipy.stats.t.ppf(0.5 + level / 2.0, dof)) * math.sqrt(va + vb)
+  half = float(scipy.special.stdtrit(dof, 0.5 + level / 2.0)) * math.sqrt(va + vb)  # scipy.stats.t.ppf
   diff = float(b.mean() - a.mean())
   return math.exp(diff - half), math.exp(diff + half)
 
@@ -182,36 +155,67 @@ def change_points(
     return []
   if any(len(run) == 0 or not all(v > 0 and math.isfinite(v) for v in run) for run in samples):
     raise ValueError("change_points: every run needs finite positive samples")
-  log_medians = np.log([float(np.median(run)) for run in samples])
+  return level_changes(run_levels(samples)[0], direction, threshold=threshold, level=level, min_runs=min_runs,
+                       window=window)  # fmt: skip
+
+
+def level_changes(
+    log_medians: np.ndarray,
+    direction: Direction,
+    *,
+    threshold: float = DEFAULT_THRESHOLD,
+    floor: float = 0.0,
+    level: float = CHANGE_LEVEL,
+    min_runs: int = MIN_RUNS,
+    window: int = WINDOW,
+) -> list[ChangePoint]:
+  """`change_points` of runs given by the logs of their medians (`run_levels`); a change moves
+  the level by at least `floor` too, in the metric's unit (`absolute_floor`: 8 MiB of memory)."""
+  if direction is Direction.NEUTRAL or len(log_medians) < 2 * min_runs:
+    return []
   bounds = _candidates(log_medians, min_runs)
+  tests: dict[tuple[int, int, int], _Boundary] = {}  # a boundary's test, by its runs
   while True:
-    tested = _test_all(samples, bounds, level, window, min_runs)
-    merge = [(t[3], -abs(math.log(t[0])), b) for b, t in tested.items() if not _edge(t)]
+    edges = [0, *bounds, len(log_medians)]
+    spans = {edges[i]: (max(edges[i - 1], edges[i] - window), edges[i], min(edges[i + 1], edges[i] + window))
+             for i in range(1, len(edges) - 1)}  # fmt: skip
+    for span in spans.values():
+      if span not in tests:
+        tests[span] = _test(log_medians, span, level, min_runs)
+    tested = {b: tests[span] for b, span in spans.items()}
+    merge = [(t.p_single, -abs(math.log(t.ratio)), b) for b, t in tested.items() if not t.edge]
     if not merge:
       break
     bounds.remove(max(merge)[2])  # the least evidence first: the largest p-value, then the smallest move
   changes = []
-  for b, (ratio, low, high, p_value) in tested.items():
-    if not _confirmed((ratio, low, high, p_value), threshold):
+  for b, t in tested.items():
+    beyond = t.ratio >= 1.0 + threshold or t.ratio <= 1.0 / (1.0 + threshold)
+    if not (t.edge and t.scan and beyond and t.before * abs(t.ratio - 1.0) >= floor):
       continue
-    worse = ratio > 1 if direction is Direction.LOWER else ratio < 1
-    edges = [0, *bounds, len(samples)]
+    worse = t.ratio > 1 if direction is Direction.LOWER else t.ratio < 1
+    edges = [0, *bounds, len(log_medians)]
     i = edges.index(b)
-    changes.append(ChangePoint(b, ratio, low, high, worse, min(b - edges[i - 1], window), min(edges[i + 1] - b, window)))
+    changes.append(ChangePoint(b, t.ratio, t.low, t.high, worse, min(b - edges[i - 1], window), min(edges[i + 1] - b, window)))
   return changes
 
 
-def _edge(test: tuple[float, float, float, float]) -> bool:
-  _, low, high, p_value = test
-  return (low > 1.0 or high < 1.0) and p_value <= EDGE_ALPHA
+@dataclasses.dataclass(frozen=True)
+class _Boundary:
+  """A boundary tested on the runs around it: the ratio and its interval; whether the scan test
+  rejects "no change" at SCAN_ALPHA (`scan`); whether it stays a segment edge (its interval
+  excludes 1 and the scan test rejects at EDGE_ALPHA); the best split's own t-test p-value,
+  which orders the merging (the least evidence first); and the level before it."""
+
+  ratio: float
+  low: float
+  high: float
+  scan: bool
+  edge: bool
+  p_single: float
+  before: float
 
 
-def _confirmed(test: tuple[float, float, float, float], threshold: float) -> bool:
-  ratio, _, _, p_value = test
-  return _edge(test) and p_value <= SCAN_ALPHA and (ratio >= 1.0 + threshold or ratio <= 1.0 / (1.0 + threshold))
-
-
-def _largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
+def largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
   """Per row of `x` (series of log medians), the largest pooled |t| over its splits."""
   m = x.shape[1]
   k = np.arange(min_runs, m - min_runs + 1)
@@ -224,32 +228,47 @@ def _largest_split_t(x: np.ndarray, min_runs: int) -> np.ndarray:
   return np.max(np.abs(mean2 - mean1) / np.sqrt(pooled * (1.0 / n1 + 1.0 / n2)), axis=1)
 
 
-def scan_p_value(log_medians: Sequence[float], min_runs: int = MIN_RUNS, seed: int = 0) -> float:
-  """How often shuffled runs split as far apart as these do somewhere: the permutation p-value of
-  "no change" in `log_medians` (at least 1/(permutations + 1)).
+def scan_critical_values(runs: int, min_runs: int = MIN_RUNS) -> tuple[float, float]:
+  """The scan statistic's critical values over series of `runs` normal log medians with no change:
+  exceeded with probability SCAN_ALPHA, and EDGE_ALPHA.
+
+  The pooled t does not depend on the series' level or spread, so under "no change" with normal
+  log medians its distribution is the same for every series of that length: drawn once
+  (`_scan_table.py`, benchmarks/scan_critical_values.py), else here. Shuffling the runs instead
+  (as E-Divisive does) cannot give a p-value below 1 / (number of orderings): 2/252 on a 5|5
+  split, above the cut-off, so a change was confirmed only with about six runs a side.
 
   Example:
-    >>> scan_p_value([0.0, 0.01, -0.01, 0.0, 0.5, 0.51, 0.49, 0.5]) < 0.05
+    >>> scan, edge = scan_critical_values(10)
+    >>> 5.0 < scan < 7.0 and 3.0 < edge < scan
     True
   """
-  x = np.asarray(log_medians, dtype=float)[None, :]
-  if x.shape[1] < 2 * min_runs or x.shape[1] < 3:
-    return 1.0
-  rng = np.random.default_rng(seed)
-  shuffled = rng.permuted(np.repeat(x, _PERMUTATIONS, axis=0), axis=1)
-  observed = _largest_split_t(x, min_runs)[0]
-  return float((1 + np.sum(_largest_split_t(shuffled, min_runs) >= observed * (1 - 1e-9))) / (_PERMUTATIONS + 1))
+  if (min_runs, SCAN_ALPHA, EDGE_ALPHA) == (_scan_table.MIN_RUNS, _scan_table.SCAN_ALPHA, _scan_table.EDGE_ALPHA):
+    if runs in _scan_table.CRITICAL:
+      return _scan_table.CRITICAL[runs]
+  return _drawn_critical_values(runs, min_runs)
 
 
-def _test_all(
-    samples: Sequence[Sequence[float]], bounds: list[int], level: float, window: int, min_runs: int
-) -> dict[int, tuple[float, float, float, float]]:
-  """Per boundary: (ratio, low, high, scan p-value) over the runs between its neighbours."""
-  edges = [0, *bounds, len(samples)]
-  tested = {}
-  for i in range(1, len(edges) - 1):
-    start, b, end = max(edges[i - 1], edges[i] - window), edges[i], min(edges[i + 1], edges[i] + window)
-    ratio, low, high = segment_ratio(samples[start:b], samples[b:end], level=level, seed=b)
-    p_value = scan_p_value([math.log(float(np.median(s))) for s in samples[start:end]], min_runs, seed=b)
-    tested[b] = (ratio, low, high, p_value)
-  return tested
+@functools.lru_cache(maxsize=None)
+def _drawn_critical_values(runs: int, min_runs: int) -> tuple[float, float]:
+  rng = np.random.default_rng(runs * 1000 + min_runs)
+  stats = largest_split_t(rng.standard_normal((_NULL_DRAWS, runs)), min_runs)
+  return tuple(float(q) for q in np.quantile(stats, [1.0 - SCAN_ALPHA, 1.0 - EDGE_ALPHA]))
+
+
+def _test(log_medians: np.ndarray, span: tuple[int, int, int], level: float, min_runs: int) -> _Boundary:
+  """The boundary at `b` tested over runs `start:end`."""
+  import scipy.special  # noqa: PLC0415  (slow to import; only change detection needs it)
+
+  start, b, end = span
+  before, after = log_medians[start:b], log_medians[b:end]
+  ratio = math.exp(float(np.median(after)) - float(np.median(before)))
+  low, high = _welch_interval(before, after, level)
+  runs = end - start
+  if runs < 2 * min_runs or runs < 3:
+    return _Boundary(ratio, low, high, False, False, 1.0, math.exp(float(np.median(before))))
+  observed = largest_split_t(log_medians[None, start:end], min_runs)[0]
+  scan_at, edge_at = scan_critical_values(runs, min_runs)
+  p_single = 2.0 * float(scipy.special.stdtr(runs - 2, -observed))  # scipy.stats.t.sf, without its 0.4 ms a call
+  edge = bool((low > 1.0 or high < 1.0) and observed > edge_at)
+  return _Boundary(ratio, low, high, bool(observed > scan_at), edge, p_single, math.exp(float(np.median(before))))

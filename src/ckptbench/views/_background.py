@@ -6,10 +6,10 @@ rendering of files already on disk. `ckptbench run` starts one child process
 as its last act and returns; the child waits until the run's process has
 exited (so a baseline comparison written at the very end is in the report),
 then writes OUT/report.html and OUT/tensorboard/ and logs to OUT/views.log.
-When no steady storage probe was cached, the run does not measure one (three
-probes of 256 MiB take seconds); the child measures it first, records it in
+When no storage probe was cached, the run does not measure one (three probes
+of 256 MiB take seconds); the child measures it first, records it in
 manifest.json (`roofline`, with `roofline_measured_after_run: true`) and
-caches it when steady, so the report has its lines and the next run its shares.
+caches it, so the report has its lines and the next run its shares.
 
 The child waits on a pipe: the parent holds the write end and never writes,
 so the child's read returns end-of-file exactly when the parent has exited,

@@ -15,13 +15,11 @@ from ckptbench.analysis import stability_warnings
 from ckptbench.analysis import (
     VerdictTable,
     build_verdict,
-    interval_note,
+    console_legend,
     judgement,
     median_text,
-    outlier_summary,
     ratio_text,
-    rules,
-    table_legend,
+    rule_marks,
 )
 from ckptbench.views._terminal import make_console, print_sentences
 
@@ -80,8 +78,9 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
   out.add_column("unit")
   for variant in variants:
     out.add_column(escape(variant.label), justify="right", overflow="fold")
+  marks = rule_marks(table)  # which rule decided each row, where the rows follow different rules
   for metric in table.metrics:
-    row = [escape(metric.label), escape(metric.unit)]
+    row = [escape(f"{metric.label} {marks[metric.tag]}" if metric.tag in marks else metric.label), escape(metric.unit)]
     for variant in variants:
       cell = table.cell(metric.tag, variant.key)
       if cell is None:
@@ -135,21 +134,15 @@ def effects_table(table: VerdictTable) -> Table | None:
   return out
 
 
-def print_verdict(table: VerdictTable, title: str, console: Console) -> None:
-  """The verdict, the main effects, then the legend (a clause a line) and the outlying repeats summed up."""
+def print_verdict(table: VerdictTable, title: str, console: Console, verbose: bool = False) -> None:
+  """The verdict, the main effects, then the legend: what the table uses, each rule once (`verbose`: all of it)."""
   for part in verdict_tables(table, title, console.width):
     console.print(part)
   effects = effects_table(table)
   if effects is not None:
     console.print(effects)
-  console.print(escape(interval_note(table)), highlight=False)
-  for line in table_legend(table):
-    print_sentences(console, "", line)
-  for rule in rules(table):
-    print_sentences(console, "rule: ", rule)
-  outliers = outlier_summary(table)
-  if outliers:
-    print_sentences(console, "[yellow]! outliers:[/yellow] ", outliers)
+  for prefix, text in console_legend(table, verbose):
+    print_sentences(console, "[yellow]! outliers:[/yellow] " if prefix.startswith("!") else escape(prefix), text)
 
 
 def print_suite_tables(
@@ -176,7 +169,7 @@ def print_suite_tables(
   console = console or make_console()
   verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
-    print_verdict(verdict, f"verdict: {summary.suite}", console)
+    print_verdict(verdict, f"verdict: {summary.suite}", console, verbose=detail)
   for line in stability_warnings(records or ()):
     print_sentences(console, "[yellow]warning:[/yellow] ", line)
   for bench in summary.benchmarks:

@@ -1,8 +1,9 @@
 """The history page: one plotly chart per series (suite, machine, benchmark variant, headline
 metric): run medians with their intervals, confirmed changes marked with their label, ratio and
-what else changed, runs whose environment changed shaded; a filter box; plotly.js inlined, so
-the page reads offline; each chart is drawn when scrolled near (10,000 runs x 11 series took
-18 s to draw at once). Above the charts, the gate's answer and every change in words."""
+what else changed, runs flagged worse on arrival marked by their state (pending, confirmed,
+withdrawn), runs whose environment changed shaded; a filter box; plotly.js inlined, so the page
+reads offline; each chart is drawn when scrolled near (10,000 runs x 11 series took 18 s to draw
+at once). Above the charts, the gate's answer, every flagged run and every change in words."""
 
 from __future__ import annotations
 
@@ -10,11 +11,17 @@ import html
 import pathlib
 from typing import Sequence
 
-from ckptbench.history import Change, HistoryEntry, Series, change_text
+from ckptbench.history import Arrival, Change, HistoryEntry, Series, arrival_text, change_text, failing_text, gate_passed
 from ckptbench.views._plots import COLORS, LAZY_PLOTS_JS, _html, plotly_js
 
 _WEBGL_FROM = 2000  # points: SVG draws a few thousand error bars slowly, WebGL does not
 _WORSE, _BETTER, _SHADE = "#c44e52", "#55a868", "rgba(221,132,82,0.18)"
+# A run flagged worse on arrival: its marker by what the changes found since made of it.
+_FLAG_MARKERS = {
+    "pending": {"symbol": "triangle-up", "color": "#dd8452", "line": {"width": 1, "color": "#dd8452"}},
+    "confirmed": {"symbol": "triangle-up", "color": _WORSE, "line": {"width": 1, "color": _WORSE}},
+    "withdrawn": {"symbol": "triangle-up-open", "color": "#8c8c8c", "line": {"width": 1, "color": "#8c8c8c"}},
+}
 
 
 def _figure(s: Series, index: int) -> str:
@@ -28,6 +35,16 @@ def _figure(s: Series, index: int) -> str:
                   "arrayminus": [m - lo for m, lo in zip(s.medians, s.lows)], "color": "#8c8c8c"},
       "hovertemplate": "%{text}<br>%{y:.4g} " + s.unit + "<extra></extra>",
   }  # fmt: skip
+  traces = [trace]
+  for state, marker in _FLAG_MARKERS.items():
+    flagged = [a for a in s.flagged if a.state == state]
+    if flagged:
+      traces.append({
+          "type": "scatter", "mode": "markers", "name": f"worse on arrival, {state}",
+          "x": [a.index for a in flagged], "y": [s.highs[a.index] for a in flagged],
+          "text": [html.escape(f"{a.label}: worse on arrival ({a.ratio:.2f}x), {state}") for a in flagged],
+          "marker": {**marker, "size": 11}, "hovertemplate": "%{text}<extra></extra>",
+      })  # fmt: skip
   shapes, annotations = [], []
   for i, changed in s.environment_changes:
     shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": i - 0.5, "x1": i + 0.5, "y0": 0, "y1": 1,
@@ -48,22 +65,26 @@ def _figure(s: Series, index: int) -> str:
       "yaxis": {"title": {"text": html.escape(s.unit)}, "gridcolor": "#ebf0f8", "rangemode": "tozero"},
       "shapes": shapes, "annotations": annotations, "showlegend": False, "margin": {"t": 70},
   }  # fmt: skip
-  return _html([trace], layout, f"history-{index}", 360, lazy=True)
+  return _html(traces, layout, f"history-{index}", 360, lazy=True)
 
 
-def _change_items(changes: Sequence[Change], css: str) -> str:
-  return "".join(f"<li class='{css}'>{html.escape(change_text(c))}</li>" for c in changes)
+def _items(texts: Sequence[str], css: str) -> str:
+  return "".join(f"<li class='{css}'>{html.escape(t)}</li>" for t in texts)
 
 
-def history_page(series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Change]) -> str:
+def history_page(series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change]) -> str:
   """The whole page as one HTML document."""
   newest = entries[-1]
   if failing:
-    gate = f"<p id='gate' class='fail'>worse since:</p><ul>{_change_items(failing, 'fail')}</ul>"
+    gate = f"<p id='gate' class='fail'>worse:</p><ul>{_items([failing_text(f) for f in failing], 'fail')}</ul>"
   else:
-    gate = "<p id='gate' class='ok'>no headline metric's newest segment is worse than the one before it</p>"
-  changes = [c for s in series for c in s.changes]
-  listed = f"<h2>Changes</h2><ul id='changes'>{_change_items(changes, 'change')}</ul>" if changes else "<p>No change in any series.</p>"
+    gate = f"<p id='gate' class='ok'>{html.escape(gate_passed(series))}</p>"
+  changes = [change_text(c) for s in series for c in s.changes]
+  listed = f"<h2>Changes</h2><ul id='changes'>{_items(changes, 'change')}</ul>" if changes else "<p>No change in any series.</p>"
+  flagged = [a for s in series for a in s.flagged]
+  if flagged:
+    listed = (f"<h2>Worse on arrival</h2><ul id='flagged'>"
+              + "".join(f"<li class='{a.state}'>{html.escape(arrival_text(a))}</li>" for a in flagged) + "</ul>" + listed)  # fmt: skip
   sections = []
   for i, s in enumerate(series):
     name = " ".join((s.suite, s.benchmark, s.metric, s.machine))
@@ -72,13 +93,16 @@ def history_page(series: Sequence[Series], entries: Sequence[HistoryEntry], fail
                     f"<h3>{html.escape(s.suite)} · {html.escape(s.machine)}</h3>{note}{_figure(s, i)}</section>")  # fmt: skip
   return (
       "<!doctype html><meta charset='utf-8'><title>ckptbench history</title>"
-      "<style>body{font-family:sans-serif;margin:2em}.fail{color:#c44e52}.ok{color:#55a868}"
+      "<style>body{font-family:sans-serif;margin:2em}.fail,.confirmed{color:#c44e52}.ok{color:#55a868}"
+      ".pending{color:#dd8452}.withdrawn{color:#8c8c8c}"
       "h3{font-size:13px;color:#555;margin:1.5em 0 0}#filter{width:30em;padding:4px}</style>"
       f"<script>{plotly_js()}</script>"
       f"<h1>History: {len(entries)} runs, {len(series)} series</h1>"
       f"<p>Newest run {html.escape(newest.label)} ({html.escape(newest.time)}). Points are run medians with"
       " their intervals; dashed lines mark confirmed changes (red worse, green better) at the first run after"
-      " them; shaded runs changed environment (versions, host). How changes are found: docs/history.md.</p>"
+      " them; triangles mark runs worse than their segment on arrival (orange pending, red confirmed by a change,"
+      " open grey withdrawn); shaded runs changed environment (versions, host). How changes are found and runs"
+      " judged: docs/history.md.</p>"
       + gate + listed
       + "<p><input id='filter' placeholder='filter: benchmark, metric, suite or machine'></p>"
       + "".join(sections)
@@ -91,7 +115,8 @@ def history_page(series: Sequence[Series], entries: Sequence[HistoryEntry], fail
 
 
 def write_history_page(
-    series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Change], path: str | pathlib.Path
+    series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change],
+    path: str | pathlib.Path,
 ) -> pathlib.Path:
   path = pathlib.Path(path)
   path.parent.mkdir(parents=True, exist_ok=True)

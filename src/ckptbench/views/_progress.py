@@ -1,11 +1,34 @@
-"""Progress over runs: a rich progress bar on a terminal, plain lines otherwise."""
+"""Progress over runs: one line on a terminal, a line per round when piped.
+
+On a terminal a rich bar holds everything on one line that it rewrites: the run in progress, the
+runs done, the time, and the last note (a look at the data, the memory pass); only a failed run
+prints a line of its own. Piped (CI, a log) a line is written per round: the runs of one repeat
+across the benchmarks (interleaved rounds, and the warm-ups), or of one benchmark where benchmarks
+run back to back (then at least every `_QUIET_S` seconds, so a log of one long benchmark still moves);
+a failed run still gets its own line as it ends.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+import time
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+
+_QUIET_S = 10.0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Done:
+  benchmark: str
+  repeat: int
+  warmup: bool
+  seconds: float
+  failed: bool
+  done: int  # runs done with this one
 
 
 class RunProgress:
@@ -17,40 +40,93 @@ class RunProgress:
     self._done = 0
     self._terminal = sys.stdout.isatty() if terminal is None else terminal
     self._bar: Progress | None = None
+    self._round: list[_Done] = []  # piped: the runs of the round not yet written
+    self._round_started = 0.0
     if enabled and self._terminal:
       self._bar = Progress(
           TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-          console=Console(), transient=True,
+          TextColumn("{task.fields[note]}"), console=Console(), transient=True,
       )  # fmt: skip
-      self._task = self._bar.add_task("runs", total=total)
+      self._task = self._bar.add_task("runs", total=total, note="")
       self._bar.start()
 
-  def started(self, label: str) -> None:
+  def started(self, benchmark: str, repeat: int, warmup: bool) -> None:
     if self._bar is not None:
-      self._bar.update(self._task, description=label[:60])
+      self._bar.update(self._task, description=_label(benchmark, repeat, warmup)[:60])
 
-  def finished(self, label: str, seconds: float, error: str | None) -> None:
+  def finished(self, benchmark: str, repeat: int, warmup: bool, seconds: float, error: str | None) -> None:
     self._done += 1
     if not self._enabled:
       return
-    status = "ok" if error is None else f"FAILED: {error}"
-    line = f"[{self._done}/{self._total}] {label}: {status} ({seconds:.2f} s)"
+    if error is not None:
+      line = f"[{self._done}/{self._total}] {_label(benchmark, repeat, warmup)}: FAILED: {error} ({seconds:.2f} s)"
+      self._print(line)
     if self._bar is not None:
       self._bar.advance(self._task)
-      if error is not None:
-        self._bar.console.print(line, markup=False, highlight=False)
-    else:
-      print(line, flush=True)
+      return
+    run = _Done(benchmark, repeat, warmup, seconds, error is not None, self._done)
+    if self._round and not _same_round(self._round, run):
+      self._write_round()
+    if not self._round:
+      self._round_started = time.monotonic()
+    self._round.append(run)
+    one_benchmark = len({r.benchmark for r in self._round}) == 1
+    if one_benchmark and time.monotonic() - self._round_started >= _QUIET_S:
+      self._write_round()
 
   def note(self, line: str) -> None:
-    """A line between runs, e.g. what a look at the data found."""
+    """A line between runs, e.g. what a look at the data found (on a terminal: the bar's last note)."""
     if not self._enabled:
       return
+    if self._bar is not None:
+      self._bar.update(self._task, note=line[:100])
+      return
+    self._write_round()
+    print(line, flush=True)
+
+  def close(self) -> None:
+    if self._bar is not None:
+      self._bar.stop()
+    elif self._enabled:
+      self._write_round()
+
+  def _print(self, line: str) -> None:
     if self._bar is not None:
       self._bar.console.print(line, markup=False, highlight=False)
     else:
       print(line, flush=True)
 
-  def close(self) -> None:
-    if self._bar is not None:
-      self._bar.stop()
+  def _write_round(self) -> None:
+    if not self._round:
+      return
+    runs, self._round = self._round, []
+    first = runs[0]
+    if len({r.benchmark for r in runs}) == 1 and len(runs) > 1:
+      what = f"{first.benchmark}: {_repeats_text(runs)}"
+    else:
+      kind = "warm-up" if first.warmup else f"repeat {first.repeat}"
+      what = f"{kind} of {first.benchmark}" if len(runs) == 1 else f"{kind} of {len(runs)} benchmarks"
+    failed = sum(r.failed for r in runs)
+    status = f"{failed} of {len(runs)} FAILED" if failed else "ok"
+    low, high = min(r.seconds for r in runs), max(r.seconds for r in runs)
+    took = f"{low:.2f} s" if low == high else f"{low:.2f}-{high:.2f} s"
+    print(f"[{runs[-1].done}/{self._total}] {what}: {status} ({took}{' each' if len(runs) > 1 else ''})", flush=True)
+
+
+def _label(benchmark: str, repeat: int, warmup: bool) -> str:
+  return f"{benchmark} {'warmup' if warmup else 'repeat'} {repeat}"
+
+
+def _same_round(runs: list[_Done], run: _Done) -> bool:
+  """`run` belongs with `runs`: all of one repeat (or of the warm-ups), or all of one benchmark."""
+  same_repeat = all((r.repeat, r.warmup) == (run.repeat, run.warmup) and r.benchmark != run.benchmark for r in runs)
+  return same_repeat or all(r.benchmark == run.benchmark for r in runs)
+
+
+def _repeats_text(runs: list[_Done]) -> str:
+  warmups = sum(r.warmup for r in runs)
+  repeats = sorted(r.repeat for r in runs if not r.warmup)
+  parts = [f"{warmups} warm-up(s)"] if warmups else []
+  if repeats:
+    parts.append(f"repeat {repeats[0]}" if len(repeats) == 1 else f"repeats {repeats[0]}-{repeats[-1]}")
+  return " and ".join(parts)

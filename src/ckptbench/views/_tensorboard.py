@@ -108,10 +108,14 @@ def write_tensorboard(out_dir: str | pathlib.Path) -> pathlib.Path:
 
 
 class TensorBoardWriter:
-  """An event file in one TensorBoard run directory (created): scalars, text cards, an HParams session."""
+  """An event file in one TensorBoard run directory (created): scalars, text cards, an HParams session.
 
-  def __init__(self, run_dir: pathlib.Path):
-    self._file = EventFile(run_dir, suffix=_SUFFIX)
+  `suffix` ends the file's name: `write_tensorboard` replaces the files ending in its own
+  (the default), so a writer of other runs in the same log directory names its own.
+  """
+
+  def __init__(self, run_dir: pathlib.Path, suffix: str = _SUFFIX):
+    self._file = EventFile(run_dir, suffix=suffix)
     self._tags: set[str] = set()  # the scalar tags written so far: later values carry no metadata
 
   def __enter__(self) -> "TensorBoardWriter":

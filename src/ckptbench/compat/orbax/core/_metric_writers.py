@@ -3,8 +3,8 @@
 `create_default_writer(logdir, just_logging=..., collection=...)` returns a
 writer of scalars, text cards and HParams into the TensorBoard run
 `<logdir>/<collection>` (ckptbench's `TensorBoardWriter`: event files from
-TensorBoard's protos, no TensorFlow); `just_logging` (a process other than
-the first) logs instead.
+TensorBoard's protos, no TensorFlow), a local directory (a bucket URL is an
+error); `just_logging` (a process other than the first) logs instead.
 """
 
 from __future__ import annotations
@@ -17,13 +17,15 @@ from typing import Any, Mapping
 import ckptbench
 
 _log = logging.getLogger(__name__)
+# Not ckptbench's own suffix: `ckptbench report OUT` rewrites its runs and leaves these.
+_SUFFIX = ".orbax-metrics"
 
 
 class _EventWriter:
   """clu's writer methods over one `ckptbench.TensorBoardWriter`."""
 
   def __init__(self, run_dir: pathlib.Path):
-    self._run = ckptbench.TensorBoardWriter(run_dir)
+    self._run = ckptbench.TensorBoardWriter(run_dir, suffix=_SUFFIX)
     self._trial = run_dir.name
 
   def write_scalars(self, step: int, scalars: Mapping[str, float]) -> None:
@@ -68,5 +70,7 @@ def create_default_writer(
   """A writer into the TensorBoard run `<logdir>/<collection>`; one that only logs with `just_logging`."""
   if just_logging:
     return _LoggingWriter()
+  if "://" in os.fspath(logdir):
+    raise ValueError(f"TensorBoard runs are written to a local directory, not {os.fspath(logdir)}: copy them there after")
   run_dir = pathlib.Path(os.fspath(logdir))
   return _EventWriter(run_dir / collection if collection else run_dir)

@@ -6,16 +6,18 @@ and the errors are Orbax's, word for word where code matches on them. The
 checkpoint and mesh blocks become ckptbench's `CheckpointConfig` and
 `MeshConfig` (validated by ckptbench's models, so a bad key fails here, not
 mid-run), each generator's options its options class's `from_dict`, and the
-`TestSuite` runs on ckptbench's engine. `ckptbench run SUITE.yaml` reads the
-same file with ckptbench's own loader instead, which names the file and line
-of every error.
+`TestSuite` runs on ckptbench's engine. A `simdevice:` block is read as
+ckptbench's `SimDeviceConfig` (`parse_simdevice_config`), and a suite with one
+is not built here: its emulated processes and devices must exist before JAX
+starts, which `ckptbench run` sees to. `ckptbench run SUITE.yaml` reads every
+suite with ckptbench's own loader, which names the file and line of every error.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from etils import epath
@@ -25,6 +27,7 @@ from ckptbench.compat.orbax.core import core
 
 _log = logging.getLogger(__name__)
 
+_M = TypeVar("_M")
 _SIMDEVICE_KEY = "simdevice"
 _DIGEST_PATHS = ("capture_digests_path", "reference_digests_path")
 
@@ -71,25 +74,46 @@ def _validate_config(config: dict[str, Any]) -> None:
           f"Correctness digests cannot be captured or compared on SimDevice (benchmarks entry at index {i}):"
           " values that pass through a compiled program are fabricated, so the digests do not describe real data."
       )
-  if _SIMDEVICE_KEY in config and not isinstance(config[_SIMDEVICE_KEY], dict):
-    raise ValueError(f"'{_SIMDEVICE_KEY}' must be a dict, got {type(config[_SIMDEVICE_KEY])}.")
+  _parse_simdevice_config(config)  # raises for a malformed block
+
+
+def _parse_simdevice_config(config: dict[str, Any]) -> ckptbench.SimDeviceConfig | None:
+  """The suite's `simdevice:` block as ckptbench's model, or None; ValueError when malformed."""
+  return _model(ckptbench.SimDeviceConfig, config[_SIMDEVICE_KEY], _SIMDEVICE_KEY) if _SIMDEVICE_KEY in config else None
+
+
+def parse_simdevice_config(config_path: str) -> ckptbench.SimDeviceConfig | None:
+  """The `simdevice:` block of the YAML at `config_path`, or None."""
+  return _parse_simdevice_config(_load_yaml_config(config_path))
+
+
+def _model(model: type[_M], block: Any, key: str) -> _M:
+  """ckptbench's model of one block of the suite; ValueError naming the key and each problem on one line."""
+  if not isinstance(block, dict):
+    raise ValueError(f"'{key}' must be a dict, got {type(block)}.")
+  try:
+    return model(**block)
+  except ValueError as e:  # pydantic's ValidationError: one line per problem, made one line here
+    problems = getattr(e, "errors", lambda: [{"loc": (), "msg": str(e)}])()
+    text = "; ".join(f"{'.'.join(map(str, p['loc'])) or key}: {p['msg']}" for p in problems)
+    raise ValueError(f"Invalid '{key}' block: {text}") from None
 
 
 def _parse_checkpoint_configs(config: dict[str, Any]) -> list[ckptbench.CheckpointConfig]:
   """The suite's checkpoint configs; one default config when it names none."""
   if "checkpoint_configs" in config:
-    return [ckptbench.CheckpointConfig(**block) for block in config["checkpoint_configs"]]
+    return [_model(ckptbench.CheckpointConfig, block, "checkpoint_configs") for block in config["checkpoint_configs"]]
   if "checkpoint_config" in config:
-    return [ckptbench.CheckpointConfig(**config["checkpoint_config"])]
+    return [_model(ckptbench.CheckpointConfig, config["checkpoint_config"], "checkpoint_config")]
   return [ckptbench.CheckpointConfig()]
 
 
 def _parse_mesh_configs(config: dict[str, Any]) -> list[ckptbench.MeshConfig] | None:
   """The suite's mesh configs, or None when it names none."""
   if "mesh_configs" in config:
-    return [ckptbench.MeshConfig(**block) for block in config["mesh_configs"]]
+    return [_model(ckptbench.MeshConfig, block, "mesh_configs") for block in config["mesh_configs"]]
   if "mesh_config" in config:
-    return [ckptbench.MeshConfig(**config["mesh_config"])]
+    return [_model(ckptbench.MeshConfig, config["mesh_config"], "mesh_config")]
   return None
 
 
@@ -139,12 +163,19 @@ def create_test_suite_from_config(
     remove_repeated_dir: whether each repeat's directory is removed once recorded.
 
   Raises:
-    ValueError: the YAML lacks a key a suite needs (Orbax's messages).
+    ValueError: the YAML lacks a key a suite needs (Orbax's messages), or
+      has a `simdevice:` block (`ckptbench run` runs those).
     ImportError: a generator's import path does not resolve.
     TypeError: a generator is not a `BenchmarksGenerator` decorated with
       `@benchmark_options`, or its options do not fit its options class.
   """
   config = load_config(config_path)
+  if _SIMDEVICE_KEY in config:
+    # Its devices and processes exist only if they were made before JAX started in this process.
+    raise ValueError(
+        f"{config_path} has a '{_SIMDEVICE_KEY}' block: run it with `ckptbench run {config_path}`, which starts"
+        " the emulated cluster's processes and devices; a TestSuite built here would run on this process's devices"
+    )
   checkpoint_configs = _parse_checkpoint_configs(config)
   mesh_configs = _parse_mesh_configs(config)
   generators = []

@@ -99,7 +99,8 @@ def render_aggregated_metrics(
   suffix = f" — {host_label}" if host_label else ""
   lines = [f"## {benchmark_name} — aggregated metrics{suffix}", ""]
   for section in sorted(sections):
-    lines += [f"### {section}", "", "| metric | mean | ± std | min | max | n | unit |", "|---|---:|---:|---:|---:|---:|---|"]
+    lines += [f"### {section}", "", "| metric | mean | ± std | min | max | n | unit |",
+              "|---|---:|---:|---:|---:|---:|---|"]
     for key in sections[section]:
       s = aggregated_stats_dict[key]
       leaf = key.split("/", 1)[-1]
@@ -152,7 +153,9 @@ def _per_host_table(per_host_values: Sequence[tuple[int, Mapping[str, float]]], 
   header = "| host |" + "".join(f" {label} |" for label, _, _ in columns) + (" % of total |" if with_share else "")
   rule = "|---|" + "---:|" * (len(columns) + with_share)
   lines = ["#### Per-host", "", header, rule]
-  cell = {"bytes": lambda v: _size(None if v is None else v * _GIB), "count": lambda v: _number(v, ".0f"), "number": _number}
+  cell = {
+      "bytes": lambda v: _size(None if v is None else v * _GIB), "count": lambda v: _number(v, ".0f"), "number": _number,
+  }  # fmt: skip
   for host, values in per_host_values:
     row = f"| {host} |" + "".join(f" {cell[kind](_first(values, keys))} |" for _, keys, kind in columns)
     if with_share:
@@ -164,9 +167,10 @@ def _per_host_table(per_host_values: Sequence[tuple[int, Mapping[str, float]]], 
 
 def _inventory_lines(inventory: Any) -> list[str]:
   small_pct = inventory.small_file_pct * 100
+  canary = "✓" if small_pct < 10 else "⚠ chunk_byte_size too small?"  # many small files: chunks too small
   lines = ["### Inventory", "", "| field | value |", "|---|---:|",
            f"| total bytes | {_size(inventory.total_bytes)} |", f"| file count | {inventory.file_count:,} |",
-           f"| small files <1 MiB | {small_pct:.1f}% {'✓' if small_pct < 10 else '⚠ chunk_byte_size too small?'} |"]  # fmt: skip
+           f"| small files <1 MiB | {small_pct:.1f}% {canary} |"]  # fmt: skip
   if inventory.largest_file_bytes > 0:
     lines.append(f"| largest file | {_size(inventory.largest_file_bytes)} |")
   if inventory.format:

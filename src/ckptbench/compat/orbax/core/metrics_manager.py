@@ -257,7 +257,8 @@ class MetricsManager:
     for host in range(multihost.get_process_count()):
       try:
         data = json.loads(ckptbench.read_location(f"{self._gather_root(benchmark_name)}/host_{host}/{_SIDECAR}"))
-      except ckptbench.CkptbenchError:
+      except ckptbench.CkptbenchError as e:
+        absl_logging.warning("%s: host %d's means are missing (%s); the summary leaves it out", benchmark_name, host, e)
         continue
       out.append((host, dict(zip(data["keys"], data["means"]))))
     return out

@@ -1,0 +1,39 @@
+"""Every shipped example runs as a user first runs it: `ckptbench run NAME -o OUT --set num_repeats=1`,
+in the default modes (the memory pass, the views, the storage probe). Each exits 0 with no failed
+record, or refuses before anything runs in one line naming what it needs first (a command, an extra,
+a store's credentials). The list is `ckptbench examples`' own, so a new example is walked the day it
+lands. Slow (every example, twice over with its memory pass): `make test-examples` runs the walk on
+every core; `make test` leaves it out (docs/builtins.md, "Adding a built-in").
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import ckptbench
+from ckptbench.cli._examples import example_names
+from ckptbench.results import read_records
+from conftest import run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.examples]
+
+# What a refusal names: a command to run first (in backquotes), a variable to set, or an extra to install.
+_NEEDS = re.compile(r"`[^`]+`|\bset [A-Z][A-Z_]+|pip install")
+
+
+@pytest.mark.parametrize("name", example_names())
+def test_every_shipped_example_runs_by_default_or_refuses_in_one_line(name, tmp_path):
+  out = tmp_path / "out"
+  done = run_cli("run", name, "-o", str(out), "--set", "num_repeats=1", cwd=tmp_path, timeout=1800)
+  if done.returncode == 0:
+    records = read_records(out)
+    failed = [f"{r.benchmark} ({r.kind.value}): {r.error.text}" for r in records if r.failed]
+    assert not failed, failed
+    assert ckptbench.timed_runs(records), "nothing ran"
+    return
+  errors = [line for line in done.stderr.splitlines() if line.startswith("ckptbench: error: ")]
+  assert done.returncode == 2 and len(errors) == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
+  assert _NEEDS.search(errors[0]), f"the refusal names nothing to do first: {errors[0]}"
+  assert not (out / "results.jsonl").exists()  # refused before anything ran
