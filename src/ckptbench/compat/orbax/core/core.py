@@ -428,12 +428,12 @@ class TestSuite:
       else:
         generators.append(generator)
     groups = _engine_suite.suite_groups(generators)
-    for i, generators in enumerate(groups):
-      for generator in generators:
+    for i, group in enumerate(groups):
+      for generator in group:
         if generator._mesh_configs and not self._skip_incompatible_mesh_configs:
           generator._get_meshes(skip_incompatible_mesh_configs=False)
       sub = None if len(groups) == 1 else f"group_{i}"
-      suite = self._suite(generators)
+      suite = self._suite(group)
       with _engine_suite.engine_output_dir(self._output_dir, sub) as out, _engine_suite.own_torch_group():
         outcome = ckptbench.run(suite, self._settings(out, _engine_suite.fresh_process_can_import(suite)))
       timed = [r for r in outcome.records if not (r.warmup or r.memory_pass) and r.host == 0]
