@@ -195,6 +195,25 @@ def test_a_test_suite_runs_a_generator_defined_inside_a_function(tmp_path):
   assert result.error is None
 
 
+def test_generators_with_different_configs_run_as_one_engine_suite_each(tmp_path):
+  @core.benchmark_options(PairOptions)
+  class Sized(core.BenchmarksGenerator):
+    def test_fn(self, context):
+      metrics = metric.Metrics()
+      metrics.results["data::9_other/leaves"] = (len(context.pytree), "count")
+      return core.TestResult(metrics=metrics)
+
+  def generator(spec):
+    return Sized(checkpoint_configs=[configs.CheckpointConfig(spec=spec)], options=PairOptions())
+
+  small = {"w": {"dtype": "float32", "shape": [4]}}
+  large = {"w": {"dtype": "float32", "shape": [8]}, "b": {"dtype": "float32", "shape": [2]}}
+  results = core.TestSuite(name="two", benchmarks_generators=[generator(small), generator(large)],
+                           output_dir=str(tmp_path)).run()  # fmt: skip
+  assert [r.metrics.results["data::9_other/leaves"][0] for r in results] == [1, 2]
+  assert (tmp_path / "group_0" / "results.jsonl").is_file() and (tmp_path / "group_1" / "results.jsonl").is_file()
+
+
 def test_v1_benchmark_saves_and_loads_with_the_options_context(tmp_path):
   generator = v1_benchmark.Benchmark(checkpoint_configs=[configs.CheckpointConfig(spec={})],
                                      options=v1_benchmark.BenchmarkOptions(use_ocdbt=[False, True]))  # fmt: skip
