@@ -200,8 +200,9 @@ def _run(family: str, repeats: int, out: pathlib.Path, host_memory: str = "off",
   if outcome.exit_code:
     raise SystemExit(f"calibration: the {family} suite failed (exit {outcome.exit_code}); see {out / family}")
   by_plant: dict[bool, dict[int, ckptbench.RunRecord]] = {False: {}, True: {}}
+  measured_by = ckptbench.RecordKind.MEMORY_PASS if host_memory == "pass" else ckptbench.RecordKind.TIMED
   for r in outcome.records:
-    if not r.warmup and r.memory_pass == (host_memory == "pass"):
+    if r.kind is measured_by:  # the records holding host memory
       by_plant[bool(r.options["plant"])][r.repeat] = r
   return by_plant
 

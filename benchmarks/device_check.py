@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 
+import ckptbench
+
 _REPO = pathlib.Path(__file__).resolve().parent.parent
 _GIB = 1 << 30
 _SIZE_SUITE = """suite_name: "device check: 1 GiB bf16 on one device"
@@ -95,13 +97,14 @@ def _run(argv: list[str], timeout_s: float, env: dict[str, str]) -> tuple[int, s
   return done.returncode, done.stdout, " / ".join(lines[-3:])
 
 
-def _records(out: pathlib.Path) -> list[dict]:
+def _records(out: pathlib.Path) -> list[ckptbench.RunRecord]:
   path = out / "results.jsonl"
-  return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+  lines = path.read_text().splitlines() if path.exists() else []
+  return [ckptbench.RunRecord.from_json(json.loads(line)) for line in lines]
 
 
-def _median(records: list[dict], tag: str) -> float | None:
-  values = [r["metrics"][tag]["value"] for r in records if not r["warmup"] and tag in r["metrics"]]
+def _median(records: list[ckptbench.RunRecord], tag: str) -> float | None:
+  values = [v for r in ckptbench.sampled_records(records) if (v := r.value(tag)) is not None]
   return statistics.median(values) if values else None
 
 
@@ -154,9 +157,10 @@ def check_quickstart(table: Table, work: pathlib.Path, env: dict[str, str], devi
   code, _, tail = _run(_ckptbench("run", "quickstart", "-o", str(out), "--no-progress", "--no-views",
                                "--set", f"mesh_config.ici_parallelism.fsdp={devices}"), 180, env)  # fmt: skip
   records = _records(out)
-  failed = sum(1 for r in records if r["error"])
+  failed = sum(1 for r in records if r.failed)
   save = _median(records, "save_0_basics/time_s")
-  figure = f"{len(records)} runs, save median {save:.3f} s" if save is not None else f"{len(records)} runs"
+  runs = len(ckptbench.timed_runs(records))  # as the report counts them
+  figure = f"{runs} runs, save median {save:.3f} s" if save is not None else f"{runs} runs"
   table.add("quick start", figure, f"{devices} device(s)", "ok" if code in (0, 3, 5) and records and not failed
             else f"FAIL: exit {code}, {failed} failed runs: {tail}")  # fmt: skip
 
@@ -179,9 +183,9 @@ def check_training_interference(table: Table, work: pathlib.Path, env: dict[str,
                                "--set", "benchmarks[0].options.api=[checkpoint_manager, training_checkpointer]"),
                     180, env)  # fmt: skip
   records = _records(out)
-  ratios = [r["metrics"]["interference_9_other/step_slowdown_ratio"]["value"] for r in records
-            if "interference_9_other/step_slowdown_ratio" in r["metrics"]]  # fmt: skip
-  failed = sum(1 for r in records if r["error"])
+  ratios = [v for r in ckptbench.sampled_records(records)
+            if (v := r.value("interference_9_other/step_slowdown_ratio")) is not None]  # fmt: skip
+  failed = sum(1 for r in records if r.failed)
   figure = "slowdown " + ", ".join(f"{x:.2f}x" for x in ratios) if ratios else "no slowdown figure"
   table.add("training interference", figure, "steps overlapping a save vs not",
             "ok" if code in (0, 3, 5) and ratios and not failed else f"FAIL: exit {code}, {failed} failed runs: {tail}")  # fmt: skip

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-from ckptbench.api import is_host_memory_tag, judged_as
+from ckptbench.api import is_host_memory_tag, judged_as, sampled_records
 from ckptbench.engine._memory_pass_choices import MEMORY_PASS_ENV, MEMORY_READINGS_CAP
 from ckptbench.results import read_records
 from ckptbench.stats import ERROR_COVERAGE, figure_error, readings_agree
@@ -38,9 +38,7 @@ def sequences(suite: pathlib.Path, readings: int, out: pathlib.Path) -> dict[tup
                   "--host_memory", "inline", "--set", f"num_repeats={readings}", "--no_views", "--no_probe",
                   "--no_progress"], env=env, check=False, capture_output=True)  # fmt: skip
   found: dict[tuple[str, str], list[float]] = {}
-  for record in sorted(read_records(out), key=lambda r: r.repeat):
-    if record.warmup or record.failed:
-      continue
+  for record in sorted(sampled_records(read_records(out)), key=lambda r: r.repeat):
     for tag, entry in record.metrics.items():
       if is_host_memory_tag(tag) and judged_as(tag) is not None:
         found.setdefault((record.benchmark, tag), []).append(entry.value)

@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 
+import ckptbench
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 OPS = ("save", "load")
 SHAPE = (8192, 8192)  # bf16: 128 MiB
@@ -82,14 +84,14 @@ def ckptbench_side(scratch: pathlib.Path, env: dict[str, str], name: str, flags:
              "-o", str(out), "--no_views", "--no_probe", "--no_progress", "--set", f"num_repeats={repeats}",
              "--set", f"checkpoint_config.spec.params.shape=[{shape[0]}, {shape[1]}]", *flags]
   subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=REPO, env={**os.environ, **env})
-  records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-  passed = any(r.get("memory_pass") for r in records)
+  records = [ckptbench.RunRecord.from_json(json.loads(line)) for line in (out / "results.jsonl").read_text().splitlines()]
+  kinds = {r.kind for r in records}
+  measured_by = ckptbench.RecordKind.MEMORY_PASS if ckptbench.RecordKind.MEMORY_PASS in kinds else ckptbench.RecordKind.TIMED
   readings: dict[str, list[float]] = {op: [] for op in OPS}
   for record in records:
-    if record["warmup"] or bool(record.get("memory_pass")) != passed:
-      continue
-    for op in OPS:
-      readings[op].append(record["metrics"][f"{op}_7_memory/host_rss_peak_diff_mib"]["value"])
+    if record.kind is measured_by:  # the records holding host memory
+      for op in OPS:
+        readings[op].append(record.value(f"{op}_7_memory/host_rss_peak_diff_mib"))
   return readings
 
 

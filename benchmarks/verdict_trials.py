@@ -174,8 +174,8 @@ def calibrate(args, work: pathlib.Path) -> None:
 def _rounds_of(records) -> dict[int, dict[str, dict[str, float]]]:
   """round -> benchmark key -> metric -> value, measured runs only."""
   rounds: dict[int, dict[str, dict[str, float]]] = collections.defaultdict(dict)
-  for r in records:
-    if not r.warmup and r.error is None:
+  for r in ckptbench.timed_runs(records):
+    if r.error is None:
       rounds[r.repeat][r.key] = {m: r.value(m) for m in (SAVE, LOAD)}
   return rounds
 

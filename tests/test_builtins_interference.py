@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import textwrap
 
 import pytest
 
+import ckptbench
 from builtin_support import corrupt_before, errors, ok_metrics, roll_back_latest_step, run_text
+from ckptbench.config import load_suite_text
+from ckptbench.engine._runner import run_suite
+from ckptbench.engine._settings import RunSettings
 
 DATA = """\
 suite_name: t
@@ -97,3 +102,32 @@ def test_training_interference_rejects_too_few_saves(tmp_path):
 
   assert "num_saves" in TrainingInterferenceOptions(num_saves=2).invalid_reason()
   assert "save_interval_steps" in TrainingInterferenceOptions(save_interval_steps=1).invalid_reason()
+
+
+MEMORY_FIGURES = ("memory_9_other/rss_slope_mib_per_save", "memory_9_other/save_first_peak_growth_mib",
+                  "memory_9_other/save_steady_peak_over_checkpoint", "memory_9_other/peak_over_checkpoint")
+
+
+@pytest.mark.slow  # the memory pass is a second process
+@pytest.mark.parametrize("host_memory", ["pass", "off"])
+def test_training_interference_takes_its_memory_figures_where_host_memory_is_measured(tmp_path, host_memory):
+  suite = load_suite_text(textwrap.dedent(DATA) + textwrap.dedent(f"""\
+      num_repeats: 1
+      num_warmups: 0
+      benchmarks:
+        - generator: training_interference
+          options: {{{OPTIONS}}}
+      """), str(tmp_path / "suite.yaml"))  # fmt: skip
+  outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False, host_memory=host_memory))
+  assert outcome.exit_code == 0
+  (timed,) = ckptbench.timed_runs(outcome.records)
+  assert not set(MEMORY_FIGURES) & set(timed.metrics) and timed.value("memory_9_other/checkpoint_mib") > 0
+  reason = "in the memory pass after the timed runs" if host_memory == "pass" else "not measured (host_memory off)"
+  assert any("rss_slope_mib_per_save" in note and reason in note for note in timed.notes), timed.notes
+  passes = [r for r in outcome.records if r.kind is ckptbench.RecordKind.MEMORY_PASS]
+  if host_memory == "pass":
+    (memory,) = passes
+    assert all(memory.value(tag) is not None for tag in MEMORY_FIGURES)
+    assert outcome.summary.benchmarks[0].metrics["memory_9_other/rss_slope_mib_per_save"].n == 1
+  else:
+    assert not passes

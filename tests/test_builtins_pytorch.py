@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import pathlib
 
 import pytest
@@ -12,6 +11,7 @@ pytest.importorskip("safetensors", reason="the torch extra is not installed (pip
 
 from builtin_support import corrupt_before, errors, ok_metrics, run_text  # noqa: E402
 from ckptbench.benchmarks.pytorch import PyTorchOptions  # noqa: E402
+from conftest import timed_records  # noqa: E402
 
 DATA = """\
 suite_name: t
@@ -129,8 +129,7 @@ benchmarks:
   done = cli("launch", "-n", "2", str(tmp_path / "s.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe",
              "--keep_checkpoints")  # fmt: skip
   assert done.returncode == 0, done.stderr[-2000:]
-  records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-  records = [r for r in records if not r["warmup"]]  # the first run on the mesh warms up
+  records = timed_records(tmp_path / "out")  # the first run on the mesh warms up
   assert sorted(r["host"] for r in records) == [0, 0, 1, 1] and not any(r["error"] for r in records)
   assert all(r["metrics"]["save_9_other/ranks"]["value"] == 2 for r in records)
   files = {p.name for p in (tmp_path / "out").rglob("*.distcp")}

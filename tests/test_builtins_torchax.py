@@ -17,6 +17,7 @@ from ckptbench.benchmarks.torchax_training import TorchaxOptions  # noqa: E402
 from ckptbench.envs import build_env, parse_with  # noqa: E402
 from ckptbench.envs._build import isolated_environ  # noqa: E402
 from ckptbench.errors import CkptbenchError  # noqa: E402
+from conftest import timed_records  # noqa: E402
 
 LIBRARIES = ["torchax_orbax", "torch_save", "dcp"]
 
@@ -90,7 +91,7 @@ def test_the_torchax_example_runs_the_article_flow_in_the_environment_of_its_ext
   )  # fmt: skip
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-  measured = {r["options"]["library"]: r for r in records if not r["warmup"]}
+  measured = {r["options"]["library"]: r for r in timed_records(out)}
   assert set(measured) == set(LIBRARIES) and not any(r["error"] for r in records)
   for library, record in measured.items():
     m = record["metrics"]

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import sys
 import textwrap
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import REPO, run_cli, timed_records
 from ckptbench.compat.orbax import port_file, port_source
 from ckptbench.config._generators import resolve_generator
 
@@ -213,9 +212,8 @@ def test_ported_modules_run_under_ckptbench(tmp_path):
   }, {n: o.detail for n, o in outcomes.items()}  # fmt: skip
   assert "torch.cuda.set_device" in outcomes["pytorch_checkpoint_benchmark"].detail
   assert outcomes["checkpoint_policy_benchmark"].runs == 3
-  records = [json.loads(line) for line in (tmp_path / "out" / "orbax_load_load_benchmark" / "results.jsonl").open()]
-  timed = [r for r in records if not r["memory_pass"]]  # the memory pass's records measure host memory only
-  assert timed and all(r["inventory"]["file_count"] > 0 and r["error"] is None for r in timed)
+  records = timed_records(tmp_path / "out" / "orbax_load_load_benchmark")
+  assert records and all(r["inventory"]["file_count"] > 0 and r["error"] is None for r in records)
 
 
 def test_a_run_failing_on_an_import_names_the_missing_package_and_the_environment():

@@ -17,6 +17,11 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.engine._runner import run_suite
 from ckptbench.engine._settings import RunSettings
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests bound the disk the timed runs' checkpoints take in OUT; the memory pass writes "
+    "checkpoints of its own"
+))
+
 SWEEP = """\
     suite_name: disk
     num_repeats: 2

@@ -42,6 +42,8 @@ _MARKER = re.compile(r"<!--\s*docs-test:\s*skip\s+(.+?)\s*-->", re.S)
 _SHRINK = [
     ("examples/quickstart.yaml", "shape: [8192, 8192]", "shape: [512, 512]"),
     ("examples/quickstart.yaml", "\ntime_budget_s: 90\n", "\ntime_budget_s: 10\n"),
+    ("examples/three_factor.yaml", "shape: [8192, 8192]", "shape: [512, 512]"),
+    ("examples/three_factor.yaml", "\ntime_budget_s: 300\n", "\ntime_budget_s: 10\n"),
 ]
 _BLOCK_TIMEOUT_S = 600
 

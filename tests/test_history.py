@@ -133,14 +133,16 @@ def test_the_newest_run_worse_on_arrival_fails_the_gate_named_pending_then_confi
   assert gate(analyse(entries)) == []
 
 
-def test_a_newest_run_with_too_few_runs_before_it_is_not_judged_and_says_so(tmp_path, capsys):
+def test_a_newest_run_with_too_few_runs_before_it_is_not_judged_and_the_gate_does_not_pass(tmp_path, capsys):
   series = analyse(_planted_entries(n=3, step_at=99))
   assert all(s.newest is None for s in series) and gate(series) == []
   store = HistoryStore(tmp_path / "hist")
   for entry in _planted_entries(n=3, step_at=99):
     store.append(entry)
-  assert main(["history", str(tmp_path / "hist"), "--fail_on_change"]) == 0
-  assert "the newest run of 2 of 2 series could not be judged on arrival" in capsys.readouterr().out
+  # Nothing was compared: a gate never passes on that (exit 5), and says why.
+  assert main(["history", str(tmp_path / "hist"), "--fail_on_change"]) == 5
+  assert "nothing was compared: no series has a newest run judged on arrival" in capsys.readouterr().out
+  assert main(["history", str(tmp_path / "hist")]) == 0  # without the gate, news only
 
 
 def _planted_series(count: int, before: int, after: int, factor: float, seed: int) -> list[HistoryEntry]:
@@ -277,7 +279,7 @@ def test_bad_histories_are_one_error_naming_them(tmp_path):
   bad = tmp_path / "bad" / "entries"
   bad.mkdir(parents=True)
   (bad / "x.json").write_text("{")
-  with pytest.raises(CkptbenchError, match=r"x\.json: not a ckptbench history entry"):
+  with pytest.raises(CkptbenchError, match=r"no entry of the history can be read; .*x\.json:1:2: not valid JSON"):
     HistoryStore(tmp_path / "bad").read()
   with pytest.raises(CkptbenchError, match="ftp"):
     HistoryStore("ftp://bucket/hist")

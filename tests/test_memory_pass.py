@@ -46,11 +46,6 @@ benchmarks:
 """
 
 
-def _pass_env() -> dict[str, str]:
-  """The environment of a user who has not chosen: the default, a memory pass."""
-  return {HOST_MEMORY_ENV: ""}
-
-
 def _records(out) -> list[dict]:
   return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
@@ -70,8 +65,7 @@ def test_the_tags_a_memory_pass_keeps_are_the_rss_collectors_and_the_ratio():
   assert not is_host_memory_tag("save_7_memory/device_peak_diff_gb")
 
 
-def test_a_memory_pass_asked_for_where_none_can_run_is_refused(tmp_path, monkeypatch):
-  monkeypatch.delenv(HOST_MEMORY_ENV, raising=False)
+def test_a_memory_pass_asked_for_where_none_can_run_is_refused(tmp_path):
   suite = load_suite_text(PLANTED + "      allocate_mib: 4\n", str(tmp_path / "s.yaml"))
   asked = ckptbench.RunSettings(output_dir=tmp_path, host_memory="pass")
   with pytest.raises(CkptbenchError, match="no memory pass for a run of 2 processes"):
@@ -108,7 +102,7 @@ def test_an_unknown_mode_is_one_line_naming_where_it_came_from(tmp_path):
 def test_the_memory_pass_reads_the_planted_allocation_and_the_timed_runs_read_none(tmp_path):
   out = tmp_path / "out"
   done = run_cli("run", _planted_suite(tmp_path, "allocate_mib: [32, 64]\n"), "-o", str(out), "--no_views",
-                 "--no_progress", env=_pass_env())  # fmt: skip
+                 "--no_progress")  # fmt: skip
   assert done.returncode == 0, done.stdout + done.stderr
   assert "memory pass: each benchmark again until its host memory readings agree, in a fresh process" in done.stdout
   records = _records(out)
@@ -141,7 +135,7 @@ def test_the_memory_pass_reads_the_planted_allocation_and_the_timed_runs_read_no
 def test_a_benchmark_failing_in_the_memory_pass_fails_the_run_and_keeps_every_result(tmp_path):
   out = tmp_path / "out"
   done = run_cli("run", _planted_suite(tmp_path, "allocate_mib: 8\nfail_in_memory_pass: [false, true]\n"),
-                 "-o", str(out), "--no_views", "--no_progress", env=_pass_env())  # fmt: skip
+                 "-o", str(out), "--no_views", "--no_progress")  # fmt: skip
   assert done.returncode == 1, done.stdout + done.stderr
   assert "memory pass: 3 run(s) recorded" in done.stdout and "1 failed" in done.stdout  # a failure ends its readings
   assert "in the memory pass: planted failure: this benchmark fails in the memory pass only" in done.stdout
@@ -154,13 +148,12 @@ def test_a_benchmark_failing_in_the_memory_pass_fails_the_run_and_keeps_every_re
 
 
 @pytest.mark.slow
-def test_a_suite_from_python_text_runs_its_memory_pass_as_the_cli_does(tmp_path, monkeypatch):
-  monkeypatch.delenv(HOST_MEMORY_ENV, raising=False)
+def test_a_suite_from_python_text_runs_its_memory_pass_as_the_cli_does(tmp_path):
   suite = load_suite_text(PLANTED + "      allocate_mib: 16\n", "<string>")
   outcome = ckptbench.run(suite, ckptbench.RunSettings(output_dir=tmp_path / "out", write_views=False,
                                                        probe_storage=False, show_progress=False))  # fmt: skip
   assert outcome.exit_code == 0
-  memory = [r for r in outcome.records if r.memory_pass]
+  memory = [r for r in outcome.records if r.kind is ckptbench.RecordKind.MEMORY_PASS]
   assert len(memory) == 2 and all(16 * 0.85 <= r.value(PEAK) <= 16 * 1.15 for r in memory)
   left = {p.name for p in (tmp_path / "out").iterdir()}  # the suite's text, written for the pass, is gone
   assert left == {".ckptbench.lock", "manifest.json", "results.jsonl", "summary.json"}
@@ -261,7 +254,7 @@ def test_a_driven_run_has_its_memory_pass_once_told_to_stop(tmp_path):
 @pytest.mark.slow
 def test_plan_says_what_the_memory_pass_adds(tmp_path):
   suite = _planted_suite(tmp_path, "allocate_mib: [8, 16]\n")
-  default = run_cli("plan", suite, env=_pass_env())
+  default = run_cli("plan", suite)
   assert default.returncode == 0, default.stderr
   assert ("host memory: a memory pass after the timed runs, 5-13 more runs in a fresh process (1 warm-up(s), then"
           " 2 x 2-6 readings: each benchmark until two in a row agree); --host_memory inline or off runs none"

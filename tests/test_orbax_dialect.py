@@ -11,6 +11,7 @@ from ckptbench.cli._main import main
 from ckptbench.config import load_suite_text
 from ckptbench.errors import ConfigError
 from ckptbench.engine._sweep import expand
+from conftest import timed_records
 
 EIGHT_AXES = '["data", "stage", "fsdp", "fsdp_transpose", "sequence", "tensor", "expert", "autoregressive"]'
 
@@ -125,8 +126,7 @@ def test_a_preset_runs_on_a_mesh_without_tensor(tmp_path, capsys):
   assert main(["run", str(tmp_path / "p.yaml"), "-o", str(tmp_path / "out"), "--no-views", "--no-probe"]) == 0
   summary = json.loads((tmp_path / "out" / "summary.json").read_text())
   assert "no axis tensor" in summary["notes"][0]
-  records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
-  (record,) = [r for r in records if not r["warmup"]]  # after the mesh's warm-up
+  (record,) = timed_records(tmp_path / "out")  # after the mesh's warm-up
   assert record["error"] is None and record["metrics"]["load_0_basics/time_s"]["value"] > 0
 
 
@@ -171,7 +171,7 @@ def test_reuse_checkpoint_false_builds_the_data_for_each_run(tmp_path, reuse):
       str(tmp_path / "s.yaml"),
   )
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False, write_views=False))
-  same = [r.value("check_9_other/same_data_as_before") for r in outcome.records]
+  same = [r.value("check_9_other/same_data_as_before") for r in ckptbench.timed_runs(outcome.records)]
   assert same == ([0.0, 1.0, 1.0] if reuse else [0.0, 0.0, 0.0])
 
 

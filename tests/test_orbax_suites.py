@@ -17,6 +17,11 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests check that Orbax's shipped suites run with the sharding their files ask for; every "
+    "shipped example runs with the memory pass in tests/test_example_walk.py"
+))
+
 
 def _script(name: str):
   spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")

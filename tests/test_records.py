@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from ckptbench.api import HostStatistics, MetricEntry, MetricStatistics, Verdict, VerdictRecord
+from ckptbench.api import ConditionalRecord, EffectRecord, HostStatistics, InteractionRecord, MetricEntry, MetricStatistics
+from ckptbench.api import Verdict, VerdictRecord
 from ckptbench.api._records import (
     BenchmarkSummary,
     ErrorRecord,
@@ -85,7 +87,7 @@ def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
   data = json.loads((tmp_path / "summary.json").read_text())
   assert list(data) == [
       "schema_version", "suite", "reference", "interrupted", "skipped_meshes", "notes",
-      "invalid_combinations", "unsupported", "repeats", "verdicts", "benchmarks",
+      "invalid_combinations", "unsupported", "repeats", "verdicts", "effects", "interactions", "benchmarks",
   ]
   assert data["schema_version"] == 2 and data["verdicts"][0]["verdict"] == "worse"
   assert data["skipped_meshes"] == [{"mesh": "fsdp=16", "reason": "needs 16 devices"}]
@@ -139,3 +141,21 @@ def test_summaries_written_before_typed_values_still_read():
     MetricStatistics.from_json({"unit": "s"}, "t")
   with pytest.raises(SchemaError, match="t is not a"):
     RunRecord.from_json(PASSED.to_json() | {"metrics": {"t": 1.0}})
+
+
+def test_effects_and_interactions_round_trip_through_summary_json(tmp_path):
+  effect = EffectRecord(metric="save_0_basics/time_s", factor="use_ocdbt", level=True, reference_level=False,
+                        ratio=0.72, low=0.69, high=0.75, verdict=Verdict.BETTER, threshold=0.1, confidence=0.999,
+                        rounds=10, combinations=4, possible=4)  # fmt: skip
+  interaction = InteractionRecord(
+      metric="save_0_basics/time_s", factors=("use_ocdbt", "use_zarr3"), levels={"use_ocdbt": True, "use_zarr3": True},
+      reference_levels={"use_ocdbt": False, "use_zarr3": False}, ratio=1.2, low=1.1, high=1.3, verdict=Verdict.WORSE,
+      threshold=0.1, confidence=0.998, conditional=(ConditionalRecord("use_ocdbt", True, False, "use_zarr3", True, 0.84,
+                                                                      0.81, 0.86),),
+  )  # fmt: skip
+  summary = dataclasses.replace(_summary(), effects=[effect], interactions=[interaction])
+  SummaryFile(tmp_path).finish(summary, {})
+  data = json.loads((tmp_path / "summary.json").read_text())
+  assert list(data["effects"][0])[:8] == ["metric", "factor", "level", "reference_level", "ratio", "low", "high", "verdict"]
+  assert data["interactions"][0]["conditional"][0]["given_level"] is True
+  assert read_outputs(tmp_path).summary == summary

@@ -14,7 +14,13 @@ import statistics
 
 import pytest
 
+import ckptbench
 from store_servers import gcs_store  # noqa: F401  (fixture)
+
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests read timings and counts of the reproductions; every shipped example runs with the "
+    "memory pass in tests/test_example_walk.py"
+))
 
 MLPERF_BYTES_PER_PARAMETER = 14  # MLPerf Storage v2.0: Llama 3 8B's checkpoint is 105 GiB
 MLPERF_TEST_SCALE = 0.00002  # the presets' smallest sizes (their embeddings stay whole)
@@ -29,7 +35,7 @@ def _medians(out: pathlib.Path, *tags: str) -> dict[str, dict[str, float]]:
   for line in (out / "results.jsonl").read_text().splitlines():
     record = json.loads(line)
     assert record["error"] is None, record["error"]
-    if not record["warmup"]:
+    if ckptbench.RunRecord.from_json(record).kind is ckptbench.RecordKind.TIMED:
       for tag in tags:
         samples[record["benchmark"]][tag].append(record["metrics"][tag]["value"])
   return {name: {tag: statistics.median(v) for tag, v in by_tag.items()} for name, by_tag in samples.items()}

@@ -16,6 +16,12 @@ from ckptbench.engine._settings import RunSettings
 from ckptbench.data import build_mesh, build_pytree
 from ckptbench.config import MeshConfig
 
+pytestmark = pytest.mark.host_memory("inline", reason=(
+    "these tests check the runner's handling of results, failures and warm-ups, once per run; the "
+    "default memory pass and its records are tests/test_record_kinds.py's and "
+    "tests/test_memory_pass.py's"
+))
+
 SPEC = """\
 checkpoint_config:
   spec:

@@ -38,6 +38,9 @@ def test_settled_figures_are_compared_with_both_errors():
   # at a 25% threshold (26.5 MiB) it is
   assert decide_settled([105.9, 105.8], [105.8, 105.9], Direction.LOWER, threshold=0.25, floor=8.0).verdict == (
       Verdict.EQUIVALENT)
+  # a few MiB on each side: no ratio, and equivalent within the 8 MiB floor (neither side below 0)
+  tiny = decide_settled([0.2, 0.21], [0.3, 0.29], Direction.LOWER, threshold=0.1, floor=8.0)
+  assert tiny.verdict == Verdict.EQUIVALENT and tiny.ratio is None
   # 12% more is beyond the threshold but within both errors: inconclusive, never worse
   close = decide_settled([100.0, 100.0], [112.0, 112.0], Direction.LOWER, threshold=0.1, floor=8.0)
   assert close.verdict == Verdict.INCONCLUSIVE

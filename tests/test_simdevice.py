@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, timed_records
 
 import ckptbench
 from ckptbench.cli import main
@@ -100,6 +100,6 @@ def test_the_simdevice_suite_runs_as_its_processes_and_records_an_emulated_backe
   summary = json.loads((out / "summary.json").read_text())
   assert any("unlike SimDevice" in note for note in summary["notes"])
   records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-  measured = [r for r in records if not r["warmup"]]
+  measured = timed_records(out)
   assert sorted((r["repeat"], r["host"]) for r in measured) == [(0, 0), (0, 1), (1, 0), (1, 1)]
   assert all(r["error"] is None and r["metrics"]["save_0_basics/time_s"]["value"] > 0 for r in records)

@@ -56,7 +56,7 @@ def test_a_registered_scheme_is_a_store_url_everywhere(toy_store, tmp_path):
   assert spec == {"driver": "file", "path": f"{toy_store.root}/bkt/kv/"}
   with pytest.raises(ckptbench.CkptbenchError, match="already served"):
     ckptbench.register_store(ckptbench.DirectoryStore("toy", tmp_path))
-  with pytest.raises(ckptbench.CkptbenchError, match="leaves"):
+  with pytest.raises(ckptbench.CkptbenchError, match="segment is '.' or '..'"):  # refused as the URL is read
     ckptbench.read_location("toy://bkt/../../outside")
 
 

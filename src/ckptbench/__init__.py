@@ -58,7 +58,9 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
   from ckptbench.engine import (
       RunOutcome,
       RunSettings,
+      TuneOutcome,
       run,
+      tune,
   )
   from ckptbench.data import (
       DataMismatchError,

@@ -13,9 +13,11 @@ from ckptbench.api import MetricEntry, MetricStatistics
 from ckptbench.api._records import BenchmarkSummary, ErrorRecord, RunRecord, SuiteSummary
 from ckptbench.results import read_outputs
 from ckptbench.views import print_suite_tables
-from ckptbench.analysis import sweep_verdicts
+from ckptbench.views._effects_view import effects_section, print_effects
+from ckptbench.analysis import sweep_effects, sweep_verdicts
 from ckptbench.analysis._verdict import build_verdict
 from ckptbench.api import judged_metrics
+import ckptbench
 
 
 def _table(records, reference=None):
@@ -60,7 +62,7 @@ def test_headline_rows_are_times_own_bandwidths_and_peaks_not_blocking_rates():
   ]
 
 
-def test_ratios_verdicts_and_main_effects_of_a_two_axis_sweep():
+def test_ratios_verdicts_and_effects_of_a_two_axis_sweep():
   table = _table(_sweep({"ocdbt": 2.0, "zarr3": 1.0}))
   assert [v.label for v in table.variants][0] == "use_ocdbt=True, use_zarr3=True"
   assert table.is_reference("k0") and not table.is_reference("k2")
@@ -71,10 +73,20 @@ def test_ratios_verdicts_and_main_effects_of_a_two_axis_sweep():
   same = table.cell("save_0_basics/time_s", "k1")  # zarr3 changes nothing: 6 identical rounds
   assert same.verdict.verdict.value == "equivalent"
   assert table.cell("save_0_basics/time_s", "k0").verdict is None  # the reference
-  effects = {(e.axis, str(e.level)): e for e in table.effects}
-  assert effects[("use_ocdbt", "False")].ratios["save_0_basics/time_s"] == pytest.approx(2.0, rel=0.02)
-  assert effects[("use_ocdbt", "False")].pairs == 2
-  assert effects[("use_zarr3", "False")].ratios["save_0_basics/time_s"] == pytest.approx(1.0, rel=0.02)
+  effects = sweep_effects(_sweep({"ocdbt": 2.0, "zarr3": 1.0}), None, paired=True, threshold=0.1).effects
+  by_factor = {(e.factor, e.level): e for e in effects if e.metric == "save_0_basics/time_s"}
+  assert by_factor[("use_ocdbt", False)].ratio == pytest.approx(2.0, rel=0.02)
+  assert by_factor[("use_ocdbt", False)].reference_level is True
+  assert by_factor[("use_zarr3", False)].ratio == pytest.approx(1.0, rel=0.02)
+
+
+def test_a_cell_never_measured_is_said_and_each_effect_averages_the_combinations_left():
+  records = [r for r in _sweep({"ocdbt": 2.0, "zarr3": 1.5}) if r.key != "k3"]  # (False, False) never ran
+  found = sweep_effects(records, None, paired=True, threshold=0.1)
+  assert any("1 cell(s) of the grid not measured (use_ocdbt=False, use_zarr3=False)" in n for n in found.notes)
+  ocdbt = next(e for e in found.effects if e.factor == "use_ocdbt" and e.metric == "save_0_basics/time_s")
+  assert (ocdbt.combinations, ocdbt.possible) == (1, 2) and ocdbt.ratio == pytest.approx(2.0, rel=0.02)
+  assert found.interactions == ()  # no 2 x 2 block has all four cells
 
 
 def test_the_suites_reference_is_used_and_warmups_and_failures_are_left_out():
@@ -127,11 +139,13 @@ def test_console_prints_the_verdict_first_and_details_only_when_asked():
   records = _sweep({"ocdbt": 2.0, "zarr3": 1.0})
   bench = BenchmarkSummary("B(x)", "k0", "m.G", {}, {}, None, None, runs=6, failed=0, errors=[], metrics={
       "save_0_basics/time_s": MetricStatistics("s", n=6, mean=1.0, std=0.1, min=0.9, max=1.1, median=1.0)})
-  summary = SuiteSummary(suite="s", benchmarks=[bench], verdicts=sweep_verdicts(records, None, paired=True, threshold=0.1))
+  effects = sweep_effects(records, None, paired=True, threshold=0.1)
+  summary = SuiteSummary(suite="s", benchmarks=[bench], verdicts=sweep_verdicts(records, None, paired=True, threshold=0.1),
+                         effects=list(effects.effects), interactions=list(effects.interactions))  # fmt: skip
   text = _text(summary, records)
-  assert text.index("verdict: s") < text.index("suite s")
+  assert text.index("verdict: s") < text.index("effects of each factor") < text.index("suite s")
   assert "reference: use_ocdbt=True, use_zarr3=True" in text
-  assert re.search(r"2\.0\dx \[2-2\] worse", text) and "main effect of each option" in text
+  assert re.search(r"2\.0\dx \[2-2\] worse", text) and re.search(r"use_ocdbt=False vs True +│.*│ +2(\.0\d)?x \[2-2\] worse", text)
   assert "; equivalent: the interval lies within +-10%" in text and "[low-high] after a ratio" not in text
   assert "[low-high] after a ratio: Hodges-Lehmann interval" in _text(summary, records, detail=True)
   assert "use_ocdbt=False vs True" in text
@@ -158,7 +172,7 @@ def test_a_real_sweep_prints_its_verdict_first(tmp_path):
   assert "save_blocking_gbps" not in text and "mean ± std" not in text
   assert re.search(r"\d\.\d\dx .*inconclusive", text)  # 3 vs 3 repeats: a ratio, never a decision
   out = read_outputs(tmp_path / "out")
-  assert sum(r.warmup for r in out.results) == 2  # the default warm-up with repeats
+  assert sum(r.kind is ckptbench.RecordKind.WARMUP for r in out.results) == 2  # the default warm-up with repeats
   assert out.reference == {"use_ocdbt": False}
   assert build_verdict(out.results, out.reference).variants[1].label == "use_ocdbt=False"
 
@@ -178,3 +192,18 @@ def test_many_outlying_repeats_are_summed_up_in_two_lines_naming_where_and_the_w
   assert text.startswith(f"! outliers: {len(flagged)} of 48 times lie far from their variant's others: save time 8, in"
                          " use_ocdbt=True, use_zarr3=True (2), use_ocdbt=True, use_zarr3=False (2),")
   assert re.search(r"\. The worst: .*save time of repeat 9: [\d.]+ s against a median of [\d.]+ s \(modified z", text)
+
+
+def test_the_effects_tables_show_hostile_names_as_text():
+  """An option named with markup, HTML and a terminal escape: shown as text in the console and the report."""
+  hostile = "[bold]x</td><script>\x1b[2J"
+  records = [dataclasses.replace(r, varying={hostile if k == "use_ocdbt" else k: v for k, v in r.varying.items()})
+             for r in _sweep({"ocdbt": 2.0, "zarr3": 1.0})]  # fmt: skip
+  found = sweep_effects(records, None, paired=True, threshold=0.1)
+  summary = SuiteSummary(suite="s", benchmarks=[], effects=list(found.effects), interactions=list(found.interactions))
+  console = Console(record=True, width=250, color_system=None)
+  print_effects(summary, console)
+  text = console.export_text()
+  assert "[bold]x</td><script>=False vs True" in text and "\x1b" not in text
+  page = effects_section(summary)
+  assert "&lt;script&gt;" in page and "<script>" not in page

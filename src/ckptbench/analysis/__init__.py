@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.analysis._baseline import build_baseline, capture_baseline, load_baseline, read_run, resolve_label
   from ckptbench.analysis._stability import likely_causes, stability_warnings
   from ckptbench.analysis._decisions import sweep_verdicts, undecided
+  from ckptbench.analysis._effects import SweepEffects, decided_interactions, sweep_effects
   from ckptbench.analysis._legend import (
       rules,
       rule_marks,

@@ -37,7 +37,7 @@ from ckptbench.api import is_judged
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import git_state, now_iso
 from ckptbench.results import read_outputs, run_backend
-from ckptbench.results import write_json_atomic
+from ckptbench.results import decode_document, write_json_atomic
 from ckptbench.storage import is_store_url, parse_store_url, read_object, write_object
 from ckptbench.analysis._baseline_document import Baseline, BaselineBenchmark, MetricSamples, Samples
 from ckptbench.stats import Direction, metric_direction, per_repeat_across_hosts, summarize_benchmarks
@@ -163,14 +163,10 @@ def load_baseline(path: str | os.PathLike) -> Baseline:
       another schema version.
   """
   if is_store_url(path):
-    text = read_object(str(path)).decode("utf-8")
+    data = read_object(str(path))
   else:
     path = pathlib.Path(path)
     if not path.is_file():
       raise CkptbenchError(f"baseline file {path} does not exist; capture one with --baseline_capture_path")
-    text = path.read_text(encoding="utf-8")
-  try:
-    document = json.loads(text)
-  except json.JSONDecodeError as e:
-    raise CkptbenchError(f"{path}: not valid JSON ({e.msg})") from None
-  return Baseline.from_json(document, str(path))
+    data = path.read_bytes()
+  return Baseline.from_json(decode_document(data, str(path)), str(path))

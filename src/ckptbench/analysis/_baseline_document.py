@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ckptbench.api import BenchmarkSummary, MetricStatistics, SchemaError, current_tag
+from ckptbench.api import BenchmarkSummary, MetricStatistics, SchemaError, current_tag, finite_number
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import run_backend
 from ckptbench.stats import Direction, describe
@@ -35,7 +35,11 @@ class Samples:
   def from_json(cls, data: Any) -> Samples:
     if not isinstance(data, Mapping) or not isinstance(data.get("values"), list):
       raise SchemaError("samples are not a {'values': [...]} object")
-    return cls([float(v) for v in data["values"]], data.get("repeats"), data.get("reduce"))
+    values = [finite_number(v, f"sample {i}") for i, v in enumerate(data["values"])]  # what comparisons read
+    repeats = data.get("repeats")
+    if repeats is not None and not (isinstance(repeats, list) and all(type(r) is int for r in repeats)):
+      raise SchemaError(f"repeats is {repeats!r}, not a list of integers")
+    return cls(values, repeats, data.get("reduce"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,13 +133,15 @@ class Baseline:
     version = document.get("schema_version")
     if version != SCHEMA_VERSION:
       raise CkptbenchError(
-          f"{where} has schema_version {version}, this ckptbench reads {SCHEMA_VERSION};"
+          f"{where} has schema_version {version!r}, this ckptbench reads {SCHEMA_VERSION!r};"
           " capture the baseline again with this version"
       )
     try:
-      benchmarks = {key: BaselineBenchmark.from_json(key, entry)
-                    for key, entry in (document.get("benchmarks") or {}).items()}  # fmt: skip
-    except (SchemaError, TypeError, ValueError) as e:
+      written = document.get("benchmarks") or {}
+      if not isinstance(written, Mapping):
+        raise SchemaError(f"benchmarks is {type(written).__name__}, not an object keyed by benchmark key")
+      benchmarks = {key: BaselineBenchmark.from_json(key, entry) for key, entry in written.items()}
+    except (SchemaError, TypeError, ValueError, AttributeError) as e:
       raise CkptbenchError(f"{where}: not a baseline this ckptbench can read: {e}") from None
     manifest = dict(document.get("manifest") or {})
     backend = document["backend"] if "backend" in document else run_backend(manifest)  # older: the manifest's

@@ -4,9 +4,8 @@ For every variant (benchmark of the suite) and judged metric (the rule:
 `ckptbench.api.JUDGED`): the median of the repeats with its distribution-free
 interval, the ratio to a reference variant with its verdict in four words, read
 from summary.json's `verdicts` (computed once by `_decisions.sweep_verdicts`,
-never here), and the repeats that lie far from the others. With several swept
-option axes, the main effect of each axis: the geometric mean of the ratios
-between variants that differ in that axis alone.
+never here), and the repeats that lie far from the others. A sweep's effects per factor are summary.json's `effects`
+(analysis/_effects.py).
 
 Built from results.jsonl records, so the console and the report (and a run
 read back later) show the same table.
@@ -16,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
 from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Tag, Verdict, VerdictRecord, judged_metrics, sampled_records
@@ -66,24 +64,6 @@ class Variant:
 
 
 @dataclasses.dataclass(frozen=True)
-class MainEffect:
-  """The effect of setting one swept option to `level` instead of the reference's value.
-
-  Attributes:
-    axis: the option name.
-    level: its value here; `reference_level` is the reference variant's.
-    ratios: metric tag -> geometric mean of median ratios over matched pairs.
-    pairs: how many pairs of variants differ in this axis alone.
-  """
-
-  axis: str
-  level: Any
-  reference_level: Any
-  ratios: Mapping[str, float]
-  pairs: int
-
-
-@dataclasses.dataclass(frozen=True)
 class VerdictTable:
   """The variants of a sweep side by side (see the module docstring)."""
 
@@ -91,7 +71,6 @@ class VerdictTable:
   references: Mapping[str, str]  # variant key -> the key of its reference (its generator's)
   metrics: tuple[JudgedMetric, ...]
   cells: Mapping[tuple[str, str], Cell]  # (metric tag, variant key) -> cell
-  effects: tuple[MainEffect, ...]
 
   def cell(self, tag: str, key: str) -> Cell | None:
     return self.cells.get((tag, key))
@@ -224,53 +203,8 @@ def build_verdict(
       cells[(metric.tag, variant.key)] = Cell(
           tuple(samples), tuple(repeats), interval, judged.get((metric.tag, variant.key)), outliers
       )
-  effects = []
-  for ref in {r.key: r for r in refs.values()}.values():
-    group = [v for v in variants if refs[v.key].key == ref.key]
-    effects += main_effects(group, ref, metrics, cells)
   references = {key: ref.key for key, ref in refs.items()}
-  return VerdictTable(tuple(variants), references, tuple(metrics), cells, tuple(effects))
-
-
-def main_effects(
-    variants: Sequence[Variant],
-    reference: Variant,
-    metrics: Sequence[JudgedMetric],
-    cells: Mapping[tuple[str, str], Cell],
-) -> list[MainEffect]:
-  """Per swept axis and level, the typical ratio to the reference level; empty for one axis."""
-  axes = [a for a in reference.varying if len({str(v.varying.get(a)) for v in variants}) > 1]
-  if len(axes) < 2:
-    return []  # one axis: the variant columns already are its effect
-  effects = []
-  for axis in axes:
-    base_level = reference.varying[axis]
-    # Only variants that sweep this axis have a level of it (a suite may mix generators).
-    levels = list(dict.fromkeys(str(v.varying[axis]) for v in variants if axis in v.varying))
-    for level in levels:
-      if level == str(base_level):
-        continue
-      pairs = []
-      for variant in variants:
-        if str(variant.varying.get(axis)) != level:
-          continue
-        others = {k: str(v) for k, v in variant.varying.items() if k != axis}
-        partner = next((p for p in variants if str(p.varying.get(axis)) == str(base_level)
-                        and {k: str(v) for k, v in p.varying.items() if k != axis} == others), None)
-        if partner is not None:
-          pairs.append((variant, partner))
-      ratios = {}
-      for metric in metrics:
-        logs = []
-        for variant, partner in pairs:
-          a, b = cells.get((metric.tag, variant.key)), cells.get((metric.tag, partner.key))
-          if a and b and a.interval.median > 0 and b.interval.median > 0:
-            logs.append(math.log(a.interval.median / b.interval.median))
-        if logs:
-          ratios[metric.tag] = math.exp(statistics.fmean(logs))
-      value = next(v.varying[axis] for v in variants if axis in v.varying and str(v.varying[axis]) == level)
-      effects.append(MainEffect(axis, value, base_level, ratios, len(pairs)))
-  return effects
+  return VerdictTable(tuple(variants), references, tuple(metrics), cells)
 
 
 def judgement(verdict: VerdictRecord | None) -> str:

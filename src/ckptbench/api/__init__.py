@@ -24,7 +24,15 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       register_collector,
   )
   from ckptbench.api._metrics import Metrics, collect_created_metrics, merged
-  from ckptbench.api._values import HostStatistics, MetricEntry, MetricStatistics, SchemaError, as_number, json_fields
+  from ckptbench.api._values import (
+      HostStatistics,
+      MetricEntry,
+      MetricStatistics,
+      SchemaError,
+      as_number,
+      finite_number,
+      json_fields,
+  )
   from ckptbench.api._tag_table import (
       DERIVED,
       NAMESPACES,
@@ -59,6 +67,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       timed_runs,
   )
   from ckptbench.api._verdict_record import Verdict, VerdictRecord, threshold_text
+  from ckptbench.api._effect_record import ConditionalRecord, EffectRecord, InteractionRecord
   from ckptbench.api._generator import (
       BenchmarksGenerator,
       TestContext,

@@ -114,9 +114,10 @@ class RunRecord:
     return RecordKind.WARMUP if self.warmup else RecordKind.TIMED
 
   def value(self, tag: str) -> float | None:
-    """The number measured for `tag`; None when absent or not a number."""
+    """The number measured for `tag`; None when absent or not a finite number (what every statistic,
+    verdict, baseline and history reads: an infinity or NaN never reaches one)."""
     entry = self.metrics.get(tag)
-    return None if entry is None or math.isnan(entry.value) else entry.value
+    return None if entry is None or not math.isfinite(entry.value) else entry.value
 
   def to_json(self) -> dict[str, Any]:
     """The results.jsonl form (schema_version first, as the docs show it)."""
@@ -237,6 +238,9 @@ class SuiteSummary:
   unsupported: list[NotRun] = dataclasses.field(default_factory=list)
   # One per compared headline metric (api._verdict_record.VerdictRecord); the console and report read these.
   verdicts: list[Any] = dataclasses.field(default_factory=list)
+  # A sweep of two or more factors: their main effects and two-factor interactions (api._effect_record).
+  effects: list[Any] = dataclasses.field(default_factory=list)
+  interactions: list[Any] = dataclasses.field(default_factory=list)
   repeats: Mapping[str, Any] | None = None  # how the repeats were decided: {"mode": "auto"|"fixed", ...}
   schema_version: int = SUMMARY_SCHEMA_VERSION
 
@@ -253,6 +257,8 @@ class SuiteSummary:
         "unsupported": [dataclasses.asdict(n) for n in self.unsupported],
         "repeats": None if self.repeats is None else dict(self.repeats),
         "verdicts": [v.to_json() for v in self.verdicts],
+        "effects": [e.to_json() for e in self.effects],
+        "interactions": [i.to_json() for i in self.interactions],
         "benchmarks": [b.to_json() for b in self.benchmarks],
     }
 
@@ -263,12 +269,15 @@ class SuiteSummary:
     Raises:
       SchemaError: another schema_version, or a field missing.
     """
+    from ckptbench.api._effect_record import EffectRecord, InteractionRecord  # noqa: PLC0415  (as below)
     from ckptbench.api._verdict_record import VerdictRecord  # noqa: PLC0415  (it imports this module)
 
     if not (isinstance(data, Mapping) and data.get("schema_version") == 1):
       check_version(data, "summary", SUMMARY_SCHEMA_VERSION)
     fields = json_fields(cls, data, "summary")
     fields["verdicts"] = [VerdictRecord.from_json(v) for v in fields.get("verdicts", [])]
+    fields["effects"] = [EffectRecord.from_json(e) for e in fields.get("effects", [])]
+    fields["interactions"] = [InteractionRecord.from_json(i) for i in fields.get("interactions", [])]
     fields["benchmarks"] = [BenchmarkSummary.from_json(b) for b in fields["benchmarks"]]
     fields["skipped_meshes"] = [SkippedMesh(**json_fields(SkippedMesh, s, "skipped mesh"))
                                 for s in fields.get("skipped_meshes", [])]  # fmt: skip

@@ -8,7 +8,11 @@ reads it, numbers or not, so a reader never digs in a dict for `"mean"`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+import types
+import typing
+from collections import abc
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,6 +26,23 @@ def as_number(value: Any) -> float | None:
   if isinstance(value, bool) or not isinstance(value, (int, float)):
     return None
   return float(value)
+
+
+def finite_number(value: Any, what: str) -> float:
+  """`value` as a finite float, for what a statistic or a gate will read.
+
+  Raises:
+    SchemaError: naming `what`, for a bool, a string, null, a list, NaN or an infinity.
+  """
+  number = as_number(value)
+  if number is None or not math.isfinite(number):
+    raise SchemaError(f"{what} is {_shown(value)}, not a finite number")
+  return number
+
+
+def _shown(value: Any) -> str:
+  shown = repr(value)
+  return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +91,13 @@ class HostStatistics:
   @classmethod
   def from_json(cls, data: Any) -> HostStatistics:
     fields = json_fields(cls, data, "cross-host statistics")
-    fields["per_host"] = {int(h): float(v) for h, v in (fields.get("per_host") or {}).items()}
+    per_host = fields.get("per_host") or {}
+    if not isinstance(per_host, Mapping):
+      raise SchemaError("cross-host statistics per_host is not a JSON object")
+    try:
+      fields["per_host"] = {int(h): float(v) for h, v in per_host.items()}
+    except (TypeError, ValueError) as e:
+      raise SchemaError(f"cross-host statistics per_host: {e}") from None
     return cls(**fields)
 
 
@@ -112,7 +139,12 @@ class MetricStatistics:
 
 
 def json_fields(cls: type, data: Any, what: str) -> dict[str, Any]:
-  """The values of `cls`'s fields found in `data`, once every required one is there."""
+  """The values of `cls`'s fields found in `data`, once every required one is there and each
+  plain one (a string, number, flag, object or list, or null where the field allows it) has its type.
+
+  Raises:
+    SchemaError: naming `what` and the field.
+  """
   if not isinstance(data, Mapping):
     raise SchemaError(f"{what} is not a JSON object")
   fields = dataclasses.fields(cls)
@@ -120,4 +152,40 @@ def json_fields(cls: type, data: Any, what: str) -> dict[str, Any]:
   missing = sorted(f.name for f in required if f.name not in data)
   if missing:
     raise SchemaError(f"{what} lacks {', '.join(missing)}")
-  return {f.name: data[f.name] for f in fields if f.name in data}
+  found = {f.name: data[f.name] for f in fields if f.name in data}
+  for name, value in found.items():
+    kinds = _plain_kinds(cls).get(name)
+    if kinds is not None and not _is_kind(value, kinds):
+      raise SchemaError(f"{what} {name} is {_shown(value)}, not {' or '.join(_KIND_NAMES[k] for k in kinds)}")
+  return found
+
+
+_PLAIN = (str, bool, int, float, dict, list)
+_KIND_NAMES = {str: "a string", bool: "true or false", int: "an integer", float: "a number", dict: "an object",
+               list: "a list", type(None): "null"}  # fmt: skip
+
+
+@functools.cache
+def _plain_kinds(cls: type) -> dict[str, tuple[type, ...]]:
+  """Per field of `cls` whose type is plain JSON (`str`, `int | None`, `dict[str, Any]`...), the kinds it takes."""
+  kinds = {}
+  for name, hint in typing.get_type_hints(cls).items():
+    union = isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union
+    options = typing.get_args(hint) if union else (hint,)
+    plain = []
+    for option in options:
+      origin = typing.get_origin(option) or option
+      origin = {Mapping: dict, abc.Sequence: list, tuple: list}.get(origin, origin)
+      if origin is type(None) or origin in _PLAIN:
+        plain.append(origin)
+    if len(plain) == len(options):
+      kinds[name] = tuple(plain)
+  return kinds
+
+
+def _is_kind(value: Any, kinds: tuple[type, ...]) -> bool:
+  if isinstance(value, bool):
+    return bool in kinds
+  if isinstance(value, int) and float in kinds:
+    return True
+  return isinstance(value, tuple(k for k in kinds if k is not bool))

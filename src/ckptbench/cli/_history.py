@@ -8,7 +8,8 @@ import json
 import pathlib
 import sys
 
-from ckptbench.errors import EXIT_OK, EXIT_REGRESSION, CkptbenchError
+from ckptbench._escape import terminal_text
+from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, CkptbenchError
 
 
 def register(subparsers) -> None:
@@ -28,7 +29,8 @@ def register(subparsers) -> None:
   parser.add_argument("--bmf", metavar="FILE", help="write the newest run in Bencher Metric Format JSON")
   parser.add_argument("--fail_on_change", action="store_true",
                       help="exit 3 when a headline metric's newest run is worse than its segment on arrival, or its"
-                      " newest segment is worse than the one before it")  # fmt: skip
+                      " newest segment is worse than the one before it; 5 when an entry could not be read or a series"
+                      " not tested")  # fmt: skip
   parser.add_argument("--threshold", type=float, default=None, metavar="FRACTION",
                       help="the smallest relative change that counts (default 0.10)")  # fmt: skip
   parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
@@ -73,43 +75,53 @@ def _show(args: argparse.Namespace) -> int:
   cache = history.load_cache(store)
   series = history.analyse(entries, select=args.select, threshold=threshold, cache=cache)
   failing = history.gate(series)
-  _print(series, entries, failing, args.fail_on_change)
+  unjudged = history.unjudged(entries, series)
+  _print(series, entries, failing, unjudged, args.fail_on_change)
   if args.json:
-    _write(args.json, json.dumps(history.history_document(series, entries), indent=1))
+    _write(args.json, json.dumps(history.history_document(series, entries, unjudged), indent=1))
   if args.summary_md:
-    _write(args.summary_md, history.summary_markdown(series, entries, failing))
+    _write(args.summary_md, history.summary_markdown(series, entries, failing, unjudged))
   if args.bmf:
     _write(args.bmf, json.dumps(history.bencher_metric_format(entries[-1]), indent=1))
   if args.html:
     from ckptbench.views import write_history_page  # noqa: PLC0415
 
-    print(f"page: {write_history_page(series, entries, failing, args.html)}")
+    print(f"page: {write_history_page(series, entries, failing, args.html, unjudged)}")
   try:
     history.save_cache(store, cache)
   except (OSError, CkptbenchError) as e:  # the answer stands; the next read computes again
     print(f"warning: the analysis was not kept in {args.words[0]} (the next read computes it again): {e}", file=sys.stderr)
-  return EXIT_REGRESSION if args.fail_on_change and failing else EXIT_OK
+  if args.fail_on_change and failing:
+    return EXIT_REGRESSION
+  # What the gate could not judge is never a pass: an unread entry may hold the regression.
+  return EXIT_INCONCLUSIVE if args.fail_on_change and unjudged else EXIT_OK
 
 
-def _print(series, entries, failing, gating: bool) -> None:
+def _print(series, entries, failing, unjudged, gating: bool) -> None:
   from ckptbench.history import arrival_text, change_text, failing_text, gate_passed  # noqa: PLC0415
 
-  print(f"history: {len(entries)} runs, {len(series)} series (newest {entries[-1].label}, {entries[-1].time})")
+  newest = entries[-1]
+  print(terminal_text(f"history: {len(entries)} runs, {len(series)} series (newest {newest.label}, {newest.time})"))
   for s in series:
     marks = {c.index: ("!" if c.direction == "worse" else "+") for c in s.changes}
     marks.update({a.index: "?" for a in s.flagged if a.state == "pending"})
     values = " ".join(f"{marks.get(i, '')}{m:.4g}" for i, m in enumerate(s.medians[-20:], start=max(0, len(s.medians) - 20)))
-    print(f"  {s.suite} | {s.benchmark} | {s.metric} [{s.unit}] on {s.machine}: {values}" + (f" ({s.note})" if s.note else ""))
+    print(terminal_text(f"  {s.suite} | {s.benchmark} | {s.metric} [{s.unit}] on {s.machine}: {values}"
+                        + (f" ({s.note})" if s.note else "")))  # fmt: skip
     for c in s.changes:
-      print(f"    change: {change_text(c)}")
+      print(terminal_text(f"    change: {change_text(c)}"))
     for a in s.flagged:
-      print(f"    on arrival: {arrival_text(a)}")
+      print(terminal_text(f"    on arrival: {arrival_text(a)}"))
   if failing:
     print(("FAIL: " if gating else "") + "worse (the newest run against its segment, or the newest segment against the one before):")
     for f in failing:
-      print(f"  {failing_text(f)}")
-  else:
+      print(terminal_text(f"  {failing_text(f)}"))
+  elif not unjudged:
     print(gate_passed(series))
+  if unjudged:
+    print(("UNDECIDED: " if gating and not failing else "") + "the gate could not judge all of the history:")
+    for line in unjudged:
+      print(terminal_text(f"  {line}"))
 
 
 def _write(path: str, text: str) -> None:

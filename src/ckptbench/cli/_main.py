@@ -15,6 +15,7 @@ import os
 import sys
 from typing import Sequence
 
+from ckptbench._escape import terminal_text
 from ckptbench._version import __version__
 from ckptbench.cli._parser import Parser
 from ckptbench.errors import EXIT_INTERRUPTED, EXIT_USAGE, CkptbenchError
@@ -22,6 +23,7 @@ from ckptbench.errors import EXIT_INTERRUPTED, EXIT_USAGE, CkptbenchError
 # One entry per subcommand module (ckptbench.cli._<name>).
 _COMMANDS = (
     "run",
+    "tune",
     "plan",
     "probe",
     "report",
@@ -80,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
   try:
     code = int(args.handler(args))
   except CkptbenchError as e:
-    print(f"ckptbench: error: {e}", file=sys.stderr)
+    print(f"ckptbench: error: {terminal_text(e)}", file=sys.stderr)  # the message may quote a file's bytes
     return e.exit_code
   except KeyboardInterrupt:  # a second Ctrl-C: finished runs are already on disk
     print("ckptbench: interrupted", file=sys.stderr)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ckptbench._escape import terminal_text
 from ckptbench.cli._run import add_selection_argument, add_suite_arguments, config_path
 
 
@@ -17,23 +18,22 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-  from rich.markup import escape  # noqa: PLC0415
   from rich.table import Table  # noqa: PLC0415
 
   from ckptbench.config import load_suite  # noqa: PLC0415
   from ckptbench.engine import describe_plan, format_bytes  # noqa: PLC0415
-  from ckptbench.views import make_console  # noqa: PLC0415
+  from ckptbench.views import make_console, markup_text  # noqa: PLC0415
 
   config_file = config_path(args)
   suite = load_suite(config_file, args.overrides, check_paths=False)
   device_count = args.devices or suite.devices_needed
   view = describe_plan(suite, device_count, args.select)
   console = make_console()
-  console.print(f"[bold]{escape(suite.name)}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
+  console.print(f"[bold]{markup_text(suite.name)}[/]: {view['runs']} runs on {device_count or 'any number of'} devices")
   table = Table("key", "mesh", "checkpoint", "size", "per device", "benchmark")
   for row in view["benchmarks"]:
     cells = (row["key"], row["mesh"], row["checkpoint"], row["size"], row["per_device"], row["name"])
-    table.add_row(*map(escape, cells))  # the user's names, printed as written
+    table.add_row(*map(markup_text, cells))  # the user's names, printed as written
   console.print(table)
   for preset in view["presets"]:
     console.print(
@@ -48,11 +48,11 @@ def handle(args: argparse.Namespace) -> int:
   if view["memory_pass"]:
     console.print(view["memory_pass"], markup=False, soft_wrap=True)
   for note in view["notes"]:
-    console.print(f"note: {note}", markup=False, soft_wrap=True)
+    console.print(terminal_text(f"note: {note}"), markup=False, soft_wrap=True)
   for mesh, reason in view["skipped_meshes"]:
-    console.print(f"skipped mesh {mesh}: {reason}", markup=False, soft_wrap=True)
+    console.print(terminal_text(f"skipped mesh {mesh}: {reason}"), markup=False, soft_wrap=True)
   for generator, options, reason in view["invalid"]:
-    console.print(f"invalid combination {generator}{options}: {reason}", markup=False, soft_wrap=True)
+    console.print(terminal_text(f"invalid combination {generator}{options}: {reason}"), markup=False, soft_wrap=True)
   for generator, options, reason in view["unsupported"]:
-    console.print(f"unsupported here {generator}{options}: {reason}", markup=False, soft_wrap=True)
+    console.print(terminal_text(f"unsupported here {generator}{options}: {reason}"), markup=False, soft_wrap=True)
   return 0

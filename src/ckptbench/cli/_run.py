@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from ckptbench.cli._compare import add_comparison_arguments
 from ckptbench.cli._examples import suite_file
 from ckptbench.distributed import DISTRIBUTED_MODES
+from ckptbench.engine import DECIDE_ON
 from ckptbench.errors import CkptbenchError
 
 if TYPE_CHECKING:
@@ -69,6 +70,9 @@ def register(subparsers) -> None:
   p.add_argument("--baseline_label", help="name of the captured baseline (default: the git sha)")
   add_comparison_arguments(p)
   add_time_budget_argument(p)
+  p.add_argument("--decide_on", choices=DECIDE_ON, default="verdicts",
+                 help="what num_repeats: auto waits for: 'verdicts' (each variant against the reference, the"
+                 " default) or 'effects' (each factor's main effect and each pair's interaction, docs/tuning.md)")  # fmt: skip
   p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
@@ -147,11 +151,15 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       fail_on_regression=args.fail_on_regression,
       allow_inconclusive=args.allow_inconclusive,
       time_budget_s=args.time_budget_s,
+      decide_on=args.decide_on,
       checkpoint_root=args.checkpoint_root,
       link=args.link,
       driven_rounds=args.driven_rounds,
       host_memory=args.host_memory,
       memory_pass_repeats=args.memory_pass_repeats,
+      # A memory pass reads host memory only (its timings are dropped): waiting for other writers' pages
+      # before each run would cost it time and change none of its readings.
+      flush_between_runs=not args.memory_pass_repeats,
   )
 
 

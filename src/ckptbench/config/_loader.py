@@ -6,7 +6,6 @@ import dataclasses
 import difflib
 import json
 import pathlib
-import sys
 from typing import Any, Callable, Sequence
 
 import pydantic
@@ -21,6 +20,7 @@ from ckptbench.config._models import (
 )
 from ckptbench.config._mesh_list import SkippedMesh, without_undeclared_axes
 from ckptbench.config._simdevice import emulation_notes, simdevice_of
+from ckptbench.config._suite_imports import importable_beside
 from ckptbench.config._options import OptionAxes, OptionPoint, build_points, check_options
 from ckptbench.config._overrides import apply_overrides, parse_override
 from ckptbench.config._presets import PRESETS, preset_spec
@@ -189,7 +189,7 @@ def _resolve(
   meshes, devices = [m for _, m in indexed], _devices(doc, simdevice, indexed, config.mesh_configs is not None, notes)
   if before_generators is not None:
     before_generators(devices)  # the count `plan` shows (a mesh-less suite's too)
-  _importable(base_dir)
+  importable_beside(base_dir, pathlib.Path.cwd())
   entries = []
   for i, entry in enumerate(config.benchmarks):
     try:
@@ -228,13 +228,6 @@ def _devices(
                       f" {simdevice.num_devices} chips", at)  # fmt: skip
   notes.extend(emulation_notes(simdevice))
   return simdevice.num_devices
-
-
-def _importable(base_dir: pathlib.Path) -> None:
-  """A `generator:` import path may name a module beside the suite or in the current directory."""
-  for directory in (str(pathlib.Path.cwd()), str(base_dir)):
-    if directory not in sys.path:
-      sys.path.insert(0, directory)
 
 
 def _meshes_for_spec(
@@ -414,7 +407,7 @@ def _located(doc: LocatedDocument, error: pydantic.ValidationError):
   else:
     value = _value_at(doc.data, path)
     if value is not _MISSING and first["type"] not in ("value_error", "assertion_error"):
-      msg = f"{msg}, got {value!r}"
+      msg = f"{msg}, got {_shown(value)}"
       if isinstance(value, list) and not first["type"].startswith(("list", "tuple", "too_")):
         msg += "; a list sweeps values only under benchmarks[].options, give one value here"
   more = f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
@@ -422,6 +415,12 @@ def _located(doc: LocatedDocument, error: pydantic.ValidationError):
 
 
 _MISSING = object()
+_SHOWN = 120  # characters of a rejected value an error line shows
+
+
+def _shown(value: Any) -> str:
+  shown = repr(value)
+  return shown if len(shown) <= _SHOWN else f"{shown[: _SHOWN - 3]}..."
 
 
 def _document_path(data: Any, loc: tuple, missing_key: bool) -> KeyPath:

@@ -14,10 +14,8 @@ import dataclasses
 import re
 from typing import Any, Sequence
 
-import yaml
-
-from ckptbench.config._yaml import KeyPath, LocatedDocument, format_key_path
-from ckptbench.errors import CkptbenchError
+from ckptbench.config._yaml import KeyPath, LocatedDocument, format_key_path, parse_yaml
+from ckptbench.errors import CkptbenchError, ConfigError
 
 _PART = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
 
@@ -61,11 +59,11 @@ def parse_override(text: str) -> Override:
     raise CkptbenchError(f"--set {text}: expected KEY=VALUE, e.g. --set num_repeats=5")
   try:
     path = parse_key_path(key.strip())
-    value = yaml.safe_load(raw)
+    value = parse_yaml(raw).data if raw.strip() else None  # bounded as a suite file is
   except ValueError as e:
     raise CkptbenchError(f"--set {text}: {e}") from None
-  except yaml.YAMLError as e:
-    raise CkptbenchError(f"--set {text}: the value is not valid YAML ({getattr(e, 'problem', e)})") from None
+  except ConfigError as e:
+    raise CkptbenchError(f"--set {text}: the value is not valid YAML ({e.message})") from None
   return Override(path, value, text)
 
 

@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   )
   from ckptbench.engine._auto import rounds_until_decided
   from ckptbench.engine._entry import RunOutcome, run
+  from ckptbench.engine._tune import TUNE_FILE, TuneOutcome, tune
+  from ckptbench.engine._race_spec import MAX_RACED, Constraint
+  from ckptbench.engine._choices import DECIDE_ON
   from ckptbench.engine._settings import RunSettings
   from ckptbench.engine._plan_view import describe_plan
   from ckptbench.engine._sizes import format_bytes

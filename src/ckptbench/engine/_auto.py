@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import IO, Callable, Sequence
 
-from ckptbench.analysis import build_baseline, compare_documents, load_baseline, sweep_verdicts, undecided
-from ckptbench.api import RunRecord
+from ckptbench.analysis import build_baseline, compare_documents, load_baseline, sweep_effects, sweep_verdicts, undecided
+from ckptbench.api import EffectRecord, InteractionRecord, RunRecord
 from ckptbench.distributed import Coordinator
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import Design
@@ -180,12 +180,19 @@ def _look(
 
 def open_comparisons(records: list[RunRecord], run_plan: RunPlan, design: Design) -> list[tuple[str, int]]:
   """The headline comparisons not yet decided at `design`'s level, each with the fewest rounds that
-  could decide it: each variant against the plan's reference (the one summary.json's verdicts use),
-  and the baseline's."""
+  could decide it: each variant against the plan's reference (the one summary.json's verdicts use), or
+  with `decide_on: effects` each factor's effect and each pair's interaction (a sweep with none: its
+  verdicts), and the baseline's."""
   threshold = run_plan.threshold
-  verdicts = sweep_verdicts(records, run_plan.reference, paired=True, design=design, threshold=threshold)
-  open_ = [(f"{v.metric} ({', '.join(f'{k}={x}' for k, x in v.variant.items())})", v.repeats_needed or 0)
-           for v in undecided(verdicts)]  # fmt: skip
+  effects = None
+  if run_plan.decide_on == "effects":
+    effects = sweep_effects(records, run_plan.reference, paired=True, design=design, threshold=threshold)
+  if effects is not None and (effects.effects or effects.interactions):
+    open_ = [(f"{t.metric} ({_term_name(t)})", t.repeats_needed or 0) for t in effects.undecided]
+  else:
+    verdicts = sweep_verdicts(records, run_plan.reference, paired=True, design=design, threshold=threshold)
+    open_ = [(f"{v.metric} ({', '.join(f'{k}={x}' for k, x in v.variant.items())})", v.repeats_needed or 0)
+             for v in undecided(verdicts)]  # fmt: skip
   if run_plan.baseline_path:
     # Its backend, as the manifest records it: a baseline from another backend leaves nothing to decide.
     current = build_baseline(records, {"backend": run_plan.backend}, label="current")
@@ -193,3 +200,10 @@ def open_comparisons(records: list[RunRecord], run_plan: RunPlan, design: Design
     open_ += [(f"{r.metric} ({r.benchmark}) against the baseline", r.repeats_needed or 0)
               for r in comparison.headline_inconclusive]  # fmt: skip
   return open_
+
+
+def _term_name(term: EffectRecord | InteractionRecord) -> str:
+  """`use_ocdbt=True` for a main effect, `use_ocdbt=True x use_zarr3=True` for an interaction."""
+  if isinstance(term, InteractionRecord):
+    return " x ".join(f"{k}={v}" for k, v in term.levels.items())
+  return f"{term.factor}={term.level}"

@@ -169,12 +169,12 @@ def run_memory_pass(
     shutil.rmtree(child_out, ignore_errors=True)
     if written:
       suite_file.unlink(missing_ok=True)
-  timed_tags: dict[str, set[str]] = {}
+  timed_tags: dict[str, set[str]] = {}  # by generator
   for r in earlier:
     if r.kind is not RecordKind.MEMORY_PASS:
-      timed_tags.setdefault(r.key, set()).update(r.metrics)
+      timed_tags.setdefault(r.generator, set()).update(r.metrics)
   # The child's own runs are timed runs of a run of its own; its warm-ups are left out here too.
-  records = [_memory_record(r, timed_tags.get(r.key, set())) for r in timed_runs(found) if r.key not in done_keys]
+  records = [_memory_record(r, timed_tags.get(r.generator, set())) for r in timed_runs(found) if r.key not in done_keys]
   recorded = {r.key for r in records}
   missing = [b for b in run_plan.plan.benchmarks if b.key not in recorded and b.key not in done_keys]
   if done.returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
@@ -193,9 +193,10 @@ def run_memory_pass(
 
 
 def _memory_record(record: RunRecord, timed_tags: set[str]) -> RunRecord:
-  """A memory pass's record as the run keeps it: its host-memory tags, the tags the timed runs of its
-  benchmark lack (what a test_fn derived from host memory, such as training_interference's peak growth
-  per save), and its error; nothing the timed runs measured."""
+  """A memory pass's record as the run keeps it: its host-memory tags, the tags no timed run of its
+  generator recorded (what a test_fn derives from host memory only where it is measured, such as
+  training_interference's peak growth per save; a counter that some timed run of the generator
+  recorded is the timed runs' figure), and its error; nothing the timed runs measured."""
   metrics = {tag: entry for tag, entry in record.metrics.items() if is_host_memory_tag(tag) or tag not in timed_tags}
   error = record.error and dataclasses.replace(record.error, message=f"in the memory pass: {record.error.message}")
   return dataclasses.replace(record, metrics=metrics, inventory=None, notes=[], error=error, memory_pass=True)

@@ -30,11 +30,11 @@ import random
 import time
 from typing import Any, Callable, Sequence
 
-from ckptbench.api import RunRecord, is_host_memory_tag, judged_as
+from ckptbench.api import RunRecord, is_host_memory_tag, judged_as, timed_runs
 from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
 from ckptbench.engine._schedule import ScheduledRun
 from ckptbench.engine._settings import RunSettings
-from ckptbench.stats import AUTO_LOOKS, Design, readings_agree
+from ckptbench.stats import AUTO_LOOKS, RACE_LOOKS, Design, readings_agree
 
 
 DRIVEN_READY = "ckptbench-driven-ready"
@@ -103,6 +103,8 @@ def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int, ba
   if settings.driven_rounds:  # the driver decides; the most rounds bound the disk check
     count = AUTO_LOOKS[-1] if repeats == "auto" else int(repeats)
     return Repeats(repeats == "auto", count, cfg.warmups("auto"), True, driven=True)  # each environment warms up
+  if settings.race is not None:  # a race runs rounds until decided, whatever the suite's count
+    return Repeats(True, RACE_LOOKS[-1], cfg.warmups("auto"), True, time_budget(suite, settings.time_budget_s))
   if repeats == "auto":
     budget = time_budget(suite, settings.time_budget_s)
     return Repeats(True, AUTO_LOOKS[-1], warmups, True, budget)
@@ -196,7 +198,7 @@ def settled_rounds(
         return RepeatsDone(True, rounds, "interrupted")
       execute(ScheduledRun(open_[b], rounds, False))
     rounds += 1
-    open_ = [b for b in open_ if not _settled([r for r in records if r.key == keys[b] and not r.warmup], rounds)]
+    open_ = [b for b in open_ if not _settled([r for r in timed_runs(records) if r.key == keys[b]], rounds)]
   return RepeatsDone(False, rounds, "settled" if not open_ else "most rounds")
 
 

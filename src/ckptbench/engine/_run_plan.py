@@ -28,6 +28,7 @@ class RunPlan:
     baseline_path: the baseline the run is compared with (the flag's, else the suite's), or None.
     threshold: the relative change that counts (`--regression_threshold`).
     backend: the backend as the manifest records it (a baseline from another is not compared).
+    decide_on: what auto repeats wait for: "verdicts", or "effects" (`RunSettings.decide_on`).
   """
 
   plan: Plan
@@ -37,6 +38,7 @@ class RunPlan:
   baseline_path: str | None
   threshold: float
   backend: str
+  decide_on: str = "verdicts"
 
   @property
   def keys(self) -> list[str]:
@@ -65,4 +67,5 @@ def build_run_plan(suite: Suite, settings: RunSettings, device_count: int) -> Ru
       baseline_path=baseline_path,
       threshold=settings.regression_threshold,
       backend=run_backend_name(suite.config.simdevice),
+      decide_on=settings.decide_on,
   )

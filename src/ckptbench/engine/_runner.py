@@ -36,6 +36,7 @@ from ckptbench.engine._memory_pass import HostMemory, host_memory_plan, run_memo
 from ckptbench.engine._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine._auto import auto_rounds, driven_rounds
+from ckptbench.engine._race import RaceResult, race_rounds
 from ckptbench.engine._noise import NoiseMeter
 from ckptbench.engine._rounds import RepeatsDone, fixed_runs, settled_rounds
 from ckptbench.engine._run_plan import RunPlan, build_run_plan
@@ -54,7 +55,7 @@ from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
 from ckptbench.results import RunWriter, run_writers
-from ckptbench.analysis import sweep_verdicts
+from ckptbench.analysis import SweepEffects, sweep_effects, sweep_verdicts
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class SuiteOutcome:
   records: list[RunRecord]  # every host's, in the order they ran (resumed ones first)
   summary: SuiteSummary
   interrupted: bool
+  race: RaceResult | None = None  # a race's candidates and best (`ckptbench tune`)
 
   @property
   def failed_runs(self) -> int:
@@ -119,7 +121,7 @@ def _run_suite(
   out = settings.output_dir
   _check_processes(suite, coordinator.process_count)
   run_plan = _checked_run_plan(suite, settings, coordinator, jax.device_count())
-  repeats, keys = run_plan.repeats, run_plan.keys
+  repeats = run_plan.repeats
   host_memory = host_memory_plan(suite, settings, run_plan, coordinator.process_count)
   previous = read_records(out) if settings.resume else []
   done = {(r.key, r.repeat) for r in timed_runs(previous)}
@@ -139,17 +141,7 @@ def _run_suite(
   try:
     with stop.installed():
       with collectors_held(host_memory.held):  # what a memory pass measures, the timed runs do not
-        if repeats.driven:
-          if coordinator.process_count > 1:
-            raise CkptbenchError("driven rounds (matrix) run in one process")
-          done_repeats = driven_rounds(repeats, keys, rng, runs.execute, stop, sys.stdin, sys.stdout)
-        elif repeats.until_settled:  # this run is a memory pass
-          done_repeats = settled_rounds(keys, benchmark_groups(run_plan.plan), repeats.count, rng, runs.execute, stop,
-                                        runs.records)  # fmt: skip
-        elif repeats.auto:
-          done_repeats = auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress)
-        else:
-          done_repeats = fixed_runs(todo, runs.execute, stop, repeats.count)
+        done_repeats, race = _repeats(run_plan, settings, runs, done, todo, rng, stop, coordinator, progress)
       if host_memory.mode == "pass" and not done_repeats.interrupted:
         manifest["host_memory"]["seconds"] = runs.memory_pass(host_memory, run_plan)
         if stop.requested:
@@ -166,7 +158,28 @@ def _run_suite(
   for writer in writers:
     writer.finish(summary, manifest)
   coordinator.barrier("teardown")
-  return SuiteOutcome(out, run_plan.plan, records, summary, interrupted)
+  return SuiteOutcome(out, run_plan.plan, records, summary, interrupted, race)
+
+
+def _repeats(
+    run_plan: RunPlan, settings: RunSettings, runs: _Runs, done: set[tuple[str, int]], todo: list[ScheduledRun],
+    rng: random.Random, stop: StopRequest, coordinator: Coordinator, progress: RunProgress,
+) -> tuple[RepeatsDone, RaceResult | None]:  # fmt: skip
+  """The timed runs: driven rounds (matrix), a race (tune), auto rounds or a fixed count; and the race's result."""
+  repeats = run_plan.repeats
+  if (repeats.driven or settings.race is not None) and coordinator.process_count > 1:
+    raise CkptbenchError(f"{'driven rounds (matrix)' if repeats.driven else 'a race (tune)'} run in one process")
+  if repeats.driven:
+    return driven_rounds(repeats, run_plan.keys, rng, runs.execute, stop, sys.stdin, sys.stdout), None
+  if repeats.until_settled:  # this run is a memory pass
+    return settled_rounds(run_plan.keys, benchmark_groups(run_plan.plan), repeats.count, rng, runs.execute, stop,
+                          runs.records), None  # fmt: skip
+  if settings.race is not None:
+    seed = settings.race.seed if settings.race.seed is not None else rng.randrange(2**31)
+    return race_rounds(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress, seed)
+  if repeats.auto:
+    return auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress), None
+  return fixed_runs(todo, runs.execute, stop, repeats.count), None
 
 
 def _gathered(record: RunRecord, coordinator: Coordinator, writers: Sequence[RunWriter]) -> list[RunRecord]:
@@ -294,16 +307,24 @@ def _summary(
   in_plan_order = sorted(records, key=lambda r: position.get(r.key, len(position)))
   verdicts = sweep_verdicts(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
                             threshold=run_plan.threshold)  # fmt: skip
+  try:
+    effects = sweep_effects(in_plan_order, reference, paired=run_plan.repeats.interleaved, design=done.design,
+                            threshold=run_plan.threshold)  # fmt: skip
+  except Exception as e:  # noqa: BLE001  (a model that cannot be fitted costs the effects, never summary.json)
+    _log.warning("the sweep's effects could not be estimated: %s: %s", type(e).__name__, e)
+    effects = SweepEffects(notes=(f"effects: not estimated ({type(e).__name__}: {e})",))
   return SuiteSummary(
       suite=suite.name,
       reference=reference,
       interrupted=done.interrupted,
       skipped_meshes=[SkippedMesh(m, r) for m, r in plan.all_skipped_meshes()],
-      notes=[*suite.notes, host_memory.why],
+      notes=[*suite.notes, host_memory.why, *effects.notes],
       invalid_combinations=[NotRun(g, o, r) for g, o, r in plan.invalid],
       unsupported=[NotRun(g, o, r) for g, o, r in plan.unsupported],
       benchmarks=summarize_benchmarks(records),
       verdicts=verdicts,
+      effects=list(effects.effects),
+      interactions=list(effects.interactions),
   )
 
 

@@ -25,7 +25,7 @@ import psutil
 from ckptbench.config import load_suite
 from ckptbench.distributed import launch_local
 from ckptbench.errors import CkptbenchError
-from ckptbench.results import read_records
+from ckptbench.results import read_document, read_records
 from ckptbench.engine._scale_metrics import COUNT, Measured, host_count_metrics
 from ckptbench.engine._scale_suite import memory_refusal, scaled_suites, write_suite
 from ckptbench.stats import LAW_POINTS, PROFILES, BenchmarkModel, StoreProfile, model_benchmark
@@ -157,7 +157,8 @@ def _finished(n: int, out: pathlib.Path) -> dict[str, Any] | None:
   load = out / "logs" / f"hosts_{n}.load.json"
   if not (out / f"hosts_{n}" / "summary.json").exists() or not load.exists():
     return None
-  return json.loads(load.read_text())
+  finished = read_document(load)
+  return finished if isinstance(finished, dict) else None  # not ours: measured again
 
 
 def scale(settings: ScaleSettings, log: IO[str]) -> dict[str, Any]:

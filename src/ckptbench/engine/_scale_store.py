@@ -4,14 +4,13 @@ built-in one with the per-request latency a `storage` run measured."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import pathlib
 import statistics
 
+from ckptbench.api import SchemaError, finite_number, timed_runs
 from ckptbench.errors import CkptbenchError
-from ckptbench.api import timed_runs
-from ckptbench.results import read_records
+from ckptbench.results import read_document, read_records
 from ckptbench.stats import PROFILES, StoreProfile
 
 _STORAGE = "ckptbench.benchmarks.storage.StorageBenchmark"
@@ -29,15 +28,21 @@ def store_profile(text: str) -> StoreProfile:
   if not path.is_file():
     raise CkptbenchError(f"--store {text!r}: neither a profile ({', '.join(PROFILES)}) nor a JSON file")
   try:
-    fields = json.loads(path.read_text())
+    fields = read_document(path)
     base = PROFILES[fields.pop("base", "gcs")]
-  except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
+  except (KeyError, TypeError, AttributeError) as e:
     raise CkptbenchError(f"{path}: not a store profile ({e}); write e.g. "
                          '{"base": "gcs", "latency_s": 0.02, "write_requests_per_s": 2000}') from None  # fmt: skip
   known = {f.name for f in dataclasses.fields(StoreProfile)}
   unknown = sorted(set(fields) - known)
   if unknown:
     raise CkptbenchError(f"{path}: unknown field {unknown[0]!r}; fields are {', '.join(sorted(known))}")
+  for name, value in fields.items():  # the model multiplies these: each a finite number where the profile's is
+    if isinstance(getattr(base, name), (int, float)) and not isinstance(getattr(base, name), bool):
+      try:
+        fields[name] = finite_number(value, name)
+      except SchemaError as e:
+        raise CkptbenchError(f"{path}: {e}") from None
   return dataclasses.replace(base, **{"name": path.stem, "source": str(path), **fields})
 
 

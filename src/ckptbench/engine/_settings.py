@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 
+from ckptbench.engine._choices import DECIDE_ON
+from ckptbench.engine._race_spec import Race
+from ckptbench.errors import CkptbenchError
 from ckptbench.stats import DEFAULT_THRESHOLD
 from ckptbench.storage import is_store_url, parse_store_url, store_for
 
@@ -66,6 +69,11 @@ class RunSettings:
   host_memory: str | None = None
   # This run is another run's memory pass: a warm-up and this many runs of each benchmark.
   memory_pass_repeats: int | None = None
+  # Race the grid instead of running it whole (`ckptbench tune`, engine/_race.py).
+  race: Race | None = None
+  # What auto repeats wait for: "verdicts" (each variant against the reference) or "effects" (each factor's
+  # main effect and each pair's interaction, analysis/_effects.py; a sweep of one factor has none: its verdicts).
+  decide_on: str = "verdicts"
 
   def ask(self, field: str, value: object = True) -> str:
     """How the caller asks for `field=value`: the flag on the command line (`argv` set), else the keyword."""
@@ -74,6 +82,8 @@ class RunSettings:
     return _FLAGS.get((field, value), f"--{field}")
 
   def __post_init__(self):
+    if self.decide_on not in DECIDE_ON:
+      raise CkptbenchError(f"{self.ask('decide_on', self.decide_on)}: {self.decide_on!r} is none of {list(DECIDE_ON)}")
     for place in (str(self.output_dir), self.checkpoint_root):
       if place and "://" in place:
         store_for(place)  # a scheme no store serves is an error, never a local directory named "xyz:"

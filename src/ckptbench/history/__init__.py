@@ -12,10 +12,10 @@ from ckptbench._lazy import lazy_face
 
 if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers and IDEs resolve it
   from ckptbench.history._analysis import Arrival, Change, Series, analyse
-  from ckptbench.history._gate import gate
+  from ckptbench.history._gate import gate, unjudged
   from ckptbench.history._cache import AnalysisCache, load_cache, save_cache
   from ckptbench.history._entry import Environment, HistoryEntry, Point, entry_from_outputs
-  from ckptbench.history._store import HistoryStore
+  from ckptbench.history._store import History, HistoryStore
   from ckptbench.history._exports import arrival_text, bencher_metric_format, change_text, failing_text, gate_passed, history_document, summary_markdown
 
 __getattr__, __dir__ = lazy_face(globals())

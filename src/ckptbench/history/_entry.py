@@ -13,13 +13,15 @@ import uuid
 from typing import Any, Mapping
 
 from ckptbench.analysis import host_memory_mode
-from ckptbench.api import RunRecord, is_judged, sampled_records
+from ckptbench.api import RunRecord, SchemaError, finite_number, is_judged, json_fields, sampled_records
 from ckptbench.errors import CkptbenchError
-from ckptbench.results import read_outputs
+from ckptbench.results import decode_document, read_outputs
 from ckptbench.stats import Direction, median_interval, metric_direction, per_repeat_across_hosts
 
 SCHEMA_VERSION = 1
 MAX_SAMPLES = 64  # per point: enough for the two-level bootstrap, small enough for 10,000 entries
+# A sample's largest size: its square and the sums of 64 of them stay finite in the statistics.
+MAX_MAGNITUDE = 1e150
 _VERSIONED = ("ckptbench", "orbax-checkpoint", "jax", "jaxlib", "tensorstore", "torch", "python")
 
 
@@ -80,16 +82,47 @@ class HistoryEntry:
     return json.dumps({"schema_version": SCHEMA_VERSION, **dataclasses.asdict(self)}, sort_keys=True)
 
   @classmethod
-  def from_json(cls, text: str, where: str) -> HistoryEntry:
-    """Reads an entry back; CkptbenchError naming `where` for anything else."""
+  def from_json(cls, data: bytes, where: str) -> HistoryEntry:
+    """Reads an entry back, the one reader of history entries (`where` names it in errors).
+
+    Every sample is a finite number (`MAX_MAGNITUDE` at most), so no statistic or gate meets one that
+    is not.
+
+    Raises:
+      CkptbenchError: naming `where`: bytes that are not UTF-8 JSON, another schema version, a field
+        missing or of another type, a sample that is not a finite number.
+    """
+    doc = decode_document(data, where)
+    version = doc.get("schema_version") if isinstance(doc, Mapping) else None
+    if version != SCHEMA_VERSION:
+      raise CkptbenchError(f"{where}: history entry schema_version {version!r}, expected {SCHEMA_VERSION}")
     try:
-      doc = json.loads(text)
-      if doc.get("schema_version") != SCHEMA_VERSION:
-        raise CkptbenchError(f"{where}: history entry schema_version {doc.get('schema_version')!r}, expected {SCHEMA_VERSION}")
-      points = tuple(Point(**{**p, "samples": tuple(p["samples"])}) for p in doc["points"])
-      return cls(doc["name"], doc["label"], doc["time"], doc["suite"], Environment(**doc["environment"]), points)
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
-      raise CkptbenchError(f"{where}: not a ckptbench history entry ({type(e).__name__}: {e})") from None
+      fields = json_fields(cls, doc, "history entry")
+      environment = Environment(**json_fields(Environment, fields["environment"], "environment"))
+      if not all(isinstance(v, str) or v is None for v in environment.versions.values()):
+        raise SchemaError("environment versions are not strings")
+      points = tuple(_point(p, f"point {i}") for i, p in enumerate(fields["points"]))
+    except SchemaError as e:
+      raise CkptbenchError(f"{where}: not a ckptbench history entry: {e}") from None
+    return cls(fields["name"], fields["label"], fields["time"], fields["suite"], environment, points)
+
+
+def _point(data: Any, what: str) -> Point:
+  fields = json_fields(Point, data, what)
+  samples = fields["samples"]
+  if not 0 < len(samples) <= MAX_SAMPLES:
+    raise SchemaError(f"{what} has {len(samples)} samples; an entry keeps 1 to {MAX_SAMPLES}")
+  for name in ("median", "low", "high"):
+    fields[name] = _sample(fields[name], f"{what} {name}")
+  fields["samples"] = tuple(_sample(v, f"{what} sample {i}") for i, v in enumerate(samples))
+  return Point(**fields)
+
+
+def _sample(value: Any, what: str) -> float:
+  number = finite_number(value, what)
+  if abs(number) > MAX_MAGNITUDE:
+    raise SchemaError(f"{what} is {number:g}, beyond the {MAX_MAGNITUDE:g} a measurement may be")
+  return number
 
 
 def default_label(manifest: Mapping[str, Any] | None) -> str:

@@ -7,6 +7,7 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
+from ckptbench._escape import markdown_text
 from ckptbench.history._analysis import Arrival, Change, Series
 from ckptbench.history._entry import HistoryEntry
 from ckptbench.stats import MIN_REFERENCE_RUNS
@@ -20,10 +21,12 @@ def _finite_ends(record: Change | Arrival) -> dict[str, Any]:
   return {**dataclasses.asdict(record), "high": _finite(record.high), "low": _finite(record.low)}
 
 
-def history_document(series: Sequence[Series], entries: Sequence[HistoryEntry]) -> dict[str, Any]:
-  """`{"runs": n, "series": [...], "changes": [...], "flagged": [...], "newest": [...]}`: every
-  series with its points, every change, every run flagged worse on arrival with its state, and
-  each series' newest run as judged on arrival."""
+def history_document(
+    series: Sequence[Series], entries: Sequence[HistoryEntry], unjudged: Sequence[str] = ()
+) -> dict[str, Any]:
+  """`{"runs": n, "series": [...], "changes": [...], "flagged": [...], "newest": [...], "unjudged": [...]}`:
+  every series with its points, every change, every run flagged worse on arrival with its state,
+  each series' newest run as judged on arrival, and what the gate could not judge (`history.unjudged`)."""
   docs = []
   for s in series:
     doc = dataclasses.asdict(s)
@@ -37,6 +40,7 @@ def history_document(series: Sequence[Series], entries: Sequence[HistoryEntry]) 
       "changes": [_finite_ends(c) for s in series for c in s.changes],
       "flagged": [_finite_ends(a) for s in series for a in s.flagged],
       "newest": [_finite_ends(s.newest) for s in series if s.newest is not None],
+      "unjudged": list(unjudged),
   }
 
 
@@ -66,31 +70,36 @@ def failing_text(failing: Arrival | Change) -> str:
 
 
 def summary_markdown(
-    series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change]
+    series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change],
+    unjudged: Sequence[str] = (),
 ) -> str:
-  """A CI job summary: the gate's answer first, then the runs flagged on arrival and every
-  change, then the newest value of each series."""
+  """A CI job summary: the gate's answer first (with what it could not judge, `unjudged`), then the
+  runs flagged on arrival and every change, then the newest value of each series. Every name and
+  label is literal text (`markdown_text`): no `|` breaks a table, no HTML renders."""
+  md = markdown_text
   newest = entries[-1]
-  lines = [f"## ckptbench history: {len(entries)} runs, newest {newest.label} ({newest.time})", ""]
+  lines = [f"## ckptbench history: {len(entries)} runs, newest {md(newest.label)} ({md(newest.time)})", ""]
   if failing:
-    lines += ["**Worse:**", ""] + [f"- {failing_text(f)}" for f in failing] + [""]
-  else:
+    lines += ["**Worse:**", ""] + [f"- {md(failing_text(f))}" for f in failing] + [""]
+  elif not unjudged:
     lines += [f"{gate_passed(series)}.", ""]
+  if unjudged:
+    lines += ["**Not judged:**", ""] + [f"- {md(line)}" for line in unjudged] + [""]
   flagged = [a for s in series for a in s.flagged]
   if flagged:
     lines += ["| suite | benchmark | metric | run | state | ratio | interval | runs before |", "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {a.suite} | {a.benchmark} | {a.metric} | {a.label} | {a.state} | {a.ratio:.3f} |"
+    lines += [f"| {md(a.suite)} | {md(a.benchmark)} | {md(a.metric)} | {md(a.label)} | {a.state} | {a.ratio:.3f} |"
               f" {a.low:.3f}-{a.high:.3f} | {a.reference_runs} |" for a in flagged]  # fmt: skip
     lines.append("")
   changes = [c for s in series for c in s.changes]
   if changes:
     lines += ["| suite | benchmark | metric | from | direction | ratio | interval | also changed |", "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {c.suite} | {c.benchmark} | {c.metric} | {c.label} | {c.direction} | {c.ratio:.3f} |"
-              f" {c.low:.3f}-{c.high:.3f} | {', '.join(c.also_changed)} |" for c in changes]  # fmt: skip
+    lines += [f"| {md(c.suite)} | {md(c.benchmark)} | {md(c.metric)} | {md(c.label)} | {c.direction} | {c.ratio:.3f} |"
+              f" {c.low:.3f}-{c.high:.3f} | {md(', '.join(c.also_changed))} |" for c in changes]  # fmt: skip
     lines.append("")
   lines += ["| suite | benchmark | metric | machine | runs | newest median | changes |", "|---|---|---|---|---|---|---|"]
-  lines += [f"| {s.suite} | {s.benchmark} | {s.metric} | {s.machine} | {len(s.medians)} | {s.medians[-1]:.4g} {s.unit} |"
-            f" {len(s.changes) if not s.note else s.note} |" for s in series]  # fmt: skip
+  lines += [f"| {md(s.suite)} | {md(s.benchmark)} | {md(s.metric)} | {md(s.machine)} | {len(s.medians)} |"
+            f" {s.medians[-1]:.4g} {md(s.unit)} | {len(s.changes) if not s.note else md(s.note)} |" for s in series]  # fmt: skip
   return "\n".join(lines) + "\n"
 
 

@@ -18,11 +18,13 @@ entry another holds; the reader keeps one), so a reader never meets a part half-
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import datetime
 import io
 import os
 import pathlib
 import uuid
+from typing import Iterator
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.history._entry import HistoryEntry
@@ -34,6 +36,26 @@ INDEX_AFTER = 64
 _READERS = 16
 
 
+@dataclasses.dataclass(frozen=True)
+class History:
+  """A history as read: its entries, oldest first, and each object skipped as unreadable (`where: why`).
+
+  It reads as the sequence of its entries (`len`, iteration, `history[-1]`).
+  """
+
+  entries: tuple[HistoryEntry, ...]
+  skipped: tuple[str, ...] = ()
+
+  def __len__(self) -> int:
+    return len(self.entries)
+
+  def __iter__(self) -> Iterator[HistoryEntry]:
+    return iter(self.entries)
+
+  def __getitem__(self, index: int) -> HistoryEntry:
+    return self.entries[index]
+
+
 class HistoryStore:
   """The history at `location` (a directory path or a store URL)."""
 
@@ -42,6 +64,11 @@ class HistoryStore:
     self.remote = is_store_url(self.location)
     if "://" in self.location:
       parse_store_url(self.location)  # an unknown scheme is an error naming it, before anything runs
+    elif not self.remote:  # checked before a run starts, not when its entry is added at the end
+      existing = next(p for p in (pathlib.Path(self.location), *pathlib.Path(self.location).absolute().parents)
+                      if p.exists())  # fmt: skip
+      if not existing.is_dir():
+        raise CkptbenchError(f"{existing}: a history is a directory, and this is a file")
 
   def _child(self, *parts: str) -> str:
     return "/".join([self.location, *parts]) if self.remote else str(pathlib.Path(self.location, *parts))
@@ -57,36 +84,56 @@ class HistoryStore:
 
   def append(self, entry: HistoryEntry) -> str:
     """Writes `entry` as its own object; returns where."""
-    if not self.remote:
-      root = pathlib.Path(self.location)
-      if root.exists() and not root.is_dir():
-        raise CkptbenchError(f"{root}: a history is a directory, and this is a file")
     where = self._child(ENTRIES, f"{entry.name}.json")
     write_location(where, entry.to_json().encode())
     return where
 
-  def read(self, *, write_index: bool = True) -> list[HistoryEntry]:
-    """Every entry, oldest first (by start time, then name).
+  def read(self, *, write_index: bool = True) -> History:
+    """Every readable entry, oldest first (by start time, then name), and the unreadable ones, named.
+
+    An entry or index part that cannot be read (bytes that are not UTF-8 JSON, a field of another
+    type, a sample that is not a finite number) is skipped and named in `History.skipped`: one bad
+    object never blocks the history, and whoever judges it says what it left out.
 
     Raises:
-      CkptbenchError: when HIST does not exist or holds no entry, or an entry or index part is unreadable.
+      CkptbenchError: when HIST does not exist or holds no entry, or no entry can be read.
     """
     if not self.remote and not pathlib.Path(self.location).is_dir():
       raise CkptbenchError(f"{self.location}: no such history (a directory written by --history or `history add`)")
     names = [n[: -len(".json")] for n in self._names(ENTRIES, ".json")]
-    texts: dict[str, str] = {}
-    for part in self._names(INDEX, ".parquet"):
-      texts.update(_read_index(self._child(INDEX, part)))
-    missing = [n for n in names if n not in texts]
-    with concurrent.futures.ThreadPoolExecutor(_READERS if self.remote else 1) as pool:
-      fetched = pool.map(lambda n: read_location(self._child(ENTRIES, f"{n}.json")).decode(), missing)
-      texts.update(zip(missing, fetched))
-    if write_index and len(missing) > INDEX_AFTER:
-      self._write_index({n: texts[n] for n in missing})
     if not names:
       raise CkptbenchError(f"{self.location}: the history holds no entry yet")
-    entries = [HistoryEntry.from_json(texts[n], self._child(ENTRIES, f"{n}.json")) for n in names]
-    return sorted(entries, key=lambda e: (e.time, e.name))
+    texts: dict[str, bytes | CkptbenchError] = {}
+    skipped: list[str] = []
+    for part in self._names(INDEX, ".parquet"):
+      try:
+        texts.update(_read_index(self._child(INDEX, part)))
+      except CkptbenchError as e:  # its entries are read from entries/ instead
+        skipped.append(str(e))
+    missing = [n for n in names if n not in texts]
+    with concurrent.futures.ThreadPoolExecutor(_READERS if self.remote else 1) as pool:
+      texts.update(zip(missing, pool.map(self._fetch, missing)))
+    entries: dict[str, HistoryEntry] = {}
+    for name in names:
+      try:
+        text = texts[name]
+        if isinstance(text, CkptbenchError):
+          raise text
+        entries[name] = HistoryEntry.from_json(text, self._child(ENTRIES, f"{name}.json"))
+      except CkptbenchError as e:
+        skipped.append(str(e))
+    if not entries:
+      raise CkptbenchError(f"{self.location}: no entry of the history can be read; {skipped[0]}")
+    indexed = [n for n in missing if n in entries]  # an index holds only entries that read
+    if write_index and len(indexed) > INDEX_AFTER:
+      self._write_index({n: entries[n].to_json() for n in indexed})
+    return History(tuple(sorted(entries.values(), key=lambda e: (e.time, e.name))), tuple(skipped))
+
+  def _fetch(self, name: str) -> bytes | CkptbenchError:
+    try:
+      return read_location(self._child(ENTRIES, f"{name}.json"))
+    except CkptbenchError as e:  # skipped and named, as an entry that does not parse
+      return e
 
   def _write_index(self, texts: dict[str, str]) -> None:
     import pyarrow  # noqa: PLC0415
@@ -99,11 +146,12 @@ class HistoryStore:
     write_location(self._child(INDEX, f"{stamp}-{uuid.uuid4().hex[:16]}.parquet"), buffer.getvalue())
 
 
-def _read_index(where: str) -> dict[str, str]:
+def _read_index(where: str) -> dict[str, bytes]:
   import pyarrow.parquet  # noqa: PLC0415
 
   try:
     table = pyarrow.parquet.read_table(io.BytesIO(read_location(where)))
-    return dict(zip(table.column("name").to_pylist(), table.column("entry").to_pylist()))
-  except (pyarrow.ArrowException, KeyError) as e:
+    names, texts = table.column("name").to_pylist(), table.column("entry").to_pylist()
+    return {name: text.encode() for name, text in zip(names, texts) if isinstance(name, str) and isinstance(text, str)}
+  except (pyarrow.ArrowException, KeyError, UnicodeEncodeError) as e:
     raise CkptbenchError(f"{where}: not a ckptbench history index ({e})") from None

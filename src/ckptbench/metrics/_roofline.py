@@ -256,9 +256,10 @@ def cached_probe(directory: str | os.PathLike, *, size_mib: int = 256, max_sprea
 
 def _read_cache() -> dict:
   try:
-    return json.loads(_cache_file().read_text())
-  except (OSError, ValueError):
+    entries = json.loads(_cache_file().read_text())
+  except (OSError, ValueError):  # ValueError: not UTF-8, not JSON
     return {}
+  return entries if isinstance(entries, dict) else {}  # a cache of another shape is measured again
 
 
 def _usable_entry(entries: dict, key: str, max_spread: float) -> StorageProbe | None:

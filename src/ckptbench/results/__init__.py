@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.results._formats import FORMATS
   from ckptbench.results._lock import LOCK_FILE, output_lock
   from ckptbench.results._writers import MANIFEST_FILE, RunWriter, SUMMARY_FILE, run_writers
+  from ckptbench.results._files import decode_document, read_document
   from ckptbench.results._results import RESULTS_FILE, read_records, write_json_atomic
   from ckptbench.results._read import RunOutputs, check_output_dir, read_outputs
   from ckptbench.results._manifest import build_manifest, git_state, now_iso, run_backend, run_environment

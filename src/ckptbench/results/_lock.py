@@ -97,8 +97,13 @@ def output_lock(out: str | os.PathLike, command: str, wait: bool = False, create
         "command": command,
         "started_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+    try:
+      os.ftruncate(fd, 0)
+      os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
+    except OSError as e:  # a disk already full when OUT is made: one line, and no OUT left behind
+      if created:
+        shutil.rmtree(out, ignore_errors=True)
+      raise CkptbenchError(f"output directory {out} cannot be written: {e.strerror or e}") from None
     try:
       yield
     finally:

@@ -8,7 +8,6 @@ fact, on a copy of someone else's results.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 from typing import Any, Callable, TypeVar
@@ -16,6 +15,7 @@ from typing import Any, Callable, TypeVar
 from ckptbench.api import BenchmarkSummary, RunRecord, SuiteSummary
 from ckptbench.errors import CkptbenchError
 from ckptbench.results._comparison_record import Comparison
+from ckptbench.results._files import read_document
 from ckptbench.results._results import RESULTS_FILE, read_records
 from ckptbench.results._writers import MANIFEST_FILE, SUMMARY_FILE
 
@@ -64,7 +64,7 @@ def read_outputs(out_dir: str | pathlib.Path) -> RunOutputs:
   summary = _read_typed(out / SUMMARY_FILE, SuiteSummary.from_json)
   if not results and summary is None:
     raise _not_an_output_dir(out)
-  manifest = _read_json(out / MANIFEST_FILE)
+  manifest = read_document(out / MANIFEST_FILE)
   return RunOutputs(
       out_dir=out,
       results=results,
@@ -75,22 +75,13 @@ def read_outputs(out_dir: str | pathlib.Path) -> RunOutputs:
 
 
 def _read_typed(path: pathlib.Path, from_json: Callable[[Any], _T]) -> _T | None:
-  data = _read_json(path)
+  data = read_document(path)
   if data is None:
     return None
   try:
     return from_json(data)
-  except (ValueError, TypeError) as e:  # SchemaError, an unknown verdict, a value of the wrong kind
+  except (ValueError, TypeError, KeyError, AttributeError) as e:  # SchemaError, an unknown verdict, a bad shape
     raise CkptbenchError(f"{path}: not a file this ckptbench can read: {e}") from None
-
-
-def _read_json(path: pathlib.Path) -> Any:
-  if not path.exists():
-    return None
-  try:
-    return json.loads(path.read_text())
-  except json.JSONDecodeError as e:
-    raise CkptbenchError(f"{path}:{e.lineno}: not valid JSON ({e.msg})") from None
 
 
 def check_output_dir(out_dir: str | os.PathLike) -> pathlib.Path:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import pathlib
 from typing import Any, Sequence
 
 from ckptbench.api import RunRecord, SchemaError
 from ckptbench.errors import CkptbenchError
+from ckptbench.results._files import read_json_lines
 
 RESULTS_FILE = "results.jsonl"
-_log = logging.getLogger(__name__)
 
 
 def append_records(path: pathlib.Path, records: Sequence[RunRecord]) -> None:
@@ -43,29 +42,22 @@ def _json_default(value: Any) -> Any:
 
 
 def read_records(out_dir: str | pathlib.Path) -> list[RunRecord]:
-  """The records of OUT/results.jsonl, typed and checked; a torn last line (a killed run) is skipped.
+  """The records of OUT/results.jsonl, typed and checked.
+
+  A line that is not UTF-8 JSON (a torn last line of a killed run, a damaged byte) is skipped, and
+  one warning names the lines (`results/_files.py`'s policy).
 
   Raises:
     CkptbenchError: naming the file and line of a record of another schema
-      version, or of a line that is not a record.
+      version, or of a JSON line that is not a record.
   """
   path = pathlib.Path(out_dir) / RESULTS_FILE
-  if not path.exists():
-    return []
   records = []
-  with open(path, encoding="utf-8") as f:
-    for number, line in enumerate(f, 1):
-      if not line.strip():
-        continue
-      try:
-        data = json.loads(line)
-      except json.JSONDecodeError:
-        _log.warning("%s:%d: skipping an incomplete record (interrupted write)", path, number)
-        continue
-      try:
-        records.append(RunRecord.from_json(data))
-      except (SchemaError, TypeError) as e:
-        raise CkptbenchError(f"{path}:{number}: not a record this ckptbench can read: {e}") from None
+  for line in read_json_lines(path):
+    try:
+      records.append(RunRecord.from_json(line.value))
+    except (SchemaError, TypeError) as e:
+      raise CkptbenchError(f"{path}:{line.number}: not a record this ckptbench can read: {e}") from None
   return records
 
 

@@ -109,10 +109,7 @@ def arrival_tests(
   """
   n = len(log_medians)
   quantiles = np.array(_t_quantiles(alpha, window))
-  starts = np.zeros(n, dtype=int)  # where run j's reference starts: the last confirmed change before j
-  for c in sorted(changes):
-    starts[c + 1 :] = c
-  starts = np.maximum(starts, np.arange(n) - window)
+  starts = _reference_starts(n, changes, window)
   center = float(log_medians[0]) if n else 0.0
   x = log_medians - center  # sums of squares near zero, not near log(value)
   sums, squares = np.concatenate([[0.0], np.cumsum(x)]), np.concatenate([[0.0], np.cumsum(x * x)])
@@ -123,12 +120,8 @@ def arrival_tests(
                   threshold, floor, center)  # fmt: skip
   first = next((j for j in range(n) if judged[3][j]), n)
   flagged = [first]
-
-  def confirmed(i: int) -> bool:  # a flag next to a confirmed change is that change: its run is the new level
-    return any(abs(c - i) <= 1 for c in changes)
-
   for j in range(first + 1, n):
-    pending = [i for i in flagged if starts[j] <= i and j - i <= PENDING_RUNS and not confirmed(i)]
+    pending = [i for i in flagged if starts[j] <= i and j - i <= PENDING_RUNS and not _at_change(i, changes)]
     if pending:
       kept = np.array([i for i in range(starts[j], j) if i not in pending], dtype=int)
       again = _judge(x[j : j + 1], within[j : j + 1], x[kept].sum(keepdims=True), (x[kept] ** 2).sum(keepdims=True),
@@ -145,6 +138,19 @@ def arrival_tests(
 
   newest = test(n - 1) if n and k[n - 1] >= MIN_REFERENCE_RUNS else None
   return Arrivals(tuple(test(j) for j in flagged if j < n), newest)
+
+
+def _reference_starts(n: int, changes: Sequence[int], window: int) -> np.ndarray:
+  """Where each run's reference starts: the last confirmed change before it, at most `window` runs back."""
+  starts = np.zeros(n, dtype=int)
+  for c in sorted(changes):
+    starts[c + 1 :] = c
+  return np.maximum(starts, np.arange(n) - window)
+
+
+def _at_change(i: int, changes: Sequence[int]) -> bool:
+  """A flag next to a confirmed change is that change: its run is the new level, no longer pending."""
+  return any(abs(c - i) <= 1 for c in changes)
 
 
 def _judge(

@@ -15,7 +15,8 @@ of 4,800 stops; by benchmark and operation 92.8% (the non-OCDBT save) to 100% (t
 took 3.2 readings on average; 19% of them reached the cap unsettled.
 
 Two settled figures are compared as measurements with that error, not as samples: the interval of
-the difference is the difference of the figures plus or minus both errors; `worse` / `better` when
+the difference is the difference of the figures plus or minus both errors (a figure's low end never
+below 0: memory added is never negative); `worse` / `better` when
 it excludes no change and the difference lies beyond the threshold (8 MiB at least, as every
 memory verdict); `equivalent` when it lies within +-threshold; else `inconclusive`. The price of
 fewer readings: a change smaller than both errors (12 MiB at least; 16% between two large figures)
@@ -68,8 +69,8 @@ def decide_settled(
     <Verdict.BETTER: 'better'>
   """
   a, b = statistics.median(reference), statistics.median(current)
-  difference, error = b - a, figure_error(a) + figure_error(b)
-  low, high = difference - error, difference + error
+  (a_low, a_high), (b_low, b_high) = _bounds(reference, a), _bounds(current, b)
+  difference, low, high = b - a, b_low - a_high, b_high - a_low
   margin = max(floor, threshold * abs(a))
   if -margin <= low and high <= margin:
     verdict = Verdict.EQUIVALENT
@@ -78,9 +79,16 @@ def decide_settled(
   else:
     verdict = Verdict.INCONCLUSIVE
   n = min(len(reference), len(current))
-  if a <= 0:
+  if a <= max(floor, 0.0):  # a ratio to a few MiB has no meaning (as stats/_decide.py says)
     return Decision(verdict, None, None, None, n, False, ERROR_COVERAGE)
   return Decision(verdict, b / a, 1 + low / a, 1 + high / a, n, False, ERROR_COVERAGE)
+
+
+def _bounds(readings: Sequence[float], figure: float) -> tuple[float, float]:
+  """The figure plus or minus its error; never below 0 where no reading is (memory added is never negative)."""
+  error = figure_error(figure)
+  low = figure - error
+  return (max(low, 0.0) if min(readings) >= 0 else low), figure + error
 
 
 def settled_rule(threshold: float) -> str:

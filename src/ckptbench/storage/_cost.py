@@ -31,7 +31,7 @@ def price_table() -> dict[str, Prices]:
     with open(path, encoding="utf-8") as f:
       overrides = json.load(f)
     return {scheme: dataclasses.replace(prices, **overrides.get(scheme, {})) for scheme, prices in table.items()}
-  except (OSError, json.JSONDecodeError, TypeError, AttributeError) as e:
+  except (OSError, ValueError, TypeError, AttributeError) as e:  # ValueError: not UTF-8, not JSON
     raise CkptbenchError(
         f"{PRICE_TABLE_ENV}={path}: cannot read the price table ({e}); expected JSON like"
         ' {"gs": {"storage_gb_month": 0.026, "put_per_1000": 0.005}}'

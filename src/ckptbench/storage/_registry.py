@@ -111,7 +111,7 @@ def parse_store_url(text: str | os.PathLike) -> StoreURL:
   """Parses scheme://bucket[/prefix] for a registered scheme.
 
   Raises:
-    CkptbenchError: for another scheme or a URL without a bucket.
+    CkptbenchError: for another scheme, a URL without a bucket, or one with a `.` or `..` segment.
   """
   text = str(text)
   scheme, sep, rest = text.partition("://")
@@ -120,6 +120,9 @@ def parse_store_url(text: str | os.PathLike) -> StoreURL:
   bucket, _, prefix = rest.partition("/")
   if not bucket:
     raise CkptbenchError(f"{text}: no bucket; use {scheme}://BUCKET/PREFIX")
+  # A `.` or `..` names no object and would climb out of the local folder a URL's results are staged in.
+  if any(part in (".", "..") for part in (bucket, *prefix.split("/"))):
+    raise CkptbenchError(f"{text}: a bucket or prefix segment is '.' or '..'; name the location itself")
   return StoreURL(scheme, bucket, prefix.strip("/"))
 
 

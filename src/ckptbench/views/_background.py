@@ -20,7 +20,6 @@ capturing the run's output (CI, `subprocess.run`) is not held up by it either.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import pathlib
 import subprocess
@@ -28,7 +27,7 @@ import sys
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import MANIFEST_FILE
-from ckptbench.results import write_json_atomic
+from ckptbench.results import read_document, write_json_atomic
 from ckptbench.views._views import view_sources
 
 VIEWS_LOG = "views.log"
@@ -81,8 +80,8 @@ def add_missing_probe(out_dir: str | os.PathLike) -> None:
 
   out = pathlib.Path(out_dir)
   path = out / MANIFEST_FILE
-  manifest = json.loads(path.read_text())
-  if manifest.get("roofline") is not None:
+  manifest = read_document(path)
+  if not isinstance(manifest, dict) or manifest.get("roofline") is not None:
     return
   try:
     manifest["roofline"] = dataclasses.asdict(probe_storage(out))

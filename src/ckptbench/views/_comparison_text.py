@@ -6,7 +6,6 @@ import math
 import sys
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from ckptbench.analysis import judged_text, verdict_clauses
@@ -14,6 +13,7 @@ from ckptbench.api import VerdictRecord, threshold_text
 from ckptbench.results import Comparison
 from ckptbench.views._terminal import print_sentences
 from ckptbench.stats import Verdict
+from ckptbench.views._terminal import markup_text
 
 _LOG_WIDTH = 160
 # asv's marks: + worse, - better; ours add ? (inconclusive) and = (shown equivalent).
@@ -49,11 +49,11 @@ def print_comparison(
   # Off a terminal (CI logs), a wide table keeps metric names on one line.
   console = console or Console(width=None if sys.stdout.isatty() else _LOG_WIDTH)
   if comparison.refused is not None:  # one line: nothing was judged, and why
-    console.print(f"[bold red]baseline {escape(comparison.baseline_label)}: {escape(comparison.refused)}"
+    console.print(f"[bold red]baseline {markup_text(comparison.baseline_label)}: {markup_text(comparison.refused)}"
                   "[/bold red] (--fail_on_regression exits 3)", highlight=False, soft_wrap=True)
     return
   for warning in comparison.warnings:
-    console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    console.print(f"[yellow]warning:[/yellow] {markup_text(warning)}")
   table, hidden = _comparison_table(comparison, show_all)
   if comparison.rows:
     console.print(table)
@@ -70,7 +70,7 @@ def print_comparison(
 def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, int]:
   """The table of the rows shown (regressions, improvements, headline metrics) and how many were hidden."""
   table = Table(
-      title=f"Comparison with baseline {escape(comparison.baseline_label)}"
+      title=f"Comparison with baseline {markup_text(comparison.baseline_label)}"
       f" (threshold {threshold_text(comparison.threshold)}, alpha {comparison.alpha:g}; intervals: the rule below)"
   )
   table.add_column("", no_wrap=True)
@@ -89,8 +89,8 @@ def _comparison_table(comparison: Comparison, show_all: bool) -> tuple[Table, in
     mark, style = _VERDICT_STYLE[row.verdict]
     table.add_row(
         mark,
-        escape(row.name or row.benchmark),
-        escape(row.metric) + (" *" if row.judged else ""),
+        markup_text(row.name or row.benchmark),
+        markup_text(row.metric) + (" *" if row.judged else ""),
         _fmt(row.reference_median, row.unit or ""),
         _fmt(row.current_median, row.unit or ""),
         "-" if row.ratio is None else f"{row.ratio:.2f}x",
@@ -122,11 +122,11 @@ def _print_notes(comparison: Comparison, console: Console, repeated_until_decide
         " (a key hashes generator, options, mesh and checkpoint config; --fail_on_regression exits 3)"
     )
   for line in comparison.unmatched:
-    console.print(f"unmatched: {escape(line)}", highlight=False)
+    console.print(f"unmatched: {markup_text(line)}", highlight=False)
   for side, missing in (("baseline only", comparison.only_in_baseline), ("run only", comparison.only_in_current)):
     for kind, names in missing.items():
       if names:
-        console.print(f"{kind} in the {side}: " + escape(", ".join(names)))
+        console.print(f"{kind} in the {side}: " + markup_text(", ".join(names)))
   summary = "headline: " + _counts([r for r in comparison.rows if r.judged])
   others = [r for r in comparison.rows if not r.judged]
   if others:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
@@ -21,7 +20,8 @@ from ckptbench.analysis import (
     ratio_text,
     rule_marks,
 )
-from ckptbench.views._terminal import make_console, print_sentences
+from ckptbench.views._effects_view import print_effects
+from ckptbench.views._terminal import make_console, markup_text, print_sentences
 
 
 def _fmt(number: float | None, digits: int = 4) -> str:
@@ -32,7 +32,7 @@ def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table
   """The table of one summary.json benchmark entry: operation, metric, mean ± std, min, max, unit (the metrics a
   suite is judged on, or every one)."""
   status = f"[red]{bench.failed}/{bench.runs} failed[/red]" if bench.failed else f"{bench.runs} runs"
-  table = Table(title=f"{escape(bench.name)}  ({status})", title_justify="left", title_style="bold")
+  table = Table(title=f"{markup_text(bench.name)}  ({status})", title_justify="left", title_style="bold")
   table.add_column("operation")
   table.add_column("metric", overflow="fold")
   table.add_column("mean ± std", justify="right")
@@ -59,7 +59,7 @@ def benchmark_table(bench: BenchmarkSummary, all_metrics: bool = False) -> Table
 def suite_table(summary: SuiteSummary) -> Table:
   """Benchmarks, runs, passed and failed of the whole suite."""
   runs, failed = summary.runs, summary.failed
-  table = Table(title=f"suite {escape(summary.suite)}", title_justify="left", title_style="bold")
+  table = Table(title=f"suite {markup_text(summary.suite)}", title_justify="left", title_style="bold")
   for column in ("benchmarks", "runs", "passed", "failed"):
     table.add_column(column, justify="right")
   table.add_row(str(len(summary.benchmarks)), str(runs), str(runs - failed), f"[red]{failed}[/red]" if failed else "0")
@@ -72,15 +72,15 @@ _JUDGEMENT_STYLE = {"better": "green", "worse": "bold red", "inconclusive": "yel
 def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | None = None) -> Table:
   """The variants side by side: a row per headline metric, a column per variant (all, or `variants`)."""
   variants = table.variants if variants is None else variants
-  out = Table(title=f"{escape(title)}  (reference: {escape('; '.join(table.reference_labels()))})",
+  out = Table(title=f"{markup_text(title)}  (reference: {markup_text('; '.join(table.reference_labels()))})",
               title_justify="left", title_style="bold")
   out.add_column("metric")
   out.add_column("unit")
   for variant in variants:
-    out.add_column(escape(variant.label), justify="right", overflow="fold")
+    out.add_column(markup_text(variant.label), justify="right", overflow="fold")
   marks = rule_marks(table)  # which rule decided each row, where the rows follow different rules
   for metric in table.metrics:
-    row = [escape(f"{metric.label} {marks[metric.tag]}" if metric.tag in marks else metric.label), escape(metric.unit)]
+    row = [markup_text(f"{metric.label} {marks[metric.tag]}" if metric.tag in marks else metric.label), markup_text(metric.unit)]
     for variant in variants:
       cell = table.cell(metric.tag, variant.key)
       if cell is None:
@@ -88,7 +88,7 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
         continue
       ratio = ratio_text(cell, table.is_reference(variant.key))
       style = _JUDGEMENT_STYLE.get(judgement(cell.verdict))
-      row.append(escape(median_text(cell)) + "\n" + (f"[{style}]{escape(ratio)}[/]" if style else escape(ratio)))
+      row.append(markup_text(median_text(cell)) + "\n" + (f"[{style}]{markup_text(ratio)}[/]" if style else markup_text(ratio)))
     out.add_row(*row)
   return out
 
@@ -117,32 +117,12 @@ def _natural_width(table: Table) -> int:
   return Measurement.get(console, console.options, table).maximum
 
 
-def effects_table(table: VerdictTable) -> Table | None:
-  """Main effect of each swept option (several axes only): typical ratio to the reference's value."""
-  if not table.effects:
-    return None
-  out = Table(title="main effect of each option (geometric mean ratio over variants differing in it alone)",
-              title_justify="left", title_style="bold")
-  out.add_column("option", overflow="fold")
-  out.add_column("pairs", justify="right")
-  for metric in table.metrics:
-    out.add_column(escape(metric.label), justify="right", overflow="fold")
-  for effect in table.effects:
-    row = [escape(f"{effect.axis}={effect.level} vs {effect.reference_level}"), str(effect.pairs)]
-    row += [f"{effect.ratios[m.tag]:.2f}x" if m.tag in effect.ratios else "-" for m in table.metrics]
-    out.add_row(*row)
-  return out
-
-
 def print_verdict(table: VerdictTable, title: str, console: Console, verbose: bool = False) -> None:
-  """The verdict, the main effects, then the legend: what the table uses, each rule once (`verbose`: all of it)."""
+  """The verdict, then the legend: what the table uses, each rule once (`verbose`: all of it)."""
   for part in verdict_tables(table, title, console.width):
     console.print(part)
-  effects = effects_table(table)
-  if effects is not None:
-    console.print(effects)
   for prefix, text in console_legend(table, verbose):
-    print_sentences(console, "[yellow]! outliers:[/yellow] " if prefix.startswith("!") else escape(prefix), text)
+    print_sentences(console, "[yellow]! outliers:[/yellow] " if prefix.startswith("!") else markup_text(prefix), text)
 
 
 def print_suite_tables(
@@ -170,6 +150,7 @@ def print_suite_tables(
   verdict = build_verdict(records, summary.reference, summary.verdicts) if records else None
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console, verbose=detail)
+  print_effects(summary, console)
   for line in stability_warnings(records or ()):
     print_sentences(console, "[yellow]warning:[/yellow] ", line)
   for bench in summary.benchmarks:
@@ -178,8 +159,8 @@ def print_suite_tables(
       console.print(benchmark_table(bench, all_metrics))
     for error in bench.errors:
       console.print(
-          f"  [red]{escape(bench.name)} repeat {error.repeat}, host {error.host}:[/red]"
-          f" {escape(error.text)}",
+          f"  [red]{markup_text(bench.name)} repeat {error.repeat}, host {error.host}:[/red]"
+          f" {markup_text(error.text)}",
           markup=True, highlight=False,
       )
   console.print(suite_table(summary))

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import html
 import math
 import pathlib
 
 from ckptbench.analysis import GoodputPlan
 from ckptbench.results import write_json_atomic
 from ckptbench.stats import expected_goodput
+from ckptbench._escape import html_text
 
 HTML_FILE = "goodput.html"
 JSON_FILE = "goodput.json"
@@ -76,15 +76,15 @@ def _page(plans: list[GoodputPlan]) -> str:
       parts.append(f'<rect x="{px(plan.current_interval_s) - 4:.1f}" y="{py(max(now, y_min)) - 4:.1f}"'
                    f' width="8" height="8" fill="none" stroke="{colour}" stroke-width="2"/>')
     parts.append(f'<text x="{_PAD + 6}" y="{_H - _PAD - 8 - 14 * (len(plans) - 1 - n)}" fill="{colour}">'
-                 f'{html.escape(plan.benchmark)}: {html.escape(label)}</text>')
+                 f'{html_text(plan.benchmark)}: {html_text(label)}</text>')
   parts.append("</svg>")
   rows = "".join(
-      f"<tr><td>{html.escape(p.benchmark)}</td><td>{_duration(p.cost.blocking_s)}</td>"
+      f"<tr><td>{html_text(p.benchmark)}</td><td>{_duration(p.cost.blocking_s)}</td>"
       f"<td>{_optional_duration(p.cost.lag_s)}</td>"
       f"<td>{_optional_duration(p.cost.recovery_s)}</td>"
       f"<td>{_duration(p.best_interval_s)}</td><td>{_percent(p.best_goodput)}</td>"
       f"<td>{_duration(p.current_interval_s) if p.current_interval_s else '–'}</td>"
-      f"<td>{_percent(p.current_goodput)}</td><td>{html.escape('; '.join(p.missing)) or '–'}</td></tr>"
+      f"<td>{_percent(p.current_goodput)}</td><td>{html_text('; '.join(p.missing)) or '–'}</td></tr>"
       for p in plans
   )
   mtbf = _duration(plans[0].mtbf_s)

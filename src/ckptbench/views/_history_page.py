@@ -7,12 +7,12 @@ at once). Above the charts, the gate's answer, every flagged run and every chang
 
 from __future__ import annotations
 
-import html
 import pathlib
 from typing import Sequence
 
 from ckptbench.history import Arrival, Change, HistoryEntry, Series, arrival_text, change_text, failing_text, gate_passed
 from ckptbench.views._plots import COLORS, LAZY_PLOTS_JS, _html, plotly_js
+from ckptbench._escape import html_text
 
 _WEBGL_FROM = 2000  # points: SVG draws a few thousand error bars slowly, WebGL does not
 _WORSE, _BETTER, _SHADE = "#c44e52", "#55a868", "rgba(221,132,82,0.18)"
@@ -42,7 +42,7 @@ def _figure(s: Series, index: int) -> str:
       traces.append({
           "type": "scatter", "mode": "markers", "name": f"worse on arrival, {state}",
           "x": [a.index for a in flagged], "y": [s.highs[a.index] for a in flagged],
-          "text": [html.escape(f"{a.label}: worse on arrival ({a.ratio:.2f}x), {state}") for a in flagged],
+          "text": [html_text(f"{a.label}: worse on arrival ({a.ratio:.2f}x), {state}") for a in flagged],
           "marker": {**marker, "size": 11}, "hovertemplate": "%{text}<extra></extra>",
       })  # fmt: skip
   shapes, annotations = [], []
@@ -50,47 +50,54 @@ def _figure(s: Series, index: int) -> str:
     shapes.append({"type": "rect", "xref": "x", "yref": "paper", "x0": i - 0.5, "x1": i + 0.5, "y0": 0, "y1": 1,
                    "fillcolor": _SHADE, "line": {"width": 0}, "layer": "below"})  # fmt: skip
     annotations.append({"x": i, "y": 0, "xref": "x", "yref": "paper", "yanchor": "bottom", "showarrow": False,
-                        "text": html.escape("; ".join(changed))[:80], "font": {"size": 9, "color": "#937860"}})  # fmt: skip
+                        "text": html_text("; ".join(changed))[:80], "font": {"size": 9, "color": "#937860"}})  # fmt: skip
   for c in s.changes:
     color = _WORSE if c.direction == "worse" else _BETTER
     shapes.append({"type": "line", "xref": "x", "yref": "paper", "x0": c.index - 0.5, "x1": c.index - 0.5,
                    "y0": 0, "y1": 1, "line": {"color": color, "width": 2, "dash": "dash"}})  # fmt: skip
     text = f"{c.direction} from {c.label}: {c.ratio:.2f}x" + (f" ({'; '.join(c.also_changed)})" if c.also_changed else "")
     annotations.append({"x": c.index - 0.5, "y": 1, "xref": "x", "yref": "paper", "yanchor": "bottom",
-                        "showarrow": False, "text": html.escape(text), "font": {"color": color, "size": 11}})  # fmt: skip
+                        "showarrow": False, "text": html_text(text), "font": {"color": color, "size": 11}})  # fmt: skip
   layout = {
-      "title": {"text": html.escape(f"{s.benchmark} · {s.metric}"), "font": {"size": 13}},
+      "title": {"text": html_text(f"{s.benchmark} · {s.metric}"), "font": {"size": 13}},
       "xaxis": {"tickvals": x if len(x) <= 30 else None, "ticktext": list(s.labels) if len(x) <= 30 else None,
                 "title": {"text": "run"}, "gridcolor": "#ebf0f8"},
-      "yaxis": {"title": {"text": html.escape(s.unit)}, "gridcolor": "#ebf0f8", "rangemode": "tozero"},
+      "yaxis": {"title": {"text": html_text(s.unit)}, "gridcolor": "#ebf0f8", "rangemode": "tozero"},
       "shapes": shapes, "annotations": annotations, "showlegend": False, "margin": {"t": 70},
   }  # fmt: skip
   return _html(traces, layout, f"history-{index}", 360, lazy=True)
 
 
 def _items(texts: Sequence[str], css: str) -> str:
-  return "".join(f"<li class='{css}'>{html.escape(t)}</li>" for t in texts)
+  return "".join(f"<li class='{css}'>{html_text(t)}</li>" for t in texts)
 
 
-def history_page(series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change]) -> str:
-  """The whole page as one HTML document."""
+def history_page(
+    series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change],
+    unjudged: Sequence[str] = (),
+) -> str:
+  """The whole page as one HTML document; `unjudged`: what the gate could not judge (`history.unjudged`)."""
   newest = entries[-1]
   if failing:
     gate = f"<p id='gate' class='fail'>worse:</p><ul>{_items([failing_text(f) for f in failing], 'fail')}</ul>"
+  elif unjudged:
+    gate = "<p id='gate' class='fail'>undecided: the gate could not judge all of the history</p>"
   else:
-    gate = f"<p id='gate' class='ok'>{html.escape(gate_passed(series))}</p>"
+    gate = f"<p id='gate' class='ok'>{html_text(gate_passed(series))}</p>"
+  if unjudged:
+    gate += f"<ul id='unjudged'>{_items(unjudged, 'fail')}</ul>"
   changes = [change_text(c) for s in series for c in s.changes]
   listed = f"<h2>Changes</h2><ul id='changes'>{_items(changes, 'change')}</ul>" if changes else "<p>No change in any series.</p>"
   flagged = [a for s in series for a in s.flagged]
   if flagged:
     listed = (f"<h2>Worse on arrival</h2><ul id='flagged'>"
-              + "".join(f"<li class='{a.state}'>{html.escape(arrival_text(a))}</li>" for a in flagged) + "</ul>" + listed)  # fmt: skip
+              + "".join(f"<li class='{a.state}'>{html_text(arrival_text(a))}</li>" for a in flagged) + "</ul>" + listed)  # fmt: skip
   sections = []
   for i, s in enumerate(series):
     name = " ".join((s.suite, s.benchmark, s.metric, s.machine))
-    note = f"<p class='note'>{html.escape(s.note)}</p>" if s.note else ""
-    sections.append(f"<section class='series' data-name='{html.escape(name.lower(), quote=True)}'>"
-                    f"<h3>{html.escape(s.suite)} · {html.escape(s.machine)}</h3>{note}{_figure(s, i)}</section>")  # fmt: skip
+    note = f"<p class='note'>{html_text(s.note)}</p>" if s.note else ""
+    sections.append(f"<section class='series' data-name='{html_text(name.lower())}'>"
+                    f"<h3>{html_text(s.suite)} · {html_text(s.machine)}</h3>{note}{_figure(s, i)}</section>")  # fmt: skip
   return (
       "<!doctype html><meta charset='utf-8'><title>ckptbench history</title>"
       "<style>body{font-family:sans-serif;margin:2em}.fail,.confirmed{color:#c44e52}.ok{color:#55a868}"
@@ -98,7 +105,7 @@ def history_page(series: Sequence[Series], entries: Sequence[HistoryEntry], fail
       "h3{font-size:13px;color:#555;margin:1.5em 0 0}#filter{width:30em;padding:4px}</style>"
       f"<script>{plotly_js()}</script>"
       f"<h1>History: {len(entries)} runs, {len(series)} series</h1>"
-      f"<p>Newest run {html.escape(newest.label)} ({html.escape(newest.time)}). Points are run medians with"
+      f"<p>Newest run {html_text(newest.label)} ({html_text(newest.time)}). Points are run medians with"
       " their intervals; dashed lines mark confirmed changes (red worse, green better) at the first run after"
       " them; triangles mark runs worse than their segment on arrival (orange pending, red confirmed by a change,"
       " open grey withdrawn); shaded runs changed environment (versions, host). How changes are found and runs"
@@ -116,9 +123,9 @@ def history_page(series: Sequence[Series], entries: Sequence[HistoryEntry], fail
 
 def write_history_page(
     series: Sequence[Series], entries: Sequence[HistoryEntry], failing: Sequence[Arrival | Change],
-    path: str | pathlib.Path,
+    path: str | pathlib.Path, unjudged: Sequence[str] = (),
 ) -> pathlib.Path:
   path = pathlib.Path(path)
   path.parent.mkdir(parents=True, exist_ok=True)
-  path.write_text(history_page(series, entries, failing), encoding="utf-8")
+  path.write_text(history_page(series, entries, failing, unjudged), encoding="utf-8")
   return path

@@ -9,15 +9,15 @@ already in OUT/<label>/comparison.json).
 
 from __future__ import annotations
 
-import html
 import pathlib
 from typing import Any, Mapping, Protocol, Sequence
 
 from ckptbench.analysis import judged_text, verdict_clauses
 from ckptbench.api import VerdictRecord
 from ckptbench.results import Comparison
-from ckptbench.views._report_html import CSS, esc, num
+from ckptbench.views._report_html import CSS, num
 from ckptbench.stats import Verdict
+from ckptbench._escape import html_text
 
 MATRIX_REPORT = "report.html"
 
@@ -53,7 +53,7 @@ def render_matrix_report(
     comparisons: Mapping[str, Comparison],
 ) -> str:
   """The page as HTML text."""
-  title = html.escape(f"ckptbench matrix: {suite}")
+  title = html_text(f"ckptbench matrix: {suite}")
   body = [_environments(environments, reference), _headlines(reference, comparisons)]
   return (
       "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -66,16 +66,16 @@ def _environments(environments: Sequence[Environment], reference: str | None) ->
   rows = []
   for env in environments:
     ok = env.status == "ok"
-    name = f"<a href='{esc(env.label)}/report.html'>{esc(env.label)}</a>" if ok else esc(env.label)
+    name = f"<a href='{html_text(env.label)}/report.html'>{html_text(env.label)}</a>" if ok else html_text(env.label)
     role = " (reference)" if env.label == reference else ""
     versions = env.versions or {}
-    status = esc(env.status) + (f": {esc(env.error)}" if env.error else "")
+    status = html_text(env.status) + (f": {html_text(env.error)}" if env.error else "")
     if ok and env.failed_runs:
       status += f", {env.failed_runs} failed runs"
     rows.append(
-        f"<tr><td>{name}{role}</td><td><code>{esc(env.spec)}</code></td>"
-        f"<td>{esc(versions.get('orbax-checkpoint', ''))}</td><td>{esc(versions.get('jax', ''))}</td>"
-        f"<td>{esc(versions.get('tensorstore', ''))}</td><td class={'ok' if ok else 'fail'}>{status}</td></tr>"
+        f"<tr><td>{name}{role}</td><td><code>{html_text(env.spec)}</code></td>"
+        f"<td>{html_text(versions.get('orbax-checkpoint', ''))}</td><td>{html_text(versions.get('jax', ''))}</td>"
+        f"<td>{html_text(versions.get('tensorstore', ''))}</td><td class={'ok' if ok else 'fail'}>{status}</td></tr>"
     )
   head = "".join(f"<th>{h}</th>" for h in ("environment", "spec", "orbax-checkpoint", "jax", "tensorstore", "status"))
   return f"<h2>environments</h2><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -95,25 +95,25 @@ def _headlines(reference: str | None, comparisons: Mapping[str, Comparison]) -> 
   regressed = sorted({label for label in labels for row in comparisons[label].headline_regressions})
   unsure = sorted(label for label in labels if comparisons[label].headline_inconclusive)
   if regressed:
-    note = f"<p class=fail>headline metric worse in {esc(', '.join(regressed))}</p>"
+    note = f"<p class=fail>headline metric worse in {html_text(', '.join(regressed))}</p>"
   elif unsure:  # "no regression" only where every headline metric is equivalent or better
-    note = f"<p class=unsure>inconclusive in {esc(', '.join(unsure))}: more repeats would decide</p>"
+    note = f"<p class=unsure>inconclusive in {html_text(', '.join(unsure))}: more repeats would decide</p>"
   else:
     note = "<p class=ok>no headline regression: every headline metric equivalent or better</p>"
   head = ["benchmark", "metric", "unit", f"{reference} (reference)"] + [f"{label}: median, ratio [interval]" for label in labels]
   rows = []
   for (benchmark, metric), by_label in sorted(cells.items()):
     first = next(iter(by_label.values()))
-    row = [f"<td>{esc(benchmark)}</td><td>{esc(metric)}</td><td>{esc(first.unit or '')}</td>",
+    row = [f"<td>{html_text(benchmark)}</td><td>{html_text(metric)}</td><td>{html_text(first.unit or '')}</td>",
            f"<td class=num>{num(first.reference_median)}</td>"]  # fmt: skip
     row += [_cell(by_label.get(label)) for label in labels]
     rows.append("<tr>" + "".join(row) + "</tr>")
-  header = "".join(f"<th>{esc(h)}</th>" for h in head)
+  header = "".join(f"<th>{html_text(h)}</th>" for h in head)
   first = next(iter(comparisons.values()))
   clauses = "; ".join(verdict_clauses(first.threshold))
   legend = (
       "<p class=note>ratio: Hodges-Lehmann estimate of the environment's over the reference's, with its"
-      f" interval; {esc(clauses)}. Headline: {esc(judged_text())}. Rule: {esc(first.rule)}."
+      f" interval; {html_text(clauses)}. Headline: {html_text(judged_text())}. Rule: {html_text(first.rule)}."
       " Every metric, not only the headlines: each environment's report.html.</p>"
   )
   return (
@@ -129,4 +129,4 @@ def _cell(row: VerdictRecord | None) -> str:
   if row.low is not None and row.high is not None:
     ratio += f" [{row.low:.2f}, {row.high:.2f}]"
   css = row.verdict.value if row.verdict in (Verdict.WORSE, Verdict.BETTER, Verdict.INCONCLUSIVE) else "num"
-  return f"<td class='{css}'>{num(row.current_median)}<br>{esc(ratio)} {esc(row.verdict.value)}</td>"
+  return f"<td class='{css}'>{num(row.current_median)}<br>{html_text(ratio)} {html_text(row.verdict.value)}</td>"

@@ -18,10 +18,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib.util
-import json
 import math
 import pathlib
 from typing import Any, Mapping, Sequence
+
+from ckptbench._escape import script_json
 
 COLORS = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 _LIMIT_COLORS = ("#c44e52", "#8172b3", "#937860", "#2f4f4f")
@@ -56,8 +57,7 @@ def _finite(value: Any) -> Any:
 def _html(data: list[dict], layout: dict, div_id: str, height: int, lazy: bool = False) -> str:
   """The figure's div and its script; `lazy`: drawn when scrolled near (the page calls
   `LAZY_PLOTS_JS` once), so a page of many large charts shows its first ones at once."""
-  figure = json.dumps([_finite(data), _finite({**_LAYOUT, **layout, "height": height}), _CONFIG])
-  figure = figure.replace("</", "<\\/")  # a label can never close the script element
+  figure = script_json([_finite(data), _finite({**_LAYOUT, **layout, "height": height}), _CONFIG])
   div = f'<div id="{div_id}" class="plotly-graph-div" style="height:{height}px; width:100%;"></div>'
   if lazy:
     return div + f'<script type="application/json" class="lazy-figure" data-for="{div_id}">{figure}</script>'

@@ -17,6 +17,8 @@ import time
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ckptbench._escape import terminal_text
+
 
 _QUIET_S = 10.0
 
@@ -44,8 +46,8 @@ class RunProgress:
     self._round_started = 0.0
     if enabled and self._terminal:
       self._bar = Progress(
-          TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-          TextColumn("{task.fields[note]}"), console=Console(), transient=True,
+          TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+          TextColumn("{task.fields[note]}", markup=False), console=Console(), transient=True,
       )  # fmt: skip
       self._task = self._bar.add_task("runs", total=total, note="")
       self._bar.start()
@@ -78,6 +80,7 @@ class RunProgress:
     """A line between runs, e.g. what a look at the data found (on a terminal: the bar's last note)."""
     if not self._enabled:
       return
+    line = terminal_text(line)
     if self._bar is not None:
       self._bar.update(self._task, note=line[:100])
       return
@@ -91,6 +94,7 @@ class RunProgress:
       self._write_round()
 
   def _print(self, line: str) -> None:
+    line = terminal_text(line)
     if self._bar is not None:
       self._bar.console.print(line, markup=False, highlight=False)
     else:
@@ -110,11 +114,12 @@ class RunProgress:
     status = f"{failed} of {len(runs)} FAILED" if failed else "ok"
     low, high = min(r.seconds for r in runs), max(r.seconds for r in runs)
     took = f"{low:.2f} s" if low == high else f"{low:.2f}-{high:.2f} s"
-    print(f"[{runs[-1].done}/{self._total}] {what}: {status} ({took}{' each' if len(runs) > 1 else ''})", flush=True)
+    print(terminal_text(f"[{runs[-1].done}/{self._total}] {what}: {status} ({took}{' each' if len(runs) > 1 else ''})"),
+          flush=True)  # fmt: skip
 
 
 def _label(benchmark: str, repeat: int, warmup: bool) -> str:
-  return f"{benchmark} {'warmup' if warmup else 'repeat'} {repeat}"
+  return terminal_text(f"{benchmark} {'warmup' if warmup else 'repeat'} {repeat}")
 
 
 def _same_round(runs: list[_Done], run: _Done) -> bool:

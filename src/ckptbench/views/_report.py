@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import collections
 import datetime
-import html
 import json
 import pathlib
 from typing import Any
@@ -23,12 +22,14 @@ from ckptbench.api import BenchmarkSummary, RecordKind, RunRecord, timed_runs
 from ckptbench.results import Comparison
 from ckptbench.results import RunOutputs, read_outputs
 from ckptbench.views._report_generators import generator_section
-from ckptbench.views._report_html import CSS, FigureIds, esc, table
+from ckptbench.views._report_html import CSS, FigureIds, table
 from ckptbench.views._report_roofline import limit_notes, roofline_limits
 from ckptbench.views._report_verdict import hosts_section, runs_in_order, verdict_section
+from ckptbench.views._effects_view import effects_section
 from ckptbench.analysis import build_verdict
 from ckptbench.stats import Verdict
 from ckptbench.views import _plots
+from ckptbench._escape import html_text
 
 REPORT_FILE = "report.html"
 
@@ -60,7 +61,7 @@ def render_report(outputs: RunOutputs) -> str:
   """The report page as HTML text."""
   figures = FigureIds()
   verdict = build_verdict(outputs.results, outputs.reference, outputs.summary.verdicts if outputs.summary else ())
-  body = [_overview(outputs), verdict_section(verdict), _comparison(outputs.comparison)]
+  body = [_overview(outputs), verdict_section(verdict), effects_section(outputs.summary), _comparison(outputs.comparison)]
   if verdict is not None:
     body.append(runs_in_order(outputs, verdict, figures))
     body.append(hosts_section(outputs, verdict, figures))
@@ -75,7 +76,7 @@ def render_report(outputs: RunOutputs) -> str:
     body.append("<p class=note>summary.json is missing: no statistics to plot.</p>")
   body.append(_failures(outputs))
   body.append(_manifest(outputs.manifest))
-  title = html.escape(f"ckptbench: {outputs.suite}")
+  title = html_text(f"ckptbench: {outputs.suite}")
   return (
       "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
       f"<meta name=viewport content='width=device-width'><title>{title}</title>"
@@ -104,15 +105,15 @@ def _overview(outputs: RunOutputs) -> str:
   if summary is not None and summary.interrupted:
     notes.append("<p class=fail>the run was interrupted: some runs are missing.</p>")
   for skipped in [] if summary is None else summary.skipped_meshes:
-    notes.append(f"<p class=note>skipped mesh {esc(skipped.mesh)}: {esc(skipped.reason)}</p>")
+    notes.append(f"<p class=note>skipped mesh {html_text(skipped.mesh)}: {html_text(skipped.reason)}</p>")
   for not_run in [] if summary is None else summary.invalid_combinations + summary.unsupported:
     notes.append(
-        f"<p class=note>not run ({esc(not_run.reason)}): {esc(not_run.generator)}"
-        f" {esc(json.dumps(not_run.options, default=str))}</p>"
+        f"<p class=note>not run ({html_text(not_run.reason)}): {html_text(not_run.generator)}"
+        f" {html_text(json.dumps(not_run.options, default=str))}</p>"
     )
   return (
       f"<p>{n_bench} benchmarks, {total} runs, {total - failed} passed, {status}."
-      f" Output directory <code>{esc(outputs.out_dir)}</code>; report generated {generated}.</p>"
+      f" Output directory <code>{html_text(outputs.out_dir)}</code>; report generated {generated}.</p>"
       + "".join(notes)
   )
 
@@ -134,11 +135,11 @@ def _failures(outputs: RunOutputs) -> str:
   parts = ["<h2 class=fail>failures</h2>"]
   for record in failed:
     parts.append(
-        f"<h4>{esc(record.benchmark)}, {esc(_which_run(record))}</h4>"
-        f"<p class=fail><code>{esc(record.error.text)}</code></p>"
+        f"<h4>{html_text(record.benchmark)}, {html_text(_which_run(record))}</h4>"
+        f"<p class=fail><code>{html_text(record.error.text)}</code></p>"
     )
     if record.error.traceback:
-      parts.append(f"<details><summary>traceback</summary><pre>{esc(record.error.traceback)}</pre></details>")
+      parts.append(f"<details><summary>traceback</summary><pre>{html_text(record.error.traceback)}</pre></details>")
   return "\n".join(parts)
 
 
@@ -148,7 +149,7 @@ _COMPARISON_COLUMNS = ("benchmark", "metric", "baseline", "current", "ratio", "l
 
 def _comparison(comparison: Comparison | None) -> str:
   if comparison is not None and comparison.refused is not None:
-    return f"<h2>baseline comparison</h2><p class=fail>{esc(comparison.refused)}</p>"
+    return f"<h2>baseline comparison</h2><p class=fail>{html_text(comparison.refused)}</p>"
   if comparison is None or not comparison.rows:
     return ""
   rows = sorted(comparison.rows, key=lambda r: (_VERDICT_ORDER.get(r.verdict, 3), r.name or r.benchmark))
@@ -161,7 +162,7 @@ def _comparison(comparison: Comparison | None) -> str:
     note = "<p class=ok>no regression: every headline metric equivalent or better</p>"
   else:
     note = f"<p class=unsure>{unsure} headline metric(s) inconclusive: more repeats would decide</p>"
-  note += f"<p class=note>{esc(comparison.rule)}</p>"
+  note += f"<p class=note>{html_text(comparison.rule)}</p>"
   table_html = table(_COMPARISON_COLUMNS, body, numeric_from=2, row_class=lambda i: rows[i].verdict.value)
   return "<h2>baseline comparison</h2>" + note + table_html
 
@@ -173,8 +174,8 @@ def _manifest(manifest: dict[str, Any] | None) -> str:
   for key, value in manifest.items():
     if isinstance(value, (dict, list)):
       text = json.dumps(value, indent=1, sort_keys=True, default=str)
-      cell = f"<pre>{esc(text)}</pre>" if len(text) > 80 else f"<code>{esc(json.dumps(value, default=str))}</code>"
+      cell = f"<pre>{html_text(text)}</pre>" if len(text) > 80 else f"<code>{html_text(json.dumps(value, default=str))}</code>"
     else:
-      cell = esc(value)
-    rows.append(f"<tr><th>{esc(key)}</th><td>{cell}</td></tr>")
+      cell = html_text(value)
+    rows.append(f"<tr><th>{html_text(key)}</th><td>{cell}</td></tr>")
   return "<h2>manifest</h2><table><tbody>" + "".join(rows) + "</tbody></table>"

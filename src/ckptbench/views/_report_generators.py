@@ -8,9 +8,10 @@ from typing import Mapping
 
 from ckptbench.api import BenchmarkSummary, MetricStatistics
 from ckptbench.api import Tag, is_judged
-from ckptbench.views._report_html import FigureIds, esc, table
+from ckptbench.views._report_html import FigureIds, table
 from ckptbench.views._report_roofline import limits_for
 from ckptbench.views import _plots
+from ckptbench._escape import html_text
 
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
 
@@ -79,8 +80,8 @@ def generator_section(
   ops: dict[str, list[str]] = collections.defaultdict(list)
   for tag in tags:
     ops[Tag.parse(tag).op].append(tag)
-  parts = [f"<h2>{esc(generator.rsplit('.', 1)[-1] or 'benchmarks')}</h2>",
-           f"<p class=note>generator <code>{esc(generator)}</code>; {len(benches)} sweep points</p>"]
+  parts = [f"<h2>{html_text(generator.rsplit('.', 1)[-1] or 'benchmarks')}</h2>",
+           f"<p class=note>generator <code>{html_text(generator)}</code>; {len(benches)} sweep points</p>"]
   panels = []
   for op, op_tags in ops.items():
     time_tag = f"{op}_0_basics/time_s"
@@ -103,7 +104,7 @@ def generator_section(
         stages = {Tag.parse(t).metric: [0.0 if math.isnan(m) else m for m in _series(benches, t)[0]]
                   for t in stage_tags}
         figure = _plots.stacked_figure(f"{op}: {title}", labels, stages, "s", figures.next())
-        parts.append(f"<h3>{esc(op)}: {esc(title)}</h3><div class=figure>{figure}</div>")
+        parts.append(f"<h3>{html_text(op)}: {html_text(title)}</h3><div class=figure>{figure}</div>")
   parts.append(_memory(benches, labels, tags, figures))
   parts.append(_inventory(benches, labels, tags))
   parts.append(_all_metrics(benches, tags))
@@ -153,7 +154,7 @@ def _all_metrics(benches: list[BenchmarkSummary], tags: Mapping[str, str]) -> st
       stats = bench.metrics.get(tag)
       if stats is not None:
         rows.append([tag, stats.mean, stats.std, stats.min, stats.max, stats.n, stats.unit])
-    parts.append(f"<h4>{esc(bench.name)}</h4>")
+    parts.append(f"<h4>{html_text(bench.name)}</h4>")
     parts.append(table(["metric", "mean", "std", "min", "max", "n", "unit"], rows))
   parts.append("</details>")
   return "\n".join(parts)

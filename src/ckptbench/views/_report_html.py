@@ -2,33 +2,29 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any, Iterable
 
 from ckptbench.api import as_number
-
-
-def esc(value: Any) -> str:
-  return html.escape(str(value), quote=True)
+from ckptbench._escape import html_text
 
 
 def num(value: Any) -> str:
   number = as_number(value)
   if number is None:
-    return "" if value is None else esc(value)
+    return "" if value is None else html_text(value)
   return f"{number:.4g}"
 
 
 def table(header: Iterable[str], rows: Iterable[Iterable[Any]], numeric_from: int = 1, row_class=None) -> str:
-  head = "".join(f"<th>{esc(h)}</th>" for h in header)
+  head = "".join(f"<th>{html_text(h)}</th>" for h in header)
   lines = []
   for i, row in enumerate(rows):
     cells = "".join(
         f"<td class=num>{num(c)}</td>" if j >= numeric_from and as_number(c) is not None
-        else f"<td>{esc(c) if c is not None else ''}</td>"
+        else f"<td>{html_text(c) if c is not None else ''}</td>"
         for j, c in enumerate(row)
     )
-    cls = f" class='{esc(row_class(i))}'" if row_class else ""
+    cls = f" class='{html_text(row_class(i))}'" if row_class else ""
     lines.append(f"<tr{cls}>{cells}</tr>")
   return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>"
 

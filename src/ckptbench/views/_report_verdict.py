@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ckptbench.api import RecordKind, Tag, sampled_records
 from ckptbench.results import RunOutputs
-from ckptbench.views._report_html import FigureIds, esc, table
+from ckptbench.views._report_html import FigureIds
 from ckptbench.analysis import (
     VerdictTable,
     interval_note,
@@ -17,6 +17,7 @@ from ckptbench.analysis import (
     table_legend,
 )
 from ckptbench.views import _plots
+from ckptbench._escape import html_text
 
 _JUDGEMENT_CLASS = {"better": "better", "worse": "worse", "inconclusive": "unsure"}
 
@@ -25,7 +26,7 @@ def verdict_section(verdict: VerdictTable | None) -> str:
   """The console's verdict table, as HTML: a row per metric, a column per variant."""
   if verdict is None:
     return ""
-  head = "".join(f"<th>{esc(v.label)}</th>" for v in verdict.variants)
+  head = "".join(f"<th>{html_text(v.label)}</th>" for v in verdict.variants)
   rows = []
   for metric in verdict.metrics:
     cells = []
@@ -36,29 +37,19 @@ def verdict_section(verdict: VerdictTable | None) -> str:
         continue
       css = _JUDGEMENT_CLASS.get(judgement(cell.verdict), "")
       ratio = ratio_text(cell, verdict.is_reference(variant.key))
-      cells.append(f"<td class=num>{esc(median_text(cell))}<br><span class='{css}'>{esc(ratio)}</span></td>")
-    rows.append(f"<tr><th>{esc(metric.label)}</th><td>{esc(metric.unit)}</td>{''.join(cells)}</tr>")
+      cells.append(f"<td class=num>{html_text(median_text(cell))}<br><span class='{css}'>{html_text(ratio)}</span></td>")
+    rows.append(f"<tr><th>{html_text(metric.label)}</th><td>{html_text(metric.unit)}</td>{''.join(cells)}</tr>")
   parts = [
-      f"<h2>verdict</h2><p>reference: <b>{esc('; '.join(verdict.reference_labels()))}</b></p>",
+      f"<h2>verdict</h2><p>reference: <b>{html_text('; '.join(verdict.reference_labels()))}</b></p>",
       f"<table id=verdict><thead><tr><th>metric</th><th>unit</th>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
   ]
-  if verdict.effects:
-    metrics = verdict.metrics
-    effect_rows = [
-        [f"{e.axis}={e.level} vs {e.reference_level}", e.pairs]
-        + [f"{e.ratios[m.tag]:.2f}x" if m.tag in e.ratios else "-" for m in metrics]
-        for e in verdict.effects
-    ]
-    parts.append("<h3>main effect of each option</h3><p class=note>geometric mean of the ratios between"
-                 " variants that differ in this option alone</p>")
-    parts.append(table(["option", "pairs"] + [m.label for m in metrics], effect_rows))
-  rule_lines = "".join(f"<br>rule: {esc(rule)}" for rule in rules(verdict))
-  legend = "".join(f"<br>{esc(clause)}" for clause in table_legend(verdict))
-  parts.append(f"<p class=note>{esc(interval_note(verdict))}{legend}{rule_lines}</p>")
+  rule_lines = "".join(f"<br>rule: {html_text(rule)}" for rule in rules(verdict))
+  legend = "".join(f"<br>{html_text(clause)}" for clause in table_legend(verdict))
+  parts.append(f"<p class=note>{html_text(interval_note(verdict))}{legend}{rule_lines}</p>")
   summary = outlier_summary(verdict)
   if summary:
-    every = "".join(f"<li>{esc(line)}</li>" for line in outlier_lines(verdict))
-    parts.append(f"<p class=unsure>outlying repeats: {esc(summary)}</p>"
+    every = "".join(f"<li>{html_text(line)}</li>" for line in outlier_lines(verdict))
+    parts.append(f"<p class=unsure>outlying repeats: {html_text(summary)}</p>"
                  f"<details><summary>every outlying repeat</summary><ul>{every}</ul></details>")
   return "\n".join(parts)
 

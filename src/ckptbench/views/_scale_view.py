@@ -8,12 +8,12 @@ the headline metrics (points, fitted law, predictions with their intervals) with
 
 from __future__ import annotations
 
-import html
 import math
 import pathlib
 from typing import Any, Mapping
 
 from ckptbench.views._plots import _html, plotly_js
+from ckptbench._escape import html_text
 
 SCALE_PAGE = "scale.html"
 # The metrics drawn on the page (all are in its tables).
@@ -153,7 +153,7 @@ def _figure(doc: Mapping[str, Any], bench: str, name: str, index: int) -> str:
 
 def _table(doc: Mapping[str, Any], bench: str) -> str:
   targets = [str(t) for t in doc["targets"]]
-  head = "".join(f"<th>{html.escape(h)}</th>" for h in
+  head = "".join(f"<th>{html_text(h)}</th>" for h in
                  ["metric", "kind", *(f"{n} hosts" for n in doc["hosts"]), "law", "fitted from hosts", "held-out error",
                   "check: largest from smaller", *(f"at {int(t):,}" for t in targets)])  # fmt: skip
   rows = []
@@ -165,12 +165,12 @@ def _table(doc: Mapping[str, Any], bench: str) -> str:
              _check_text(fit["check"], fit.get("no_check")),
              *(f"{_number(preds[t]['value'])} [{_number(preds[t]['low'])}, {_number(preds[t]['high'])}]"
                f" ({preds[t]['dominant']})" for t in targets)]  # fmt: skip
-    rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells) + "</tr>")
+    rows.append("<tr>" + "".join(f"<td>{html_text(str(c))}</td>" for c in cells) + "</tr>")
   for name, why in _no_law(doc, bench).items():
     points = doc["measured"][bench][name]
     cells = [name, _kind(points), *(_number(points[str(n)]["value"]) for n in doc["hosts"])]
-    rows.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in cells)
-                + f"<td colspan='{4 + len(targets)}'>no law, no prediction: {html.escape(why)}</td></tr>")  # fmt: skip
+    rows.append("<tr>" + "".join(f"<td>{html_text(str(c))}</td>" for c in cells)
+                + f"<td colspan='{4 + len(targets)}'>no law, no prediction: {html_text(why)}</td></tr>")  # fmt: skip
   return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 
@@ -179,14 +179,14 @@ def _breaks(doc: Mapping[str, Any], bench: str) -> str:
   for op, times in doc["store_times"][bench].items():
     for n, t in times.items():
       terms = ", ".join(f"{k} {v:.3g} s" for k, v in t["terms"].items())
-      left = html.escape(_left_out(doc, bench)) if op == "save" else ""
+      left = html_text(_left_out(doc, bench)) if op == "save" else ""
       items.append(f"<li><b>{op} at {int(n):,} hosts</b>: about {t['seconds']:.3g} s on {doc['store']['name']},"
-                   f" dominated by <b>{html.escape(t['dominant'])}</b> ({html.escape(terms)}){left}</li>")  # fmt: skip
+                   f" dominated by <b>{html_text(t['dominant'])}</b> ({html_text(terms)}){left}</li>")  # fmt: skip
   for limit in doc["limits"][bench]:
-    items.append(f"<li>{html.escape(limit['name'])}: <b>{_hosts(limit['hosts'])}</b> ({html.escape(limit['detail'])})</li>")
+    items.append(f"<li>{html_text(limit['name'])}: <b>{_hosts(limit['hosts'])}</b> ({html_text(limit['detail'])})</li>")
   commit = _commit_text(doc, bench)
   if commit:
-    items.append(f"<li>{html.escape(commit)}</li>")
+    items.append(f"<li>{html_text(commit)}</li>")
   return f"<ul>{''.join(items)}</ul>"
 
 
@@ -199,7 +199,7 @@ def write_scale_page(doc: Mapping[str, Any], out_dir: pathlib.Path) -> pathlib.P
       if name in doc["fits"][bench]:
         figures.append(f"<div class='fig'>{_figure(doc, bench, name, index)}</div>")
         index += 1
-    sections.append(f"<h2>{html.escape(bench)}</h2><h3>Where it breaks</h3>{_breaks(doc, bench)}"
+    sections.append(f"<h2>{html_text(bench)}</h2><h3>Where it breaks</h3>{_breaks(doc, bench)}"
                     f"<div class='figs'>{''.join(figures)}</div><h3>Every metric</h3>{_table(doc, bench)}")  # fmt: skip
   store = doc["store"]
   page = (
@@ -207,13 +207,13 @@ def write_scale_page(doc: Mapping[str, Any], out_dir: pathlib.Path) -> pathlib.P
       "<style>body{font-family:sans-serif;margin:2em}td,th{padding:2px 6px;border-bottom:1px solid #ddd;"
       "font-size:12px}.figs{display:flex;flex-wrap:wrap}.fig{width:480px}</style>"
       f"<script>{plotly_js()}</script>"
-      f"<h1>What grows with hosts, and where it breaks: {html.escape(doc['suite'])}</h1>"
-      f"<p>{doc['mode']} scaling along {html.escape(doc['axis'])}, {doc['devices_per_host']} devices per emulated"
-      f" host, measured at {', '.join(map(str, doc['hosts']))} hosts (link {html.escape(doc['link'])}); predicted at"
-      f" {', '.join(f'{t:,}' for t in doc['targets'])}. Store profile <b>{html.escape(store['name'])}</b>:"
+      f"<h1>What grows with hosts, and where it breaks: {html_text(doc['suite'])}</h1>"
+      f"<p>{doc['mode']} scaling along {html_text(doc['axis'])}, {doc['devices_per_host']} devices per emulated"
+      f" host, measured at {', '.join(map(str, doc['hosts']))} hosts (link {html_text(doc['link'])}); predicted at"
+      f" {', '.join(f'{t:,}' for t in doc['targets'])}. Store profile <b>{html_text(store['name'])}</b>:"
       f" latency {store['latency_s'] * 1e3:g} ms, writes {_number(store['write_requests_per_s'])}/s,"
-      f" reads {_number(store['read_requests_per_s'])}/s ({html.escape(store['source'])}).</p>"
-      + "".join(f"<p><b>Note:</b> {html.escape(n)}</p>" for n in doc["notes"])
+      f" reads {_number(store['read_requests_per_s'])}/s ({html_text(store['source'])}).</p>"
+      + "".join(f"<p><b>Note:</b> {html_text(n)}</p>" for n in doc["notes"])
       + "".join(sections)
       + "<p>Model and its limits: docs/scale.md.</p>"
   )  # fmt: skip

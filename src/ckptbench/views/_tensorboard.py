@@ -35,6 +35,7 @@ from ckptbench.api import BenchmarkSummary, MetricStatistics, RecordKind, RunRec
 from ckptbench.api import Tag, is_judged
 from ckptbench.results import read_outputs
 from ckptbench.views._tfevents import EventFile, experiment_summary, session_summary, text_summary
+from ckptbench._escape import markdown_text
 
 TENSORBOARD_DIR = "tensorboard"
 # Our event files end with this, so a rewrite removes exactly what we wrote.
@@ -259,11 +260,12 @@ def _json_block(value: Any) -> str:
 
 
 def _configuration_card(bench: BenchmarkSummary) -> str:
-  rows = [f"| {name} | {json.dumps(value, default=str)} |" for name, value in (bench.options or {}).items()]
-  varying = ", ".join(f"{k}={v}" for k, v in (bench.varying or {}).items()) or "(none)"
+  md = markdown_text  # names and values are the user's: literal text, no table-breaking `|`
+  rows = [f"| {md(name)} | {md(json.dumps(value, default=str))} |" for name, value in (bench.options or {}).items()]
+  varying = md(", ".join(f"{k}={v}" for k, v in (bench.varying or {}).items()) or "(none)")
   parts = [
-      f"### {bench.name}",
-      f"generator `{bench.generator or ''}`, key `{bench.key}`, swept: {varying}",
+      f"### {md(bench.name)}",
+      f"generator {md(bench.generator or '')}, key {md(bench.key)}, swept: {varying}",
       "| option | value |\n|---|---|\n" + "\n".join(rows) if rows else "no options",
       "**mesh**\n\n" + (_json_block(bench.mesh) if bench.mesh else "none"),
       "**checkpoint**\n\n" + (_json_block(bench.checkpoint_config) if bench.checkpoint_config else "none"),

@@ -11,8 +11,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from ckptbench._escape import terminal_text
+
 # Logs and CI output are read in wide windows; rich would otherwise fold tables at 80 columns.
 _WIDTH_WHEN_NOT_A_TERMINAL = 160
+
+
+def markup_text(value: object) -> str:
+  """User text (names, labels, messages) for rich markup: terminal-safe (`terminal_text`), then markup-escaped."""
+  return escape(terminal_text(value))
 
 
 def make_console() -> Console:
@@ -44,5 +51,5 @@ def print_sentences(console: Console, prefix: str, text: str) -> None:
   lead = prefix
   for sentence in _SENTENCE_END.split(text.strip()):
     for line in textwrap.wrap(sentence, width, break_long_words=False, break_on_hyphens=False):
-      console.print(lead + escape(line), highlight=False, soft_wrap=True)
+      console.print(lead + markup_text(line), highlight=False, soft_wrap=True)
       lead = " " * indent
