@@ -436,7 +436,7 @@ class TestSuite:
       suite = self._suite(group)
       with _engine_suite.engine_output_dir(self._output_dir, sub) as out, _engine_suite.own_torch_group():
         outcome = ckptbench.run(suite, self._settings(out, _engine_suite.fresh_process_can_import(suite)))
-      timed = [r for r in outcome.records if not (r.warmup or r.memory_pass) and r.host == 0]
+      timed = [r for r in outcome.records if r.kind is ckptbench.RecordKind.TIMED and r.host == 0]
       results += [self._record_result(r) for r in timed]
     if not results:
       logging.warning("No benchmarks were run for this suite.")
