@@ -93,25 +93,81 @@ def test_port_lists_what_still_needs_a_hand():
       from orbax.checkpoint._src.testing.benchmarks.core import jax_monitoring_tags
       from orbax.checkpoint._src.testing.benchmarks.core.pytree_utils import assert_pytree_equal, no_such_helper
 
-      GENERATOR = "orbax.checkpoint._src.testing.benchmarks.v1.benchmark.Benchmark"
-      metric_lib.METRIC_REGISTRY["x"] = None
-      benchmarks_core.TestSuite
+      GENERATOR = "orbax.checkpoint._src.testing.benchmarks.core.core.NoSuchGenerator"
+      metric_lib.NO_SUCH_REGISTRY["x"] = None
+      benchmarks_core.NoSuchSuite
       benchmarks_core.TestContext
+      # see orbax.checkpoint._src.testing.benchmarks.core
   """)
   result = port_source(source, "mine.py")
-  assert result.rewritten == (2, 3, 7, 8)
+  assert result.rewritten == (2, 3, 7, 8, 10)
   assert "from ckptbench.compat.orbax.core import (\n    core as benchmarks_core," in result.ported
   assert "\nimport ckptbench.compat.orbax.core.core\n" in result.ported  # rewritten, and listed: code naming it in full
+  assert 'GENERATOR = "ckptbench.compat.orbax.core.core.NoSuchGenerator"' in result.ported
   assert result.needs_hand == (
       "line 2: 'import orbax.checkpoint._src.testing.benchmarks.core.core' without 'as': code naming it in full needs the new name",
       "line 7: ckptbench.compat.orbax.core has no 'jax_monitoring_tags'",
       "line 8: ckptbench.compat.orbax.core.pytree_utils has no 'no_such_helper'",
-      "line 10: names orbax.checkpoint._src.testing.benchmarks outside an import statement:"
-      ' GENERATOR = "orbax.checkpoint._src.testing.benchmarks.v1.benchmark.Benchmark"',
-      "line 11: ckptbench.compat.orbax.core.metric has no 'METRIC_REGISTRY' (used as metric_lib.METRIC_REGISTRY)",
-      "line 12: ckptbench.compat.orbax.core.core has no 'TestSuite' (used as benchmarks_core.TestSuite)",
+      "line 10: a string names orbax.checkpoint._src.testing.benchmarks.core.core.NoSuchGenerator:"
+      " ckptbench.compat.orbax.core.core has no 'NoSuchGenerator'",
+      "line 11: ckptbench.compat.orbax.core.metric has no 'NO_SUCH_REGISTRY' (used as metric_lib.NO_SUCH_REGISTRY)",
+      "line 12: ckptbench.compat.orbax.core.core has no 'NoSuchSuite' (used as benchmarks_core.NoSuchSuite)",
+      "line 14: names orbax.checkpoint._src.testing.benchmarks outside an import statement or a string:"
+      " # see orbax.checkpoint._src.testing.benchmarks.core",
   )
   assert port_source("import os\n").needs_hand == () and not port_source("import os\n").changed
+
+
+def test_port_points_framework_paths_at_the_users_package_where_it_holds_the_module(tmp_path):
+  """A user package laid out as Orbax's benchmarks directory: its generator modules and their tests."""
+  package = tmp_path / "mybench"
+  (package / "v1").mkdir(parents=True)
+  for name in ("__init__.py", "v1/__init__.py", "my_benchmark.py", "v1/my_v1_benchmark.py"):
+    (package / name).write_text("")
+  test = package / "v1" / "my_v1_benchmark_test.py"
+  test.write_text(textwrap.dedent("""\
+      from orbax.checkpoint._src.testing.benchmarks import my_benchmark
+      from orbax.checkpoint._src.testing.benchmarks.v1 import my_v1_benchmark as bench
+      from orbax.checkpoint._src.testing.benchmarks.v1 import benchmark
+      import orbax.checkpoint._src.testing.benchmarks.my_benchmark as mine
+
+      @mock.patch('orbax.checkpoint._src.testing.benchmarks.v1.my_v1_benchmark.ocp.save')
+      @mock.patch('orbax.checkpoint._src.testing.benchmarks.core.metric.Metrics.report')
+      def test(): ...
+      """))
+  result = port_file(test, write=True)
+  assert result.needs_hand == ()
+  assert test.read_text() == textwrap.dedent("""\
+      from mybench import my_benchmark
+      from mybench.v1 import my_v1_benchmark as bench
+      from ckptbench.compat.orbax.v1 import benchmark
+      import mybench.my_benchmark as mine
+
+      @mock.patch('mybench.v1.my_v1_benchmark.ocp.save')
+      @mock.patch('ckptbench.compat.orbax.core.metric.Metrics.report')
+      def test(): ...
+      """)
+  assert result.rewritten == (1, 2, 3, 4, 6, 7)
+  # outside a package, or a module the package does not hold: listed, as before
+  loose = port_source("from orbax.checkpoint._src.testing.benchmarks import my_benchmark\n", tmp_path / "loose.py")
+  assert loose.needs_hand == ("line 1: ckptbench.compat.orbax has no 'my_benchmark'",)
+  absent = port_source("from orbax.checkpoint._src.testing.benchmarks.v1 import other\n", test)
+  assert absent.needs_hand == ("line 1: ckptbench.compat.orbax.v1 has no 'other'",)
+
+
+def test_port_flags_attributes_of_orbaxs_framework_classes_the_compat_classes_lack():
+  source = textwrap.dedent("""\
+      from orbax.checkpoint._src.testing.benchmarks.core import core
+      from orbax.checkpoint._src.testing.benchmarks.core import metric as metric_lib
+      benchmarks = generator.generate()
+      value = result.metrics.results['save::0_basics/time_s']
+      metric_lib.TracemallocMetric._active_count = 0
+      other.unrelated_attribute
+      """)
+  assert port_source(source, "mine.py").needs_hand == (
+      "line 5: ._active_count is Orbax's TracemallocMetric._active_count,"
+      " which ckptbench.compat.orbax.core.metric.TracemallocMetric lacks",
+  )
 
 
 @pytest.mark.slow
@@ -123,10 +179,10 @@ def test_the_cli_prints_a_diff_by_default_and_writes_with_write(tmp_path):
   assert dry.returncode == 0, dry.stderr
   assert "-from orbax.checkpoint._src.testing.benchmarks.core import core as benchmarks_core" in dry.stdout
   assert "+from ckptbench.compat.orbax.core import core as benchmarks_core" in dry.stdout
-  assert "2 import line(s) to rewrite (26, 27)" in dry.stdout and "dry run: nothing written" in dry.stdout
+  assert "2 line(s) to rewrite (26, 27)" in dry.stdout and "dry run: nothing written" in dry.stdout
   assert target.read_text() == original
   wrote = run_cli("port", "--write", "--quiet", str(target))
-  assert wrote.returncode == 0 and "2 import line(s) rewritten (26, 27)" in wrote.stdout and "---" not in wrote.stdout
+  assert wrote.returncode == 0 and "2 line(s) rewritten (26, 27)" in wrote.stdout and "---" not in wrote.stdout
   assert "from ckptbench.compat.orbax.core import metric as metric_lib" in target.read_text()
   assert not port_file(target).changed  # porting again changes nothing
 

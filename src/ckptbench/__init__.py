@@ -70,6 +70,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       check_loaded_shardings,
       pytree_checksums,
       read_sharding_config,
+      synthetic_pytree,
       reading_checkpoint,
       verify_pytree,
       write_sharding_config,

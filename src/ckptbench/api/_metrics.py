@@ -116,6 +116,15 @@ class Metrics:
       acc = self._values[tag] = _Accumulator(metric.unit, metric.reduce)
     acc.add(float(metric.value))
 
+  def set(self, tag: str, value: float, unit: str) -> None:
+    """Makes `tag` hold `value` alone, dropping what earlier entries accumulated (an assignment)."""
+    self._values[tag] = _Accumulator(unit, "last")
+    self._values[tag].add(float(value))
+
+  def discard(self, tag: str) -> None:
+    """Forgets `tag` (nothing happens when it holds nothing)."""
+    self._values.pop(tag, None)
+
   def record(self, op: str, key: str, value: float, unit: str, reduce: Reduce = "last") -> None:
     """Records a value computed by the test_fn itself, e.g. `record("load", "9_other/bytes_verified", n, "bytes")`."""
     self.add(f"{op}_{key}", MetricValue(value, unit, reduce))

@@ -1,7 +1,8 @@
 """`ckptbench port FILE...`: point generator modules written for Orbax's framework at ckptbench.
 
-Rewrites the imports of `orbax.checkpoint._src.testing.benchmarks` to
-`ckptbench.compat.orbax` (a dry run printing the diff unless `--write`) and
+Rewrites the imports of `orbax.checkpoint._src.testing.benchmarks`, and the
+dotted paths in strings (mock.patch targets), to `ckptbench.compat.orbax` (or
+to the user's package for a generator module it holds) (a dry run printing the diff unless `--write`) and
 lists, per file, what still needs a hand. Exit 0 when every file ported
 cleanly, 1 when something needs a hand.
 """
@@ -36,7 +37,7 @@ def handle(args: argparse.Namespace) -> int:
   for result in results:
     action = "rewritten" if args.write else "to rewrite"
     lines = ", ".join(map(str, result.rewritten)) or "none"
-    print(f"{result.path}: {len(result.rewritten)} import line(s) {action} ({lines})")
+    print(f"{result.path}: {len(result.rewritten)} line(s) {action} ({lines})")
     for problem in result.needs_hand:
       print(f"  needs a hand: {problem}")
   if not args.write and any(r.changed for r in results):

@@ -17,7 +17,7 @@ from ckptbench.config._generators import resolve_generator
 from ckptbench.config._mesh_list import mesh_skip_reason
 from ckptbench.config._options import OptionPoint
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
-from ckptbench.config._spec import SpecTree, iter_arrays
+from ckptbench.config._spec import SpecTree, iter_arrays, parse_spec
 
 from ckptbench.config._dtypes import dtype_itemsize, numpy_dtype
 
@@ -39,6 +39,7 @@ __all__ = [
     "ScalarSpec",
     "SimDeviceConfig",
     "SpecTree",
+    "parse_spec",
     "Suite",
     "SuiteConfig",
     "catalogue",

@@ -9,7 +9,7 @@ from ckptbench.data._existing import (
 )
 from ckptbench.data._sharding_file import ShardingFile, check_loaded_shardings, read_sharding_config
 from ckptbench.data._mesh import build_mesh
-from ckptbench.data._synthetic import build_pytree
+from ckptbench.data._synthetic import build_pytree, synthetic_pytree
 from ckptbench.data._read_errors import DataMismatchError, reading_checkpoint
 from ckptbench.data._safetensors import safetensors_name, write_safetensors
 from ckptbench.data._verify import pytree_checksums, verify_pytree
@@ -31,6 +31,7 @@ __all__ = [
     "read_sharding_config",
     "reading_checkpoint",
     "safetensors_name",
+    "synthetic_pytree",
     "verify_pytree",
     "write_safetensors",
     "write_sharding_config",

@@ -14,8 +14,9 @@ from typing import Any
 import jax
 import numpy as np
 
-from ckptbench.config import ArraySpec, ScalarSpec, SpecTree
+from ckptbench.config import ArraySpec, CheckpointConfig, ScalarSpec, SpecTree, parse_spec
 from ckptbench.config import numpy_dtype
+from ckptbench.errors import ConfigError
 
 
 def _shard_rng(seed: int, path: tuple, index: tuple[slice, ...], shape: tuple[int, ...]) -> np.random.Generator:
@@ -81,3 +82,16 @@ def build_pytree(spec: SpecTree, mesh, *, seed: int = 0, fill: str = "normal", _
     else:
       tree[name] = build_pytree(node, mesh, seed=seed, fill=fill, _path=path)
   return tree
+
+
+def synthetic_pytree(config: CheckpointConfig, mesh=None) -> dict[str, Any]:
+  """The pytree `config.spec` describes, filled by `config.fill` from `config.random_seed`, on `mesh`.
+
+  Raises:
+    ConfigError: naming the spec's key that is wrong.
+  """
+
+  def error_at(message: str, path: tuple) -> Exception:
+    return ConfigError(f"checkpoint_config.spec{''.join(f'.{p}' for p in path)}: {message}")
+
+  return build_pytree(parse_spec(config.spec, error_at), mesh, seed=config.random_seed, fill=config.fill)

@@ -80,7 +80,8 @@ def verdict_table(table: VerdictTable, title: str, variants: Sequence[Any] | Non
     out.add_column(markup_text(variant.label), justify="right", overflow="fold")
   marks = rule_marks(table)  # which rule decided each row, where the rows follow different rules
   for metric in table.metrics:
-    row = [markup_text(f"{metric.label} {marks[metric.tag]}" if metric.tag in marks else metric.label), markup_text(metric.unit)]
+    label = f"{metric.label} {marks[metric.tag]}" if metric.tag in marks else metric.label
+    row = [markup_text(label), markup_text(metric.unit)]
     for variant in variants:
       cell = table.cell(metric.tag, variant.key)
       if cell is None:

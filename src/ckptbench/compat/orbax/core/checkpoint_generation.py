@@ -1,4 +1,8 @@
-"""Orbax's `core.checkpoint_generation` on ckptbench: abstract state from Orbax's sharding file.
+"""Orbax's `core.checkpoint_generation` on ckptbench: synthetic checkpoints, abstract state from Orbax's sharding file.
+
+`generate_checkpoint` and `generate_and_save_checkpoint` build the data with
+ckptbench's `synthetic_pytree` (the same data a suite's `checkpoint_config`
+gives a run).
 
 Orbax's sharding config (`abstract_state.json`) maps each array, its keys
 joined with ".", to its shape, dtype and sharding:
@@ -12,12 +16,16 @@ load benchmarks do.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import jax
 import numpy as np
+from etils import epath
 
 import ckptbench
+
+_log = logging.getLogger(__name__)
 
 
 def _entry_key(key_path: Any) -> str:
@@ -68,3 +76,46 @@ def get_abstract_state_from_sharding_config(sharding_config_path: Any, metadata:
     return _abstract_array(key, entries[key], devices, where)
 
   return jax.tree_util.tree_map_with_path(abstract, metadata)
+
+
+def generate_checkpoint(config: ckptbench.CheckpointConfig, mesh: jax.sharding.Mesh | None = None) -> Any:
+  """The pytree `config.spec` describes, on `mesh` (ckptbench's `synthetic_pytree`: seeded by
+  `config.random_seed`, filled by `config.fill`).
+
+  Raises:
+    ValueError: when `config` has no `spec` (Orbax's message).
+    ConfigError: naming the spec's key that is wrong.
+  """
+  if config.spec is None:
+    raise ValueError("CheckpointConfig must have a `spec` if `path` is not provided.")
+  return ckptbench.synthetic_pytree(config, mesh)
+
+
+def generate_and_save_checkpoint(
+    config: ckptbench.CheckpointConfig, output_dir: Any, mesh: jax.sharding.Mesh | None = None
+) -> None:
+  """Writes the checkpoint `config.spec` describes to `output_dir` with Orbax's v1 `save`, replacing one there.
+
+  The same config and seed write the same bytes, so digests of a load can be
+  checked against it.
+  """
+  out = epath.Path(output_dir)
+  if out.exists() and any(out.iterdir()):
+    _log.warning("A fixture is already present at %s; overwriting it.", out)
+  ckptbench.orbax_v1_io().save(out, generate_checkpoint(config, mesh), overwrite=True)
+
+
+def load_checkpoint(config: ckptbench.CheckpointConfig) -> Any:
+  """Loads the checkpoint at `config.path` onto the first local device (ckptbench's
+  `abstract_from_checkpoint` and Orbax's v1 `load`, checked to land where asked).
+
+  Raises:
+    ValueError: when `config` has no `path` (Orbax's message).
+  """
+  if config.path is None:
+    raise ValueError("CheckpointConfig must have a `path` to load a checkpoint from.")
+  abstract = ckptbench.abstract_from_checkpoint(config.path, None, None)
+  with ckptbench.reading_checkpoint(config.path):
+    loaded = ckptbench.orbax_v1_io().load(config.path, abstract_state=abstract)
+  ckptbench.check_loaded_shardings(loaded, abstract, f"loading {config.path}")
+  return loaded

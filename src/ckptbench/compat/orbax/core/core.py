@@ -24,17 +24,30 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
+import hashlib
+import itertools
+import pathlib
 import sys
 import types
 from typing import Any, Callable, ClassVar, Sequence
 
+import jax
+import yaml
+from absl import logging
 from etils import epath
 
 import ckptbench
-from ckptbench.compat.orbax.core import _hardware
-
-_log = logging.getLogger(__name__)
+from ckptbench.compat.orbax.core import (
+    _engine_suite,
+    _hardware,
+    checkpoint_generation,
+    device_mesh,
+    directory_setup,
+    inventory,
+    metric,
+    metrics_manager,
+    multihost,
+)
 
 benchmark_options = ckptbench.benchmark_options
 
@@ -161,10 +174,12 @@ class TestResult:
 class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
   """Orbax's generator base on ckptbench: subclasses write `test_fn(TestContext) -> TestResult`.
 
-  The sweep, meshes, checkpoint data and directories come from the suite, as
-  with every ckptbench generator; the constructor takes Orbax's arguments so
-  code that builds a generator by hand still works, and ckptbench builds it
-  with none.
+  Under ckptbench's runner (a suite file, or a `TestSuite`) the sweep, meshes,
+  checkpoint data and directories come from the suite, as with every ckptbench
+  generator, and ckptbench builds the generator with no arguments. Built by
+  hand with Orbax's arguments, it checks them as Orbax does, and `generate()`
+  gives Orbax's `Benchmark` objects: one per valid option combination, mesh
+  and checkpoint config.
   """
 
   options_class: ClassVar[type[ckptbench.BenchmarkOptions]] = BenchmarkOptions
@@ -177,6 +192,14 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
       mesh_configs: Sequence[Any] | None = None,
       local_directory: str | None = None,
   ):
+    if options is not None:
+      if type(self).options_class is BenchmarkOptions:
+        raise TypeError(
+            f"BenchmarksGenerator subclass {type(self).__name__} must be decorated with"
+            " @benchmark_options to set the 'options_class' attribute."
+        )
+      if not isinstance(options, self.options_class):
+        raise TypeError(f"Expected options of type {self.options_class.__name__}, but got {type(options).__name__}")
     self._checkpoint_configs = checkpoint_configs
     self._options = options
     self._output_dir = output_dir
@@ -188,6 +211,138 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
     own = cls.__dict__.get("test_fn")
     if own is not None and not getattr(own, "_ckptbench_adapted", False):
       cls.test_fn = _adapted(own)  # type: ignore[method-assign]
+
+  def _get_options_product(self) -> list[ckptbench.BenchmarkOptions]:
+    """Every combination of the options' list values (Orbax's sweep: only a `list` sweeps), valid ones only."""
+    fields = [f.name for f in dataclasses.fields(self._options)]
+    values = [getattr(self._options, f) for f in fields]
+    combinations = itertools.product(*[v if isinstance(v, list) else [v] for v in values])
+    valid = []
+    for combination in combinations:
+      option = type(self._options)(**dict(zip(fields, combination)))
+      if option.is_valid():
+        valid.append(option)
+      else:
+        logging.info("Skipping invalid option combination: %s", option)
+    return valid
+
+  def _get_meshes(self, skip_incompatible_mesh_configs: bool) -> list[jax.sharding.Mesh]:
+    """The meshes of `mesh_configs` this machine can build; one it cannot is skipped with a warning, or raises.
+
+    Raises:
+      ValueError: a mesh cannot be built and `skip_incompatible_mesh_configs`
+        is False, or none can.
+    """
+    meshes = []
+    for mesh_config in self._mesh_configs or ():
+      try:
+        meshes.append(device_mesh.create_mesh(mesh_config))
+      except ValueError as e:
+        if not skip_incompatible_mesh_configs:
+          raise ValueError(f"Failed to create mesh with config {mesh_config}: {e}") from e
+        logging.warning("Failed to create mesh with config %s: %s", mesh_config, e)
+    if not meshes:
+      raise ValueError("No compatible meshes found.")
+    return meshes
+
+  def generate_benchmark_name(self, option: Any, mesh: Any, checkpoint_config: Any) -> str:
+    """Orbax's stable name: the class and a hash of the options, mesh and checkpoint config."""
+    long_name = f"{type(self).__name__}-{option!r}-{mesh!r}-{checkpoint_config!r}"
+    return f"{type(self).__name__}_{hashlib.md5(long_name.encode()).hexdigest()[:12]}"
+
+  def generate(self, skip_incompatible_mesh_configs: bool = True) -> list["Benchmark"]:
+    """Orbax's `Benchmark` objects: one per valid option combination, mesh and checkpoint config.
+
+    Raises:
+      ValueError: when the generator was built without options (ckptbench's
+        runner builds it so; a suite gives the options), or no mesh fits.
+    """
+    if self._options is None:
+      raise ValueError(f"{type(self).__name__} was built without options: give options= to generate()")
+    meshes = [None] if self._mesh_configs is None else self._get_meshes(skip_incompatible_mesh_configs)
+    return [
+        Benchmark(
+            test_fn=self.test_fn,
+            checkpoint_config=checkpoint_config,
+            options=option,
+            name=self.generate_benchmark_name(option, mesh, checkpoint_config),
+            output_dir=self._output_dir,
+            mesh=mesh,
+            local_directory=self._local_directory,
+        )
+        for option, mesh, checkpoint_config in itertools.product(
+            self._get_options_product(), meshes, self._checkpoint_configs
+        )
+    ]
+
+
+class Benchmark:
+  """One runnable benchmark of Orbax's: a test_fn with its options, mesh and checkpoint config.
+
+  `run()` runs it once, as Orbax's `Benchmark.run` does: a fresh directory
+  (`directory_setup`), the checkpoint data (`checkpoint_generation`), the
+  test_fn with an Orbax context; an exception becomes the result's `error`.
+  Runs that ckptbench records go through a `TestSuite` (ckptbench's engine).
+  """
+
+  def __init__(
+      self,
+      test_fn: Callable[[TestContext], TestResult],
+      checkpoint_config: Any,
+      options: ckptbench.BenchmarkOptions,
+      name: str,
+      output_dir: str | None = None,
+      mesh: jax.sharding.Mesh | None = None,
+      local_directory: str | None = None,
+  ):
+    self.test_fn = test_fn
+    self.checkpoint_config = checkpoint_config
+    self.options = options
+    self.name = name
+    self.output_dir = output_dir
+    self.mesh = mesh
+    self.local_directory = local_directory
+
+  def _pytree(self) -> Any:
+    if self.checkpoint_config.path is not None:
+      return checkpoint_generation.load_checkpoint(self.checkpoint_config)
+    if self.checkpoint_config.spec is not None:
+      return checkpoint_generation.generate_checkpoint(self.checkpoint_config, mesh=self.mesh)
+    return None
+
+  def run(self, repeat_index: int | None = None) -> TestResult:
+    """Runs the test_fn once; its result, with `error` set when it raised."""
+    name = self.name if repeat_index is None else f"{self.name}_repeat_{repeat_index}"
+    own_metrics = metric.Metrics(name=f"{name} Internal")
+    with own_metrics.measure("sync_global_processes:benchmark:run", ["time"]):
+      multihost.sync_global_processes("benchmark:run")
+    path = directory_setup.setup_test_directory(self.name, self.output_dir, repeat_index)
+    local_path = None
+    if self.local_directory is not None:
+      local_path = epath.Path(self.local_directory) / name
+      if repeat_index is not None:
+        local_path = local_path / f"repeat_{repeat_index}"
+    with own_metrics.measure("sync_global_processes:benchmark:setup_test_directory", ["time"]):
+      multihost.sync_global_processes("benchmark:setup_test_directory")
+    try:
+      context = TestContext(
+          pytree=self._pytree(), path=path, options=self.options, mesh=self.mesh, repeat_index=repeat_index,
+          local_path=local_path, output_dir=None if self.output_dir is None else epath.Path(self.output_dir),
+          name=self.name, checkpoint_config=self.checkpoint_config,
+      )  # fmt: skip
+      with own_metrics.measure("sync_global_processes:benchmark:setup_pytree", ["time"]):
+        multihost.sync_global_processes("benchmark:setup_pytree")
+      result = self.test_fn(context)
+      result.path, result.local_path = path, local_path
+      if result.inventory is None and multihost.get_process_index() == 0:
+        result.inventory = inventory.scan_checkpoint(path)
+    except Exception as e:  # noqa: BLE001  (Orbax records any error of a run in its result)
+      logging.error("Test function %r raised an exception: %s", name, e, exc_info=True)
+      result = TestResult(metrics=metric.Metrics(), error=e, path=path, local_path=local_path)
+    result.metrics.name = name
+    result.metrics.report()
+    own_metrics.report()
+    return result
 
 
 def _adapted(test_fn: Callable[[Any, TestContext], Any]) -> Callable[[Any, Any], ckptbench.TestResult]:
@@ -215,3 +370,122 @@ def _prepare_process(module: types.ModuleType | None) -> None:
     flags.FLAGS.mark_as_parsed()  # no command line to parse: every flag keeps its default
   if module is not None and _hardware.uses_torch_distributed(module):
     ckptbench.torch_process_group()
+
+
+class TestSuite:
+  """Orbax's suite of generators, run by ckptbench's engine (`ckptbench.run`).
+
+  `run()` hands the generators, their options, checkpoint and mesh configs
+  and the repeats to ckptbench's engine as one suite (one per generator when
+  their checkpoint or mesh configs differ), so the runs are measured,
+  recorded (OUT/results.jsonl, summary.json) and compared with a baseline as
+  `ckptbench run` does. Each run then goes to the suite's `MetricsManager`,
+  which logs Orbax's report and, with an `output_dir`, writes TensorBoard in
+  Orbax's layout. Without an `output_dir` the engine writes into a temporary
+  directory, removed afterwards.
+  """
+
+  __test__: ClassVar[bool] = False  # not a pytest test class
+
+  def __init__(
+      self,
+      name: str,
+      benchmarks_generators: Sequence[BenchmarksGenerator],
+      output_dir: str | None = None,
+      skip_incompatible_mesh_configs: bool = True,
+      num_repeats: int = 1,
+      local_directory: str | None = None,
+      remove_repeated_dir: bool = False,
+      baseline_path: str | None = None,
+      baseline_capture_path: str | None = None,
+  ):
+    self._name = name
+    self._benchmarks_generators = list(benchmarks_generators)
+    self._output_dir = output_dir
+    self._skip_incompatible_mesh_configs = skip_incompatible_mesh_configs
+    self._num_repeats = num_repeats
+    self._local_directory = local_directory
+    self._remove_repeated_dir = remove_repeated_dir
+    self._baseline_path = baseline_path
+    self._baseline_capture_path = baseline_capture_path
+    tensorboard_dir = epath.Path(output_dir) / "tensorboard" if output_dir else None
+    self._suite_metrics = metrics_manager.MetricsManager(
+        name=name, num_repeats=num_repeats, tensorboard_dir=tensorboard_dir
+    )
+
+  def run(self) -> list[TestResult]:
+    """Runs every generator's benchmarks through ckptbench's engine; every run's result, in order.
+
+    Raises:
+      ValueError: a mesh does not fit and `skip_incompatible_mesh_configs` is False.
+      CkptbenchError: the engine refused the suite (a bad option, nothing to run).
+    """
+    results: list[TestResult] = []
+    generators = []
+    for generator in self._benchmarks_generators:
+      if generator._options is not None and not generator._get_options_product():
+        logging.warning("Generator %s produced no benchmarks.", type(generator).__name__)
+      else:
+        generators.append(generator)
+    groups = _engine_suite.suite_groups(generators)
+    for i, group in enumerate(groups):
+      for generator in group:
+        if generator._mesh_configs and not self._skip_incompatible_mesh_configs:
+          generator._get_meshes(skip_incompatible_mesh_configs=False)
+      sub = None if len(groups) == 1 else f"group_{i}"
+      suite = self._suite(group)
+      with _engine_suite.engine_output_dir(self._output_dir, sub) as out, _engine_suite.own_torch_group():
+        outcome = ckptbench.run(suite, self._settings(out, _engine_suite.fresh_process_can_import(suite)))
+      timed = [r for r in outcome.records if r.kind is ckptbench.RecordKind.TIMED and r.host == 0]
+      results += [self._record_result(r) for r in timed]
+    if not results:
+      logging.warning("No benchmarks were run for this suite.")
+    self._suite_metrics.generate_report()
+    multihost.sync_global_processes("test_suite:run_end")
+    return results
+
+  def _suite(self, generators: list[BenchmarksGenerator]) -> ckptbench.Suite:
+    first = generators[0]
+    document: dict[str, Any] = {
+        "suite_name": self._name,
+        "num_repeats": self._num_repeats,
+        "num_warmups": 0,
+        "checkpoint_configs": [_engine_suite.plain_config(c) for c in first._checkpoint_configs] or [{"spec": {}}],
+        "benchmarks": [
+            {"generator": _engine_suite.generator_path(type(g)), "options": _engine_suite.options_mapping(g._options)}
+            for g in generators
+        ],
+    }
+    if first._mesh_configs:
+      document["mesh_configs"] = [_engine_suite.plain_config(m) for m in first._mesh_configs]
+    for key, value in (("baseline_path", self._baseline_path), ("baseline_capture_path", self._baseline_capture_path)):
+      if value:
+        document[key] = str(value)
+    return ckptbench.load_suite_text(yaml.safe_dump(document, sort_keys=False))
+
+  def _settings(self, out: pathlib.Path, memory_pass: bool) -> ckptbench.RunSettings:
+    """The engine's settings; host memory inline where a fresh process could not import a generator."""
+    return ckptbench.RunSettings(
+        output_dir=out,
+        local_directory=None if self._local_directory is None else pathlib.Path(self._local_directory),
+        remove_repeated_dir=self._remove_repeated_dir,
+        overwrite=True,
+        show_progress=False,
+        write_views=False,  # TensorBoard in Orbax's layout comes from the MetricsManager
+        distributed="off",
+        host_memory=None if memory_pass else "inline",
+    )
+
+  def _record_result(self, record: Any) -> TestResult:
+    """One run's record as Orbax's result; the MetricsManager gets it too."""
+    metrics = metric.Metrics(name=f"{record.benchmark}_repeat_{record.repeat}")
+    for tag, entry in record.metrics.items():
+      metrics.set(tag, entry.value, entry.unit)
+    error = None if record.error is None else _engine_suite.recorded_exception(record.error)
+    found = None if record.inventory is None else inventory.from_record(record.inventory)
+    result = TestResult(metrics=metrics, error=error, path=epath.Path(record.path), inventory=found)
+    self._suite_metrics.add_result(
+        record.benchmark, metrics, benchmark_options=record.options, checkpoint_config=record.checkpoint_config,
+        error=error, inventory=found,
+    )  # fmt: skip
+    return result

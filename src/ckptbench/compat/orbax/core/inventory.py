@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Mapping
+import types
+from typing import Any, Mapping
 
 import ckptbench
 
@@ -39,7 +40,16 @@ class CheckpointInventory:
 
 def scan_checkpoint(path: str | os.PathLike) -> CheckpointInventory:
   """The inventory of `path` (empty when it does not exist)."""
-  found = ckptbench.scan_inventory(str(path))
+  return from_ckptbench(ckptbench.scan_inventory(str(path)))
+
+
+def from_record(inventory: Mapping[str, Any]) -> CheckpointInventory:
+  """Orbax's inventory from a run record's (`RunRecord.inventory`, ckptbench's fields)."""
+  return from_ckptbench(types.SimpleNamespace(**inventory))
+
+
+def from_ckptbench(found: Any) -> CheckpointInventory:
+  """Orbax's inventory from ckptbench's (`ckptbench.scan_inventory`)."""
   kinds = {"ocdbt": found.ocdbt_files, "zarr3": found.zarr_files, "metadata": found.metadata_files, "other": found.other_files}
   return CheckpointInventory(
       total_bytes=found.total_bytes,

@@ -29,6 +29,10 @@ def _leaf_key(key_path: Any) -> str:
 def assert_pytree_equal(pytree_expected: Any, pytree_actual: Any) -> None:
   """Raises AssertionError unless both pytrees have one structure, leaf types, dtypes, shapes and bytes.
 
+  The messages are Orbax's: "Type mismatch at", "Dtype mismatch at", "Shape
+  mismatch at", "Error at" (array bytes) and "Value mismatch at" (other leaves),
+  each naming the leaf.
+
   Args:
     pytree_expected: the reference pytree.
     pytree_actual: the pytree to check.
@@ -38,12 +42,19 @@ def assert_pytree_equal(pytree_expected: Any, pytree_actual: Any) -> None:
   if expected_def != actual_def:
     raise AssertionError(f"Pytree structure mismatch: expected {expected_def}, actual {actual_def}")
   for (key_path, want), (_, got) in zip(expected, actual):
+    where = _leaf_key(key_path)
     if not isinstance(got, type(want)):
-      raise AssertionError(f"Type mismatch at {_leaf_key(key_path)}: expected {type(want)}, actual {type(got)}")
-  try:
-    ckptbench.verify_pytree(pytree_expected, pytree_actual)
-  except ckptbench.DataMismatchError as e:
-    raise AssertionError(str(e)) from None
+      raise AssertionError(f"Type mismatch at {where}: expected {type(want)}, actual {type(got)}")
+    if hasattr(want, "dtype") and hasattr(got, "dtype") and want.dtype != got.dtype:
+      raise AssertionError(f"Dtype mismatch at {where}: expected {want.dtype}, actual {got.dtype}")
+    if hasattr(want, "shape") and hasattr(got, "shape") and want.shape != got.shape:
+      raise AssertionError(f"Shape mismatch at {where}: expected {want.shape}, actual {got.shape}")
+    try:
+      ckptbench.verify_pytree(want, got)
+    except ckptbench.DataMismatchError as e:
+      if hasattr(want, "shape"):
+        raise AssertionError(f"Error at {where}: {e}") from None
+      raise AssertionError(f"Value mismatch at {where}: expected {want!r}, actual {got!r}") from None
 
 
 def log_pytree(msg: str, pytree: Any) -> None:

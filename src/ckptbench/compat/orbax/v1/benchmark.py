@@ -1,4 +1,4 @@
-"""Orbax's `v1.benchmark` helpers on ckptbench: the v1 options, `clear_pytree`, `get_metrics_to_measure`.
+"""Orbax's `v1.benchmark` on ckptbench: the v1 options, the `Benchmark` generator, `clear_pytree`, `get_metrics_to_measure`.
 
 `BenchmarkOptions.context` builds the `ocp.Context` through
 `ckptbench.orbax_v1_context`, which knows the Context of every supported Orbax
@@ -8,8 +8,9 @@ reason) instead of failing its runs. Options left at Orbax's default are not set
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import jax
 
@@ -105,3 +106,43 @@ def clear_pytree(pytree: Any) -> Any:
   ckptbench builds a run's data again when a previous run deleted it.
   """
   return jax.tree.map(lambda x: x.delete() if isinstance(x, jax.Array) else None, pytree)
+
+
+@core.benchmark_options(BenchmarkOptions)
+class Benchmark(core.BenchmarksGenerator):
+  """Orbax's v1 generator: saves `context.pytree` (async or not) under the options' Context, loads it back.
+
+  Records `save` and `load` (Orbax's names, ckptbench's collectors). A suite
+  naming Orbax's `v1.benchmark.Benchmark` runs ckptbench's `save_restore`
+  built-in instead, which also splits an async save and verifies the load;
+  this class is for code that subclasses or calls it.
+  """
+
+  def test_fn(self, context: core.TestContext) -> core.TestResult:
+    options = context.options
+    metrics = metric.Metrics()
+    keys = get_metrics_to_measure(options)
+    abstract = ckptbench.abstract_pytree(context.pytree)
+    path = context.path / "ckpt"
+    io = ckptbench.orbax_v1_io()
+    with options.context:
+      with _traced(context.trace_path("save")), metrics.measure("save", keys):
+        if options.async_enabled:
+          io.save_async(path, context.pytree).result()
+        else:
+          io.save(path, context.pytree)
+      context.pytree = clear_pytree(context.pytree)
+      with _traced(context.trace_path("load")), metrics.measure("load", keys):
+        restored = io.load(path, abstract_state=abstract)
+      clear_pytree(restored)
+    return core.TestResult(metrics=metrics)
+
+
+@contextlib.contextmanager
+def _traced(trace_dir: Any) -> Iterator[None]:
+  """A JAX profiler trace into `trace_dir` around the block (none when it is None)."""
+  if trace_dir is None:
+    yield
+    return
+  with jax.profiler.trace(str(trace_dir)):
+    yield
