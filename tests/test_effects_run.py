@@ -45,6 +45,8 @@ def _suite(tmp_path, levels=LEVELS, repeats="auto"):
 
 
 def _settings(tmp_path, **more) -> RunSettings:
+  # The plant is a sleep: it writes no checkpoint and allocates nothing, so host memory, the flush of
+  # earlier writeback, the storage probe and the views would only add time to what the tests judge.
   return RunSettings(output_dir=tmp_path / "out", show_progress=False, probe_storage=False, write_views=False,
                      host_memory="off", flush_between_runs=False, **more)  # fmt: skip
 

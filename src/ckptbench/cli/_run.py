@@ -157,9 +157,6 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       driven_rounds=args.driven_rounds,
       host_memory=args.host_memory,
       memory_pass_repeats=args.memory_pass_repeats,
-      # A memory pass reads host memory only (its timings are dropped): waiting for other writers' pages
-      # before each run would cost it time and change none of its readings.
-      flush_between_runs=not args.memory_pass_repeats,
   )
 
 

@@ -201,7 +201,9 @@ class _Runs:
     self.generators: dict[int, BenchmarksGenerator] = {}
     self.cache = PytreeCache(suite.config.reuse_checkpoint)
     self.watchdog = RunWatchdog(coordinator.process_index, coordinator.process_count)
-    self.noise = NoiseMeter(flush=settings.flush_between_runs)
+    # A memory pass reads host memory only (its timings are dropped): waiting for other writers' pages
+    # before each run would cost it time and change none of its readings.
+    self.noise = NoiseMeter(flush=settings.flush_between_runs and not settings.memory_pass_repeats)
     self.freeing: Freeing = freeing
     self.host_memory_absent: str | None = host_memory_absent
 
