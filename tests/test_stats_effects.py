@@ -12,7 +12,7 @@ import pytest
 
 from ckptbench.api import Verdict
 from ckptbench.stats import Design, Direction, Factor, Observation, factor_effects, holm_levels
-from ckptbench.stats import look_rates, past_limit, race_look, race_ratio
+from ckptbench.stats import RACE_LOOKS, RaceRule, mean_interval, paired_ratio, past_limit, race_look
 
 FACTORS = [Factor("ocdbt", ("F", "T"), "F"), Factor("zarr3", ("F", "T"), "F"), Factor("gb", ("1", "8"), "1")]
 PLANT = {"ocdbt": {"T": 0.7}, "zarr3": {"T": 1.3}, "gb": {"8": 0.85}}
@@ -129,16 +129,46 @@ def test_a_race_look_drops_the_far_candidates_after_three_rounds_and_keeps_the_c
   rng = np.random.default_rng(2)
   times = {"best": 1.0, "close": 1.05, "slow": 1.6, "slower": 2.5}
   obs = [Observation((c,), r, v * math.exp(rng.normal(0, 0.03))) for r in range(3) for c, v in times.items()]
-  look = race_look(obs, list(times), Direction.LOWER, threshold=THRESHOLD, rates=look_rates())
+  rule = RaceRule(Direction.LOWER, threshold=THRESHOLD, candidates=len(times))
+  look = race_look(obs, list(times), rule, rule.rates(3))
   assert look.best == "best"
   assert {s.candidate for s in look.worse} == {"slow", "slower"}
   assert next(s for s in look.standings if s.candidate == "close").verdict != Verdict.WORSE
-  ratio, low, high = race_ratio(obs, "best", "slower")
-  assert ratio == pytest.approx(0.4, rel=0.1) and low < ratio < high
+
+
+def test_the_race_spends_alpha_as_a_design_divided_over_the_tests_the_true_best_faces():
+  rule = RaceRule(Direction.LOWER, threshold=THRESHOLD, candidates=12, constraints=1)
+  designs = [rule.design(r) for r in RACE_LOOKS]
+  assert sum(d.spent for d in designs) == pytest.approx(0.05)
+  assert sum(d.equivalence_spent for d in designs) == pytest.approx(0.05)
+  assert all(d.equivalence_spent >= d.spent / 2 for d in designs)  # the equivalence interval inside the two-sided
+  assert designs[-1].last and not designs[0].last
+  assert rule.rates(3).two_sided == pytest.approx(0.05 / 20 / 12)  # 11 comparisons with the best and 1 constraint
+  assert "spent over 20 looks" in designs[-1].rule(THRESHOLD, paired=True)
+
+
+def test_the_ratio_to_the_reference_is_paired_over_the_rounds_both_ran():
+  """A drift shared by each round cancels in the pairing: the interval holds the truth at a drift that a
+  comparison of rounds run at different times would carry whole."""
+  rng = np.random.default_rng(5)
+  obs = []
+  for r in range(12):
+    drift = 0.8 * r / 12  # the machine slows by 2.2x over the race
+    obs.append(Observation(("best",), r, 0.56 * math.exp(drift + rng.normal(0, 0.05))))
+    obs.append(Observation(("reference",), r, math.exp(drift + rng.normal(0, 0.05))))
+  obs.append(Observation(("best",), 12, 9.9))  # a round the reference did not run is left out
+  found = paired_ratio(obs, "best", "reference")
+  assert found.rounds == 12 and found.level == 0.95
+  assert found.low < 0.56 < found.high and found.ratio == pytest.approx(0.56, rel=0.05)
+  assert paired_ratio(obs, "best", "best").ratio == 1.0 and paired_ratio(obs, "best", "nobody") is None
+  few = paired_ratio(obs[:6], "best", "reference")
+  assert few.rounds == 3 and few.low is None  # 3 pairs cannot bound a 95% signed-rank interval
 
 
 def test_a_constraint_is_broken_only_when_its_interval_lies_past_the_limit():
-  assert past_limit([2.0, 2.1, 1.9, 2.05], 1.5, True, 0.01)
-  assert not past_limit([1.4, 1.7, 1.5, 1.6], 1.5, True, 0.01)  # the mean is past, its interval is not
-  assert not past_limit([2.0], 1.5, True, 0.01)  # one value: nothing decided
-  assert past_limit([1.0, 1.1, 0.9], 3.0, False, 0.01)  # at least 3: far below
+  assert past_limit([2.0, 2.1, 1.9, 2.05], 1.5, at_most=True, tail=0.01)
+  assert not past_limit([1.4, 1.7, 1.5, 1.6], 1.5, at_most=True, tail=0.01)  # the mean is past, its interval is not
+  assert not past_limit([2.0], 1.5, at_most=True, tail=0.01)  # one value: nothing decided
+  assert past_limit([1.0, 1.1, 0.9], 3.0, at_most=False, tail=0.01)  # at least 3: far below
+  found = mean_interval([1.4, 1.7, 1.5, 1.6], 0.025)
+  assert found.low < 1.5 < found.high and found.mean == pytest.approx(1.55)

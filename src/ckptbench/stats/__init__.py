@@ -49,18 +49,23 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       simulate_goodput,
       young_interval,
   )
-  from ckptbench.stats._decide import Decision, Design, decide
-  from ckptbench.stats._effects import (
-      Conditional,
-      Factor,
-      FactorialFit,
-      Observation,
-      Rates,
-      Term,
-      factor_effects,
-      holm_levels,
+  from ckptbench.stats._decide import AUTO_SPENDING, Decision, Design, Spending, decide
+  from ckptbench.stats._cell_model import Factor, Observation
+  from ckptbench.stats._effects import Conditional, FactorialFit, Rates, Term, factor_effects, holm_levels
+  from ckptbench.stats._race import (
+      ANSWER_ROUNDS,
+      RACE_LOOKS,
+      RACE_SPENDING,
+      MeanInterval,
+      PairedRatio,
+      RaceLook,
+      RaceRule,
+      Standing,
+      mean_interval,
+      paired_ratio,
+      past_limit,
+      race_look,
   )
-  from ckptbench.stats._race import ANSWER_ROUNDS, RACE_LOOKS, RaceLook, Standing, look_rates, past_limit, race_look, race_ratio
   from ckptbench.stats._settled import ERROR_COVERAGE, decide_settled, figure_error, readings_agree, settled_rule
   from ckptbench.stats._direction import Direction, absolute_floor, metric_direction
   from ckptbench.stats._interval import MedianInterval, median_interval

@@ -79,6 +79,24 @@ _MAX_NEEDED = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
+class Spending:
+  """How the looks of a run share alpha: the share of it each look before the last spends on worse /
+  better (two-sided) and on each one-sided test of equivalence; the last look spends what is left.
+
+  Two instances: auto repeats' (`AUTO_SPENDING`: O'Brien-Fleming-like on worse / better, Pocock-type on
+  equivalence, over `AUTO_LOOKS`) and the race's (stats._race.RACE_SPENDING: an equal share at each of its
+  looks). Either way the shares of all looks sum to alpha and each look's equivalence share is at least
+  half its two-sided one, which the module docstring's argument needs.
+  """
+
+  early_share: float
+  equivalence_early_share: float
+
+
+AUTO_SPENDING = Spending(EARLY_LOOK_SHARE, EQUIVALENCE_EARLY_SHARE)
+
+
+@dataclasses.dataclass(frozen=True)
 class Design:
   """How much of the error rate `alpha` this look spends.
 
@@ -86,20 +104,22 @@ class Design:
     alpha: the chance, over the whole run, of any wrong verdict (a false worse, better or
       equivalent; the module docstring says why both tests may each spend it).
     early_looks: looks taken before this one (early look k after round `AUTO_LOOKS[k]`), each
-      spending `EARLY_LOOK_SHARE` of alpha on worse / better and the Pocock-type spending
-      `EQUIVALENCE_EARLY_SHARE` on each test of equivalence.
+      spending `spending.early_share` of alpha on worse / better and the Pocock-type share
+      `spending.equivalence_early_share` on each test of equivalence.
     last: this look spends what is left (a fixed repeat count: its one look); an
       early look spends its shares only.
+    spending: the shares of the looks (auto repeats', or the race's).
   """
 
   alpha: float = DEFAULT_ALPHA
   early_looks: int = 0
   last: bool = True
+  spending: Spending = AUTO_SPENDING
 
   @property
   def spent(self) -> float:
     """The error rate this look's intervals may have."""
-    share = self.alpha * EARLY_LOOK_SHARE
+    share = self.alpha * self.spending.early_share
     return self.alpha - self.early_looks * share if self.last else share
 
   @property
@@ -111,7 +131,7 @@ class Design:
   def equivalence_spent(self) -> float:
     """The error rate of each of this look's two one-sided tests of equivalence: at an early look its
     share (Pocock-type: the same at every early look), at the last what that leaves of alpha."""
-    share = self.alpha * EQUIVALENCE_EARLY_SHARE
+    share = self.alpha * self.spending.equivalence_early_share
     return self.alpha - self.early_looks * share if self.last else share
 
   @property
@@ -134,8 +154,8 @@ class Design:
     how = "per-round (paired)" if paired else "unpaired"
     looks = ""
     if self.early_looks:
-      looks = (f", alpha {self.alpha:g} spent over {self.looks} looks (worse/better: {EARLY_LOOK_SHARE:g} of it at"
-               f" each early look; equivalence: 1/{round(1 / EQUIVALENCE_EARLY_SHARE)} of it at each)")
+      looks = (f", alpha {self.alpha:g} spent over {self.looks} looks (worse/better: {self.spending.early_share:g} of"
+               f" it at each early look; equivalence: 1/{round(1 / self.spending.equivalence_early_share)} of it at each)")
     tests = f"(two one-sided tests at {100 * self.equivalence_spent:.4g}% each) within +-{threshold_text(threshold)}"
     if f"{self.equivalence_level:.2%}" == f"{self.level:.2%}":  # an early look: one interval for both
       equivalent = f"equivalent: the same interval {tests}"
@@ -249,19 +269,19 @@ def _min_rounds(alpha: float, paired: bool) -> int:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Intervals:
+class Intervals:
   """One look's two intervals of the effect: worse / better's and equivalence's (narrower or equal)."""
 
   two_sided: tuple[float, float]
   equivalence: tuple[float, float]
 
   @classmethod
-  def at(cls, spread: np.ndarray, cdf: Sequence[float], design: Design) -> _Intervals:
+  def at(cls, spread: np.ndarray, cdf: Sequence[float], design: Design) -> Intervals:
     return cls(_bounds(spread, cdf, design.spent), _bounds(spread, cdf, 2 * design.equivalence_spent))
 
 
-def _needed(
-    n: int, estimate: float, intervals: _Intervals, margin: float, design: Design, paired: bool
+def repeats_to_decide(
+    n: int, estimate: float, intervals: Intervals, margin: float, design: Design, paired: bool
 ) -> int:
   """The fewest repeats that could decide at `design`'s levels, the spread shrinking as 1/sqrt(n): at
   least this many.
@@ -327,12 +347,12 @@ def decide(
     x_ref, x_cur, margin = np.asarray(ref), np.asarray(cur), max(floor, threshold * abs(ref_median))
   spread, cdf = _spread(x_ref, x_cur, paired)
   estimate = float(np.median(spread))
-  intervals = _Intervals.at(spread, cdf, design)
-  verdict = _verdict(estimate, intervals, margin, direction)
+  intervals = Intervals.at(spread, cdf, design)
+  verdict = verdict_of(estimate, intervals, margin, direction)
   needed = None
   if verdict == Verdict.INCONCLUSIVE:  # at the levels of the most lenient look to come
     ahead = design.ahead()
-    needed = _needed(n, estimate, _Intervals.at(spread, cdf, ahead), margin, ahead, paired)
+    needed = repeats_to_decide(n, estimate, Intervals.at(spread, cdf, ahead), margin, ahead, paired)
   if verdict == Verdict.EQUIVALENT:  # report the interval the verdict was decided on
     (low, high), level = intervals.equivalence, design.equivalence_level
   else:
@@ -353,7 +373,7 @@ def _finite(reference: Sequence[float], current: Sequence[float], paired: bool) 
   return ref, cur
 
 
-def _verdict(estimate: float, intervals: _Intervals, margin: float, direction: Direction) -> Verdict:
+def verdict_of(estimate: float, intervals: Intervals, margin: float, direction: Direction) -> Verdict:
   """Equivalence on its interval, worse / better on the two-sided one (never both: see the module docstring)."""
   eq_low, eq_high = intervals.equivalence
   if -margin <= eq_low and eq_high <= margin:

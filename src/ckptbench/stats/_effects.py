@@ -10,7 +10,7 @@ cells, so what a round shared, a neighbour's burst, cancels):
 
     log y[cell, round] = mu + factors and their interactions (effect-coded) + round + e
 
-fitted by least squares (statsmodels; formulaic builds the design). The terms
+fitted robustly (stats._cell_model, which the race shares). The terms
 reported are contrasts of the fitted cell means, each averaged with equal
 weights over the other factors' combinations on the log scale:
 - a main effect: level against the reference level of one factor, as a ratio;
@@ -29,6 +29,13 @@ step-down (Holm 1979): the no-change tests at the look's `Design.spent`, the
 equivalence tests at its `equivalence_spent`. A term's interval is at the level
 its Holm step tested it at (the level of the step where the procedure stopped,
 for terms after it), so a decided term's interval shows its decision.
+
+One alpha-spending rule serves verdicts, effects and the race: a run's looks
+share alpha by a `Design` (auto repeats' spending here), and a look's share is
+divided over the tests it makes at once: Holm's step-down here, as the terms
+are a family fixed before the data (its first step is Bonferroni's share, its
+later steps spend what the decided ones left); the race divides its share by
+Bonferroni, as it compares with a best the data picked (stats._race).
 """
 
 from __future__ import annotations
@@ -36,32 +43,12 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-import warnings
 from typing import Mapping, Sequence
 
-import numpy as np
-
 from ckptbench.api import Verdict
-from ckptbench.stats._decide import Design, _Intervals, _needed, _verdict
+from ckptbench.stats._cell_model import CellModel, ContrastEstimate, Factor, Observation, ratio_or_none, t_interval
+from ckptbench.stats._decide import Design, Intervals, repeats_to_decide, verdict_of
 from ckptbench.stats._direction import Direction
-
-
-@dataclasses.dataclass(frozen=True)
-class Factor:
-  """One factor of a sweep: its name, its levels (as text) in sweep order, and the reference level."""
-
-  name: str
-  levels: tuple[str, ...]
-  reference: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Observation:
-  """One run: the level of each factor (in the factors' order), its round, and the metric's value."""
-
-  levels: tuple[str, ...]
-  round: int
-  value: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -186,18 +173,17 @@ def factor_effects(
   rounds = len({o.round for o in kept})
   if not contrasts or direction == Direction.NEUTRAL:
     return FactorialFit((), rounds, len(kept), missing, 0.0)
-  cell_means, covariance, df = _fit_cells(factors, kept, blocks)
+  model = CellModel.fit(factors, kept, blocks=blocks)
   margin = math.log1p(threshold)
-  estimates, errors = [], []
-  for contrast in contrasts:
-    estimate, error = _combine(contrast.weights, cell_means, covariance)
-    estimates.append(estimate)
-    errors.append(error)
-  judged = judge_contrasts(estimates, errors, df, margin, direction, Rates.of(design), Rates.of(design.ahead()), rounds)
-  terms = [Term(c.factors, c.levels, c.reference_levels, math.exp(e), low, high, verdict, confidence, needed,
-                c.combinations, c.possible)
-           for c, e, (verdict, low, high, confidence, needed) in zip(contrasts, estimates, judged)]  # fmt: skip
-  terms = [_with_conditionals(t, factors, present, cell_means, covariance, df, design) for t in terms]
+  estimates = [model.contrast(c.weights) for c in contrasts]
+  df = model.residual_df
+  now = holm_rates(estimates, df, margin, Rates.of(design))
+  ahead = holm_rates(estimates, df, margin, Rates.of(design.ahead()))
+  judged = judge_contrasts(estimates, df, margin, direction, now=now, ahead=ahead, rounds=rounds)
+  terms = [Term(c.factors, c.levels, c.reference_levels, math.exp(e.estimate), j.low, j.high, j.verdict,
+                j.confidence, j.repeats_needed, c.combinations, c.possible)
+           for c, e, j in zip(contrasts, estimates, judged)]  # fmt: skip
+  terms = [_with_conditionals(t, factors, present, model, design) for t in terms]
   return FactorialFit(tuple(terms), rounds, len(kept), missing, df)
 
 
@@ -258,57 +244,6 @@ def _averaged(
   return _Contrast(names, levels, references, weights, len(usable), len(combos))
 
 
-def _fit_cells(
-    factors: Sequence[Factor], observations: Sequence[Observation], blocks: bool
-) -> tuple[dict[tuple[str, ...], np.ndarray], np.ndarray, float]:
-  """The effect-coded model with the round as a block, fitted robustly: each measured cell's fitted mean
-  as a row of the design with the round's columns zeroed (a contrast's weights sum to 0, so any one
-  round's part cancels), the parameters' covariance, and the residual degrees of freedom.
-
-  The fit is Huber's M-estimator (statsmodels' RLM): a shared machine's odd slow run weighs less
-  than in least squares, whose spread it would inflate for every term; with normal noise it loses
-  about 5% of the efficiency. Without residual freedom, least squares (no interval).
-  """
-  import formulaic  # noqa: PLC0415  (heavy: loaded when effects are asked for)
-  import pandas as pd  # noqa: PLC0415
-  import statsmodels.api as sm  # noqa: PLC0415
-
-  names = [f"f{k}" for k in range(len(factors))]
-  frame = pd.DataFrame([(*o.levels, str(o.round), math.log(o.value)) for o in observations],
-                       columns=[*names, "round", "y"])  # fmt: skip
-  factorial = " * ".join(f"C({n}, contr.sum)" for n in names)
-  block = " + C(round, contr.sum)" if blocks and frame["round"].nunique() > 1 else ""
-  matrices = formulaic.model_matrix(f"y ~ {factorial}{block}", frame)
-  y, x = matrices.lhs.to_numpy().ravel(), matrices.rhs.to_numpy()
-  df = float(len(y) - np.linalg.matrix_rank(x))
-  with warnings.catch_warnings():  # a cell never measured makes the design rank-deficient: only contrasts of
-    warnings.simplefilter("ignore", sm.tools.sm_exceptions.SingularMatrixWarning)  # measured cells are asked for
-    fit = sm.RLM(y, x, M=sm.robust.norms.HuberT()).fit() if df > 0 else sm.OLS(y, x).fit()
-  parameters = np.asarray(fit.params)
-  covariance = np.asarray(fit.cov_params()) if df > 0 else np.full((len(parameters),) * 2, np.inf)
-  first = {}
-  for i, o in enumerate(observations):
-    first.setdefault(o.levels, i)
-  rounds = np.array([c.startswith("C(round") for c in matrices.rhs.columns])
-  means = {}
-  for cell, i in first.items():
-    row = np.where(rounds, 0.0, x[i])
-    means[cell] = np.append(row, row @ parameters)
-  return means, covariance, df
-
-
-def _combine(
-    weights: Mapping[tuple[str, ...], float], cell_means: Mapping[tuple[str, ...], np.ndarray], covariance: np.ndarray
-) -> tuple[float, float]:
-  """A contrast of the cells' fitted means: (estimate on the log scale, its standard error)."""
-  row = sum(w * cell_means[c] for c, w in weights.items())
-  estimate, design_row = float(row[-1]), row[:-1]
-  if not np.isfinite(covariance).all():  # no residual freedom: no interval
-    return estimate, math.inf
-  variance = float(design_row @ covariance @ design_row)
-  return estimate, math.sqrt(variance) if math.isfinite(variance) and variance >= 0 else math.inf
-
-
 def holm_levels(p_values: Sequence[float], alpha: float) -> list[float]:
   """Each test's error rate in Holm's step-down: alpha / (m - j) for the j-th smallest p-value, and
   for every test after the first it keeps, that step's rate; a test rejects when p <= its rate.
@@ -330,8 +265,8 @@ def holm_levels(p_values: Sequence[float], alpha: float) -> list[float]:
 
 @dataclasses.dataclass(frozen=True)
 class Rates:
-  """A look's error rates, before Holm divides them across the terms: each no-change (two-sided) test's
-  and each one-sided test of equivalence's."""
+  """Error rates: each no-change (two-sided) test's and each one-sided test of equivalence's; a look's
+  (`Rates.of` its Design), or one test's share of them (Holm's step for a term, Bonferroni's for the race)."""
 
   two_sided: float
   equivalence: float
@@ -341,59 +276,75 @@ class Rates:
     return cls(design.spent, design.equivalence_spent)
 
 
-def judge_contrasts(
-    estimates: Sequence[float], errors: Sequence[float], df: float, margin: float, direction: Direction,
-    rates: Rates, ahead: Rates, rounds: int,
-) -> list[tuple[Verdict, float | None, float | None, float, int | None]]:  # fmt: skip
-  """Each contrast's (verdict, low, high, confidence, repeats_needed) by stats._decide's rule, at its
-  Holm step's levels (`rates` now; `ahead`, the most lenient look to come, for repeats_needed). The
-  estimates are on the log scale; low and high are ratios."""
+@dataclasses.dataclass(frozen=True)
+class ContrastJudgement:
+  """A contrast judged by the rule of every comparison (stats._decide).
+
+  Attributes:
+    verdict: the four words.
+    low: the interval's lower end as a ratio (the equivalence interval for `equivalent`, else the two-sided
+      one); None when unbounded.
+    high: the upper end.
+    confidence: the level of `low`-`high`.
+    repeats_needed: for inconclusive, about how many rounds a decision needs (1/sqrt(n) shrinking).
+  """
+
+  verdict: Verdict
+  low: float | None
+  high: float | None
+  confidence: float
+  repeats_needed: int | None
+
+
+def holm_rates(contrasts: Sequence[ContrastEstimate], df: float, margin: float, look: Rates) -> list[Rates]:
+  """Each contrast's error rates in Holm's step-down over the family `contrasts`, from the look's: the no-change
+  tests' and the equivalence tests', each family stepped down on its own p-values."""
   from scipy import stats as distributions  # noqa: PLC0415
 
   t = distributions.t
-  p_zero = [2 * t.sf(abs(e) / s, df) if df > 0 and s > 0 else 1.0 for e, s in zip(estimates, errors)]
-  p_equivalent = [max(t.sf((e + margin) / s, df), t.cdf((e - margin) / s, df)) if df > 0 and s > 0 else 1.0
-                  for e, s in zip(estimates, errors)]  # fmt: skip
+  p_zero, p_equivalent = [], []
+  for c in contrasts:
+    usable = df > 0 and 0 < c.error < math.inf
+    p_zero.append(2 * t.sf(abs(c.estimate) / c.error, df) if usable else 1.0)
+    p_equivalent.append(max(t.sf((c.estimate + margin) / c.error, df), t.cdf((c.estimate - margin) / c.error, df))
+                        if usable else 1.0)  # fmt: skip
+  two_sided, equivalence = holm_levels(p_zero, look.two_sided), holm_levels(p_equivalent, look.equivalence)
+  return [Rates(a, b) for a, b in zip(two_sided, equivalence)]
 
-  def at(look: Rates) -> tuple[list[_Intervals], list[float], list[float]]:
-    two_sided, equivalence = holm_levels(p_zero, look.two_sided), holm_levels(p_equivalent, look.equivalence)
-    intervals = [_Intervals(_bounds(e, s, df, a / 2), _bounds(e, s, df, b))
-                 for e, s, a, b in zip(estimates, errors, two_sided, equivalence)]  # fmt: skip
-    return intervals, two_sided, equivalence
 
-  (now, two_sided, equivalence), (later, _, _) = at(rates), at(ahead)
+def judge_contrasts(
+    contrasts: Sequence[ContrastEstimate], df: float, margin: float, direction: Direction, *,
+    now: Sequence[Rates], ahead: Sequence[Rates], rounds: int,
+) -> list[ContrastJudgement]:  # fmt: skip
+  """Each contrast judged by stats._decide's rule at its own error rates: `now` (Holm's steps for the effects,
+  Bonferroni's shares for the race) and `ahead`, the most lenient look to come, for repeats_needed. The
+  estimates are on the log scale; the judgements' bounds are ratios."""
   out = []
-  for k, estimate in enumerate(estimates):
-    verdict = _verdict(estimate, now[k], margin, direction)
+  for contrast, rates, later in zip(contrasts, now, ahead):
+    intervals = _intervals(contrast, df, rates)
+    verdict = verdict_of(contrast.estimate, intervals, margin, direction)
     needed = None
-    if verdict == Verdict.INCONCLUSIVE:
-      needed = _needed(rounds, estimate, later[k], margin, Design(), True) if df > 0 else rounds + 2
+    if verdict == Verdict.INCONCLUSIVE and df > 0:
+      needed = repeats_to_decide(rounds, contrast.estimate, _intervals(contrast, df, later), margin,
+                                 design=Design(), paired=True)  # fmt: skip
+    elif verdict == Verdict.INCONCLUSIVE:
+      needed = rounds + 2
     if verdict == Verdict.EQUIVALENT:
-      (low, high), confidence = now[k].equivalence, 1 - 2 * equivalence[k]
+      (low, high), confidence = intervals.equivalence, 1 - 2 * rates.equivalence
     else:
-      (low, high), confidence = now[k].two_sided, 1 - two_sided[k]
-    out.append((verdict, _ratio(low), _ratio(high), confidence, needed))
+      (low, high), confidence = intervals.two_sided, 1 - rates.two_sided
+    out.append(ContrastJudgement(verdict, ratio_or_none(low), ratio_or_none(high), confidence, needed))
   return out
 
 
-def _bounds(estimate: float, error: float, df: float, tail: float) -> tuple[float, float]:
-  """The interval with `tail` of the t distribution beyond each end (-inf/inf: no residual freedom)."""
-  from scipy import stats as distributions  # noqa: PLC0415
-
-  if df <= 0 or not math.isfinite(error):
-    return -math.inf, math.inf
-  half = float(distributions.t.isf(tail, df)) * error
-  return estimate - half, estimate + half
-
-
-def _ratio(value: float) -> float | None:
-  return math.exp(value) if math.isfinite(value) else None
+def _intervals(contrast: ContrastEstimate, df: float, rates: Rates) -> Intervals:
+  """The two-sided interval at 1 - rates.two_sided and the equivalence one at 1 - 2 rates.equivalence."""
+  return Intervals(t_interval(contrast, df, rates.two_sided / 2), t_interval(contrast, df, rates.equivalence))
 
 
 def _with_conditionals(
-    term: Term, factors: Sequence[Factor], present: set[tuple[str, ...]], cell_means, covariance, df: float,
-    design: Design,
-) -> Term:  # fmt: skip
+    term: Term, factors: Sequence[Factor], present: set[tuple[str, ...]], model: CellModel, design: Design
+) -> Term:
   """A decided interaction (worse or better) gets its conditional table: each factor's effect at each
   level of the other, averaged over the remaining factors, at the look's two-sided level."""
   if not term.is_interaction or term.verdict not in (Verdict.WORSE, Verdict.BETTER):
@@ -409,8 +360,8 @@ def _with_conditionals(
         contrast = _averaged(factors, present, dict(sorted(signs.items())), others)
         if not contrast.combinations:
           continue
-        estimate, error = _combine(contrast.weights, cell_means, covariance)
-        low, high = _bounds(estimate, error, df, design.spent / 2)
-        rows.append(Conditional(shown, level, a.reference, given, given_level, math.exp(estimate),
-                                _ratio(low), _ratio(high)))  # fmt: skip
+        estimate = model.contrast(contrast.weights)
+        low, high = t_interval(estimate, model.residual_df, design.spent / 2)
+        rows.append(Conditional(shown, level, a.reference, given, given_level, math.exp(estimate.estimate),
+                                ratio_or_none(low), ratio_or_none(high)))  # fmt: skip
   return dataclasses.replace(term, conditionals=tuple(rows))

@@ -160,9 +160,11 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
       f" {document['runs_measured']} runs measured where the whole grid needs {document['grid_runs_at_same_repeats']}"
       f" at the best's {document['best_rounds']} rounds; {path}"), highlight=False, soft_wrap=True)  # fmt: skip
   for kept in best.get("constraints", ()):
-    if not kept["within_limit"]:
-      console.print(markup_text(f"# {kept['constraint']}: the best's mean {kept['mean']} is past the limit, not decided"
-                           " (its interval still reaches within)"), highlight=False, soft_wrap=True)  # fmt: skip
+    if kept["within_limit"] is not True:
+      how = "past the limit" if kept["within_limit"] is False else "reaches both sides of the limit: not decided"
+      mean = "no value" if kept["mean"] is None else f"{kept['mean']:.4g}{_bounds(kept['low'], kept['high'])}"
+      console.print(markup_text(f"# {kept['constraint']}: the best's mean {mean} {how}"), highlight=False,
+                    soft_wrap=True)  # fmt: skip
   undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
   if undecided:
     console.print(markup_text(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"

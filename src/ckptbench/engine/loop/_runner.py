@@ -36,7 +36,7 @@ from ckptbench.engine.memory._pass import HostMemory, host_memory_plan, run_memo
 from ckptbench.engine.output._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine.loop._auto import auto_rounds, driven_rounds
-from ckptbench.engine.tune._race import RaceResult, race_rounds
+from ckptbench.engine.tune._race import RaceResult, RaceRun, race_rounds
 from ckptbench.engine._noise import NoiseMeter
 from ckptbench.engine.loop._rounds import RepeatsDone, fixed_runs, settled_rounds
 from ckptbench.engine._run_plan import RunPlan, build_run_plan
@@ -176,7 +176,7 @@ def _repeats(
                           runs.records), None  # fmt: skip
   if settings.race is not None:
     seed = settings.race.seed if settings.race.seed is not None else rng.randrange(2**31)
-    return race_rounds(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress, seed)
+    return race_rounds(RaceRun(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress, seed))
   if repeats.auto:
     return auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress), None
   return fixed_runs(todo, runs.execute, stop, repeats.count), None

@@ -5,19 +5,22 @@ After each round of `stats.RACE_LOOKS` the race looks (stats._race): a survivor
 whose interval lies past a constraint's limit is dropped, then each survivor
 decided worse than the best by the objective. Once one candidate is left (or
 the rest are equivalent to it), the winner runs on alone until it has
-`stats.ANSWER_ROUNDS` runs, enough for its median's interval, its constraints still checked. A grid of
+`stats.ANSWER_ROUNDS` runs, enough for its median's interval, its constraints still checked.
+The suite's reference, when raced, runs in every round, dropped or not: the
+answer's ratio to it is paired over the rounds both ran. A grid of
 more than `Race.max_candidates` cells is sampled first, with Optuna.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ckptbench.api import RunRecord, Verdict, sampled_records
 from ckptbench.errors import CkptbenchError
-from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Observation, look_rates
+from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Observation, RaceRule, Rates
 from ckptbench.stats import metric_direction, past_limit, race_look
 from ckptbench.views import RunProgress
 from ckptbench.engine.tune._spec import Race
@@ -48,76 +51,129 @@ class CandidateOutcome:
 
 @dataclasses.dataclass(frozen=True)
 class RaceResult:
-  """How a race ended: every candidate, the best's key, the direction of the objective, the sampling."""
+  """How a race ended: every candidate, the best's key, the suite's reference's key (when raced: it runs in every
+  round, for the answer's paired ratio), the direction of the objective, the sampling."""
 
   candidates: tuple[CandidateOutcome, ...]
   best: str | None
+  reference: str | None
   direction: Direction | None
   sampled: str | None  # how the grid was sampled, None when raced whole
   seed: int
 
 
-def race_rounds(
-    run_plan: RunPlan, race: Race, rng, execute: Callable[[ScheduledRun], None], stop: StopRequest,
-    records: list[RunRecord], progress: RunProgress, seed: int,
-) -> tuple[RepeatsDone, RaceResult]:  # fmt: skip
-  """Warm-ups of the candidates, then rounds of the survivors until the race ends (module docstring)."""
-  benchmarks = run_plan.plan.benchmarks
-  chosen, sampled = _candidates(benchmarks, race.max_candidates, seed)
+@dataclasses.dataclass(frozen=True)
+class RaceRun:
+  """What a race runs with, built once by the runner.
+
+  Attributes:
+    run_plan: the run's plan (its benchmarks are the grid; its reference, the answer's ratio's).
+    race: the objective and constraints.
+    rng: the rounds' random order.
+    execute: runs one scheduled run, its record appended to `records`.
+    stop: the user's request to stop.
+    records: the run's records as they arrive (the looks read them).
+    progress: where the race's notes go.
+    seed: the sampler's seed (tune.json records it).
+  """
+
+  run_plan: RunPlan
+  race: Race
+  rng: random.Random
+  execute: Callable[[ScheduledRun], None]
+  stop: StopRequest
+  records: list[RunRecord]
+  progress: RunProgress
+  seed: int
+
+
+@dataclasses.dataclass(frozen=True)
+class LookOutcome:
+  """What one look decided: the survivors after it, the winner (once one is left or the rest are equivalent to
+  it), and the candidates whose status it changed."""
+
+  survivors: tuple[int, ...]
+  winner: int | None
+  changed: Mapping[int, CandidateOutcome]
+
+
+def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
+  """Warm-ups of the candidates, then rounds of the survivors (and the suite's reference beside them) until the
+  race ends (module docstring)."""
+  benchmarks = run.run_plan.plan.benchmarks
+  chosen, sampled = _candidates(benchmarks, run.race.max_candidates, run.seed)
+  reference = _reference(run.run_plan, chosen)
   outcome: dict[int, CandidateOutcome] = {b: CandidateOutcome(benchmarks[b].key, "surviving") for b in chosen}
+
+  def result(winner: int | None, rule: RaceRule | None) -> RaceResult:
+    return _result(benchmarks, outcome, winner, reference, rule, sampled, run.seed)
+
   if sampled:
-    progress.note(sampled)
-  repeats = run_plan.repeats
+    run.progress.note(sampled)
+  repeats = run.run_plan.repeats
   for b in chosen:
     for w in range(repeats.warmups):
-      if stop.requested:
-        return RepeatsDone(True, 0, "interrupted"), _result(benchmarks, outcome, None, None, sampled, seed)
-      execute(ScheduledRun(b, w, True))
+      if run.stop.requested:
+        return RepeatsDone(True, 0, "interrupted"), result(None, None)
+      run.execute(ScheduledRun(b, w, True))
   clock = RoundClock(repeats, time.perf_counter())
-  survivors, rounds, direction, winner, stopped = list(chosen), 0, None, None, "most rounds"
+  survivors, rounds, rule, winner, stopped = list(chosen), 0, None, None, "most rounds"
   while rounds < RACE_LOOKS[-1]:
     clock.round_started()
-    for b in round_order(len(survivors), rng):
-      if stop.requested:
-        return RepeatsDone(True, rounds, "interrupted"), _result(benchmarks, outcome, winner, direction, sampled, seed)
-      execute(ScheduledRun(survivors[b], rounds, False))
+    # The reference runs beside the survivors: the answer's ratio to it is paired over the rounds both ran.
+    running = survivors if reference is None or reference in survivors else [*survivors, reference]
+    for b in round_order(len(running), run.rng):
+      if run.stop.requested:
+        return RepeatsDone(True, rounds, "interrupted"), result(winner, rule)
+      run.execute(ScheduledRun(running[b], rounds, False))
     clock.round_ended()
     rounds += 1
-    if direction is None:  # after the first round: every tag asked for was measured, or the race stops here
-      direction = _direction(race.objective, records)
-      _check_constraints(race, records)
+    if rule is None:  # after the first round: every tag asked for was measured, or the race stops here
+      rule = RaceRule(_direction(run.race.objective, run.records), run.run_plan.threshold, len(chosen),
+                      len(run.race.constraints))  # fmt: skip
+      _check_constraints(run.race, run.records)
     # A winner alone is still looked at: a constraint it breaks drops it too.
     if rounds in RACE_LOOKS:
-      survivors, winner = _look(race, run_plan, records, survivors, outcome, rounds, direction, progress)
+      look = _look(run, survivors, rounds, rule)
+      outcome.update(look.changed)
+      survivors, winner = list(look.survivors), look.winner
       survivors = survivors if winner is None else [winner]
     if not survivors:
-      progress.note(f"race: no candidate left after {rounds} rounds (each broke a constraint or failed)")
+      run.progress.note(f"race: no candidate left after {rounds} rounds (each broke a constraint or failed)")
       stopped = "no candidate left"
       break
     if winner is not None and rounds >= ANSWER_ROUNDS:
       stopped = "decided"
       break
     if not clock.next_round_fits():
-      progress.note(f"race: time budget {repeats.budget_s:g} s spent after {rounds} rounds (--time_budget_s gives more)")
+      run.progress.note(f"race: time budget {repeats.budget_s:g} s spent after {rounds} rounds (--time_budget_s gives"
+                        " more)")  # fmt: skip
       stopped = "time budget"
       break
-  if winner is None and survivors and direction is not None:  # undecided: the best so far, said as such
-    winner = _best_so_far(race, run_plan, records, survivors, direction)
+  if winner is None and survivors and rule is not None:  # undecided: the best so far, said as such
+    winner = _best_so_far(run, survivors, rule)
   # summary.json's pairwise verdicts were never looked at, but the race's looks chose each cell's runs: they
   # are judged as at the last of the most looks auto repeats take, the most conservative share.
   design = Design(early_looks=len(AUTO_LOOKS) - 1)
-  return RepeatsDone(False, rounds, stopped, design), _result(benchmarks, outcome, winner, direction, sampled, seed)
+  return RepeatsDone(False, rounds, stopped, design), result(winner, rule)
 
 
-def _best_so_far(
-    race: Race, run_plan: RunPlan, records: Sequence[RunRecord], survivors: list[int], direction: Direction
-) -> int:
+def _reference(run_plan: RunPlan, chosen: Sequence[int]) -> int | None:
+  """The raced benchmark the suite names as its reference (its swept values), if any."""
+  wanted = run_plan.reference or {}
+  for b in chosen:
+    varying = run_plan.plan.benchmarks[b].varying
+    if all(str(varying.get(k)).lower() == str(v).lower() for k, v in wanted.items()):
+      return b
+  return None
+
+
+def _best_so_far(run: RaceRun, survivors: list[int], rule: RaceRule) -> int:
   """The survivor with the best fitted objective when the race ended undecided."""
   if len(survivors) == 1:
     return survivors[0]
-  keys = {run_plan.plan.benchmarks[b].key: b for b in survivors}
-  look = race_look(_observations(race, records), list(keys), direction, threshold=run_plan.threshold,
-                   rates=look_rates())  # fmt: skip
+  keys = {run.run_plan.plan.benchmarks[b].key: b for b in survivors}
+  look = race_look(_observations(run.race, run.records), list(keys), rule, rule.rates(RACE_LOOKS[-1]))
   return keys[look.best]
 
 
@@ -127,47 +183,49 @@ def _observations(race: Race, records: Sequence[RunRecord]) -> list[Observation]
           if (v := r.value(race.objective)) is not None]  # fmt: skip
 
 
-def _look(
-    race: Race, run_plan: RunPlan, records: Sequence[RunRecord], survivors: list[int],
-    outcome: dict[int, CandidateOutcome], rounds: int, direction: Direction, progress: RunProgress,
-) -> tuple[list[int], int | None]:  # fmt: skip
-  """One look: constraints first, then the objective; (the survivors, the winner once one is left or the
-  rest are equivalent to it, else None)."""
-  benchmarks = run_plan.plan.benchmarks
-  rates = look_rates()
-  measured = sampled_records(records)
-  for b in list(survivors):
+def _look(run: RaceRun, survivors: Sequence[int], rounds: int, rule: RaceRule) -> LookOutcome:
+  """One look: constraints first, then the objective, each test at its share of the look's alpha (`RaceRule`)."""
+  benchmarks = run.run_plan.plan.benchmarks
+  rates = rule.rates(rounds)
+  measured = sampled_records(run.records)
+  left, changed = [], {}
+  for b in survivors:
     key = benchmarks[b].key
-    if not any(r.key == key and r.value(race.objective) is not None for r in measured):
-      survivors.remove(b)
-      outcome[b] = CandidateOutcome(key, "dropped", rounds, f"no run measured {race.objective} (every run failed?)")
+    if not any(r.key == key and r.value(run.race.objective) is not None for r in measured):
+      changed[b] = CandidateOutcome(key, "dropped", rounds, f"no run measured {run.race.objective} (every run failed?)")
       continue
-    for constraint in race.constraints:
-      values = [v for r in measured if r.key == key and (v := r.value(constraint.tag)) is not None]
-      if past_limit(values, constraint.limit, constraint.at_most, rates.two_sided):
-        survivors.remove(b)
-        outcome[b] = CandidateOutcome(key, "dropped", rounds, f"breaks {constraint} (mean {_mean(values):.4g})")
-        break
-  if len(survivors) < 2:
-    return survivors, survivors[0] if survivors else None
-  keys = {benchmarks[b].key: b for b in survivors}
-  look = race_look(_observations(race, records), list(keys), direction, threshold=run_plan.threshold, rates=rates)
+    broken = _broken_constraint(run.race, [r for r in measured if r.key == key], rates)
+    if broken:
+      changed[b] = CandidateOutcome(key, "dropped", rounds, broken)
+    else:
+      left.append(b)
+  if len(left) < 2:
+    return LookOutcome(tuple(left), left[0] if left else None, changed)
+  keys = {benchmarks[b].key: b for b in left}
+  look = race_look(_observations(run.race, run.records), list(keys), rule, rates)
   best = keys[look.best]
   for standing in look.worse:
-    b = keys[standing.candidate]
-    survivors.remove(b)
-    outcome[b] = CandidateOutcome(standing.candidate, "dropped", rounds,
-                                  f"worse than {benchmarks[best].name}: {_ratio_text(standing)}")  # fmt: skip
-  progress.note(f"race after {rounds} rounds: {len(survivors)} of {len(outcome)} candidates left, best so far"
-                f" {benchmarks[best].name}")  # fmt: skip
-  left = [s for s in look.standings if keys[s.candidate] in survivors]
-  if len(survivors) == 1 or all(s.verdict == Verdict.EQUIVALENT for s in left):
-    for standing in left:
-      b = keys[standing.candidate]
-      outcome[b] = CandidateOutcome(standing.candidate, "equivalent", rounds,
-                                    f"equivalent to {benchmarks[best].name}: {_ratio_text(standing)}")  # fmt: skip
-    return survivors, best
-  return survivors, None
+    changed[keys[standing.candidate]] = CandidateOutcome(
+        standing.candidate, "dropped", rounds, f"worse than {benchmarks[best].name}: {_ratio_text(standing)}")
+  kept = tuple(b for b in left if b not in changed)
+  run.progress.note(f"race after {rounds} rounds: {len(kept)} of {rule.candidates} candidates left, best so far"
+                    f" {benchmarks[best].name}")  # fmt: skip
+  if not look.decided:
+    return LookOutcome(kept, None, changed)
+  for standing in look.standings:
+    if standing.verdict == Verdict.EQUIVALENT:
+      changed[keys[standing.candidate]] = CandidateOutcome(
+          standing.candidate, "equivalent", rounds, f"equivalent to {benchmarks[best].name}: {_ratio_text(standing)}")
+  return LookOutcome(kept, best, changed)
+
+
+def _broken_constraint(race: Race, runs: Sequence[RunRecord], rates: Rates) -> str | None:
+  """Why a candidate breaks a constraint (its interval wholly past the limit, at a test's share), or None."""
+  for constraint in race.constraints:
+    values = [v for r in runs if (v := r.value(constraint.tag)) is not None]
+    if past_limit(values, constraint.limit, at_most=constraint.at_most, tail=rates.equivalence):
+      return f"breaks {constraint} (mean {_mean(values):.4g})"
+  return None
 
 
 def _ratio_text(standing) -> str:
@@ -238,9 +296,13 @@ def _cell(benchmark: PlannedBenchmark) -> tuple[tuple[str, Any], ...]:
   return (*levels.items(), ("mesh", str(benchmark.mesh_index)), ("checkpoint", str(benchmark.checkpoint_index)))
 
 
-def _result(benchmarks, outcome: dict[int, CandidateOutcome], winner: int | None, direction, sampled, seed) -> RaceResult:
+def _result(
+    benchmarks: Sequence[PlannedBenchmark], outcome: Mapping[int, CandidateOutcome], winner: int | None,
+    reference: int | None, rule: RaceRule | None, sampled: str | None, seed: int,
+) -> RaceResult:  # fmt: skip
   every = []
   for i, b in enumerate(benchmarks):
     found = outcome.get(i, CandidateOutcome(b.key, "not sampled"))
     every.append(dataclasses.replace(found, status="best") if i == winner else found)
-  return RaceResult(tuple(every), None if winner is None else benchmarks[winner].key, direction, sampled, seed)
+  key = lambda i: None if i is None else benchmarks[i].key  # noqa: E731
+  return RaceResult(tuple(every), key(winner), key(reference), None if rule is None else rule.direction, sampled, seed)

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from ckptbench.api import RunRecord, is_host_memory_tag, timed_runs, warmup_runs
 from ckptbench.errors import EXIT_BENCHMARK_FAILED, CkptbenchError
 from ckptbench.results import write_json_atomic
-from ckptbench.stats import DEFAULT_ALPHA, Observation, median_interval, race_ratio
+from ckptbench.stats import DEFAULT_ALPHA, Observation, mean_interval, median_interval, paired_ratio
 from ckptbench.engine._entry import RunOutcome, run
 from ckptbench.engine.tune._race import RaceResult
 from ckptbench.engine.tune._spec import MAX_RACED, Constraint, Race
@@ -125,7 +125,7 @@ def _document(outcome: RunOutcome, race: Race, threshold: float) -> tuple[dict[s
       "constraints": [str(c) for c in race.constraints], "threshold": threshold,
       "time_budget_s": repeats.get("time_budget_s"), "rounds": repeats.get("rounds"),
       "stopped": repeats.get("stopped"), "interrupted": outcome.interrupted,
-      "best": _best(outcome, race, best, timed) if best else None, "candidates": candidates,
+      "best": _best(outcome, race, result, timed) if best else None, "candidates": candidates,
       "runs_measured": len(timed), "warmups": len(warmup_runs(outcome.records)),
       "grid_cells": len(benchmarks), "best_rounds": best_rounds, "grid_runs_at_same_repeats": len(benchmarks) * best_rounds,
       "sampled": result.sampled if result else None, "seed": result.seed if result else None,
@@ -139,44 +139,40 @@ def _median(records: Sequence[RunRecord], key: str, tag: str) -> float | None:
   return None if found is None else found.median
 
 
-def _best(outcome: RunOutcome, race: Race, best: str, timed: Sequence[RunRecord]) -> dict[str, Any]:
-  """The best candidate: its options, median and interval, and its ratio to the suite's reference."""
+def _best(outcome: RunOutcome, race: Race, result: RaceResult, timed: Sequence[RunRecord]) -> dict[str, Any]:
+  """The best candidate: its options, median and interval, its ratio to the suite's reference (paired over the
+  rounds both ran), and each constraint judged by its interval."""
+  best = result.best
   values = [v for r in timed if r.key == best and not r.failed and (v := r.value(race.objective)) is not None]
   interval = median_interval(values)
   unit = next((r.metrics[race.objective].unit for r in timed if race.objective in r.metrics), None)
-  reference = _reference_key(outcome)
   observations = [Observation((r.key,), r.repeat, v) for r in timed
                   if not r.failed and (v := r.value(race.objective)) is not None]  # fmt: skip
-  ratio = low = high = None
-  if reference is not None and any(o.levels[0] == reference for o in observations):
-    ratio, low, high = race_ratio(observations, best, reference, DEFAULT_ALPHA)
+  ratio = None if result.reference is None else paired_ratio(observations, best, result.reference, DEFAULT_ALPHA)
   plan = {b.key: b for b in outcome.plan.benchmarks}
   return {
       "key": best, "name": plan[best].name, "options": dict(plan[best].varying), "unit": unit,
       "median": interval.median if interval else None, "low": interval.low if interval else None,
       "high": interval.high if interval else None, "coverage": interval.coverage if interval else None,
-      "rounds": len(values), "reference": None if reference is None else dict(plan[reference].varying),
-      "ratio_to_reference": ratio, "ratio_low": low, "ratio_high": high, "ratio_level": 1 - DEFAULT_ALPHA,
+      "rounds": len(values), "reference": None if result.reference is None else dict(plan[result.reference].varying),
+      "ratio_to_reference": ratio and ratio.ratio, "ratio_low": ratio and ratio.low, "ratio_high": ratio and ratio.high,
+      "ratio_level": 1 - DEFAULT_ALPHA, "ratio_rounds": ratio.rounds if ratio else 0,
       "constraints": [_kept(c, [v for r in timed if r.key == best and (v := r.value(c.tag)) is not None])
                       for c in race.constraints],
   }  # fmt: skip
 
 
 def _kept(constraint: Constraint, values: Sequence[float]) -> dict[str, Any]:
-  """The best's mean of a constraint's tag, and whether it is within the limit (a best whose interval lay
-  wholly past it would have been dropped; one whose mean is past it is not decided either way)."""
-  mean = sum(values) / len(values) if values else None
-  within = mean is not None and (mean <= constraint.limit if constraint.at_most else mean >= constraint.limit)
-  return {"constraint": str(constraint), "mean": mean, "within_limit": within}
-
-
-def _reference_key(outcome: RunOutcome) -> str | None:
-  """The benchmark the suite names as its reference (its swept values), if it was raced."""
-  wanted = outcome.summary.reference or {}
-  for b in outcome.plan.benchmarks:
-    if all(str(b.varying.get(k)).lower() == str(v).lower() for k, v in wanted.items()):
-      return b.key
-  return None
+  """The best's mean of a constraint's tag with its 95% interval, and whether the limit is kept: true when the
+  interval lies wholly within it, false when wholly past, null when it reaches both sides (not decided)."""
+  found = mean_interval(values, DEFAULT_ALPHA / 2)
+  within = None
+  if found is not None and found.low is not None:
+    inside, past = (found.high <= constraint.limit, found.low > constraint.limit) if constraint.at_most else (
+        found.low >= constraint.limit, found.high < constraint.limit)  # fmt: skip
+    within = True if inside else False if past else None
+  return {"constraint": str(constraint), "mean": found and found.mean, "low": found and found.low,
+          "high": found and found.high, "level": 1 - DEFAULT_ALPHA, "within_limit": within}  # fmt: skip
 
 
 def _flow_yaml(options: dict[str, Any]) -> str:
