@@ -22,8 +22,9 @@ from ckptbench.engine._settings import RunSettings
 from ckptbench.storage import unregister_store
 from ckptbench.views import print_suite_tables
 from ckptbench.views._effects_view import effects_section
-from planted_effects_benchmarks import INTERACTION, PLANTS, planted_time
+from planted_effects_benchmarks import BEST, INTERACTION, planted_time
 from conftest import run_cli
+from store_servers import gcs_store  # noqa: F401  (fixture)
 
 LEVELS = {"use_ocdbt": [False, True], "use_zarr3": [False, True], "concurrent_gb": [1, 4, 8]}
 SUITE = """\
@@ -37,11 +38,22 @@ benchmarks:
   - generator: planted_effects_benchmarks.PlantedSleepBenchmark
     options: {options}
 """
+# A busy machine's noise, planted: 12% log-normal on each run, and a 2.5x burst in 1 run of 20.
+NOISY = {"noise": 0.12, "burst_every": 20}
 
 
-def _suite(tmp_path, levels=LEVELS, repeats="auto"):
-  options = json.dumps(levels).replace('"', "")
-  return load_suite_text(SUITE.format(options=options, repeats=repeats), str(tmp_path / "s.yaml"))
+def _suite_text(levels=LEVELS, repeats="auto", noise=None) -> str:
+  return SUITE.format(options=json.dumps({**levels, **(noise or {})}).replace('"', ""), repeats=repeats)
+
+
+def _suite(tmp_path, levels=LEVELS, repeats="auto", noise=None):
+  return load_suite_text(_suite_text(levels, repeats, noise), str(tmp_path / "s.yaml"))
+
+
+def _suite_file(tmp_path, levels=LEVELS):
+  path = tmp_path / "s.yaml"
+  path.write_text(_suite_text(levels))
+  return path
 
 
 def _settings(tmp_path, **more) -> RunSettings:
@@ -51,10 +63,10 @@ def _settings(tmp_path, **more) -> RunSettings:
                      host_memory="off", flush_between_runs=False, **more)  # fmt: skip
 
 
-def _planted_main(factor: str, level) -> float:
+def _planted_main(factor: str, level, levels=LEVELS) -> float:
   """The plant's main effect: the level's ratio averaged (log scale) over every other factor's levels."""
-  others = {k: v for k, v in LEVELS.items() if k != factor}
-  reference = LEVELS[factor][0]
+  others = {k: v for k, v in levels.items() if k != factor}
+  reference = levels[factor][0]
   logs = []
   for combo in itertools.product(*others.values()):
     cell = dict(zip(others, combo))
@@ -74,7 +86,7 @@ def test_effects_of_a_planted_sweep_are_within_7_percent_with_their_verdicts(tmp
   assert effects[("use_ocdbt", True)]["verdict"] == "better"
   assert effects[("use_zarr3", True)]["verdict"] == "worse"
   assert effects[("concurrent_gb", 8)]["verdict"] == "better"
-  assert effects[("concurrent_gb", 4)]["verdict"] in ("equivalent", "inconclusive")  # 0.95x: within 10%
+  assert effects[("concurrent_gb", 4)]["verdict"] == "better"
   interactions = {tuple(i["levels"].items()): i for i in summary["interactions"]}
   planted = interactions[(("use_ocdbt", True), ("use_zarr3", True))]
   assert planted["ratio"] == pytest.approx(INTERACTION, rel=0.07) and planted["verdict"] == "worse"
@@ -104,25 +116,54 @@ def test_auto_repeats_deciding_on_effects_stop_once_every_effect_is_decided(tmp_
   assert [i.verdict.value for i in summary.interactions] == ["worse"]
 
 
-def test_tune_finds_the_planted_best_with_at_most_half_the_grids_runs(tmp_path):
-  outcome = ckptbench.tune(_suite(tmp_path), _settings(tmp_path), "save_0_basics/time_s")
-  assert outcome.exit_code == 0
-  assert outcome.answer == "{use_ocdbt: true, use_zarr3: false, concurrent_gb: 8}"
-  document = json.loads((tmp_path / "out" / "tune.json").read_text())
+def test_effects_under_a_busy_machines_noise_are_within_7_percent_and_decided(tmp_path):
+  """12% log-normal noise and a 2.5x burst in 1 run of 20: summary.json's main effects, as a user reads them,
+  within 7% of the plant and decided (measurements/noisy_sweeps.py measures coverage and false verdicts)."""
+  levels = {"use_ocdbt": [False, True], "use_zarr3": [False, True]}
+  run_suite(_suite(tmp_path, levels, noise=NOISY), _settings(tmp_path, decide_on="effects"))
+  summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+  assert summary["repeats"]["stopped"] == "decided"
+  effects = {e["factor"]: e for e in summary["effects"] if e["metric"] == "save_0_basics/time_s"}
+  assert {f: e["verdict"] for f, e in effects.items()} == {"use_ocdbt": "better", "use_zarr3": "worse"}
+  for factor, effect in effects.items():
+    assert effect["ratio"] == pytest.approx(_planted_main(factor, True, levels), rel=0.07), factor
+    assert effect["low"] < _planted_main(factor, True, levels) < effect["high"]
+
+
+def _check_tune(document: dict) -> None:
+  """tune.json as a user reads it: the planted best, with at most half the runs the whole grid needs at the best's
+  rounds, and its ratio to the reference (paired over the rounds both ran) holding the planted 0.56."""
   best = document["best"]
-  assert best["options"] == {"use_ocdbt": True, "use_zarr3": False, "concurrent_gb": 8}
+  assert best["options"] == BEST, document["candidates"]
   assert best["low"] <= best["median"] <= best["high"] and best["rounds"] >= 10
-  # The model's ratio, the reference dropped after 3 rounds; a sleep's overshoot on a busy machine adds the same
-  # milliseconds to both, which pulls the ratio of the times towards 1.
-  assert best["ratio_to_reference"] == pytest.approx(0.7 * 0.7, rel=0.15)
-  assert best["ratio_low"] < best["ratio_to_reference"] < best["ratio_high"]
+  planted = planted_time(**BEST) / planted_time(False, False, 1)
+  # A sleep's overshoot on a busy machine adds the same milliseconds to both, which pulls the ratio towards 1.
+  assert best["ratio_to_reference"] == pytest.approx(planted, rel=0.15)
+  assert best["ratio_low"] <= planted <= best["ratio_high"] and best["ratio_rounds"] == best["rounds"]
   assert document["runs_measured"] <= document["grid_runs_at_same_repeats"] / 2, document
   assert document["grid_runs_at_same_repeats"] == 12 * best["rounds"]
   statuses = [c["status"] for c in document["candidates"]]
   assert statuses.count("best") == 1 and len(statuses) == 12 and document["sampled"] is None
   for c in document["candidates"]:
-    if c["status"] == "dropped":
+    if c["status"] == "dropped" and c["options"] != best["reference"]:  # the reference runs in every round
       assert c["dropped_round"] >= 3 and c["why"].startswith("worse than ") and c["rounds"] == c["dropped_round"]
+  reference = next(c for c in document["candidates"] if c["options"] == best["reference"])
+  assert reference["rounds"] == document["rounds"]
+
+
+def test_tune_finds_the_planted_best_with_at_most_half_the_grids_runs(tmp_path):
+  outcome = ckptbench.tune(_suite(tmp_path), _settings(tmp_path), "save_0_basics/time_s")
+  assert outcome.exit_code == 0
+  assert outcome.answer == "{use_ocdbt: true, use_zarr3: false, concurrent_gb: 8}"
+  _check_tune(json.loads((tmp_path / "out" / "tune.json").read_text()))
+
+
+def test_tune_under_a_busy_machines_noise_still_names_the_planted_best_and_a_true_ratio(tmp_path):
+  """12% log-normal noise and a 2.5x burst in 1 run of 20 on every run: the same answer, and a ratio interval that
+  holds the plant (measurements/noisy_sweeps.py measures the rates)."""
+  outcome = ckptbench.tune(_suite(tmp_path, noise=NOISY), _settings(tmp_path), "save_0_basics/time_s")
+  assert outcome.exit_code == 0
+  _check_tune(json.loads((tmp_path / "out" / "tune.json").read_text()))
 
 
 def test_a_grid_over_the_most_a_race_takes_is_sampled_with_optuna(tmp_path):
@@ -176,3 +217,22 @@ def test_tune_on_an_object_store_runs_as_a_run_does(tmp_path):
   assert outcome.answer == "{use_ocdbt: true, use_zarr3: false}"
   paths = {r.path for r in outcome.run.records}
   assert paths and all(p.startswith(str(root / "bkt" / "runs")) for p in paths)
+
+
+def test_tune_on_the_gcs_emulator_through_a_shaped_link(gcs_store, tmp_path):
+  """`tune --checkpoint_root gs://... --link ...` against a real GCS emulator on 127.0.0.1: each candidate's runs go
+  through the link to the store, and the answer is the planted best."""
+  levels = {"use_ocdbt": [False, True], "use_zarr3": [False, True]}
+  done = run_cli("tune", str(_suite_file(tmp_path, levels)), "--objective", "save_0_basics/time_s", "-o",
+                 str(tmp_path / "out"), "--checkpoint_root", f"{gcs_store.url}/tune", "--link", "rtt=5ms,bw=200MB/s",
+                 "--no_views", "--time_budget_s", "60", timeout=300)  # fmt: skip
+  assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+  assert done.stdout.splitlines()[1] == "{use_ocdbt: true, use_zarr3: false}"
+  document = json.loads((tmp_path / "out" / "tune.json").read_text())
+  assert document["best"]["options"] == {"use_ocdbt": True, "use_zarr3": False}
+  link = json.loads((tmp_path / "out" / "link.json").read_text())
+  assert link["shape"].startswith("rtt=5ms,bw=0.2GB/s")
+  lines = (tmp_path / "out" / "results.jsonl").read_text().splitlines()
+  timed = ckptbench.timed_runs([ckptbench.RunRecord.from_json(json.loads(line)) for line in lines])
+  assert len(timed) == document["runs_measured"] and all(r.path.startswith(f"{gcs_store.url}/tune") for r in timed)
+  assert all(r.value("checkpoint_5_inventory/store_put_count") >= 1 for r in timed)  # counted by the link

@@ -143,7 +143,8 @@ def test_the_race_spends_alpha_as_a_design_divided_over_the_tests_the_true_best_
   assert sum(d.equivalence_spent for d in designs) == pytest.approx(0.05)
   assert all(d.equivalence_spent >= d.spent / 2 for d in designs)  # the equivalence interval inside the two-sided
   assert designs[-1].last and not designs[0].last
-  assert rule.rates(3).two_sided == pytest.approx(0.05 / 20 / 12)  # 11 comparisons with the best and 1 constraint
+  # 11 comparisons with the best and 1 constraint, each one-sided at its share of the look's
+  assert rule.rates(3).equivalence == pytest.approx(0.05 / 20 / 12) and rule.rates(3).two_sided == 2 * rule.rates(3).equivalence
   assert "spent over 20 looks" in designs[-1].rule(THRESHOLD, paired=True)
 
 

@@ -13,19 +13,21 @@ equivalent / inconclusive at the threshold).
 
 Alpha, by the rule of every verdict (stats._decide): the race's looks share it
 by a `Design` whose spending (`RACE_SPENDING`) gives each of the `RACE_LOOKS`
-an equal share, on worse and on each test of equivalence; and a look's share
-is divided (Bonferroni) over the tests the true best can fail at that look: its
-comparisons with the other candidates raced (all of them, survivors or not) and
-its constraints (`RaceRule.rates`). That division is what charges the race for
-re-picking its best from the data at each look (multiple comparisons with the
-best, Hsu 1984): the true best is dropped, or a candidate beyond the threshold
-of it declared equivalent to the pick, only when one of its own comparisons
-with another candidate has an interval end on the wrong side of the truth (the
-pick being one of them), and the equivalence interval lies inside the
-two-sided one; so over the race the chance is at most the sum of the looks'
-equivalence shares, alpha. Holm's step-down, which the effects use, would not
-hold here: its later steps test the true best against a pick the data chose.
-A race stopped by its time budget names the best so far, with no such bound.
+an equal share; and a look's share is divided (Bonferroni) over the tests the
+true best can fail at that look: its comparisons with the other candidates
+raced (all of them, survivors or not) and its constraints (`RaceRule.rates`).
+Each test is one-sided at that share (worse than the best or not; the two
+one-sided tests of equivalence; a constraint's one-sided interval).
+
+That division is what charges the race for re-picking its best from the data
+at each look (multiple comparisons with the best, Hsu 1984): the true best is
+dropped, or a candidate beyond the threshold of it declared equivalent to the
+pick, only when one of the true best's own comparisons (the pick is one of the
+other candidates) or constraints has an interval end on the wrong side of the
+truth; so over the race the chance of a wrong answer is at most the sum of the
+looks' shares, alpha. Holm's step-down, which the effects use, would not hold
+here: its later steps test the true best against a pick the data chose. A race
+stopped by its time budget names the best so far, with no such bound.
 
 The answer's ratio to the suite's reference is paired: the reference runs in
 every round of the race (stats._decide's Hodges-Lehmann interval of the
@@ -85,10 +87,11 @@ class RaceRule:
     return Design(self.alpha, early_looks=index, last=index == len(RACE_LOOKS) - 1, spending=RACE_SPENDING)
 
   def rates(self, rounds: int) -> Rates:
-    """Each test's share of the look's alpha: the look's shares divided over the tests the true best faces."""
-    design = self.design(rounds)
-    tests = max(1, self.candidates - 1 + self.constraints)
-    return Rates(design.spent / tests, design.equivalence_spent / tests)
+    """Each test's share of the look's alpha: the look's equivalence share divided over the tests the true best
+    faces. Every test of a race is one-sided (a survivor against the best is worse or not, and equivalence is two
+    one-sided tests), so the two-sided interval that decides worse has that share beyond each end."""
+    share = self.design(rounds).equivalence_spent / max(1, self.candidates - 1 + self.constraints)
+    return Rates(2 * share, share)
 
 
 @dataclasses.dataclass(frozen=True)
