@@ -10,10 +10,11 @@ devices need, as Orbax does.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import pathlib
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import jax
 import numpy as np
@@ -22,6 +23,7 @@ import ckptbench
 
 Arrays = Mapping[str, jax.Array]
 Targets = Mapping[str, jax.ShapeDtypeStruct]
+_MAX_FILES_IN_FLIGHT = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +71,10 @@ def _needed(target: jax.ShapeDtypeStruct) -> dict[tuple[int, ...], tuple[slice, 
   return {_start(index, target.shape): index for index in indices}
 
 
+def _shape(index: tuple[slice, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+  return tuple(len(range(*s.indices(n))) for s, n in zip(index, shape))
+
+
 def _assemble(targets: Targets, read: Mapping[str, np.ndarray]) -> dict[str, jax.Array]:
   """The arrays, each device given the shard read for its index."""
   return {
@@ -86,40 +92,53 @@ def _is_url(root: Any) -> bool:
 # plain: the floor.
 
 
+def _each(function: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+  """`function` of every item, all at once (os.write, fsync and reads release the GIL), in order."""
+  if len(items) < 2:
+    return [function(item) for item in items]
+  with concurrent.futures.ThreadPoolExecutor(max_workers=min(len(items), _MAX_FILES_IN_FLIGHT)) as pool:
+    return list(pool.map(function, items))
+
+
+def _write_file(path: pathlib.Path, raw: np.ndarray) -> None:
+  fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+  try:
+    view = memoryview(raw)
+    while view:
+      view = view[os.write(fd, view) :]
+    os.fsync(fd)
+  finally:
+    os.close(fd)
+
+
 def save_plain(root: Any, arrays: Arrays) -> None:
-  """One file per shard: its bytes with os.write, then fsync (through one PUT on a store)."""
-  for shard in saved_shards(arrays):
-    if _is_url(root):
-      ckptbench.write_location(f"{root}/{shard.name}", shard.raw.tobytes())
-      continue
-    file = pathlib.Path(root) / shard.name
-    file.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-      view = memoryview(shard.raw)
-      while view:
-        view = view[os.write(fd, view) :]
-      os.fsync(fd)
-    finally:
-      os.close(fd)
+  """One file per shard, all at once: its bytes with os.write, then fsync (one PUT on a store)."""
+  shards = saved_shards(arrays)
+  if _is_url(root):
+    _each(lambda s: ckptbench.write_location(f"{root}/{s.name}", s.raw.tobytes()), shards)
+    return
+  for shard in shards:
+    (pathlib.Path(root) / shard.name).parent.mkdir(parents=True, exist_ok=True)
+  _each(lambda s: _write_file(pathlib.Path(root) / s.name, s.raw), shards)
+
+
+def _read_file(path: pathlib.Path, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+  data = np.empty(shape, dtype=dtype)
+  with open(path, "rb", buffering=0) as f:
+    if f.readinto(data.reshape(-1).view(np.uint8)) != data.nbytes or f.read(1):
+      raise ckptbench.DataMismatchError(f"{path}: {os.path.getsize(path)} bytes, the shard has {data.nbytes}")
+  return data
 
 
 def load_plain(root: Any, targets: Targets) -> dict[str, jax.Array]:
-  """Each needed shard's file read into a buffer of its dtype and shape."""
-  read = {}
-  for key, t in targets.items():
-    for start, index in _needed(t).items():
-      shape = tuple(len(range(*s.indices(n))) for s, n in zip(index, t.shape))
-      name = shard_name(key, start)
-      if _is_url(root):
-        data = np.frombuffer(ckptbench.read_location(f"{root}/{name}"), dtype=t.dtype)
-      else:
-        data = np.empty(int(np.prod(shape)), dtype=t.dtype)
-        with open(pathlib.Path(root) / name, "rb", buffering=0) as f:
-          if f.readinto(data.view(np.uint8)) != data.nbytes:
-            raise ckptbench.DataMismatchError(f"{name}: the file is shorter than the shard ({data.nbytes} bytes)")
-      read[name] = data.reshape(shape)
-  return _assemble(targets, read)
+  """Each needed shard's file read, all at once, into a buffer of its dtype and shape."""
+  wanted = [(shard_name(key, start), t.dtype, _shape(index, t.shape))
+            for key, t in targets.items() for start, index in _needed(t).items()]  # fmt: skip
+  if _is_url(root):
+    read = lambda w: np.frombuffer(ckptbench.read_location(f"{root}/{w[0]}"), dtype=w[1]).reshape(w[2])  # noqa: E731
+  else:
+    read = lambda w: _read_file(pathlib.Path(root) / w[0], w[1], w[2])  # noqa: E731
+  return _assemble(targets, dict(zip((w[0] for w in wanted), _each(read, wanted))))
 
 
 # safetensors: a file per process of the shards it holds.
