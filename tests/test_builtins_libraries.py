@@ -7,11 +7,15 @@ import pathlib
 
 import numpy as np
 import pytest
+from rich.console import Console
 
 import ckptbench
 from builtin_support import corrupt_before, errors, ok_metrics, run_text
 from ckptbench.benchmarks import _library_io
 from ckptbench.benchmarks.libraries import LIBRARIES, LibrariesOptions
+from ckptbench.views import print_suite_tables
+from ckptbench.views._floor_view import floor_section
+from ckptbench.views._report_html import FigureIds
 from conftest import run_cli
 from store_servers import s3_store  # noqa: F401  (fixture)
 
@@ -52,6 +56,15 @@ def test_every_library_saves_loads_and_verifies_the_same_arrays_and_each_gets_it
       (library, f"{op}_0_basics/time_s") for library in LIBRARIES if library != "plain" for op in ("save", "load")
   }
   assert all(s.n == 2 and s.low <= s.share <= s.high and s.floor == {"library": "plain"} for s in shares)
+  # The console and the report show them beside each library's time, throughput and host peak, and
+  # where Orbax's save went (its jax.monitoring phases).
+  console = Console(record=True, width=250)
+  print_suite_tables(outcome.summary, console, records=outcome.records)
+  text = console.export_text()
+  assert "against the floor: library=plain" in text and "library=plain (floor)" in text
+  assert "library=orbax save, Orbax's phases (median): serialization" in text and "TensorStore writes" in text
+  html = floor_section(outcome.summary, FigureIds())
+  assert "where the time went" in html and "share of floor" in html
 
 
 def test_plain_writes_one_file_per_shard_and_replicated_arrays_once(tmp_path):
