@@ -67,6 +67,20 @@ def test_every_library_saves_loads_and_verifies_the_same_arrays_and_each_gets_it
   assert "where the time went" in html and "share of floor" in html
 
 
+def test_tensorstore_and_array_serialization_round_trip_under_ocdbt_and_compressed(tmp_path):
+  outcome = run_text(tmp_path, DATA, """\
+      keep_checkpoints: true
+      benchmarks:
+        - generator: libraries
+          options: {library: [tensorstore, array_serialization], use_ocdbt: true}
+        - generator: libraries
+          options: {library: tensorstore, use_compression: true}
+      """)
+  ok_metrics(outcome)
+  assert len(outcome.records) == 3
+  assert len(list((tmp_path / "out").rglob("manifest.ocdbt"))) == 2  # one database each
+
+
 def test_plain_writes_one_file_per_shard_and_replicated_arrays_once(tmp_path):
   outcome = run_text(tmp_path, DATA, """\
       keep_checkpoints: true

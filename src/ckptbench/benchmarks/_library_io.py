@@ -11,6 +11,7 @@ devices need, as Orbax does.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import os
 import pathlib
@@ -164,15 +165,16 @@ def load_safetensors(root: Any, targets: Targets) -> dict[str, jax.Array]:
   from safetensors import safe_open
 
   files = sorted(pathlib.Path(root).glob("process_*.safetensors"))
-  handles = [safe_open(f, framework="numpy") for f in files]
-  holder = {name: h for h in handles for name in h.keys()}
   read = {}
-  for key, t in targets.items():
-    for start in _needed(t):
-      name = shard_name(key, start)
-      if name not in holder:
-        raise ckptbench.DataMismatchError(f"no safetensors file below {root} holds {name}")
-      read[name] = holder[name].get_tensor(name)
+  with contextlib.ExitStack() as stack:
+    handles = [stack.enter_context(safe_open(f, framework="numpy")) for f in files]
+    holder = {name: h for h in handles for name in h.keys()}
+    for key, t in targets.items():
+      for start in _needed(t):
+        name = shard_name(key, start)
+        if name not in holder:
+          raise ckptbench.DataMismatchError(f"no safetensors file below {root} holds {name}")
+        read[name] = holder[name].get_tensor(name)
   return _assemble(targets, read)
 
 

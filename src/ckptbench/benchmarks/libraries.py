@@ -13,7 +13,7 @@ is saved below the run path and loaded back into the same shardings:
 - `safetensors`: one `.safetensors` file per process holding its shards
   (`safetensors.numpy`, no torch), fsync'd; loaded back shard by shard.
 - `plain`: the floor. Each shard's bytes written with `os.write` and fsync'd, one
-  file per shard, and read back into buffers of their dtype: the least any
+  file per shard, all shards at once, and read back into buffers of their dtype: the least any
   library can cost on this storage (a suite's `floor:` names it; docs/verdicts.md).
 
 Every load reads cold (`cold_cache`), every loaded array is compared with the
@@ -104,7 +104,7 @@ def _place_problem(library: str, root: Any, options: LibrariesOptions) -> str | 
     return ckptbench.orbax_write_problem(location)
   if library == "safetensors" and "://" in location:
     return "safetensors writes local files only (safetensors.numpy.save_file)"
-  if options.use_ocdbt and library != "orbax" and jax.process_count() > 1:
+  if options.use_ocdbt and jax.process_count() > 1:
     return (
         f"use_ocdbt with {jax.process_count()} processes: one OCDBT database written by several"
         " processes needs TensorStore's coordinator, which this built-in does not start"
