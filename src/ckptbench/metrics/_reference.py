@@ -38,15 +38,11 @@ def _event_target(action: object) -> str:
 
 
 def tags_table() -> list[str]:
-  """The markdown table of every named tag (also embedded in the README)."""
+  """The markdown table of every named tag."""
   lines = ["| Tag | Unit | Reduce | Source | Meaning |", "|---|---|---|---|---|"]
   for tag, spec in sorted(TAGS.items()):
     lines.append(f"| `{tag}` | {spec.unit} | {spec.reduce} | {spec.source} | {_cell(spec.doc)} |")
   return lines
-
-
-README_START = "<!-- metrics-table:start (generated: python -m ckptbench.metrics._reference --readme) -->"
-README_END = "<!-- metrics-table:end -->"
 
 
 # Where docs/metrics.md's hand-written part (the calibration table) starts; regenerating keeps it.
@@ -58,13 +54,6 @@ def with_generated_part(page: str) -> str:
   hand-written part from `HAND_WRITTEN` on."""
   _, marker, tail = page.partition(HAND_WRITTEN)
   return render() + (f"\n{marker}{tail}" if marker else "")
-
-
-def with_readme_table(readme: str) -> str:
-  """The README text with its generated metrics table replaced by the current one."""
-  head, _, rest = readme.partition(README_START)
-  _, _, tail = rest.partition(README_END)
-  return "\n".join([head + README_START, *tags_table(), README_END]) + tail
 
 
 # The hand-written part of the page, before the generated tables.
@@ -299,10 +288,7 @@ if __name__ == "__main__":  # the package __init__ has registered every collecto
   import pathlib
   import sys
 
-  if sys.argv[1:] == ["--readme"]:  # rewrite README.md's table in place
-    readme = pathlib.Path("README.md")
-    readme.write_text(with_readme_table(readme.read_text()))
-  elif sys.argv[1:] == ["--docs"]:  # rewrite docs/metrics.md's generated part in place
+  if sys.argv[1:] == ["--docs"]:  # rewrite docs/metrics.md's generated part in place
     page = pathlib.Path("docs/metrics.md")
     page.write_text(with_generated_part(page.read_text()))
   else:
