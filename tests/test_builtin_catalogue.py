@@ -28,7 +28,7 @@ import pytest
 import ckptbench
 from ckptbench.config import _catalogue, _catalogue_table, catalogue, resolve_generator
 from ckptbench.errors import CkptbenchError
-from ckptbench.engine._locations import check_store_targets
+from ckptbench.engine.output._locations import check_store_targets
 from conftest import REPO
 
 MODULES = sorted(p.stem for p in _catalogue.MODULES.glob("[a-z]*.py"))
