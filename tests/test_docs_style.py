@@ -86,3 +86,11 @@ def test_performance_md_exists_and_says_how_to_reproduce_each_figure():
   text = PERFORMANCE.read_text()
   assert text.startswith("# ")
   assert "measurements/" in text and "```" in text
+
+
+@pytest.mark.parametrize("page", [*PAGES, PERFORMANCE], ids=lambda p: str(p.relative_to(REPO)))
+def test_no_table_cell_is_a_page_of_its_own(page):
+  """A table cell holds a phrase or a figure; what takes a paragraph is written as one."""
+  long = [(n, len(cell)) for n, line in enumerate(page.read_text().splitlines(), 1) if line.startswith("|")
+          for cell in line.split("|") if len(cell) > 1000]  # fmt: skip
+  assert not long, f"{page.relative_to(REPO)}: table cells over 1,000 characters at lines {long}"
