@@ -3,7 +3,7 @@
 The sweep is the planted 3-factor grid of measurements/tune_acceptance.py (`use_ocdbt` x `use_zarr3` x
 `concurrent_gb` 1/4/8: 12 cells; the best 0.56 of the reference). Each run's time is the plant times
 12% log-normal noise, a 2.5x burst in 1 run of 20, and a drift between rounds shared by the round's runs
-(a random walk of 4% a round plus 5% of its own). The race is the engine's (engine/tune/_race.py) over the
+(a random walk of 4% a round plus 5% of its own). The race is the engine's (engine/race/_race.py) over the
 statistics it calls (stats.race_look, stats.RaceRule, stats.paired_ratio): looks after `stats.RACE_LOOKS`,
 the winner on to `stats.ANSWER_ROUNDS`, the reference in every round, at most `--max_rounds` (the time
 budget). The effects are auto repeats deciding on effects (stats.factor_effects at each of `stats.AUTO_LOOKS`,
@@ -78,7 +78,7 @@ class RaceTrial:
 
 
 def race(rng: np.random.Generator, max_rounds: int) -> RaceTrial:
-  """One race, as engine/tune/_race.py runs it."""
+  """One race, as engine/race/_race.py runs it."""
   machine, names = Machine(rng), {cell: ",".join(cell) for cell in CELLS}
   cell_of = {v: k for k, v in names.items()}
   rule = RaceRule(Direction.LOWER, THRESHOLD, len(CELLS))
