@@ -129,22 +129,24 @@ def test_a_race_look_drops_the_far_candidates_after_three_rounds_and_keeps_the_c
   rng = np.random.default_rng(2)
   times = {"best": 1.0, "close": 1.05, "slow": 1.6, "slower": 2.5}
   obs = [Observation((c,), r, v * math.exp(rng.normal(0, 0.03))) for r in range(3) for c, v in times.items()]
-  rule = RaceRule(Direction.LOWER, threshold=THRESHOLD, candidates=len(times))
-  look = race_look(obs, list(times), rule, rule.rates(3))
+  rule = RaceRule(Direction.LOWER, threshold=THRESHOLD)
+  look = race_look(obs, list(times), rule, look_after=3)
   assert look.best == "best"
   assert {s.candidate for s in look.worse} == {"slow", "slower"}
   assert next(s for s in look.standings if s.candidate == "close").verdict != Verdict.WORSE
 
 
 def test_the_race_spends_alpha_as_a_design_divided_over_the_tests_the_true_best_faces():
-  rule = RaceRule(Direction.LOWER, threshold=THRESHOLD, candidates=12, constraints=1)
+  rule = RaceRule(Direction.LOWER, threshold=THRESHOLD, constraints=1)
   designs = [rule.design(r) for r in RACE_LOOKS]
   assert sum(d.spent for d in designs) == pytest.approx(0.05)
   assert sum(d.equivalence_spent for d in designs) == pytest.approx(0.05)
   assert all(d.equivalence_spent >= d.spent / 2 for d in designs)  # the equivalence interval inside the two-sided
   assert designs[-1].last and not designs[0].last
-  # 11 comparisons with the best and 1 constraint, each one-sided at its share of the look's
-  assert rule.rates(3).equivalence == pytest.approx(0.05 / 20 / 12) and rule.rates(3).two_sided == 2 * rule.rates(3).equivalence
+  # 11 comparisons with the other survivors and 1 constraint, each one-sided at its share of the look's
+  rates = rule.rates(3, survivors=12)
+  assert rates.equivalence == pytest.approx(0.05 / 20 / 12) and rates.two_sided == 2 * rates.equivalence
+  assert rule.rates(3, survivors=3).equivalence == pytest.approx(0.05 / 20 / 3)  # the far ones dropped
   assert "spent over 20 looks" in designs[-1].rule(THRESHOLD, paired=True)
 
 

@@ -14,25 +14,33 @@ equivalent / inconclusive at the threshold).
 Alpha, by the rule of every verdict (stats._decide): the race's looks share it
 by a `Design` whose spending (`RACE_SPENDING`) gives each of the `RACE_LOOKS`
 an equal share; and a look's share is divided (Bonferroni) over the tests the
-true best can fail at that look: its comparisons with the other candidates
-raced (all of them, survivors or not) and its constraints (`RaceRule.rates`).
-Each test is one-sided at that share (worse than the best or not; the two
-one-sided tests of equivalence; a constraint's one-sided interval).
+true best can fail at that look: its comparisons with the other survivors and
+its constraints (`RaceRule.rates`). Each test is one-sided at that share
+(worse than the best or not; the two one-sided tests of equivalence; a
+constraint's one-sided interval).
 
 That division is what charges the race for re-picking its best from the data
 at each look (multiple comparisons with the best, Hsu 1984): the true best is
 dropped, or a candidate beyond the threshold of it declared equivalent to the
-pick, only when one of the true best's own comparisons (the pick is one of the
-other candidates) or constraints has an interval end on the wrong side of the
-truth; so over the race the chance of a wrong answer is at most the sum of the
-looks' shares, alpha. Holm's step-down, which the effects use, would not hold
-here: its later steps test the true best against a pick the data chose. A race
-stopped by its time budget names the best so far, with no such bound.
+pick, only when one of the true best's own comparisons with the other
+survivors (the pick is one of them) or its constraints has an interval end on
+the wrong side of the truth. Were the survivors fixed, that would bound the
+chance of a wrong answer by the sum of the looks' shares, alpha (Paulson's
+elimination, 1964, divides by every candidate raced). Dividing by the
+survivors instead, stepped down within a look as across looks (the candidates
+decided far worse are dropped first, and the rest tested again at the share the
+fewer survivors leave, as in Holm's step-down), is what lets a race decide its
+near candidates in a dozen rounds; as the survivors depend on the data, that
+bound is measured, not proved: measurements/noisy_sweeps.py, on planted sweeps
+and on a hard case with three candidates just beyond the threshold of the best
+(docs/performance.md). A race stopped by its time budget names the best so far,
+with no such bound.
 
 The answer's ratio to the suite's reference is paired: the reference runs in
-every round of the race (stats._decide's Hodges-Lehmann interval of the
-per-round ratios), so drift between rounds cancels where a model of rounds run
-at different times would carry it.
+each of the race's first `ANSWER_ROUNDS` rounds, dropped or not, as the answer
+does (stats._decide's Hodges-Lehmann interval of the per-round ratios), so drift
+between rounds cancels where a model of rounds run at different times would
+carry it.
 """
 
 from __future__ import annotations
@@ -69,7 +77,6 @@ class RaceRule:
   Attributes:
     direction: which way of the objective is better (lower or higher).
     threshold: the relative change that matters.
-    candidates: the candidates raced (the grid, or its sample).
     constraints: the constraints each candidate must keep.
     alpha: the chance, over the race, that the true best is dropped or a candidate beyond the threshold of
       it is declared equivalent to the answer.
@@ -77,7 +84,6 @@ class RaceRule:
 
   direction: Direction
   threshold: float
-  candidates: int
   constraints: int = 0
   alpha: float = DEFAULT_ALPHA
 
@@ -86,11 +92,12 @@ class RaceRule:
     index = RACE_LOOKS.index(rounds)
     return Design(self.alpha, early_looks=index, last=index == len(RACE_LOOKS) - 1, spending=RACE_SPENDING)
 
-  def rates(self, rounds: int) -> Rates:
-    """Each test's share of the look's alpha: the look's equivalence share divided over the tests the true best
-    faces. Every test of a race is one-sided (a survivor against the best is worse or not, and equivalence is two
-    one-sided tests), so the two-sided interval that decides worse has that share beyond each end."""
-    share = self.design(rounds).equivalence_spent / max(1, self.candidates - 1 + self.constraints)
+  def rates(self, rounds: int, survivors: int) -> Rates:
+    """Each test's share of the look after `rounds` with `survivors` racing: the look's share divided over the
+    tests the true best faces. Every test of a race is one-sided (a survivor against the best is worse or not, and
+    equivalence is two one-sided tests), so the two-sided interval that decides worse has that share beyond each
+    end."""
+    share = self.design(rounds).equivalence_spent / max(1, survivors - 1 + self.constraints)
     return Rates(2 * share, share)
 
 
@@ -122,15 +129,19 @@ class RaceLook:
     return all(s.verdict in (Verdict.WORSE, Verdict.EQUIVALENT) for s in self.standings)
 
 
-def race_look(observations: Sequence[Observation], survivors: Sequence[str], rule: RaceRule, rates: Rates) -> RaceLook:
-  """The best survivor and each other survivor's verdict against it.
+def race_look(
+    observations: Sequence[Observation], survivors: Sequence[str], rule: RaceRule, *, look_after: int
+) -> RaceLook:
+  """The best survivor and each other survivor's verdict against it, stepped down: the comparisons are tested at
+  the look's share divided by the survivors (`RaceRule.rates`); those decided worse are dropped, and the rest are
+  tested again at the share the fewer survivors leave, until none more is dropped.
 
   Args:
     observations: every run so far, each `levels` one candidate's name (dropped candidates' runs too:
       they pool the spread).
     survivors: the candidates still racing (two or more).
-    rule: the race's direction and threshold.
-    rates: each comparison's error rates (`rule.rates` at this look).
+    rule: the race's direction, threshold and constraints.
+    look_after: the rounds run (one of `RACE_LOOKS`).
 
   Raises:
     ValueError: fewer than two survivors, a neutral direction, or a survivor with no positive run.
@@ -138,8 +149,7 @@ def race_look(observations: Sequence[Observation], survivors: Sequence[str], rul
   Example:
     >>> obs = [Observation((c,), r, v * (1 + 0.02 * ((r * 3 + i) % 4))) for r in range(3)
     ...        for i, (c, v) in enumerate((("a", 1.0), ("b", 2.0), ("c", 1.02)))]
-    >>> rule = RaceRule(Direction.LOWER, threshold=0.1, candidates=3)
-    >>> look = race_look(obs, ["a", "b", "c"], rule, rule.rates(3))
+    >>> look = race_look(obs, ["a", "b", "c"], RaceRule(Direction.LOWER, threshold=0.1), look_after=3)
     >>> look.best, [(s.candidate, s.verdict.value) for s in look.standings]
     ('a', [('b', 'worse'), ('c', 'inconclusive')])
   """
@@ -148,14 +158,20 @@ def race_look(observations: Sequence[Observation], survivors: Sequence[str], rul
   model, rounds = _fit(observations, survivors)
   sign = 1 if rule.direction == Direction.LOWER else -1
   best = min(survivors, key=lambda c: sign * float(model.cell_means[(c,)][-1]))
-  others = [c for c in survivors if c != best]
-  contrasts = [model.contrast({(c,): 1.0, (best,): -1.0}) for c in others]
-  every = [rates] * len(others)
-  judged = judge_contrasts(contrasts, model.residual_df, math.log1p(rule.threshold), rule.direction, now=every,
-                           ahead=every, rounds=rounds)  # fmt: skip
-  standings = tuple(Standing(c, math.exp(e.estimate), j.low, j.high, j.verdict)
-                    for c, e, j in zip(others, contrasts, judged))  # fmt: skip
-  return RaceLook(best, standings)
+  contrasts = {c: model.contrast({(c,): 1.0, (best,): -1.0}) for c in survivors if c != best}
+  standings: dict[str, Standing] = {}
+  standing = list(contrasts)
+  while standing:
+    rates = [rule.rates(look_after, survivors=len(standing) + 1)] * len(standing)
+    judged = judge_contrasts([contrasts[c] for c in standing], model.residual_df, math.log1p(rule.threshold),
+                             rule.direction, now=rates, ahead=rates, rounds=rounds)  # fmt: skip
+    for c, j in zip(standing, judged):
+      standings[c] = Standing(c, math.exp(contrasts[c].estimate), j.low, j.high, j.verdict)
+    kept = [c for c, j in zip(standing, judged) if j.verdict != Verdict.WORSE]
+    if len(kept) == len(standing):
+      break
+    standing = kept
+  return RaceLook(best, tuple(standings[c] for c in contrasts))
 
 
 @dataclasses.dataclass(frozen=True)

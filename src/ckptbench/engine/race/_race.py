@@ -6,8 +6,8 @@ whose interval lies past a constraint's limit is dropped, then each survivor
 decided worse than the best by the objective. Once one candidate is left (or
 the rest are equivalent to it), the winner runs on alone until it has
 `stats.ANSWER_ROUNDS` runs, enough for its median's interval, its constraints still checked.
-The suite's reference, when raced, runs in every round, dropped or not: the
-answer's ratio to it is paired over the rounds both ran. A grid of
+The suite's reference, when raced, runs in each of the first `stats.ANSWER_ROUNDS`
+rounds, dropped or not: the answer's ratio to it is paired over the rounds both ran. A grid of
 more than `Race.max_candidates` cells is sampled first, with Optuna.
 """
 
@@ -98,8 +98,8 @@ class LookOutcome:
 
 
 def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
-  """Warm-ups of the candidates, then rounds of the survivors (and the suite's reference beside them) until the
-  race ends (module docstring)."""
+  """Warm-ups of the candidates, then rounds of the survivors (and the suite's reference beside them in the first
+  rounds) until the race ends (module docstring)."""
   benchmarks = run.run_plan.plan.benchmarks
   chosen, sampled = _candidates(benchmarks, run.race.max_candidates, run.seed)
   reference = _reference(run.run_plan, chosen)
@@ -120,8 +120,10 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
   survivors, rounds, rule, winner, stopped = list(chosen), 0, None, None, "most rounds"
   while rounds < RACE_LOOKS[-1]:
     clock.round_started()
-    # The reference runs beside the survivors: the answer's ratio to it is paired over the rounds both ran.
-    running = survivors if reference is None or reference in survivors else [*survivors, reference]
+    # The reference runs beside the survivors for the answer's first rounds: its ratio to the answer is paired over
+    # the rounds both ran, and the answer runs in every round.
+    beside = reference is not None and reference not in survivors and rounds < ANSWER_ROUNDS
+    running = [*survivors, reference] if beside else survivors
     for b in round_order(len(running), run.rng):
       if run.stop.requested:
         return RepeatsDone(True, rounds, "interrupted"), result(winner, rule)
@@ -129,12 +131,11 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
     clock.round_ended()
     rounds += 1
     if rule is None:  # after the first round: every tag asked for was measured, or the race stops here
-      rule = RaceRule(_direction(run.race.objective, run.records), run.run_plan.threshold, len(chosen),
-                      len(run.race.constraints))  # fmt: skip
+      rule = RaceRule(_direction(run.race.objective, run.records), run.run_plan.threshold, len(run.race.constraints))
       _check_constraints(run.race, run.records)
     # A winner alone is still looked at: a constraint it breaks drops it too.
     if rounds in RACE_LOOKS:
-      look = _look(run, survivors, rounds, rule)
+      look = _look(run, survivors, rounds, rule, len(chosen))
       outcome.update(look.changed)
       survivors, winner = list(look.survivors), look.winner
       survivors = survivors if winner is None else [winner]
@@ -173,7 +174,7 @@ def _best_so_far(run: RaceRun, survivors: list[int], rule: RaceRule) -> int:
   if len(survivors) == 1:
     return survivors[0]
   keys = {run.run_plan.plan.benchmarks[b].key: b for b in survivors}
-  look = race_look(_observations(run.race, run.records), list(keys), rule, rule.rates(RACE_LOOKS[-1]))
+  look = race_look(_observations(run.race, run.records), list(keys), rule, look_after=RACE_LOOKS[-1])
   return keys[look.best]
 
 
@@ -183,10 +184,11 @@ def _observations(race: Race, records: Sequence[RunRecord]) -> list[Observation]
           if (v := r.value(race.objective)) is not None]  # fmt: skip
 
 
-def _look(run: RaceRun, survivors: Sequence[int], rounds: int, rule: RaceRule) -> LookOutcome:
-  """One look: constraints first, then the objective, each test at its share of the look's alpha (`RaceRule`)."""
+def _look(run: RaceRun, survivors: Sequence[int], rounds: int, rule: RaceRule, raced: int) -> LookOutcome:
+  """One look: constraints first, then the objective, each test at its share of the look's alpha (`RaceRule`);
+  `raced`: the candidates the race started with."""
   benchmarks = run.run_plan.plan.benchmarks
-  rates = rule.rates(rounds)
+  rates = rule.rates(rounds, len(survivors))
   measured = sampled_records(run.records)
   left, changed = [], {}
   for b in survivors:
@@ -202,13 +204,13 @@ def _look(run: RaceRun, survivors: Sequence[int], rounds: int, rule: RaceRule) -
   if len(left) < 2:
     return LookOutcome(tuple(left), left[0] if left else None, changed)
   keys = {benchmarks[b].key: b for b in left}
-  look = race_look(_observations(run.race, run.records), list(keys), rule, rates)
+  look = race_look(_observations(run.race, run.records), list(keys), rule, look_after=rounds)
   best = keys[look.best]
   for standing in look.worse:
     changed[keys[standing.candidate]] = CandidateOutcome(
         standing.candidate, "dropped", rounds, f"worse than {benchmarks[best].name}: {_ratio_text(standing)}")
   kept = tuple(b for b in left if b not in changed)
-  run.progress.note(f"race after {rounds} rounds: {len(kept)} of {rule.candidates} candidates left, best so far"
+  run.progress.note(f"race after {rounds} rounds: {len(kept)} of {raced} candidates left, best so far"
                     f" {benchmarks[best].name}")  # fmt: skip
   if not look.decided:
     return LookOutcome(kept, None, changed)
