@@ -27,11 +27,10 @@ survivors (the pick is one of them) or its constraints has an interval end on
 the wrong side of the truth. Were the survivors fixed, that would bound the
 chance of a wrong answer by the sum of the looks' shares, alpha (Paulson's
 elimination, 1964, divides by every candidate raced). Dividing by the
-survivors instead, stepped down within a look as across looks (the candidates
-decided far worse are dropped first, and the rest tested again at the share the
-fewer survivors leave, as in Holm's step-down), is what lets a race decide its
-near candidates in a dozen rounds; as the survivors depend on the data, that
-bound is measured, not proved: measurements/noisy_sweeps.py, on planted sweeps
+survivors at each look instead (the candidates dropped as far worse no longer
+compete with the true best) is what lets a race decide its near candidates in
+a dozen rounds; as the survivors depend on the data, that bound is measured,
+not proved: measurements/noisy_sweeps.py, on planted sweeps
 and on a hard case with three candidates just beyond the threshold of the best
 (docs/performance.md). A race stopped by its time budget names the best so far,
 with no such bound.
@@ -132,9 +131,8 @@ class RaceLook:
 def race_look(
     observations: Sequence[Observation], survivors: Sequence[str], rule: RaceRule, *, look_after: int
 ) -> RaceLook:
-  """The best survivor and each other survivor's verdict against it, stepped down: the comparisons are tested at
-  the look's share divided by the survivors (`RaceRule.rates`); those decided worse are dropped, and the rest are
-  tested again at the share the fewer survivors leave, until none more is dropped.
+  """The best survivor and each other survivor's verdict against it, each comparison at the look's share divided by
+  the survivors (`RaceRule.rates`).
 
   Args:
     observations: every run so far, each `levels` one candidate's name (dropped candidates' runs too:
@@ -158,20 +156,13 @@ def race_look(
   model, rounds = _fit(observations, survivors)
   sign = 1 if rule.direction == Direction.LOWER else -1
   best = min(survivors, key=lambda c: sign * float(model.cell_means[(c,)][-1]))
-  contrasts = {c: model.contrast({(c,): 1.0, (best,): -1.0}) for c in survivors if c != best}
-  standings: dict[str, Standing] = {}
-  standing = list(contrasts)
-  while standing:
-    rates = [rule.rates(look_after, survivors=len(standing) + 1)] * len(standing)
-    judged = judge_contrasts([contrasts[c] for c in standing], model.residual_df, math.log1p(rule.threshold),
-                             rule.direction, now=rates, ahead=rates, rounds=rounds)  # fmt: skip
-    for c, j in zip(standing, judged):
-      standings[c] = Standing(c, math.exp(contrasts[c].estimate), j.low, j.high, j.verdict)
-    kept = [c for c, j in zip(standing, judged) if j.verdict != Verdict.WORSE]
-    if len(kept) == len(standing):
-      break
-    standing = kept
-  return RaceLook(best, tuple(standings[c] for c in contrasts))
+  others = [c for c in survivors if c != best]
+  contrasts = [model.contrast({(c,): 1.0, (best,): -1.0}) for c in others]
+  rates = [rule.rates(look_after, survivors=len(survivors))] * len(others)
+  judged = judge_contrasts(contrasts, model.residual_df, math.log1p(rule.threshold), rule.direction, now=rates,
+                           ahead=rates, rounds=rounds)  # fmt: skip
+  return RaceLook(best, tuple(Standing(c, math.exp(e.estimate), j.low, j.high, j.verdict)
+                              for c, e, j in zip(others, contrasts, judged)))  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
