@@ -200,6 +200,17 @@ def test_tune_on_the_command_line_prints_the_answer_first_and_refuses_a_bad_cons
                                                                                           "use_zarr3": False}
 
 
+def test_tune_json_judges_each_constraint_of_the_best_by_its_interval(tmp_path):
+  levels = {"use_ocdbt": [False, True], "use_zarr3": [False, True]}
+  outcome = ckptbench.tune(_suite(tmp_path, levels), _settings(tmp_path), "save_0_basics/time_s",
+                           ["save_0_basics/time_s <= 1", "save_0_basics/time_s >= 0.001"])  # fmt: skip
+  kept = json.loads((tmp_path / "out" / "tune.json").read_text())["best"]["constraints"]
+  assert [k["constraint"] for k in kept] == ["save_0_basics/time_s <= 1", "save_0_basics/time_s >= 0.001"]
+  for k in kept:  # the mean's 95% interval wholly within the limit: kept, decided
+    assert k["within_limit"] is True and 0.001 < k["low"] <= k["mean"] <= k["high"] < 1 and k["level"] == 0.95
+  assert outcome.answer == "{use_ocdbt: true, use_zarr3: false}"
+
+
 def test_a_constraint_on_a_tag_no_run_measured_is_an_error_naming_it(tmp_path):
   levels = {"use_ocdbt": [False, True], "use_zarr3": [False]}
   with pytest.raises(ckptbench.CkptbenchError, match=r"--constraint 'load_0_basics/time_s <= 1': no run measured"):

@@ -161,15 +161,20 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
       f" at the best's {document['best_rounds']} rounds; {path}"), highlight=False, soft_wrap=True)  # fmt: skip
   for kept in best.get("constraints", ()):
     if kept["within_limit"] is not True:
-      how = "past the limit" if kept["within_limit"] is False else "reaches both sides of the limit: not decided"
-      mean = "no value" if kept["mean"] is None else f"{kept['mean']:.4g}{_bounds(kept['low'], kept['high'])}"
-      console.print(markup_text(f"# {kept['constraint']}: the best's mean {mean} {how}"), highlight=False,
-                    soft_wrap=True)  # fmt: skip
+      console.print(markup_text(f"# {kept['constraint']}: {_kept_text(kept)}"), highlight=False, soft_wrap=True)
   undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
   if undecided:
     console.print(markup_text(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"
                          " (--time_budget_s gives the race more)"),
                   highlight=False, soft_wrap=True)  # fmt: skip
+
+
+def _kept_text(kept: Mapping[str, Any]) -> str:
+  """A constraint the best is not shown to keep: no value, past the limit, or not decided."""
+  if kept["mean"] is None:
+    return "no run of the best measured it"
+  mean = f"the best's mean {kept['mean']:.4g}{_bounds(kept['low'], kept['high'])}"
+  return f"{mean} is past the limit" if kept["within_limit"] is False else f"{mean} reaches both sides of the limit: not decided"
 
 
 def _no_answer(document: Mapping[str, Any]) -> str:
