@@ -10,8 +10,9 @@ budget). The effects are auto repeats deciding on effects (stats.factor_effects 
 each look its Design) until every term is decided or `--max_rounds`.
 
 It prints, for the race: how often the answer is not the planted best, how often it is not within the
-threshold of it either (also on a hard case: three candidates 1.12x the best, just beyond the threshold), the runs measured against the grid at the best's rounds, and how often the paired
-ratio's 95% interval holds the planted ratio; for the effects: how often each term's interval holds its
+threshold of it either (also on a hard case: three candidates 1.12x the best, just beyond the
+threshold), the runs measured against the grid at the best's rounds, and how often the paired ratio's
+95% interval holds the planted ratio; for the effects: how often each term's interval holds its
 plant, the sweeps with any wrong verdict (a change called where there is none or the wrong way, equivalence
 called of a change beyond the threshold), and the main effects within 7% of their plant.
 

@@ -196,8 +196,9 @@ def paired_ratio(
   rounds = sorted({r for c, r in values if c == candidate} & {r for c, r in values if c == reference})
   if not rounds:
     return None
-  estimate, low, high = effect_interval([math.log(values[(reference, r)]) for r in rounds],
-                                        [math.log(values[(candidate, r)]) for r in rounds], paired=True, level=level)  # fmt: skip
+  reference_logs = [math.log(values[(reference, r)]) for r in rounds]
+  candidate_logs = [math.log(values[(candidate, r)]) for r in rounds]
+  estimate, low, high = effect_interval(reference_logs, candidate_logs, paired=True, level=level)
   bounded = math.isfinite(low) and math.isfinite(high)
   return PairedRatio(math.exp(estimate), math.exp(low) if bounded else None, math.exp(high) if bounded else None,
                      len(rounds), level)  # fmt: skip
