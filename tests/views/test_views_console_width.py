@@ -26,10 +26,10 @@ def _record(variant: int, repeat: int) -> RunRecord:
 
 def _printed(width: int, variants: int, verbose: bool = False, memory_pass: bool = False) -> list[str]:
   records = [_record(v, r) for v in range(variants) for r in range(3)]
-  if memory_pass:  # host memory from a memory pass: its readings settle at two (stats/_settled.py)
+  if memory_pass:  # host memory from a memory pass: steady readings settle at three (stats/_settled.py)
     records += [dataclasses.replace(_record(v, r), memory_pass=True, metrics={
         "save_7_memory/host_rss_peak_diff_mib": MetricEntry(100.0 + 20 * v + r / 10, "MiB")})
-        for v in range(variants) for r in range(2)]  # fmt: skip
+        for v in range(variants) for r in range(3)]  # fmt: skip
   verdict = build_verdict(records, None, sweep_verdicts(records, None, paired=True, threshold=0.1))
   console = Console(record=True, width=width, color_system=None)
   print_verdict(verdict, "verdict: wide", console, verbose)
@@ -97,7 +97,7 @@ def test_rows_decided_by_different_rules_are_marked_and_each_rule_is_stated_once
   rules = [line for line in lines if line.startswith(("(1) rule: ", "(2) rule: "))]
   assert [r[:10] for r in rules] == ["(1) rule: ", "(2) rule: "]
   assert rules[0].startswith("(1) rule: Hodges-Lehmann 95.00% interval of the per-round (paired) ratio") and ";" not in rules[0]
-  assert rules[1].startswith("(2) rule: memory pass: readings until two in a row agree")
+  assert rules[1].startswith("(2) rule: memory pass: readings until the figure (their mean) is within")
   legend = lines[lines.index(next(line for line in lines if line.startswith("[low, high]"))):]
   assert len(legend) <= 6, legend
   whole = _printed(200, 2, verbose=True, memory_pass=True)

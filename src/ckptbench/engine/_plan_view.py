@@ -11,7 +11,7 @@ from ckptbench.engine._schedule import benchmark_groups, schedule_runs, warmup_g
 from ckptbench.engine._select import select
 from ckptbench.engine._sizes import checkpoint_bytes, disk_need, format_bytes
 from ckptbench.engine._sweep import Plan, expand
-from ckptbench.stats import AUTO_LOOKS
+from ckptbench.stats import AUTO_LOOKS, MIN_READINGS
 
 
 def describe_plan(suite: Suite, device_count: int | None, patterns: Sequence[str] = ()) -> dict[str, Any]:
@@ -68,8 +68,8 @@ def _memory_pass(plan: Plan, cfg) -> str | None:
     return None
   repeats = cfg.repeats(compares=len(plan.benchmarks) > 1 or bool(cfg.baseline_path))
   most = memory_readings_cap(0 if repeats == "auto" else int(repeats), repeats == "auto")
-  least = min(2, most)
+  least = min(MIN_READINGS, most)
   count, groups = len(plan.benchmarks), len(set(benchmark_groups(plan)))
   return (f"host memory: a memory pass after the timed runs, {groups + least * count}-{groups + most * count}"
           f" more runs in a fresh process ({groups} warm-up(s), then {count} x {least}-{most} readings: each"
-          " benchmark until two in a row agree); --host_memory inline or off runs none")
+          " benchmark until its figures are precise); --host_memory inline or off runs none")
