@@ -11,7 +11,3 @@ change (docs/migrating-from-orbax.md). The sub-packages mirror Orbax's
 `v1.benchmark`, `v1.multi_slice_util`); their names are ckptbench's where
 ckptbench has one.
 """
-
-from ckptbench.compat.orbax._port import COMPAT_PREFIX, ORBAX_PREFIX, PortResult, port_file, port_source
-
-__all__ = ["COMPAT_PREFIX", "ORBAX_PREFIX", "PortResult", "port_file", "port_source"]
