@@ -42,10 +42,15 @@ def _import_class(class_path: str) -> type[Any]:
 
 
 def _load_yaml_config(config_path: str) -> dict[str, Any]:
-  """The YAML document at `config_path` (a local path or any location etils reads, gs:// included)."""
+  """The YAML document at `config_path` (a local path or any location etils reads, gs:// included),
+  parsed by ckptbench's suite reader; `yaml.YAMLError` (Orbax's) naming the line when it is not YAML."""
   _log.info("Loading configuration from: %s", config_path)
   with epath.Path(config_path).open("r") as f:
-    return yaml.safe_load(f)
+    text = f.read()
+  try:
+    return ckptbench.parse_yaml(text, str(config_path)).data
+  except ckptbench.ConfigError as e:
+    raise yaml.YAMLError(str(e)) from None
 
 
 def _validate_config(config: dict[str, Any]) -> None:

@@ -22,24 +22,26 @@ A module that needs hardware this machine lacks (a CUDA device for
 
 from __future__ import annotations
 
+import builtins
+import contextlib
 import dataclasses
 import functools
 import hashlib
-import itertools
+import inspect
+import json
 import pathlib
+import re
 import sys
+import tempfile
 import types
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 import jax
-import yaml
 from absl import logging
 from etils import epath
 
 import ckptbench
 from ckptbench.compat.orbax.core import (
-    _engine_suite,
-    _hardware,
     checkpoint_generation,
     device_mesh,
     directory_setup,
@@ -66,7 +68,7 @@ class BenchmarkOptions(ckptbench.BenchmarkOptions):
     return cls(**options_dict)
 
   def unsupported_reason(self) -> str | None:
-    return _hardware.missing_hardware(sys.modules.get(type(self).__module__))
+    return _missing_hardware(sys.modules.get(type(self).__module__))
 
 
 @dataclasses.dataclass
@@ -177,9 +179,10 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
   Under ckptbench's runner (a suite file, or a `TestSuite`) the sweep, meshes,
   checkpoint data and directories come from the suite, as with every ckptbench
   generator, and ckptbench builds the generator with no arguments. Built by
-  hand with Orbax's arguments, it checks them as Orbax does, and `generate()`
-  gives Orbax's `Benchmark` objects: one per valid option combination, mesh
-  and checkpoint config.
+  hand with Orbax's arguments, it checks them as Orbax does, `suite_document()`
+  is the suite it stands for, and `generate()` gives Orbax's `Benchmark`
+  objects: one per valid option combination (ckptbench's sweep), mesh and
+  checkpoint config.
   """
 
   options_class: ClassVar[type[ckptbench.BenchmarkOptions]] = BenchmarkOptions
@@ -212,22 +215,34 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
     if own is not None and not getattr(own, "_ckptbench_adapted", False):
       cls.test_fn = _adapted(own)  # type: ignore[method-assign]
 
+  def suite_document(self) -> dict[str, Any]:
+    """This generator as a ckptbench suite (one `benchmarks:` entry), as ckptbench's loader reads it.
+
+    Raises:
+      ValueError: the generator was built without options.
+    """
+    if self._options is None:
+      raise ValueError(f"{type(self).__name__} was built without options: a suite needs them")
+    document: dict[str, Any] = {
+        "checkpoint_configs": [_plain(c) for c in self._checkpoint_configs] or [{"spec": {}}],
+        "benchmarks": [{"generator": _generator_path(type(self)), "options": _plain(self._options)}],
+    }
+    if self._mesh_configs:
+      document["mesh_configs"] = [_plain(m) for m in self._mesh_configs]
+    return document
+
   def _get_options_product(self) -> list[ckptbench.BenchmarkOptions]:
-    """Every combination of the options' list values (Orbax's sweep: only a `list` sweeps), valid ones only."""
-    fields = [f.name for f in dataclasses.fields(self._options)]
-    values = [getattr(self._options, f) for f in fields]
-    combinations = itertools.product(*[v if isinstance(v, list) else [v] for v in values])
-    valid = []
-    for combination in combinations:
-      option = type(self._options)(**dict(zip(fields, combination)))
-      if option.is_valid():
-        valid.append(option)
-      else:
-        logging.info("Skipping invalid option combination: %s", option)
-    return valid
+    """The valid combinations of the options' list values: ckptbench's sweep of them (an empty list sweeps nothing)."""
+    entry = _suite([self.suite_document()], name=type(self).__name__)
+    points = [] if entry is None else entry.entries[0].points
+    for point in points:
+      if point.invalid_reason is not None:
+        logging.info("Skipping invalid option combination: %s", point.options)
+    return [point.options for point in points if point.invalid_reason is None]
 
   def _get_meshes(self, skip_incompatible_mesh_configs: bool) -> list[jax.sharding.Mesh]:
-    """The meshes of `mesh_configs` this machine can build; one it cannot is skipped with a warning, or raises.
+    """The meshes of `mesh_configs` this machine can build (`device_mesh.create_mesh`, ckptbench's
+    `build_mesh`); one it cannot is skipped with a warning, or raises.
 
     Raises:
       ValueError: a mesh cannot be built and `skip_incompatible_mesh_configs`
@@ -262,17 +277,13 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
     meshes = [None] if self._mesh_configs is None else self._get_meshes(skip_incompatible_mesh_configs)
     return [
         Benchmark(
-            test_fn=self.test_fn,
-            checkpoint_config=checkpoint_config,
-            options=option,
-            name=self.generate_benchmark_name(option, mesh, checkpoint_config),
-            output_dir=self._output_dir,
-            mesh=mesh,
-            local_directory=self._local_directory,
-        )
-        for option, mesh, checkpoint_config in itertools.product(
-            self._get_options_product(), meshes, self._checkpoint_configs
-        )
+            test_fn=self.test_fn, checkpoint_config=checkpoint_config, options=option,
+            name=self.generate_benchmark_name(option, mesh, checkpoint_config), output_dir=self._output_dir,
+            mesh=mesh, local_directory=self._local_directory,
+        )  # fmt: skip
+        for option in self._get_options_product()
+        for mesh in meshes
+        for checkpoint_config in self._checkpoint_configs
     ]
 
 
@@ -368,21 +379,20 @@ def _prepare_process(module: types.ModuleType | None) -> None:
 
   if not flags.FLAGS.is_parsed():
     flags.FLAGS.mark_as_parsed()  # no command line to parse: every flag keeps its default
-  if module is not None and _hardware.uses_torch_distributed(module):
+  if module is not None and _uses_torch_distributed(module):
     ckptbench.torch_process_group()
 
 
 class TestSuite:
   """Orbax's suite of generators, run by ckptbench's engine (`ckptbench.run`).
 
-  `run()` hands the generators, their options, checkpoint and mesh configs
-  and the repeats to ckptbench's engine as one suite (one per generator when
-  their checkpoint or mesh configs differ), so the runs are measured,
-  recorded (OUT/results.jsonl, summary.json) and compared with a baseline as
-  `ckptbench run` does. Each run then goes to the suite's `MetricsManager`,
-  which logs Orbax's report and, with an `output_dir`, writes TensorBoard in
-  Orbax's layout. Without an `output_dir` the engine writes into a temporary
-  directory, removed afterwards.
+  `run()` hands each generator's `suite_document()` to ckptbench's loader as
+  one suite (one per run of generators sharing checkpoint and mesh configs),
+  so the runs are swept, measured, recorded (OUT/results.jsonl, summary.json)
+  and compared with a baseline as `ckptbench run` does. Each timed run then
+  goes to the suite's `MetricsManager`, which logs Orbax's report and, with an
+  `output_dir`, writes TensorBoard in Orbax's layout. Without an `output_dir`
+  the engine writes into a temporary directory, removed afterwards.
   """
 
   __test__: ClassVar[bool] = False  # not a pytest test class
@@ -420,48 +430,39 @@ class TestSuite:
       ValueError: a mesh does not fit and `skip_incompatible_mesh_configs` is False.
       CkptbenchError: the engine refused the suite (a bad option, nothing to run).
     """
-    results: list[TestResult] = []
-    generators = []
+    groups: list[list[dict[str, Any]]] = []
     for generator in self._benchmarks_generators:
-      if generator._options is not None and not generator._get_options_product():
+      document = generator.suite_document()
+      alone = _suite([document], self._name)
+      if alone is None or all(point.invalid_reason for point in alone.entries[0].points):
         logging.warning("Generator %s produced no benchmarks.", type(generator).__name__)
+      elif groups and _configs(groups[-1][0]) == _configs(document):
+        groups[-1].append(document)
       else:
-        generators.append(generator)
-    groups = _engine_suite.suite_groups(generators)
+        groups.append([document])
+    results: list[TestResult] = []
     for i, group in enumerate(groups):
-      for generator in group:
-        if generator._mesh_configs and not self._skip_incompatible_mesh_configs:
-          generator._get_meshes(skip_incompatible_mesh_configs=False)
-      sub = None if len(groups) == 1 else f"group_{i}"
-      suite = self._suite(group)
-      with _engine_suite.engine_output_dir(self._output_dir, sub) as out, _engine_suite.own_torch_group():
-        outcome = ckptbench.run(suite, self._settings(out, _engine_suite.fresh_process_can_import(suite)))
-      timed = [r for r in outcome.records if r.kind is ckptbench.RecordKind.TIMED and r.host == 0]
-      results += [self._record_result(r) for r in timed]
+      suite = _suite(group, self._name, self._suite_settings())
+      for mesh_config in [] if self._skip_incompatible_mesh_configs else filter(None, suite.meshes):
+        try:
+          device_mesh.create_mesh(mesh_config)
+        except ValueError as e:
+          raise ValueError(f"Failed to create mesh with config {mesh_config}: {e}") from e
+      with _engine_output_dir(self._output_dir, None if len(groups) == 1 else f"group_{i}") as out, _own_torch_group():
+        outcome = ckptbench.run(suite, self._settings(out, _fresh_process_can_import(suite)))
+      results += [self._record_result(r) for r in ckptbench.timed_runs(outcome.records) if r.host == 0]
     if not results:
       logging.warning("No benchmarks were run for this suite.")
     self._suite_metrics.generate_report()
     multihost.sync_global_processes("test_suite:run_end")
     return results
 
-  def _suite(self, generators: list[BenchmarksGenerator]) -> ckptbench.Suite:
-    first = generators[0]
-    document: dict[str, Any] = {
-        "suite_name": self._name,
-        "num_repeats": self._num_repeats,
-        "num_warmups": 0,
-        "checkpoint_configs": [_engine_suite.plain_config(c) for c in first._checkpoint_configs] or [{"spec": {}}],
-        "benchmarks": [
-            {"generator": _engine_suite.generator_path(type(g)), "options": _engine_suite.options_mapping(g._options)}
-            for g in generators
-        ],
-    }
-    if first._mesh_configs:
-      document["mesh_configs"] = [_engine_suite.plain_config(m) for m in first._mesh_configs]
+  def _suite_settings(self) -> dict[str, Any]:
+    settings: dict[str, Any] = {"num_repeats": self._num_repeats, "num_warmups": 0}
     for key, value in (("baseline_path", self._baseline_path), ("baseline_capture_path", self._baseline_capture_path)):
       if value:
-        document[key] = str(value)
-    return ckptbench.load_suite_text(yaml.safe_dump(document, sort_keys=False))
+        settings[key] = str(value)
+    return settings
 
   def _settings(self, out: pathlib.Path, memory_pass: bool) -> ckptbench.RunSettings:
     """The engine's settings; host memory inline where a fresh process could not import a generator."""
@@ -476,16 +477,126 @@ class TestSuite:
         host_memory=None if memory_pass else "inline",
     )
 
-  def _record_result(self, record: Any) -> TestResult:
+  def _record_result(self, record: ckptbench.RunRecord) -> TestResult:
     """One run's record as Orbax's result; the MetricsManager gets it too."""
     metrics = metric.Metrics(name=f"{record.benchmark}_repeat_{record.repeat}")
     for tag, entry in record.metrics.items():
       metrics.set(tag, entry.value, entry.unit)
-    error = None if record.error is None else _engine_suite.recorded_exception(record.error)
+    error = None if record.error is None else _recorded_exception(record.error)
     found = None if record.inventory is None else inventory.from_record(record.inventory)
-    result = TestResult(metrics=metrics, error=error, path=epath.Path(record.path), inventory=found)
     self._suite_metrics.add_result(
         record.benchmark, metrics, benchmark_options=record.options, checkpoint_config=record.checkpoint_config,
         error=error, inventory=found,
     )  # fmt: skip
-    return result
+    return TestResult(metrics=metrics, error=error, path=epath.Path(record.path), inventory=found)
+
+
+def _plain(value: Any) -> Any:
+  """Options or a config as a suite file writes them: mappings and lists (YAML has no tuple or dataclass)."""
+  if hasattr(value, "model_dump"):  # ckptbench's configs
+    return value.model_dump(exclude_none=True, exclude_defaults=True)
+  if dataclasses.is_dataclass(value) and not isinstance(value, type):
+    value = dataclasses.asdict(value)
+  if isinstance(value, dict):
+    return {k: _plain(v) for k, v in value.items()}
+  return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+
+def _configs(document: dict[str, Any]) -> tuple[Any, Any]:
+  return document["checkpoint_configs"], document.get("mesh_configs")
+
+
+def _suite(documents: list[dict[str, Any]], name: str, settings: dict[str, Any] | None = None) -> ckptbench.Suite | None:
+  """The generators' documents (sharing their configs) as one suite read by ckptbench's loader; None when
+  an option is an empty list, which sweeps nothing in Orbax's framework (ckptbench's loader refuses it)."""
+  entries = [entry for document in documents for entry in document["benchmarks"]]
+  if any(value == [] for entry in entries for value in entry["options"].values()):
+    return None
+  document = {"suite_name": name, **(settings or {}), **documents[0], "benchmarks": entries}
+  return ckptbench.load_suite_text(json.dumps(document), file=f"<TestSuite {name}>")
+
+
+# Generator classes a suite cannot import by their own path (defined inside a function) are
+# reached through this module, which the engine imports by name.
+_LOCAL_GENERATORS = types.ModuleType(f"{__name__}_local_generators")
+
+
+def _generator_path(cls: type) -> str:
+  """An import path the engine resolves to `cls`."""
+  if getattr(sys.modules.get(cls.__module__), cls.__qualname__, None) is cls:
+    return f"{cls.__module__}.{cls.__qualname__}"
+  sys.modules.setdefault(_LOCAL_GENERATORS.__name__, _LOCAL_GENERATORS)
+  name = f"{cls.__name__}_{id(cls):x}"
+  setattr(_LOCAL_GENERATORS, name, cls)
+  return f"{_LOCAL_GENERATORS.__name__}.{name}"
+
+
+def _fresh_process_can_import(suite: ckptbench.Suite) -> bool:
+  """Whether a fresh process (the engine's memory pass) can import every generator of `suite`."""
+  return not any(e.generator_path.startswith(f"{_LOCAL_GENERATORS.__name__}.") for e in suite.entries)
+
+
+def _recorded_exception(error: ckptbench.ErrorRecord) -> Exception:
+  """A recorded error as an exception: of its builtin type when it had one, else RuntimeError naming the type."""
+  kind = getattr(builtins, error.type, None)
+  if isinstance(kind, type) and issubclass(kind, Exception):
+    return kind(error.message)
+  return RuntimeError(f"{error.type}: {error.message}")
+
+
+@contextlib.contextmanager
+def _own_torch_group() -> Iterator[None]:
+  """Tears down the torch process group the engine set up for a module using `torch.distributed`
+  (Orbax's PyTorch runner does too), leaving one the caller had alone."""
+  dist = sys.modules.get("torch.distributed")
+  had_group = dist is not None and dist.is_available() and dist.is_initialized()
+  try:
+    yield
+  finally:
+    dist = sys.modules.get("torch.distributed")
+    if not had_group and dist is not None and dist.is_available() and dist.is_initialized():
+      dist.destroy_process_group()
+
+
+@contextlib.contextmanager
+def _engine_output_dir(output_dir: str | None, sub: str | None) -> Iterator[pathlib.Path]:
+  """The engine's OUT: `output_dir` (or its `sub` directory), else a temporary directory removed afterwards."""
+  if output_dir is not None:
+    yield pathlib.Path(output_dir) / sub if sub else pathlib.Path(output_dir)
+    return
+  with tempfile.TemporaryDirectory(prefix="ckptbench-testsuite-") as scratch:
+    yield pathlib.Path(scratch)
+
+
+# Calls that raise on a machine without a CUDA device (CPU-only torch included).
+_NEEDS_CUDA = re.compile(r"\btorch\.cuda\.(set_device|synchronize|current_device|get_device_name)\(")
+
+
+def _torch_modules(module: types.ModuleType) -> list[str]:
+  return [v.__name__ for v in vars(module).values() if isinstance(v, types.ModuleType) and v.__name__.startswith("torch")]
+
+
+def _uses_torch_distributed(module: types.ModuleType) -> bool:
+  """Whether the module imported `torch.distributed` (or a sub-module of it)."""
+  return any(name.startswith("torch.distributed") for name in _torch_modules(module))
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_calls(module: types.ModuleType) -> tuple[str, ...]:
+  try:
+    source = inspect.getsource(module)
+  except (OSError, TypeError):
+    return ()
+  return tuple(sorted({f"torch.cuda.{m.group(1)}" for m in _NEEDS_CUDA.finditer(source)}))
+
+
+def _missing_hardware(module: types.ModuleType | None) -> str | None:
+  """Why this machine cannot run the module (it imports torch and calls `torch.cuda.set_device` or
+  another call that needs a device, and torch sees no CUDA device), or None."""
+  if module is None or not _torch_modules(module) or not _cuda_calls(module):
+    return None
+  import torch
+
+  if torch.cuda.is_available():
+    return None
+  return f"{module.__name__} calls {', '.join(_cuda_calls(module))}: needs a CUDA device; torch sees none on this machine"

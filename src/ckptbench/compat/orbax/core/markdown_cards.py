@@ -10,7 +10,9 @@
 - `options_to_hparams`: options as TensorBoard HParams values.
 
 The headline rows read the tags ckptbench's collectors record (docs/metrics.md),
-the first present of each row's candidates. Pure functions: no I/O.
+the first present of each row's candidates. Names, keys and values are the
+user's: they go through ckptbench's Markdown escaper (`markdown_text`, or
+`markdown_code` in a code span). Pure functions: no I/O.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import dataclasses
 import json
 import math
 from typing import Any, Mapping, Sequence
+
+from ckptbench import markdown_code, markdown_text
 
 _GIB = 1024**3
 
@@ -60,14 +64,14 @@ _PER_HOST_COLUMNS = (
 
 
 def _table(title: str, rows: Sequence[tuple[str, Any]]) -> list[str]:
-  return [f"### {title}", "", "| field | value |", "|---|---|", *(f"| `{k}` | `{v}` |" for k, v in rows), ""]
+  return [f"### {title}", "", "| field | value |", "|---|---|", *(f"| {markdown_code(k)} | {markdown_code(v)} |" for k, v in rows), ""]
 
 
 def render_configuration(
     benchmark_name: str, benchmark_options: Mapping[str, Any] | None, checkpoint_config: Mapping[str, Any] | None
 ) -> str:
   """The options and the checkpoint config (its nested blocks as JSON) under the benchmark's name."""
-  lines = [f"## {benchmark_name}", ""]
+  lines = [f"## {markdown_text(benchmark_name)}", ""]
   if benchmark_options:
     lines += _table("Benchmark options", sorted(benchmark_options.items()))
   if checkpoint_config:
@@ -76,7 +80,8 @@ def render_configuration(
     if scalars:
       lines += _table("Checkpoint config", scalars)
     for key, block in ((k, v) for k, v in items if isinstance(v, dict)):
-      lines += [f"### Checkpoint config — `{key}`", "", "```json", json.dumps(block, indent=2, sort_keys=True), "```", ""]
+      block_json = json.dumps(block, indent=2, sort_keys=True).replace("`", "\\u0060")  # no fence ends early
+      lines += [f"### Checkpoint config — {markdown_code(key)}", "", "```json", block_json, "```", ""]
   return "\n".join(lines)
 
 
@@ -96,17 +101,17 @@ def render_aggregated_metrics(
   sections: dict[str, list[str]] = collections.defaultdict(list)
   for key in sorted(aggregated_stats_dict):
     sections[key.partition("/")[0] if "/" in key else "_other_"].append(key)
-  suffix = f" — {host_label}" if host_label else ""
-  lines = [f"## {benchmark_name} — aggregated metrics{suffix}", ""]
+  suffix = f" — {markdown_text(host_label)}" if host_label else ""
+  lines = [f"## {markdown_text(benchmark_name)} — aggregated metrics{suffix}", ""]
   for section in sorted(sections):
-    lines += [f"### {section}", "", "| metric | mean | ± std | min | max | n | unit |",
+    lines += [f"### {markdown_text(section)}", "", "| metric | mean | ± std | min | max | n | unit |",
               "|---|---:|---:|---:|---:|---:|---|"]
     for key in sections[section]:
       s = aggregated_stats_dict[key]
       leaf = key.split("/", 1)[-1]
       lines.append(
-          f"| `{leaf}` | {s.mean:.4f} | {s.std:.4f} | {s.min:.4f} | {s.max:.4f} | {s.count} |"
-          f" {metric_units.get(key, '')} |"
+          f"| {markdown_code(leaf)} | {s.mean:.4f} | {s.std:.4f} | {s.min:.4f} | {s.max:.4f} | {s.count} |"
+          f" {markdown_text(metric_units.get(key, ''))} |"
       )
     lines.append("")
   return "\n".join(lines)
@@ -174,7 +179,7 @@ def _inventory_lines(inventory: Any) -> list[str]:
   if inventory.largest_file_bytes > 0:
     lines.append(f"| largest file | {_size(inventory.largest_file_bytes)} |")
   if inventory.format:
-    lines.append(f"| format breakdown | {', '.join(f'{k}={v}' for k, v in sorted(inventory.format.items()))} |")
+    lines.append(f"| format breakdown | {markdown_text(', '.join(f'{k}={v}' for k, v in sorted(inventory.format.items())))} |")
   return lines + [""]
 
 
@@ -195,7 +200,7 @@ def render_glance_card(
     manifest: a `run_manifest.RunManifest`, or None.
   """
   on_disk_gib = inventory.total_bytes / _GIB if inventory is not None and getattr(inventory, "total_bytes", 0) else None
-  lines = [f"## {benchmark_name} — at a glance", "", "| metric | value |", "|---|---:|"]
+  lines = [f"## {markdown_text(benchmark_name)} — at a glance", "", "| metric | value |", "|---|---:|"]
   lines.append(f"| Total time | {_number(_first(aggregates, _TOTAL_TIME_KEYS, 'max'))} s |")
   optional_rows = (
       ("Throughput", _first(aggregates, _THROUGHPUT_KEYS, "max"), lambda v: f"{v:.2f} GiB/s"),

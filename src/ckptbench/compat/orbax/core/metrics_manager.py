@@ -30,7 +30,7 @@ from absl import logging as absl_logging
 from etils import epath
 
 import ckptbench
-from ckptbench.compat.orbax.core import _metric_writers as metric_writers
+from ckptbench.compat.orbax.core import metric_writers
 from ckptbench.compat.orbax.core import markdown_cards, multihost
 from ckptbench.compat.orbax.core import run_manifest as run_manifest_lib
 
@@ -157,15 +157,15 @@ class MetricsManager:
 
   def _write_run(self, benchmark_name: str, metrics: Any, error: Exception | None, step: int) -> None:
     writer = self._writer(benchmark_name)
-    if error is not None:
-      writer.write_texts(step=step, texts={"error": f"<pre>{error!r}</pre>"})
+    if error is not None:  # TensorBoard renders text as Markdown: the user's text is escaped
+      writer.write_texts(step=step, texts={"error": ckptbench.markdown_code(repr(error))})
     else:
       for key, (value, _) in metrics.results.items():
         tag = key.replace("::", "/")  # the operation's name becomes a TensorBoard group
         if isinstance(value, (int, float)):
           writer.write_scalars(step=step, scalars={tag: value})
         else:
-          writer.write_texts(step=step, texts={tag: str(value)})
+          writer.write_texts(step=step, texts={tag: ckptbench.markdown_text(value)})
     writer.flush()
 
   def _aggregate_metrics(self, runs: Sequence[Run]) -> tuple[dict[str, AggregatedStats], dict[str, str]]:

@@ -16,6 +16,7 @@ import os
 import jax
 
 import ckptbench
+from ckptbench import markdown_code
 from ckptbench.compat.orbax.core import backends
 
 
@@ -39,7 +40,7 @@ class RunManifest:
   backend: str = "unknown"
 
   def as_markdown(self) -> str:
-    """Three markdown tables under "## Run manifest": Code, Environment, Topology."""
+    """Three markdown tables under "## Run manifest": Code, Environment, Topology (values escaped)."""
     sections = {
         "Code": [("git_sha", self.git_sha), ("git_dirty", self.git_dirty), ("jax_version", self.jax_version),
                  ("orbax_version", self.orbax_version), ("tensorstore_version", self.tensorstore_version)],
@@ -53,7 +54,7 @@ class RunManifest:
     lines = ["## Run manifest", ""]
     for title, rows in sections.items():
       lines += [f"### {title}", "", "| field | value |", "|---|---|"]
-      lines += [f"| `{name}` | `{value}` |" for name, value in rows]
+      lines += [f"| {markdown_code(name)} | {markdown_code(value)} |" for name, value in rows]
       lines.append("")
     return "\n".join(lines)
 
