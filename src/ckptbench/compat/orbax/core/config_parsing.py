@@ -1,15 +1,10 @@
 """Orbax's `core.config_parsing` on ckptbench: a suite's YAML -> `core.TestSuite`.
 
-The YAML is Orbax's (`suite_name`, `num_repeats`, `checkpoint_config(s)`,
-`mesh_config(s)`, `benchmarks` of `generator` + `options`, the baseline paths)
-and the errors are Orbax's, word for word where code matches on them. The
-checkpoint and mesh blocks become ckptbench's `CheckpointConfig` and
-`MeshConfig` (validated by ckptbench's models, so a bad key fails here, not
-mid-run), each generator's options its options class's `from_dict`, and the
-`TestSuite` runs on ckptbench's engine. A `simdevice:` block is read as
-ckptbench's `SimDeviceConfig` (`parse_simdevice_config`), and a suite with one
-is not built here: its emulated processes and devices must exist before JAX
-starts, which `ckptbench run` sees to. `ckptbench run SUITE.yaml` reads every
+The YAML (Orbax's keys) is parsed by ckptbench's suite reader, its errors are
+Orbax's, word for word where code matches on them, and its checkpoint, mesh and
+`simdevice:` blocks become ckptbench's models (validated here, not mid-run). A
+suite with a `simdevice:` block is left to `ckptbench run`, which starts the
+emulated processes and devices before JAX; `ckptbench run SUITE.yaml` reads any
 suite with ckptbench's own loader, which names the file and line of every error.
 """
 
@@ -83,17 +78,16 @@ def _validate_config(config: dict[str, Any]) -> None:
 
 
 def _parse_simdevice_config(config: dict[str, Any]) -> ckptbench.SimDeviceConfig | None:
-  """The suite's `simdevice:` block as ckptbench's model, or None; ValueError when malformed."""
   return _model(ckptbench.SimDeviceConfig, config[_SIMDEVICE_KEY], _SIMDEVICE_KEY) if _SIMDEVICE_KEY in config else None
 
 
 def parse_simdevice_config(config_path: str) -> ckptbench.SimDeviceConfig | None:
-  """The `simdevice:` block of the YAML at `config_path`, or None."""
+  """The `simdevice:` block of the YAML at `config_path` as ckptbench's model, or None."""
   return _parse_simdevice_config(_load_yaml_config(config_path))
 
 
 def _model(model: type[_M], block: Any, key: str) -> _M:
-  """ckptbench's model of one block of the suite; ValueError naming the key and each problem on one line."""
+  """ckptbench's model of one block; ValueError naming the key and each problem, on one line."""
   if not isinstance(block, dict):
     raise ValueError(f"'{key}' must be a dict, got {type(block)}.")
   try:
@@ -104,27 +98,22 @@ def _model(model: type[_M], block: Any, key: str) -> _M:
     raise ValueError(f"Invalid '{key}' block: {text}") from None
 
 
+def _blocks(config: dict[str, Any], model: type[_M], key: str) -> list[_M] | None:
+  """The suite's `<key>s` (a list) or `<key>` (one) as ckptbench's models; None when it has neither."""
+  if f"{key}s" in config:
+    return [_model(model, block, f"{key}s") for block in config[f"{key}s"]]
+  return [_model(model, config[key], key)] if key in config else None
+
+
 def _parse_checkpoint_configs(config: dict[str, Any]) -> list[ckptbench.CheckpointConfig]:
-  """The suite's checkpoint configs; one default config when it names none."""
-  if "checkpoint_configs" in config:
-    return [_model(ckptbench.CheckpointConfig, block, "checkpoint_configs") for block in config["checkpoint_configs"]]
-  if "checkpoint_config" in config:
-    return [_model(ckptbench.CheckpointConfig, config["checkpoint_config"], "checkpoint_config")]
-  return [ckptbench.CheckpointConfig()]
+  return _blocks(config, ckptbench.CheckpointConfig, "checkpoint_config") or [ckptbench.CheckpointConfig()]
 
 
 def _parse_mesh_configs(config: dict[str, Any]) -> list[ckptbench.MeshConfig] | None:
-  """The suite's mesh configs, or None when it names none."""
-  if "mesh_configs" in config:
-    return [_model(ckptbench.MeshConfig, block, "mesh_configs") for block in config["mesh_configs"]]
-  if "mesh_config" in config:
-    return [_model(ckptbench.MeshConfig, config["mesh_config"], "mesh_config")]
-  return None
+  return _blocks(config, ckptbench.MeshConfig, "mesh_config")
 
 
-def parse_config(
-    config_path: str,
-) -> tuple[list[ckptbench.CheckpointConfig], list[ckptbench.MeshConfig] | None]:
+def parse_config(config_path: str) -> tuple[list[ckptbench.CheckpointConfig], list[ckptbench.MeshConfig] | None]:
   """The checkpoint configs and mesh configs (None: none named) of the YAML at `config_path`."""
   config = _load_yaml_config(config_path)
   return _parse_checkpoint_configs(config), _parse_mesh_configs(config)
@@ -159,20 +148,14 @@ def create_test_suite_from_config(
     local_directory: str | None = None,
     remove_repeated_dir: bool = False,
 ) -> core.TestSuite:
-  """The `TestSuite` the YAML at `config_path` describes.
-
-  Args:
-    config_path: the suite's YAML.
-    output_dir: where the suite writes its results (OUT).
-    local_directory: a host-local scratch directory for every run.
-    remove_repeated_dir: whether each repeat's directory is removed once recorded.
+  """The `TestSuite` the YAML at `config_path` describes, writing into `output_dir` (OUT).
 
   Raises:
-    ValueError: the YAML lacks a key a suite needs (Orbax's messages), or
-      has a `simdevice:` block (`ckptbench run` runs those).
+    ValueError: the YAML lacks a key a suite needs (Orbax's messages), or has a
+      `simdevice:` block (`ckptbench run` runs those).
     ImportError: a generator's import path does not resolve.
-    TypeError: a generator is not a `BenchmarksGenerator` decorated with
-      `@benchmark_options`, or its options do not fit its options class.
+    TypeError: a generator is not a decorated `BenchmarksGenerator`, or its
+      options do not fit its options class.
   """
   config = load_config(config_path)
   if _SIMDEVICE_KEY in config:
@@ -181,22 +164,16 @@ def create_test_suite_from_config(
         f"{config_path} has a '{_SIMDEVICE_KEY}' block: run it with `ckptbench run {config_path}`, which starts"
         " the emulated cluster's processes and devices; a TestSuite built here would run on this process's devices"
     )
-  checkpoint_configs = _parse_checkpoint_configs(config)
-  mesh_configs = _parse_mesh_configs(config)
+  checkpoint_configs, mesh_configs = _parse_checkpoint_configs(config), _parse_mesh_configs(config)
   generators = []
   for i, entry in enumerate(config["benchmarks"]):
     _log.info("Processing benchmark group %d: %s", i + 1, entry["generator"])
     generator_class = _generator(entry["generator"])
     options = _options(generator_class.options_class, entry["options"])
-    generators.append(
-        generator_class(
-            checkpoint_configs=checkpoint_configs,
-            options=options,
-            output_dir=output_dir,
-            mesh_configs=mesh_configs,
-            local_directory=local_directory,
-        )
-    )
+    generators.append(generator_class(
+        checkpoint_configs=checkpoint_configs, options=options, output_dir=output_dir, mesh_configs=mesh_configs,
+        local_directory=local_directory,
+    ))  # fmt: skip
   return core.TestSuite(
       name=config["suite_name"],
       benchmarks_generators=generators,

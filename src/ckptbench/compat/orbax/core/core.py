@@ -1,23 +1,15 @@
-"""Orbax's `core.core` on ckptbench: options, the generator base, the test context and result.
+"""Orbax's `core.core` translated onto ckptbench: options, the generator base, context, result, suite.
 
 The options and the decorator are ckptbench's (the options class gains Orbax's
 `from_dict`). The generator base wraps every `test_fn` a subclass defines, so
-the code inside sees Orbax's objects and ckptbench's runner sees its own:
-
-- the context is Orbax's shape: a mutable dataclass (`context.pytree = ...`
-  is allowed), `path`/`local_path`/`output_dir` as `etils.epath.Path`, and
-  `trace_path` returning where ckptbench keeps the run's profiler traces;
-- the returned `TestResult` (Orbax's fields: `error`, `local_path`, an
-  inventory object) becomes a `ckptbench.TestResult`; a result carrying an
-  `error` fails the run with that error, as Orbax's runner reports it;
-- before the first call, absl's flags are marked parsed (Orbax's runner parses
-  the command line with absl; ckptbench does not, so every flag keeps its
-  default) and, when the module uses `torch.distributed`, the gloo process
-  group spanning ckptbench's processes is set up, as Orbax's PyTorch runner does.
-
-A module that needs hardware this machine lacks (a CUDA device for
-`torch.cuda.set_device`) is recorded as unsupported with the reason
-(`BenchmarkOptions.unsupported_reason`), not run.
+the code inside sees Orbax's objects (a mutable context with `etils` paths; a
+result whose `error` fails the run) and ckptbench's runner its own; before the
+first call absl's flags are marked parsed and a module using
+`torch.distributed` gets the gloo group spanning ckptbench's processes, as
+Orbax's runners do. A generator's sweep is ckptbench's (`suite_document()` read
+by ckptbench's loader), its meshes ckptbench's `build_mesh`, and a `TestSuite`
+runs on ckptbench's engine. A module that needs hardware this machine lacks
+(`torch.cuda.set_device` without CUDA) is recorded as unsupported, not run.
 """
 
 from __future__ import annotations
@@ -56,11 +48,8 @@ benchmark_options = ckptbench.benchmark_options
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class BenchmarkOptions(ckptbench.BenchmarkOptions):
-  """ckptbench's options base with Orbax's `from_dict`.
-
-  A subclass may override `from_dict` to build typed fields (dataclasses) from
-  the suite's plain values; ckptbench's loader calls it with the YAML options.
-  """
+  """ckptbench's options base with Orbax's `from_dict`, which ckptbench's loader calls with the suite's
+  plain values (a subclass may override it to build typed fields)."""
 
   @classmethod
   def from_dict(cls, options_dict: dict[str, Any]) -> "BenchmarkOptions":
@@ -73,20 +62,11 @@ class BenchmarkOptions(ckptbench.BenchmarkOptions):
 
 @dataclasses.dataclass
 class TestContext:
-  """What a ported `test_fn` receives: Orbax's `TestContext`, built from ckptbench's.
+  """What a ported `test_fn` receives: Orbax's `TestContext`, built from ckptbench's (`native`).
 
-  Attributes:
-    pytree: the run's checkpoint data; intact at the start of every run (data a
-      previous run deleted or donated is built again). Assignable.
-    path: the run's fresh directory.
-    options: this sweep point's options.
-    mesh: the run's mesh, or None.
-    repeat_index: which repeat this is (0-based).
-    local_path: the host-local scratch directory (`--local_directory`), or None.
-    output_dir: the run's OUT directory.
-    name: the benchmark's readable name.
-    key: ckptbench's stable benchmark key.
-    checkpoint_config: the suite's checkpoint config for this run.
+  `pytree` is intact at the start of every run (data a previous run deleted or
+  donated is built again) and assignable; `local_path` is `--local_directory`'s
+  scratch directory, `output_dir` the run's OUT, `key` ckptbench's benchmark key.
   """
 
   __test__: ClassVar[bool] = False  # not a pytest test class
@@ -122,13 +102,9 @@ class TestContext:
     )
 
   def trace_path(self, operation: str) -> epath.Path | None:
-    """Where to write the profiler trace of `operation`, or None when not tracing.
-
-    Under ckptbench's runner this is ckptbench's trace directory
-    (OUT/tensorboard/<bench>__<op>, created); a context built by hand follows
-    Orbax's rule (`<output_dir>/tensorboard/<name>__<op>`, first repeat only
-    unless `trace_every_repeat`).
-    """
+    """Where to write the profiler trace of `operation`, or None when not tracing: ckptbench's trace
+    directory under its runner, else Orbax's rule (`<output_dir>/tensorboard/<name>__<op>`, first
+    repeat only unless `trace_every_repeat`)."""
     if self.native is not None:
       found = self.native.trace_path(operation)
       return None if found is None else epath.Path(found)
@@ -141,17 +117,9 @@ class TestContext:
 
 @dataclasses.dataclass
 class TestResult:
-  """What a ported `test_fn` returns: Orbax's `TestResult` (plus ckptbench's `notes`).
-
-  Attributes:
-    metrics: what the run measured (a `ckptbench.Metrics`).
-    error: an exception the run caught; the run is recorded as failed with it.
-    path: the run directory (the framework's to fill in).
-    local_path: the host-local directory (the framework's to fill in).
-    inventory: the checkpoint the run used, when not the run directory: an
-      inventory from `core.inventory.scan_checkpoint` (or Orbax's own).
-    notes: what a reader of the record must know to trust its figures.
-  """
+  """What a ported `test_fn` returns: Orbax's `TestResult` (plus ckptbench's `notes`). A run with an
+  `error` is recorded as failed with it; `inventory` (compat's or Orbax's) describes the checkpoint
+  the run used when that is not the run directory."""
 
   __test__: ClassVar[bool] = False
 
@@ -176,13 +144,9 @@ class TestResult:
 class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
   """Orbax's generator base on ckptbench: subclasses write `test_fn(TestContext) -> TestResult`.
 
-  Under ckptbench's runner (a suite file, or a `TestSuite`) the sweep, meshes,
-  checkpoint data and directories come from the suite, as with every ckptbench
-  generator, and ckptbench builds the generator with no arguments. Built by
-  hand with Orbax's arguments, it checks them as Orbax does, `suite_document()`
-  is the suite it stands for, and `generate()` gives Orbax's `Benchmark`
-  objects: one per valid option combination (ckptbench's sweep), mesh and
-  checkpoint config.
+  ckptbench's runner builds it with no arguments (the suite gives the rest). Built
+  by hand with Orbax's arguments, it checks them as Orbax does, `suite_document()`
+  is the suite it stands for, and `generate()` gives Orbax's `Benchmark` objects.
   """
 
   options_class: ClassVar[type[ckptbench.BenchmarkOptions]] = BenchmarkOptions
@@ -216,11 +180,7 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
       cls.test_fn = _adapted(own)  # type: ignore[method-assign]
 
   def suite_document(self) -> dict[str, Any]:
-    """This generator as a ckptbench suite (one `benchmarks:` entry), as ckptbench's loader reads it.
-
-    Raises:
-      ValueError: the generator was built without options.
-    """
+    """This generator as a ckptbench suite document (one `benchmarks:` entry); ValueError without options."""
     if self._options is None:
       raise ValueError(f"{type(self).__name__} was built without options: a suite needs them")
     document: dict[str, Any] = {
@@ -241,13 +201,8 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
     return [point.options for point in points if point.invalid_reason is None]
 
   def _get_meshes(self, skip_incompatible_mesh_configs: bool) -> list[jax.sharding.Mesh]:
-    """The meshes of `mesh_configs` this machine can build (`device_mesh.create_mesh`, ckptbench's
-    `build_mesh`); one it cannot is skipped with a warning, or raises.
-
-    Raises:
-      ValueError: a mesh cannot be built and `skip_incompatible_mesh_configs`
-        is False, or none can.
-    """
+    """The meshes of `mesh_configs` (`device_mesh.create_mesh`: ckptbench's `build_mesh`); one that
+    cannot be built is skipped with a warning, or a ValueError, as is finding none."""
     meshes = []
     for mesh_config in self._mesh_configs or ():
       try:
@@ -266,12 +221,8 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
     return f"{type(self).__name__}_{hashlib.md5(long_name.encode()).hexdigest()[:12]}"
 
   def generate(self, skip_incompatible_mesh_configs: bool = True) -> list["Benchmark"]:
-    """Orbax's `Benchmark` objects: one per valid option combination, mesh and checkpoint config.
-
-    Raises:
-      ValueError: when the generator was built without options (ckptbench's
-        runner builds it so; a suite gives the options), or no mesh fits.
-    """
+    """Orbax's `Benchmark` objects: one per valid option combination, mesh and checkpoint config
+    (ValueError without options, or when no mesh fits)."""
     if self._options is None:
       raise ValueError(f"{type(self).__name__} was built without options: give options= to generate()")
     meshes = [None] if self._mesh_configs is None else self._get_meshes(skip_incompatible_mesh_configs)
@@ -288,13 +239,8 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
 
 
 class Benchmark:
-  """One runnable benchmark of Orbax's: a test_fn with its options, mesh and checkpoint config.
-
-  `run()` runs it once, as Orbax's `Benchmark.run` does: a fresh directory
-  (`directory_setup`), the checkpoint data (`checkpoint_generation`), the
-  test_fn with an Orbax context; an exception becomes the result's `error`.
-  Runs that ckptbench records go through a `TestSuite` (ckptbench's engine).
-  """
+  """One of Orbax's runnable benchmarks; `run()` runs its test_fn once in a fresh directory, as Orbax's
+  does, for code that calls it by hand. Runs that ckptbench records go through a `TestSuite`."""
 
   def __init__(
       self,
@@ -424,12 +370,8 @@ class TestSuite:
     )
 
   def run(self) -> list[TestResult]:
-    """Runs every generator's benchmarks through ckptbench's engine; every run's result, in order.
-
-    Raises:
-      ValueError: a mesh does not fit and `skip_incompatible_mesh_configs` is False.
-      CkptbenchError: the engine refused the suite (a bad option, nothing to run).
-    """
+    """Runs every generator's benchmarks through ckptbench's engine; every run's result, in order
+    (ValueError for a mesh that does not fit when not skipping; CkptbenchError when the engine refuses)."""
     groups: list[list[dict[str, Any]]] = []
     for generator in self._benchmarks_generators:
       document = generator.suite_document()
