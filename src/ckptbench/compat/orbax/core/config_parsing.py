@@ -61,19 +61,16 @@ def _validate_config(config: dict[str, Any]) -> None:
     for key in ("generator", "options"):
       if key not in entry:
         raise ValueError(f"Missing '{key}' in benchmarks entry at index {i}")
-    options = entry["options"]
-    if not isinstance(options, dict):
+    if not isinstance(entry["options"], dict):
       raise ValueError(f"'options' must be a dict in benchmarks entry at index {i}")
-    if all(options.get(key) for key in _DIGEST_PATHS):
-      raise ValueError(
-          f"capture_digests_path and reference_digests_path are mutually exclusive in benchmarks entry at"
-          f" index {i}: a run either captures digests or compares against them."
-      )
-    if _SIMDEVICE_KEY in config and any(options.get(key) for key in _DIGEST_PATHS):
-      raise ValueError(
-          f"Correctness digests cannot be captured or compared on SimDevice (benchmarks entry at index {i}):"
-          " values that pass through a compiled program are fabricated, so the digests do not describe real data."
-      )
+    digests = [bool(entry["options"].get(key)) for key in _DIGEST_PATHS]
+    if all(digests):
+      raise ValueError(f"capture_digests_path and reference_digests_path are mutually exclusive in benchmarks entry at"
+                       f" index {i}: a run either captures digests or compares against them.")  # fmt: skip
+    if _SIMDEVICE_KEY in config and any(digests):
+      raise ValueError(f"Correctness digests cannot be captured or compared on SimDevice (benchmarks entry at index {i}):"
+                       " values that pass through a compiled program are fabricated, so the digests do not describe"
+                       " real data.")  # fmt: skip
   _parse_simdevice_config(config)  # raises for a malformed block
 
 
@@ -142,12 +139,8 @@ def _options(options_class: type[ckptbench.BenchmarkOptions], values: dict[str, 
   return from_dict(values) if from_dict is not None else options_class(**values)
 
 
-def create_test_suite_from_config(
-    config_path: str,
-    output_dir: str | None = None,
-    local_directory: str | None = None,
-    remove_repeated_dir: bool = False,
-) -> core.TestSuite:
+def create_test_suite_from_config(config_path: str, output_dir: str | None = None, local_directory: str | None = None,
+                                  remove_repeated_dir: bool = False) -> core.TestSuite:  # fmt: skip
   """The `TestSuite` the YAML at `config_path` describes, writing into `output_dir` (OUT).
 
   Raises:
@@ -175,12 +168,7 @@ def create_test_suite_from_config(
         local_directory=local_directory,
     ))  # fmt: skip
   return core.TestSuite(
-      name=config["suite_name"],
-      benchmarks_generators=generators,
-      num_repeats=config.get("num_repeats", 1),
-      output_dir=output_dir,
-      local_directory=local_directory,
-      remove_repeated_dir=remove_repeated_dir,
-      baseline_path=config.get("baseline_path"),
-      baseline_capture_path=config.get("baseline_capture_path"),
-  )
+      name=config["suite_name"], benchmarks_generators=generators, num_repeats=config.get("num_repeats", 1),
+      output_dir=output_dir, local_directory=local_directory, remove_repeated_dir=remove_repeated_dir,
+      baseline_path=config.get("baseline_path"), baseline_capture_path=config.get("baseline_capture_path"),
+  )  # fmt: skip

@@ -86,20 +86,12 @@ class TestContext:
   @classmethod
   def from_native(cls, context: ckptbench.TestContext) -> "TestContext":
     """The Orbax-shaped view of the context ckptbench's runner passes."""
-    trace_root = context.trace_root
     return cls(
-        pytree=context.pytree,
-        path=epath.Path(context.path),
-        options=context.options,
-        mesh=context.mesh,
-        repeat_index=context.repeat_index,
-        local_path=None if context.local_path is None else epath.Path(context.local_path),
-        output_dir=None if trace_root is None else epath.Path(trace_root).parent,
-        name=context.name,
-        key=context.key,
-        checkpoint_config=context.checkpoint_config,
-        native=context,
-    )
+        pytree=context.pytree, path=epath.Path(context.path), options=context.options, mesh=context.mesh,
+        repeat_index=context.repeat_index, local_path=None if context.local_path is None else epath.Path(context.local_path),
+        output_dir=None if context.trace_root is None else epath.Path(context.trace_root).parent, name=context.name,
+        key=context.key, checkpoint_config=context.checkpoint_config, native=context,
+    )  # fmt: skip
 
   def trace_path(self, operation: str) -> epath.Path | None:
     """Where to write the profiler trace of `operation`, or None when not tracing: ckptbench's trace
@@ -151,14 +143,9 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
 
   options_class: ClassVar[type[ckptbench.BenchmarkOptions]] = BenchmarkOptions
 
-  def __init__(
-      self,
-      checkpoint_configs: Sequence[Any] = (),
-      options: ckptbench.BenchmarkOptions | None = None,
-      output_dir: str | None = None,
-      mesh_configs: Sequence[Any] | None = None,
-      local_directory: str | None = None,
-  ):
+  def __init__(self, checkpoint_configs: Sequence[Any] = (), options: ckptbench.BenchmarkOptions | None = None,
+               output_dir: str | None = None, mesh_configs: Sequence[Any] | None = None,
+               local_directory: str | None = None):  # fmt: skip
     if options is not None:
       if type(self).options_class is BenchmarkOptions:
         raise TypeError(
@@ -238,27 +225,18 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
     ]
 
 
+@dataclasses.dataclass(eq=False)
 class Benchmark:
   """One of Orbax's runnable benchmarks; `run()` runs its test_fn once in a fresh directory, as Orbax's
   does, for code that calls it by hand. Runs that ckptbench records go through a `TestSuite`."""
 
-  def __init__(
-      self,
-      test_fn: Callable[[TestContext], TestResult],
-      checkpoint_config: Any,
-      options: ckptbench.BenchmarkOptions,
-      name: str,
-      output_dir: str | None = None,
-      mesh: jax.sharding.Mesh | None = None,
-      local_directory: str | None = None,
-  ):
-    self.test_fn = test_fn
-    self.checkpoint_config = checkpoint_config
-    self.options = options
-    self.name = name
-    self.output_dir = output_dir
-    self.mesh = mesh
-    self.local_directory = local_directory
+  test_fn: Callable[[TestContext], TestResult]
+  checkpoint_config: Any
+  options: ckptbench.BenchmarkOptions
+  name: str
+  output_dir: str | None = None
+  mesh: jax.sharding.Mesh | None = None
+  local_directory: str | None = None
 
   def _pytree(self) -> Any:
     if self.checkpoint_config.path is not None:
@@ -274,11 +252,9 @@ class Benchmark:
     with own_metrics.measure("sync_global_processes:benchmark:run", ["time"]):
       multihost.sync_global_processes("benchmark:run")
     path = directory_setup.setup_test_directory(self.name, self.output_dir, repeat_index)
-    local_path = None
-    if self.local_directory is not None:
-      local_path = epath.Path(self.local_directory) / name
-      if repeat_index is not None:
-        local_path = local_path / f"repeat_{repeat_index}"
+    local_path = None if self.local_directory is None else epath.Path(self.local_directory) / name
+    if local_path is not None and repeat_index is not None:
+      local_path = local_path / f"repeat_{repeat_index}"
     with own_metrics.measure("sync_global_processes:benchmark:setup_test_directory", ["time"]):
       multihost.sync_global_processes("benchmark:setup_test_directory")
     try:
@@ -325,36 +301,22 @@ def _prepare_process(module: types.ModuleType | None) -> None:
 
   if not flags.FLAGS.is_parsed():
     flags.FLAGS.mark_as_parsed()  # no command line to parse: every flag keeps its default
-  if module is not None and _uses_torch_distributed(module):
+  if module is not None and _torch_modules(module, "torch.distributed"):
     ckptbench.torch_process_group()
 
 
 class TestSuite:
-  """Orbax's suite of generators, run by ckptbench's engine (`ckptbench.run`).
-
-  `run()` hands each generator's `suite_document()` to ckptbench's loader as
-  one suite (one per run of generators sharing checkpoint and mesh configs),
-  so the runs are swept, measured, recorded (OUT/results.jsonl, summary.json)
-  and compared with a baseline as `ckptbench run` does. Each timed run then
-  goes to the suite's `MetricsManager`, which logs Orbax's report and, with an
-  `output_dir`, writes TensorBoard in Orbax's layout. Without an `output_dir`
-  the engine writes into a temporary directory, removed afterwards.
-  """
+  """Orbax's suite of generators, run by ckptbench's engine: each run of generators sharing checkpoint
+  and mesh configs is one suite of their `suite_document()`s, swept, measured, recorded and compared
+  with a baseline as `ckptbench run` does (into `output_dir`, else a temporary directory). Each timed
+  run then goes to the `MetricsManager` (Orbax's report; TensorBoard in Orbax's layout)."""
 
   __test__: ClassVar[bool] = False  # not a pytest test class
 
-  def __init__(
-      self,
-      name: str,
-      benchmarks_generators: Sequence[BenchmarksGenerator],
-      output_dir: str | None = None,
-      skip_incompatible_mesh_configs: bool = True,
-      num_repeats: int = 1,
-      local_directory: str | None = None,
-      remove_repeated_dir: bool = False,
-      baseline_path: str | None = None,
-      baseline_capture_path: str | None = None,
-  ):
+  def __init__(self, name: str, benchmarks_generators: Sequence[BenchmarksGenerator], output_dir: str | None = None,
+               skip_incompatible_mesh_configs: bool = True, num_repeats: int = 1, local_directory: str | None = None,
+               remove_repeated_dir: bool = False, baseline_path: str | None = None,
+               baseline_capture_path: str | None = None):  # fmt: skip
     self._name = name
     self._benchmarks_generators = list(benchmarks_generators)
     self._output_dir = output_dir
@@ -365,9 +327,7 @@ class TestSuite:
     self._baseline_path = baseline_path
     self._baseline_capture_path = baseline_capture_path
     tensorboard_dir = epath.Path(output_dir) / "tensorboard" if output_dir else None
-    self._suite_metrics = metrics_manager.MetricsManager(
-        name=name, num_repeats=num_repeats, tensorboard_dir=tensorboard_dir
-    )
+    self._suite_metrics = metrics_manager.MetricsManager(name=name, num_repeats=num_repeats, tensorboard_dir=tensorboard_dir)
 
   def run(self) -> list[TestResult]:
     """Runs every generator's benchmarks through ckptbench's engine; every run's result, in order
@@ -400,24 +360,17 @@ class TestSuite:
     return results
 
   def _suite_settings(self) -> dict[str, Any]:
-    settings: dict[str, Any] = {"num_repeats": self._num_repeats, "num_warmups": 0}
-    for key, value in (("baseline_path", self._baseline_path), ("baseline_capture_path", self._baseline_capture_path)):
-      if value:
-        settings[key] = str(value)
-    return settings
+    baselines = {"baseline_path": self._baseline_path, "baseline_capture_path": self._baseline_capture_path}
+    return {"num_repeats": self._num_repeats, "num_warmups": 0, **{k: str(v) for k, v in baselines.items() if v}}
 
   def _settings(self, out: pathlib.Path, memory_pass: bool) -> ckptbench.RunSettings:
     """The engine's settings; host memory inline where a fresh process could not import a generator."""
     return ckptbench.RunSettings(
-        output_dir=out,
-        local_directory=None if self._local_directory is None else pathlib.Path(self._local_directory),
-        remove_repeated_dir=self._remove_repeated_dir,
-        overwrite=True,
-        show_progress=False,
+        output_dir=out, local_directory=None if self._local_directory is None else pathlib.Path(self._local_directory),
+        remove_repeated_dir=self._remove_repeated_dir, overwrite=True, show_progress=False, distributed="off",
         write_views=False,  # TensorBoard in Orbax's layout comes from the MetricsManager
-        distributed="off",
         host_memory=None if memory_pass else "inline",
-    )
+    )  # fmt: skip
 
   def _record_result(self, record: ckptbench.RunRecord) -> TestResult:
     """One run's record as Orbax's result; the MetricsManager gets it too."""
@@ -514,13 +467,9 @@ def _engine_output_dir(output_dir: str | None, sub: str | None) -> Iterator[path
 _NEEDS_CUDA = re.compile(r"\btorch\.cuda\.(set_device|synchronize|current_device|get_device_name)\(")
 
 
-def _torch_modules(module: types.ModuleType) -> list[str]:
-  return [v.__name__ for v in vars(module).values() if isinstance(v, types.ModuleType) and v.__name__.startswith("torch")]
-
-
-def _uses_torch_distributed(module: types.ModuleType) -> bool:
-  """Whether the module imported `torch.distributed` (or a sub-module of it)."""
-  return any(name.startswith("torch.distributed") for name in _torch_modules(module))
+def _torch_modules(module: types.ModuleType, prefix: str = "torch") -> list[str]:
+  """The modules named `prefix...` the module imported (`torch.distributed`: it uses torch's process group)."""
+  return [v.__name__ for v in vars(module).values() if isinstance(v, types.ModuleType) and v.__name__.startswith(prefix)]
 
 
 @functools.lru_cache(maxsize=None)

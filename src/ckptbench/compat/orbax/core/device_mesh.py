@@ -48,20 +48,13 @@ def _check_hybrid(config: ckptbench.MeshConfig, ici_shape: list[int], dcn_shape:
     raise ValueError(f"The product of DCN parallelism values {math.prod(dcn_shape)} must equal {granule} {granules}.")
   per_granule = num_devices // granules
   if math.prod(ici_shape) != per_granule:
-    raise ValueError(
-        f"The product of ICI parallelism values {math.prod(ici_shape)} must equal num_devices_per_granule"
-        f" {per_granule}."
-    )
+    raise ValueError(f"The product of ICI parallelism values {math.prod(ici_shape)} must equal num_devices_per_granule {per_granule}.")
   return process_is_granule
 
 
 def create_mesh(config: ckptbench.MeshConfig) -> jax.sharding.Mesh:
-  """The mesh `config` describes, over every global device: ckptbench's `build_mesh`, after Orbax's checks.
-
-  Raises:
-    ValueError: a hybrid mesh on an accelerator whose degrees do not fit the
-      devices (see the module docstring).
-  """
+  """The mesh `config` describes, over every global device: ckptbench's `build_mesh`, after Orbax's
+  checks of a hybrid mesh on an accelerator (ValueError when its degrees do not fit the devices)."""
   _log.info("Creating mesh with config: %s", config)
   if config.dcn_parallelism is not None and jax.default_backend() != "cpu":
     ici_shape = [config.ici_parallelism.get(axis, 1) for axis in config.mesh_axes]

@@ -16,13 +16,8 @@ _log = logging.getLogger(__name__)
 
 
 def setup_test_directory(name: str, base_path: str | None = None, repeat_index: int | None = None) -> epath.Path:
-  """`<base_path>/<name>[/repeat_<i>]`, emptied and created by process 0 (local paths are emptied).
-
-  Args:
-    name: the test's name.
-    base_path: the parent directory (default /tmp/orbax_benchmarks).
-    repeat_index: adds a `repeat_<i>` sub-directory.
-  """
+  """`<base_path>/<name>[/repeat_<i>]` (base /tmp/orbax_benchmarks by default), created by process 0,
+  emptied first when local."""
   base = "/tmp/orbax_benchmarks" if base_path is None else str(base_path)
   path = epath.Path(base) / name
   if repeat_index is not None:

@@ -1,18 +1,9 @@
-"""Orbax's `core.markdown_cards`: the text cards `metrics_manager` writes to TensorBoard.
-
-- `render_configuration`: a benchmark's options and checkpoint config as
-  tables (a nested block such as `spec` as JSON);
-- `render_aggregated_metrics`: each metric's mean, std, min, max and count,
-  grouped by the tag's namespace (`2_save_breakdown`, ...);
-- `render_glance_card`: the headline (total time, throughput, bytes per host,
-  size on disk), one row per host with its share of the checkpoint, the
-  checkpoint's inventory and the run manifest;
-- `options_to_hparams`: options as TensorBoard HParams values.
+"""Orbax's `core.markdown_cards`: the text cards `metrics_manager` writes to TensorBoard, from pure functions.
 
 The headline rows read the tags ckptbench's collectors record (docs/metrics.md),
 the first present of each row's candidates. Names, keys and values are the
 user's: they go through ckptbench's Markdown escaper (`markdown_text`, or
-`markdown_code` in a code span). Pure functions: no I/O.
+`markdown_code` in a code span).
 """
 
 from __future__ import annotations
@@ -27,40 +18,20 @@ from ckptbench import markdown_code, markdown_text
 
 _GIB = 1024**3
 
-_TOTAL_TIME_KEYS = (
-    "3_load_breakdown/total_s",
-    "2_save_breakdown/total_async_s",
-    "2_save_breakdown/total_s",
-    "0_basics/time_s",
-)
-_THROUGHPUT_KEYS = (
-    "4_throughput/load_total_gbps",
-    "4_throughput/save_total_gbps",
-    "4_throughput/load_per_host_gbps",
-    "4_throughput/save_blocking_gbps",
-)
-_BYTES_KEYS = (
-    "6_io/file_bytes_read_per_host",
-    "6_tensorstore/tensorstore_kvstore_file_bytes_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_bytes_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_file_bytes_written_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_bytes_written_value_diff",
-)
-_COUNT_KEYS = (
-    "6_io/file_reads_per_host_count",
-    "6_tensorstore/tensorstore_kvstore_file_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_file_write_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_write_value_diff",
-)
+_TOTAL_TIME_KEYS = ("3_load_breakdown/total_s", "2_save_breakdown/total_async_s", "2_save_breakdown/total_s", "0_basics/time_s")
+_THROUGHPUT_KEYS = ("4_throughput/load_total_gbps", "4_throughput/save_total_gbps", "4_throughput/load_per_host_gbps",
+                    "4_throughput/save_blocking_gbps")  # fmt: skip
+_BYTES_KEYS = ("6_io/file_bytes_read_per_host", "6_tensorstore/tensorstore_kvstore_file_bytes_read_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_bytes_read_value_diff",
+               "6_tensorstore/tensorstore_kvstore_file_bytes_written_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_bytes_written_value_diff")  # fmt: skip
+_COUNT_KEYS = ("6_io/file_reads_per_host_count", "6_tensorstore/tensorstore_kvstore_file_read_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_read_value_diff", "6_tensorstore/tensorstore_kvstore_file_write_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_write_value_diff")  # fmt: skip
 _BLOCKING_KEYS = ("3_load_breakdown/blocking_s", "2_save_breakdown/blocking_s")
 # (column, candidate tags, how a cell is written) of the per-host table.
-_PER_HOST_COLUMNS = (
-    ("bytes", _BYTES_KEYS, "bytes"),
-    ("reads/writes", _COUNT_KEYS, "count"),
-    ("blocking s", _BLOCKING_KEYS, "number"),
-    ("total s", _TOTAL_TIME_KEYS, "number"),
-)
+_PER_HOST_COLUMNS = (("bytes", _BYTES_KEYS, "bytes"), ("reads/writes", _COUNT_KEYS, "count"),
+                     ("blocking s", _BLOCKING_KEYS, "number"), ("total s", _TOTAL_TIME_KEYS, "number"))  # fmt: skip
 
 
 def _table(title: str, rows: Sequence[tuple[str, Any]]) -> list[str]:
@@ -85,17 +56,10 @@ def render_configuration(
   return "\n".join(lines)
 
 
-def render_aggregated_metrics(
-    benchmark_name: str,
-    aggregated_stats_dict: Mapping[str, Any],
-    metric_units: Mapping[str, str],
-    host_label: str | None = None,
-) -> str:
-  """A table per tag namespace of each metric's mean, std, min, max, count and unit.
-
-  `aggregated_stats_dict` maps a tag to an object with `mean`, `std`, `min`,
-  `max` and `count` (`metrics_manager.AggregatedStats`).
-  """
+def render_aggregated_metrics(benchmark_name: str, aggregated_stats_dict: Mapping[str, Any], metric_units: Mapping[str, str],
+                              host_label: str | None = None) -> str:  # fmt: skip
+  """A table per tag namespace of each metric's mean, std, min, max, count (`aggregated_stats_dict`: tag
+  -> `metrics_manager.AggregatedStats`) and unit."""
   if not aggregated_stats_dict:
     return "_No successful runs to aggregate._"
   sections: dict[str, list[str]] = collections.defaultdict(list)
@@ -123,11 +87,11 @@ def _size(num_bytes: float | None) -> str:
     return "—"
   if abs(num_bytes) < 1024:
     return f"{num_bytes:.0f} B"
-  for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+  for unit in ("KiB", "MiB", "GiB", "TiB"):
     num_bytes /= 1024
-    if abs(num_bytes) < 1024 or unit == "PiB":
+    if abs(num_bytes) < 1024:
       return f"{num_bytes:.2f} {unit}"
-  raise AssertionError("unreachable")
+  return f"{num_bytes / 1024:.2f} PiB"
 
 
 def _number(value: float | None, spec: str = ".2f") -> str:
@@ -183,22 +147,12 @@ def _inventory_lines(inventory: Any) -> list[str]:
   return lines + [""]
 
 
-def render_glance_card(
-    benchmark_name: str,
-    aggregates: Mapping[str, Mapping[str, float]],
-    per_host_values: Sequence[tuple[int, Mapping[str, float]]],
-    inventory: Any | None,
-    manifest: Any | None,
-) -> str:
-  """The headline card of one operation: a few rows, the per-host table, inventory and manifest.
-
-  Args:
-    benchmark_name: the card's title.
-    aggregates: per tag (without the operation's `name::`), `{stat: value}` across hosts.
-    per_host_values: (host index, tag -> that host's mean), by host index.
-    inventory: the checkpoint's inventory (`core.inventory.CheckpointInventory`), or None.
-    manifest: a `run_manifest.RunManifest`, or None.
-  """
+def render_glance_card(benchmark_name: str, aggregates: Mapping[str, Mapping[str, float]],
+                       per_host_values: Sequence[tuple[int, Mapping[str, float]]], inventory: Any | None,
+                       manifest: Any | None) -> str:  # fmt: skip
+  """The headline card of one operation: a few rows from `aggregates` (per tag without `<op>::`, its
+  `{stat: value}` across hosts), the per-host table (host, tag -> that host's mean), the inventory and
+  the run manifest (either None to leave it out)."""
   on_disk_gib = inventory.total_bytes / _GIB if inventory is not None and getattr(inventory, "total_bytes", 0) else None
   lines = [f"## {markdown_text(benchmark_name)} — at a glance", "", "| metric | value |", "|---|---:|"]
   lines.append(f"| Total time | {_number(_first(aggregates, _TOTAL_TIME_KEYS, 'max'))} s |")

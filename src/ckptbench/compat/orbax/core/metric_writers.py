@@ -1,10 +1,8 @@
 """The part of clu's `metric_writers` Orbax's `metrics_manager` writes through, on ckptbench's TensorBoard writer.
 
-`create_default_writer(logdir, just_logging=..., collection=...)` returns a
-writer of scalars, text cards and HParams into the TensorBoard run
-`<logdir>/<collection>` (ckptbench's `TensorBoardWriter`: event files from
-TensorBoard's protos, no TensorFlow), a local directory (a bucket URL is an
-error); `just_logging` (a process other than the first) logs instead.
+`create_default_writer` writes scalars, text cards and HParams into the local
+TensorBoard run `<logdir>/<collection>` with ckptbench's `TensorBoardWriter` (no
+TensorFlow); with `just_logging` (a process other than the first) it logs instead.
 """
 
 from __future__ import annotations
@@ -64,9 +62,8 @@ class _LoggingWriter:
     pass
 
 
-def create_default_writer(
-    logdir: str | os.PathLike, *, just_logging: bool = False, collection: str | None = None
-) -> _EventWriter | _LoggingWriter:
+def create_default_writer(logdir: str | os.PathLike, *, just_logging: bool = False,
+                          collection: str | None = None) -> _EventWriter | _LoggingWriter:  # fmt: skip
   """A writer into the TensorBoard run `<logdir>/<collection>`; one that only logs with `just_logging`."""
   if just_logging:
     return _LoggingWriter()

@@ -64,18 +64,12 @@ def capture_run_manifest() -> RunManifest:
   environment = ckptbench.run_environment()
   versions, git = environment["versions"], environment["git"]
   return RunManifest(
-      captured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(),
-      hostname=environment["hostname"],
-      git_sha=git["sha"] or "unknown",
-      git_dirty=bool(git["dirty"]),
-      jax_version=versions.get("jax") or "missing",
+      captured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), hostname=environment["hostname"],
+      git_sha=git["sha"] or "unknown", git_dirty=bool(git["dirty"]), jax_version=versions.get("jax") or "missing",
       orbax_version=versions.get("orbax-checkpoint") or "missing",
-      tensorstore_version=versions.get("tensorstore") or "missing",
-      jax_process_count=environment["process_count"],
-      jax_process_index=jax.process_index(),
-      jax_device_count=environment["device_count"],
-      jax_device_kind=environment["device_kind"] or "unknown",
-      xla_flags=environment["xla_flags"],
+      tensorstore_version=versions.get("tensorstore") or "missing", jax_process_count=environment["process_count"],
+      jax_process_index=jax.process_index(), jax_device_count=environment["device_count"],
+      jax_device_kind=environment["device_kind"] or "unknown", xla_flags=environment["xla_flags"],
       libtpu_init_args=os.environ.get("LIBTPU_INIT_ARGS", ""),
       backend="simdevice" if backends.is_simdevice() else environment["backend"],
-  )
+  )  # fmt: skip
