@@ -1,6 +1,6 @@
 """`ckptbench port`: Orbax's 21 generator modules, taken from the installed wheel, port with their imports alone.
 
-The slow test runs some of them end to end; benchmarks/run_orbax_modules.py runs all 21 and prints the count.
+The slow test runs some of them end to end; measurements/run_orbax_modules.py runs all 21 and prints the count.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from conftest import REPO, run_cli, timed_records
 from ckptbench.cli._porting import port_file, port_source
 from ckptbench.config._generators import resolve_generator
 
-_spec = importlib.util.spec_from_file_location("run_orbax_modules", REPO / "benchmarks" / "run_orbax_modules.py")
+_spec = importlib.util.spec_from_file_location("run_orbax_modules", REPO / "measurements" / "run_orbax_modules.py")
 run_orbax_modules = importlib.util.module_from_spec(_spec)
 sys.modules["run_orbax_modules"] = run_orbax_modules  # its dataclasses look their module up
 _spec.loader.exec_module(run_orbax_modules)

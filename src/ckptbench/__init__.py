@@ -39,8 +39,11 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       RecordKind,
       RunRecord,
       SuiteSummary,
+      measured_records,
+      memory_pass_records,
       sampled_records,
       timed_runs,
+      warmup_runs,
   )
   from ckptbench.config import (
       PRESETS,

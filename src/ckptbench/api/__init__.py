@@ -63,8 +63,11 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       SkippedMesh,
       SuiteSummary,
       check_version,
+      measured_records,
+      memory_pass_records,
       sampled_records,
       timed_runs,
+      warmup_runs,
   )
   from ckptbench.api._verdict_record import Verdict, VerdictRecord, threshold_text
   from ckptbench.api._effect_record import ConditionalRecord, EffectRecord, InteractionRecord

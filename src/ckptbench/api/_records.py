@@ -65,12 +65,13 @@ class ErrorRecord:
 
 
 class RecordKind(enum.Enum):
-  """What a results.jsonl record is. Every reader of records asks a record's `kind` (or `timed_runs` and
-  `sampled_records` below), never a filter of its own, so that a new kind changes one place."""
+  """What a results.jsonl record is. Every reader selects records through the selectors below
+  (`timed_runs`, `sampled_records`, `measured_records`, `warmup_runs`, `memory_pass_records`), never a
+  filter of its own, so that a new kind changes one place; a record's `kind` is read only to show it."""
 
   TIMED = "timed"  # a timed repeat: it counts as a run; its timings, failures and repeat number are the run's
   WARMUP = "warm-up"  # before the timed repeats: no sample, not a run
-  # A run of the memory pass (engine/_memory_pass.py): its metrics are samples (host memory, and what a
+  # A run of the memory pass (engine/memory/_pass.py): its metrics are samples (host memory, and what a
   # test_fn derived from it), but it is not a run: it is neither counted nor a timing.
   MEMORY_PASS = "memory pass"
 
@@ -98,7 +99,7 @@ class RunRecord:
   inventory: dict[str, Any] | None = None
   notes: list[str] = dataclasses.field(default_factory=list)  # what the benchmark emulated or left out
   error: ErrorRecord | None = None
-  # A run of the memory pass (engine/_memory_pass.py): a fresh process that measured host memory only;
+  # A run of the memory pass (engine/memory/_pass.py): a fresh process that measured host memory only;
   # its metrics are the host-memory tags, the timed runs' records have none of them.
   memory_pass: bool = False
   schema_version: int = SCHEMA_VERSION
@@ -147,13 +148,28 @@ def timed_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
   return [r for r in records if r.kind is RecordKind.TIMED]
 
 
+def warmup_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """The warm-ups of `records`: what an export that keeps warm-ups apart, or a plot that shows them, reads."""
+  return [r for r in records if r.kind is RecordKind.WARMUP]
+
+
+def memory_pass_records(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """The memory pass's records of `records`, failed ones included."""
+  return [r for r in records if r.kind is RecordKind.MEMORY_PASS]
+
+
+def measured_records(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """Every record but the warm-ups, failed ones included: the timed runs and the memory pass's, in order."""
+  return [r for r in records if r.kind is not RecordKind.WARMUP]
+
+
 def sampled_records(records: Iterable[RunRecord]) -> list[RunRecord]:
   """The records whose metrics are samples: the timed runs and the memory pass's, those that succeeded.
 
   A tag's samples come from one kind only (the memory pass keeps only the tags the timed runs lack),
   so a reader takes `record.value(tag)` from these and needs no filter of its own.
   """
-  return [r for r in records if r.kind is not RecordKind.WARMUP and not r.failed]
+  return [r for r in measured_records(records) if not r.failed]
 
 
 @dataclasses.dataclass(frozen=True)

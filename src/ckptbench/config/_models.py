@@ -219,7 +219,7 @@ class SuiteConfig(_Model):
   """A whole suite file."""
 
   suite_name: StrictStr = Field(min_length=1)
-  # "auto": rounds until every headline comparison is decided or `time_budget_s` is spent (engine/_rounds.py).
+  # "auto": rounds until every headline comparison is decided or `time_budget_s` is spent (engine/loop/_rounds.py).
   # Unset: auto for a sweep or a baseline comparison, else 1 (see `repeats`).
   num_repeats: Annotated[PositiveInt | None, WrapValidator(_count_or_auto)] = None  # or "auto"
   time_budget_s: PositiveFloat | None = None  # auto repeats' budget; unset: DEFAULT_TIME_BUDGET_S

@@ -7,7 +7,7 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.api import RecordKind, Tag
+from ckptbench.api import Tag, measured_records
 from ckptbench.results._formats import FORMATS
 from ckptbench.results._read import read_outputs
 
@@ -64,9 +64,7 @@ def load_results(out_dir: str | pathlib.Path, include_warmups: bool = False) -> 
   fixed = set(RUN_COLUMNS) | set(METRIC_COLUMNS)
   rows: list[dict[str, Any]] = []
   option_columns: list[str] = []
-  for record in outputs.results:
-    if record.kind is RecordKind.WARMUP and not include_warmups:
-      continue
+  for record in outputs.results if include_warmups else measured_records(outputs.results):
     run = {column: _cell(getattr(record, column)) for column in RUN_COLUMNS if column != "error"}
     run["error"] = None if record.error is None else record.error.text
     for name, value in record.options.items():

@@ -1,14 +1,14 @@
 """Readings repeated until they agree, and the verdict on the figures they give: the memory pass's rule.
 
-A memory pass (engine/_memory_pass.py) reads host memory with glibc's thresholds fixed, and some of
+A memory pass (engine/memory/_pass.py) reads host memory with glibc's thresholds fixed, and some of
 its readings repeat exactly: the 128 MiB OCDBT save read 105.5-106.0 MiB in 40 runs. Others move with
 what the machine does meanwhile (how many read buffers are live at once): the same load read 164-192
-MiB, the non-OCDBT save 27-53 MiB (benchmarks/memory_rule.py, 28 Nov 2026, load average 14-20). So the
+MiB, the non-OCDBT save 27-53 MiB (measurements/memory_rule.py, 28 Nov 2026, load average 14-20). So the
 pass does not repeat a benchmark a fixed number of times; it stops once, for each judged host-memory
 tag of the benchmark, two readings in a row have agreed, within `AGREE_RELATIVE` of their mean or
-`AGREE_MIB` (the larger), and at 6 readings at most (`engine._memory_pass_choices`).
+`AGREE_MIB` (the larger), and at 6 readings at most (`engine.memory._pass_choices`).
 
-The figure is the median of the readings taken. Its error, measured (benchmarks/memory_rule.py: 4
+The figure is the median of the readings taken. Its error, measured (measurements/memory_rule.py: 4
 runs of 10 readings of the quick start's two variants, each sequence stopped by this rule in 300
 random orders): within `ERROR_RELATIVE` of the median of all 10 or `ERROR_MIB`, the larger, in 97.0%
 of 4,800 stops; by benchmark and operation 92.8% (the non-OCDBT save) to 100% (the OCDBT save). A tag
