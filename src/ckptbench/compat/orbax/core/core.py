@@ -29,19 +29,13 @@ import types
 from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 import jax
+import numpy as np
 from absl import logging
 from etils import epath
 
 import ckptbench
-from ckptbench.compat.orbax.core import (
-    checkpoint_generation,
-    device_mesh,
-    directory_setup,
-    inventory,
-    metric,
-    metrics_manager,
-    multihost,
-)
+from ckptbench.compat.orbax.core import checkpoint_generation, device_mesh, directory_setup, inventory, metric
+from ckptbench.compat.orbax.core import metrics_manager, multihost
 
 benchmark_options = ckptbench.benchmark_options
 
@@ -180,8 +174,7 @@ class BenchmarksGenerator(ckptbench.BenchmarksGenerator):
 
   def _get_options_product(self) -> list[ckptbench.BenchmarkOptions]:
     """The valid combinations of the options' list values: ckptbench's sweep of them (an empty list sweeps nothing)."""
-    entry = _suite([self.suite_document()], name=type(self).__name__)
-    points = [] if entry is None else entry.entries[0].points
+    points = _points(self.suite_document())
     for point in points:
       if point.invalid_reason is not None:
         logging.info("Skipping invalid option combination: %s", point.options)
@@ -335,8 +328,7 @@ class TestSuite:
     groups: list[list[dict[str, Any]]] = []
     for generator in self._benchmarks_generators:
       document = generator.suite_document()
-      alone = _suite([document], self._name)
-      if alone is None or all(point.invalid_reason for point in alone.entries[0].points):
+      if all(point.invalid_reason for point in _points(document)):
         logging.warning("Generator %s produced no benchmarks.", type(generator).__name__)
       elif groups and _configs(groups[-1][0]) == _configs(document):
         groups[-1].append(document)
@@ -387,11 +379,14 @@ class TestSuite:
 
 
 def _plain(value: Any) -> Any:
-  """Options or a config as a suite file writes them: mappings and lists (YAML has no tuple or dataclass)."""
+  """Options or a config as a suite file writes them: mappings, lists, a dtype by its name."""
   if hasattr(value, "model_dump"):  # ckptbench's configs
-    return value.model_dump(exclude_none=True, exclude_defaults=True)
+    value = value.model_dump(exclude_none=True, exclude_defaults=True)
   if dataclasses.is_dataclass(value) and not isinstance(value, type):
     value = dataclasses.asdict(value)
+  if isinstance(value, np.dtype) or (isinstance(value, type) and (
+      issubclass(value, np.generic) or isinstance(getattr(value, "dtype", None), np.dtype))):  # `jnp.float32`
+    return np.dtype(value).name
   if isinstance(value, dict):
     return {k: _plain(v) for k, v in value.items()}
   return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
@@ -401,14 +396,24 @@ def _configs(document: dict[str, Any]) -> tuple[Any, Any]:
   return document["checkpoint_configs"], document.get("mesh_configs")
 
 
-def _suite(documents: list[dict[str, Any]], name: str, settings: dict[str, Any] | None = None) -> ckptbench.Suite | None:
-  """The generators' documents (sharing their configs) as one suite read by ckptbench's loader; None when
-  an option is an empty list, which sweeps nothing in Orbax's framework (ckptbench's loader refuses it)."""
-  entries = [entry for document in documents for entry in document["benchmarks"]]
-  if any(value == [] for entry in entries for value in entry["options"].values()):
-    return None
-  document = {"suite_name": name, **(settings or {}), **documents[0], "benchmarks": entries}
-  return ckptbench.load_suite_text(json.dumps(document), file=f"<TestSuite {name}>")
+def _suite(documents: list[dict[str, Any]], name: str, settings: dict[str, Any] | None = None) -> ckptbench.Suite:
+  """The generators' documents (sharing their configs) as one suite, read by ckptbench's loader."""
+  document = {"suite_name": name, **(settings or {}), **documents[0]}
+  document["benchmarks"] = [entry for document in documents for entry in document["benchmarks"]]
+  try:
+    text = json.dumps(document)
+  except TypeError as e:
+    raise TypeError(f"TestSuite {name}: an option or config value a suite file cannot hold: {e}") from None
+  return ckptbench.load_suite_text(text, file=f"<TestSuite {name}>")
+
+
+def _points(document: dict[str, Any]) -> list[Any]:
+  """ckptbench's sweep of a generator document's options (each point built and checked); none when an
+  option is an empty list, which sweeps nothing in Orbax's framework (ckptbench's loader refuses it)."""
+  entry = document["benchmarks"][0]
+  if any(value == [] for value in entry["options"].values()):
+    return []
+  return list(_suite([{"checkpoint_configs": [{"spec": {}}], "benchmarks": [entry]}], "options").entries[0].points)
 
 
 # Generator classes a suite cannot import by their own path (defined inside a function) are

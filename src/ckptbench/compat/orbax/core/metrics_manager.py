@@ -24,8 +24,7 @@ from absl import logging as absl_logging
 from etils import epath
 
 import ckptbench
-from ckptbench.compat.orbax.core import metric_writers
-from ckptbench.compat.orbax.core import markdown_cards, multihost
+from ckptbench.compat.orbax.core import markdown_cards, metric_writers, multihost
 from ckptbench.compat.orbax.core import run_manifest as run_manifest_lib
 
 MetricStats = dict[str, float]  # statistic -> value, such as {"mean": 1.5, "max": 2.0}

@@ -15,8 +15,7 @@ from typing import Any, Sequence
 import jax
 
 import ckptbench
-from ckptbench.compat.orbax.core import core
-from ckptbench.compat.orbax.core import metric
+from ckptbench.compat.orbax.core import core, metric
 
 _GIB = 1024**3
 
