@@ -141,15 +141,10 @@ def _options(options_class: type[ckptbench.BenchmarkOptions], values: dict[str, 
 
 def create_test_suite_from_config(config_path: str, output_dir: str | None = None, local_directory: str | None = None,
                                   remove_repeated_dir: bool = False) -> core.TestSuite:  # fmt: skip
-  """The `TestSuite` the YAML at `config_path` describes, writing into `output_dir` (OUT).
-
-  Raises:
-    ValueError: the YAML lacks a key a suite needs (Orbax's messages), or has a
-      `simdevice:` block (`ckptbench run` runs those).
-    ImportError: a generator's import path does not resolve.
-    TypeError: a generator is not a decorated `BenchmarksGenerator`, or its
-      options do not fit its options class.
-  """
+  """The `TestSuite` the YAML at `config_path` describes, writing into `output_dir` (OUT). ValueError
+  (Orbax's) for a missing key or a `simdevice:` block (`ckptbench run` runs those), ImportError for a
+  generator path that does not resolve, TypeError for a class that is not a decorated generator or
+  options that do not fit it."""
   config = load_config(config_path)
   if _SIMDEVICE_KEY in config:
     # Its devices and processes exist only if they were made before JAX started in this process.

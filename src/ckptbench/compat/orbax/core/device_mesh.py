@@ -1,11 +1,9 @@
 """Orbax's `core.device_mesh` on ckptbench: a `MeshConfig` -> `jax.sharding.Mesh` (ckptbench's `build_mesh`).
 
-A hybrid (ICI x DCN) mesh on an accelerator is checked with Orbax's rules and
-messages first: the devices split evenly into granules (slices, or processes
-with `process_is_granule` and on SimDevice, whose simulated hosts stand in for
-slices), the DCN degrees multiply to the granule count and the ICI degrees to
-one granule's devices. A mesh that breaks the rules is an error here, where
-`build_mesh` would lay the devices out in order.
+A hybrid (ICI x DCN) mesh on an accelerator is checked with Orbax's rules and messages first: the
+devices split evenly into granules (slices; processes with `process_is_granule` or on SimDevice), the
+DCN degrees multiply to the granule count and the ICI degrees to one granule's devices. A mesh that
+breaks them is an error here, where `build_mesh` would lay the devices out in order.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Orbax's `core.directory_setup`: a clean directory for a run.
-
-Under ckptbench the runner prepares every run's directory (`context.path`);
-this is for code that builds its own.
-"""
+"""Orbax's `core.directory_setup`: a clean directory, for code that builds its own (ckptbench's runner
+prepares every run's `context.path`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Orbax's `core.inventory` on ckptbench: `scan_checkpoint` and Orbax's `CheckpointInventory`.
-
-The scan is ckptbench's `scan_inventory` (local, gs:// and s3://); the result
-has Orbax's fields, and ckptbench's runner takes it (or Orbax's own) from a `TestResult`.
-"""
+"""Orbax's `core.inventory` on ckptbench: `scan_checkpoint` is ckptbench's `scan_inventory` (local, gs://,
+s3://) in Orbax's fields, which ckptbench's runner takes (or Orbax's own) from a `TestResult`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The part of clu's `metric_writers` Orbax's `metrics_manager` writes through, on ckptbench's TensorBoard writer.
-
-`create_default_writer` writes scalars, text cards and HParams into the local
-TensorBoard run `<logdir>/<collection>` with ckptbench's `TensorBoardWriter` (no
-TensorFlow); with `just_logging` (a process other than the first) it logs instead.
-"""
+"""The part of clu's `metric_writers` Orbax's `metrics_manager` writes through: scalars, text cards and
+HParams into the local TensorBoard run `<logdir>/<collection>` by ckptbench's `TensorBoardWriter` (no
+TensorFlow), or, `just_logging` (a process other than the first), into the log."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Orbax's `core.multihost` on ckptbench: the process index and a barrier.
-
-With a torch process group set up (a module using `torch.distributed`), both
-answer for torch's ranks, as Orbax's do; otherwise for JAX's processes.
-"""
+"""Orbax's `core.multihost` on ckptbench: the process index and a barrier, for torch's ranks when a
+torch process group is set up (a module using `torch.distributed`), as Orbax's are, else JAX's processes."""
 
 from __future__ import annotations
 

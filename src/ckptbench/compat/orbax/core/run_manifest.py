@@ -1,10 +1,7 @@
 """Orbax's `core.run_manifest` on ckptbench: the code and machine a suite ran on.
 
-`capture_run_manifest` reads ckptbench's `run_environment` (what manifest.json
-records: package versions, git, host, JAX's processes and devices, XLA_FLAGS)
-and gives it Orbax's fields. Differences: `git_dirty` counts tracked files only
-(an untracked file does not make a tree dirty, as in manifest.json), and a
-package that is not installed reads "missing".
+`capture_run_manifest` gives ckptbench's `run_environment` (manifest.json's) Orbax's fields;
+`git_dirty` counts tracked files only (as manifest.json does) and a package not installed reads "missing".
 """
 
 from __future__ import annotations
