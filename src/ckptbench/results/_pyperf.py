@@ -29,8 +29,6 @@ def _pyperf_unit(unit: str) -> tuple[str, float] | None:
 
 
 def _why_left_out(series: MetricSeries) -> str | None:
-  if _pyperf_unit(series.unit) is None:
-    return f"unit {series.unit or '(none)'}: pyperf takes s, ms, us, ns and B to TiB"
   if series.direction is Direction.HIGHER:
     return "bigger is better, and pyperf reads smaller as better"
   if min(series.values) <= 0 or (series.warmups and min(series.warmups) < 0):
@@ -74,7 +72,7 @@ def _clean(metadata: Mapping[str, Any]) -> dict[str, Any]:
   for name, value in metadata.items():
     if isinstance(value, str):
       value = " ".join(value.split())
-    if isinstance(value, (int, float)) and not isinstance(value, bool) or isinstance(value, str) and value:
+    if (isinstance(value, (int, float)) and not isinstance(value, bool)) or (isinstance(value, str) and value):
       clean[name] = value
   return clean
 
@@ -94,17 +92,18 @@ def write_pyperf(series: Sequence[MetricSeries], metadata: Mapping[str, Any], pa
   common = _clean(metadata)
   benchmarks, left_out = [], []
   for s in series:
-    reason = _why_left_out(s)
-    if reason is not None:
+    converted = _pyperf_unit(s.unit)
+    reason = f"unit {s.unit or '(none)'}: pyperf takes s, ms, us, ns and B to TiB" if converted is None else _why_left_out(s)
+    if converted is None or reason is not None:
       left_out.append(LeftOut(s.benchmark, s.tag, reason))
       continue
-    unit, factor = _pyperf_unit(s.unit)  # type: ignore[misc]  (None is left out above)
+    unit, factor = converted
     run = pyperf.Run([v * factor for v in s.values], warmups=[(1, w * factor) for w in s.warmups] or None,
                      metadata={**common, **_DURATION, "name": s.name, "unit": unit}, collect_metadata=False)  # fmt: skip
     benchmarks.append(pyperf.Benchmark([run]))
   if not benchmarks:
-    raise CkptbenchError(f"nothing to write to {path}: pyperf holds times and sizes above 0, and"
-                         f" {len(series)} benchmark x metric had none")  # fmt: skip
+    raise CkptbenchError(f"{path} not written: none of the {len(series)} benchmark x metric is a time or size"
+                         f" above 0, smaller-is-better (what pyperf holds)")  # fmt: skip
   try:
     path.parent.mkdir(parents=True, exist_ok=True)
     pyperf.BenchmarkSuite(benchmarks).dump(str(path), compact=False, replace=True)
