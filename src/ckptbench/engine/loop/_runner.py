@@ -36,7 +36,7 @@ from ckptbench.engine.memory._pass import HostMemory, host_memory_plan, run_memo
 from ckptbench.engine.output._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine.loop._auto import auto_rounds, driven_rounds
-from ckptbench.engine.tune._race import RaceResult, race_rounds
+from ckptbench.engine.race._race import RaceResult, race_rounds
 from ckptbench.engine._noise import NoiseMeter
 from ckptbench.engine.loop._rounds import RepeatsDone, fixed_runs, settled_rounds
 from ckptbench.engine._run_plan import RunPlan, build_run_plan
