@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 
 import ckptbench
 from ckptbench.cli import main
+from conftest import REPO, run_cli
 from ckptbench.results import MetricSeries, read_records, write_github_action_benchmark, write_pyperf
 from ckptbench.stats import Direction, metric_direction
 
@@ -59,6 +61,7 @@ def _pyperf_cli(*args: str) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-m", "pyperf", *args], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # real runs, pyperf's command line
 def test_pyperf_files_of_two_runs_are_read_by_pyperf_stats_and_compare_to_naming_every_benchmark(runs, tmp_path, capsys):
   files = [tmp_path / "a.json", tmp_path / "b.json"]
   assert main(["export", str(runs[0]), "--format", "pyperf", "-o", str(files[0])]) == 0  # today's -o FILE
@@ -79,9 +82,11 @@ def test_pyperf_files_of_two_runs_are_read_by_pyperf_stats_and_compare_to_naming
     assert name in stats.stdout and name in compared.stdout, name
 
 
+@pytest.mark.slow  # real runs, pyperf's command line
 def test_pyperf_values_are_the_repeats_warmups_the_warmups_in_seconds_and_bytes_with_the_runs_metadata(runs, tmp_path):
-  path = tmp_path / "a.json"
-  assert main(["export", str(runs[0]), "--pyperf", str(path)]) == 0
+  path, table = tmp_path / "a.json", tmp_path / "a.csv"
+  assert main(["export", str(runs[0]), "--pyperf", str(path), "--csv", str(table)]) == 0  # several files at once
+  assert table.read_text().startswith("suite,benchmark,key,")
   suite = pyperf.BenchmarkSuite.load(str(path))
   (run,) = suite.get_benchmark(SAVE_TIME).get_runs()
   timed = _values(ckptbench.timed_runs, runs[0], "save_0_basics/time_s")
@@ -133,6 +138,7 @@ def _check_github_action_shape(entries) -> None:
   assert len({e["name"] for e in entries}) == len(entries)  # the action keys its charts by name
 
 
+@pytest.mark.slow  # real runs, pyperf's command line
 def test_github_action_benchmark_lists_one_direction_per_file_in_the_actions_documented_shape(runs, tmp_path, capsys):
   smaller, bigger = tmp_path / "smaller.json", tmp_path / "bigger.json"
   assert main(["export", str(runs[0]), "--github_action_benchmark", str(smaller)]) == 0
@@ -162,6 +168,7 @@ def test_a_file_with_nothing_of_its_direction_is_an_error_not_an_empty_list(tmp_
   assert not (tmp_path / "g.json").exists()
 
 
+@pytest.mark.slow  # real runs, pyperf's command line
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -177,6 +184,7 @@ def test_options_that_cannot_apply_are_one_line_errors(runs, tmp_path, capsys, a
   assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow  # real runs, pyperf's command line
 def test_history_exports_its_newest_run_for_pyperf_and_github_action_benchmark(runs, tmp_path, capsys):
   hist = tmp_path / "hist"
   assert main(["history", "add", str(hist), str(runs[0]), "--label", "r1"]) == 0
@@ -202,3 +210,15 @@ def test_history_exports_its_newest_run_for_pyperf_and_github_action_benchmark(r
   _check_github_action_shape(bigger)
   assert SAVE_TIME in {e["name"] for e in smaller}
   assert {e["name"].rsplit(" ", 1)[1] for e in bigger} == {"save_4_throughput/save_total_gbps", "load_4_throughput/load_total_gbps"}
+
+
+@pytest.mark.slow  # real runs, pyperf's command line
+def test_without_pyperf_installed_the_pyperf_export_says_how_to_install_it(runs, tmp_path):
+  hidden = tmp_path / "no_pyperf"
+  hidden.mkdir()
+  (hidden / "pyperf.py").write_text("raise ImportError('pyperf is not installed here')\n")
+  pythonpath = os.pathsep.join([str(hidden), str(REPO / "src"), str(REPO / "tests")])
+  done = run_cli("export", str(runs[0]), "--pyperf", str(tmp_path / "p.json"), env={"PYTHONPATH": pythonpath})
+  assert done.returncode == 2, done.stderr
+  assert done.stderr.strip() == "ckptbench: error: the pyperf export needs pyperf: pip install 'ckptbench[export]'"
+  assert not (tmp_path / "p.json").exists()
