@@ -32,7 +32,7 @@ def _why_left_out(series: MetricSeries, bigger_is_better: bool) -> str | None:
   return "smaller is better: in the file written without --bigger_is_better"
 
 
-def github_action_entry(series: MetricSeries, suite: str) -> dict[str, Any]:
+def _entry(series: MetricSeries, suite: str) -> dict[str, Any]:
   """`{name, unit, value, range, extra}`: the median of the repeats, its distribution-free interval
   as the range (as ckptbench's tables show it), and in `extra` what the figures are."""
   interval = median_interval(series.values)
@@ -59,7 +59,7 @@ def write_github_action_benchmark(
   for s in series:
     reason = _why_left_out(s, bigger_is_better)
     if reason is None:
-      entries.append(github_action_entry(s, suite))
+      entries.append(_entry(s, suite))
     else:
       left_out.append(LeftOut(s.benchmark, s.tag, reason))
   if not entries:
