@@ -92,7 +92,7 @@ def test_the_table_of_builtins_is_generated_from_the_catalogue():
 )
 def test_a_builtin_saving_only_through_orbax_is_refused_on_a_store_orbax_cannot_write(path):
   suite = types.SimpleNamespace(entries=[types.SimpleNamespace(generator_path=path)], checkpoints=())
-  with pytest.raises(CkptbenchError, match=r"orbax-checkpoint cannot write s3://.*another library \(pytorch, "):
+  with pytest.raises(CkptbenchError, match=r"orbax-checkpoint cannot write s3://.*another library \(libraries, pytorch, "):
     check_store_targets(suite, "s3://bucket/prefix")
 
 

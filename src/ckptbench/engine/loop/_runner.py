@@ -55,7 +55,7 @@ from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
 from ckptbench.results import RunWriter, run_writers
-from ckptbench.analysis import SweepEffects, sweep_effects, sweep_verdicts
+from ckptbench.analysis import SweepEffects, floor_shares, sweep_effects, sweep_verdicts
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -327,6 +327,8 @@ def _summary(
       verdicts=verdicts,
       effects=list(effects.effects),
       interactions=list(effects.interactions),
+      floor=suite.config.floor,
+      floor_shares=floor_shares(in_plan_order, suite.config.floor, paired=run_plan.repeats.interleaved),
   )
 
 
