@@ -14,7 +14,7 @@ from typing import Callable
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.engine._runner import SuiteOutcome, run_suite
+from ckptbench.engine.loop._runner import SuiteOutcome, run_suite
 from ckptbench.engine._settings import RunSettings
 from ckptbench.api import _collector
 
@@ -46,12 +46,12 @@ def ok_metrics(outcome: SuiteOutcome) -> list[dict]:
   errors = [r.error.message for r in outcome.records if r.failed]
   assert not errors, errors
   assert outcome.records
-  return [r.metrics for r in outcome.records if not r.warmup]
+  return [r.metrics for r in ckptbench.timed_runs(outcome.records)]
 
 
 def errors(outcome: SuiteOutcome) -> list[tuple[str, str]]:
   """The errors of the measured runs (a warm-up fails the same way before them)."""
-  return [(r.error.type, r.error.message) for r in outcome.records if r.failed and not r.warmup]
+  return [(r.error.type, r.error.message) for r in ckptbench.timed_runs(outcome.records) if r.failed]
 
 
 def _committed_dirs(root: pathlib.Path) -> list[pathlib.Path]:

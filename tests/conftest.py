@@ -44,12 +44,12 @@ def headless_chromium():
     driver.quit()
 
 
-HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"  # engine/_memory_pass_choices.py
+HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"  # engine/memory/_pass_choices.py
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-  """Tests run what users run: host memory from a memory pass (engine/_memory_pass.py). A test (or a
+  """Tests run what users run: host memory from a memory pass (engine/memory/_pass.py). A test (or a
   file, with `pytestmark`) that needs another way says so and why, with
   `@pytest.mark.host_memory("inline" | "off", reason=...)`; it holds for the processes the test starts
   and for the module's fixtures set up with it. Set before any fixture, so a developer's own
@@ -116,14 +116,16 @@ def run_cli_in_terminal(*args: str, env: dict | None = None, timeout: float = 24
 
 
 def timed_records(out: pathlib.Path) -> list[dict]:
-  """OUT/results.jsonl's timed runs as the JSON objects written, told apart by `RunRecord.kind` (the one
+  """OUT/results.jsonl's timed runs as the JSON objects written, selected by `ckptbench.timed_runs` (the one
   place that says what a record is): warm-ups and the memory pass's records left out."""
   import json  # noqa: PLC0415
 
   import ckptbench  # noqa: PLC0415
 
   lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-  return [d for d in lines if ckptbench.RunRecord.from_json(d).kind is ckptbench.RecordKind.TIMED]
+  records = [ckptbench.RunRecord.from_json(d) for d in lines]
+  timed = {id(r) for r in ckptbench.timed_runs(records)}
+  return [d for d, record in zip(lines, records) if id(record) in timed]
 
 
 @pytest.fixture

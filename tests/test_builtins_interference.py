@@ -10,7 +10,7 @@ import pytest
 import ckptbench
 from builtin_support import corrupt_before, errors, ok_metrics, roll_back_latest_step, run_text
 from ckptbench.config import load_suite_text
-from ckptbench.engine._runner import run_suite
+from ckptbench.engine.loop._runner import run_suite
 from ckptbench.engine._settings import RunSettings
 
 DATA = """\
@@ -124,7 +124,7 @@ def test_training_interference_takes_its_memory_figures_where_host_memory_is_mea
   assert not set(MEMORY_FIGURES) & set(timed.metrics) and timed.value("memory_9_other/checkpoint_mib") > 0
   reason = "in the memory pass after the timed runs" if host_memory == "pass" else "not measured (host_memory off)"
   assert any("rss_slope_mib_per_save" in note and reason in note for note in timed.notes), timed.notes
-  passes = [r for r in outcome.records if r.kind is ckptbench.RecordKind.MEMORY_PASS]
+  passes = ckptbench.memory_pass_records(outcome.records)
   if host_memory == "pass":
     (memory,) = passes
     assert all(memory.value(tag) is not None for tag in MEMORY_FIGURES)

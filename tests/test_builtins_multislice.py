@@ -172,7 +172,7 @@ def test_multislice_broadcast_copies_replica_0_in_rounds_through_the_peer_path(t
         - generator: {ORBAX}multislice_broadcast_benchmark.MultisliceBroadcastBenchmark
           options: {{replica_axis_index: 0, memory_limit_bytes: [1073741824, 1024]}}
       """)
-  by = {r.options["memory_limit_bytes"]: m for r, m in zip([r for r in outcome.records if not r.warmup], ok_metrics(outcome))}
+  by = {r.options["memory_limit_bytes"]: m for r, m in zip(ckptbench.timed_runs(outcome.records), ok_metrics(outcome))}
   assert by[1073741824]["broadcast_array_9_other/broadcasts"].value == 1
   assert by[1024]["broadcast_array_9_other/broadcasts"].value == 2  # one round per array: each exceeds 1 KiB
   for m in by.values():
@@ -228,7 +228,7 @@ def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
           options: {{num_scale_down_slices: [1, 2], num_scale_up_slices: [2, 4], num_savings: 2}}
       """)
   metrics = ok_metrics(outcome)
-  assert [(r.options["num_scale_down_slices"], r.options["num_scale_up_slices"]) for r in outcome.records if not r.warmup] == [
+  assert [(r.options["num_scale_down_slices"], r.options["num_scale_up_slices"]) for r in ckptbench.timed_runs(outcome.records)] == [
       (1, 2), (1, 4), (2, 4)
   ]  # fmt: skip
   assert [i.reason for i in outcome.summary.invalid_combinations] == [
@@ -238,7 +238,7 @@ def test_snapshotter_scales_down_and_up_through_the_peer_path(tmp_path):
     for op in ("save", "load_scale_down", "save_scale_down_state", "load_scale_up"):
       assert m[f"{op}_0_basics/count"].value == 2  # two savings
     assert m["verify_0_basics/count"].value == 4
-  assert "split into 4 groups of 2" in [r for r in outcome.records if not r.warmup][1].notes[0]
+  assert "split into 4 groups of 2" in ckptbench.timed_runs(outcome.records)[1].notes[0]
 
 
 def test_snapshotter_check_fails_when_a_load_differs(tmp_path, monkeypatch):

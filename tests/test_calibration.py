@@ -1,6 +1,6 @@
-"""The calibration harness's pure parts (benchmarks/_calibration_table.py): tolerances, rows that
+"""The calibration harness's pure parts (measurements/_calibration_table.py): tolerances, rows that
 pass only when every repeat does, the table, and every growth law recovered from synthetic counts.
-The end-to-end table is benchmarks/calibration.py (a benchmark, not run here)."""
+The end-to-end table is measurements/calibration.py (a benchmark, not run here)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from ckptbench.stats import LAWS
 from conftest import REPO
 
-_spec = importlib.util.spec_from_file_location("_calibration_table", REPO / "benchmarks" / "_calibration_table.py")
+_spec = importlib.util.spec_from_file_location("_calibration_table", REPO / "measurements" / "_calibration_table.py")
 table = importlib.util.module_from_spec(_spec)
 sys.modules["_calibration_table"] = table
 _spec.loader.exec_module(table)

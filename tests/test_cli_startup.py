@@ -1,4 +1,4 @@
-"""The command line answers without starting JAX when it does not need it (benchmarks/cli_latency.py times it)."""
+"""The command line answers without starting JAX when it does not need it (measurements/cli_latency.py times it)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import pytest
 import ckptbench
 from ckptbench.config import load_suite_text
 from ckptbench.errors import CkptbenchError
-from ckptbench.engine._runner import run_suite
+from ckptbench.engine.loop._runner import run_suite
 from ckptbench.engine._settings import RunSettings
 
 pytestmark = pytest.mark.host_memory("inline", reason=(
@@ -82,7 +82,7 @@ def test_a_sweeps_out_stays_under_its_largest_checkpoint_plus_the_results(tmp_pa
   out = tmp_path / "out"
   with _Sampler(out) as sampler:
     outcome = _run(tmp_path, SWEEP)
-  runs = [r for r in outcome.records if r.kind is not ckptbench.RecordKind.MEMORY_PASS]
+  runs = [*ckptbench.warmup_runs(outcome.records), *ckptbench.timed_runs(outcome.records)]
   assert outcome.exit_code == 0 and len(runs) == 6  # 2 variants x (1 warm-up + 2 repeats)
   largest = max(r.inventory["total_bytes"] for r in runs)
   assert largest >= 1 << 20  # incompressible 1 MiB
@@ -95,7 +95,7 @@ def test_a_sweeps_out_stays_under_its_largest_checkpoint_plus_the_results(tmp_pa
   kept.mkdir()
   outcome = _run(kept, "    keep_checkpoints: true\n" + SWEEP)
   assert outcome.exit_code == 0
-  checkpoints = sum(r.inventory["total_bytes"] for r in outcome.records if r.kind is not ckptbench.RecordKind.MEMORY_PASS)
+  checkpoints = sum(r.inventory["total_bytes"] for r in [*ckptbench.warmup_runs(outcome.records), *ckptbench.timed_runs(outcome.records)])
   assert _size(kept / "out") >= checkpoints >= 6 * largest * 0.9  # every one stays, as asked
 
 

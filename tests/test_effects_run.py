@@ -17,7 +17,7 @@ from rich.console import Console
 import ckptbench
 from ckptbench.stats import AUTO_LOOKS
 from ckptbench.config import load_suite_text
-from ckptbench.engine._runner import run_suite
+from ckptbench.engine.loop._runner import run_suite
 from ckptbench.engine._settings import RunSettings
 from ckptbench.storage import unregister_store
 from ckptbench.views import print_suite_tables

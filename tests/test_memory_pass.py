@@ -1,8 +1,8 @@
-"""The memory pass (engine/_memory_pass.py): host memory from a fresh process after the timed runs.
+"""The memory pass (engine/memory/_pass.py): host memory from a fresh process after the timed runs.
 
 Each reading is checked against a planted truth (an allocation after heap churn) and, for a real
 Orbax save and load, against the same operation done plainly in fresh processes
-(benchmarks/memory_truth.py's script); the run is read back as a user reads it: the console,
+(measurements/memory_truth.py's script); the run is read back as a user reads it: the console,
 results.jsonl, summary.json and the manifest.
 """
 
@@ -21,8 +21,8 @@ import ckptbench
 from ckptbench.config import load_suite_text
 from ckptbench.errors import CkptbenchError
 from ckptbench.api import is_host_memory_tag
-from ckptbench.engine._memory_pass import check_host_memory, host_memory_plan
-from ckptbench.engine._memory_pass_choices import HOST_MEMORY_ENV
+from ckptbench.engine.memory._pass import check_host_memory, host_memory_plan
+from ckptbench.engine.memory._pass_choices import HOST_MEMORY_ENV
 from ckptbench.engine._run_plan import build_run_plan
 from ckptbench.metrics._allocator import free_memory_released
 from conftest import REPO, run_cli
@@ -153,13 +153,13 @@ def test_a_suite_from_python_text_runs_its_memory_pass_as_the_cli_does(tmp_path)
   outcome = ckptbench.run(suite, ckptbench.RunSettings(output_dir=tmp_path / "out", write_views=False,
                                                        probe_storage=False, show_progress=False))  # fmt: skip
   assert outcome.exit_code == 0
-  memory = [r for r in outcome.records if r.kind is ckptbench.RecordKind.MEMORY_PASS]
+  memory = ckptbench.memory_pass_records(outcome.records)
   assert len(memory) == 3 and all(16 * 0.85 <= r.value(PEAK) <= 16 * 1.15 for r in memory)
   left = {p.name for p in (tmp_path / "out").iterdir()}  # the suite's text, written for the pass, is gone
   assert left == {".ckptbench.lock", "manifest.json", "results.jsonl", "summary.json"}
 
 
-_truth = importlib.util.spec_from_file_location("memory_truth", REPO / "benchmarks" / "memory_truth.py")
+_truth = importlib.util.spec_from_file_location("memory_truth", REPO / "measurements" / "memory_truth.py")
 memory_truth = importlib.util.module_from_spec(_truth)
 _truth.loader.exec_module(memory_truth)
 
@@ -169,7 +169,7 @@ def test_an_orbax_save_and_load_read_within_the_range_of_fresh_processes(tmp_pat
   """Issue 30's 128 MiB bf16 array over 8 devices, saved sync and loaded cold: the pass's median per
   operation near the plain fresh processes' and every repeat within 25% of it.
 
-  Issue 30's goal is 0.75-1.15x, which benchmarks/memory_truth.py shows over 6 of each (save 0.95x,
+  Issue 30's goal is 0.75-1.15x, which measurements/memory_truth.py shows over 6 of each (save 0.95x,
   load 0.83x: a fresh process keeps its blocks under 128 KiB on its heap, the pass maps and returns
   them). Three fresh loads alone spread over 212-260 MiB, which moves their median by up to 8%
   from one set to the next, so this check allows 0.7 at the low end."""
@@ -228,7 +228,7 @@ def test_a_history_never_puts_both_ways_of_reading_host_memory_in_one_series():
 
 @pytest.mark.slow
 def test_a_driven_run_has_its_memory_pass_once_told_to_stop(tmp_path):
-  """`matrix` drives each environment's run (engine/_rounds.py's protocol); its host memory comes from
+  """`matrix` drives each environment's run (engine/loop/_rounds.py's protocol); its host memory comes from
   the pass that run starts after the driver's stop, as in a run of its own."""
   import subprocess
   import sys

@@ -160,7 +160,7 @@ class SharedData(ckptbench.BenchmarksGenerator):
 
 @pytest.mark.parametrize("reuse", [True, False])
 def test_reuse_checkpoint_false_builds_the_data_for_each_run(tmp_path, reuse):
-  from ckptbench.engine._runner import run_suite
+  from ckptbench.engine.loop._runner import run_suite
   from ckptbench.engine._settings import RunSettings
 
   SharedData.previous = None

@@ -1,7 +1,7 @@
 """Orbax's shipped suite files: all but the Pathways-only one plan unchanged; scaled to this machine, they run.
 
 The scaled suites and their fixtures are made here, from the installed wheel's
-files (benchmarks/_orbax_scaled.py); benchmarks/run_orbax_suites.py runs all 73.
+files (measurements/_orbax_scaled.py); measurements/run_orbax_suites.py runs all 73.
 The fast tests take one suite per way a suite used to fail or mismeasure.
 """
 
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.host_memory("inline", reason=(
 
 
 def _script(name: str):
-  spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+  spec = importlib.util.spec_from_file_location(name, REPO / "measurements" / f"{name}.py")
   module = importlib.util.module_from_spec(spec)
   sys.modules[name] = module
   spec.loader.exec_module(module)
@@ -108,7 +108,7 @@ def test_the_per_replica_and_safetensors_loads_are_sharded_not_replicated(tmp_pa
 
   code = f"""
 import jax, json, sys
-sys.path.insert(0, {str(REPO / "benchmarks")!r})
+sys.path.insert(0, {str(REPO / "measurements")!r})
 import _orbax_scaled, ckptbench
 from orbax.checkpoint import v1 as ocp
 files = {{_orbax_scaled.relative_name(p): p for p in _orbax_scaled.suite_files()}}

@@ -17,8 +17,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 import ckptbench
 from ckptbench.api import is_host_memory_tag
 from ckptbench.analysis import load_baseline, plan_goodput
-from ckptbench.engine._runner import run_suite
-from ckptbench.engine._scale_metrics import host_count_metrics
+from ckptbench.engine.loop._runner import run_suite
+from ckptbench.engine.scaling._metrics import host_count_metrics
 from ckptbench.envs._judge import environment_verdicts
 from ckptbench.history import analyse, entry_from_outputs, gate
 from ckptbench.results import read_outputs, read_records
@@ -55,7 +55,7 @@ def run(tmp_path_factory):
 
 
 def _host_memory_tag(records) -> str:
-  return next(t for r in records if r.kind is ckptbench.RecordKind.MEMORY_PASS for t in r.metrics if is_host_memory_tag(t))
+  return next(t for r in ckptbench.memory_pass_records(records) for t in r.metrics if is_host_memory_tag(t))
 
 
 def test_the_run_holds_every_kind_and_each_tag_comes_from_one(run):
@@ -64,7 +64,7 @@ def test_the_run_holds_every_kind_and_each_tag_comes_from_one(run):
   assert kinds == {ckptbench.RecordKind.WARMUP: VARIANTS, ckptbench.RecordKind.TIMED: VARIANTS * REPEATS,
                    ckptbench.RecordKind.MEMORY_PASS: VARIANTS * REPEATS}  # fmt: skip
   timed_tags = {t for r in ckptbench.timed_runs(records) for t in r.metrics}
-  memory_tags = {t for r in records if r.kind is ckptbench.RecordKind.MEMORY_PASS for t in r.metrics}
+  memory_tags = {t for r in ckptbench.memory_pass_records(records) for t in r.metrics}
   assert memory_tags and not memory_tags & timed_tags
   assert all(r.value(SAVE) is not None for r in ckptbench.sampled_records(records) if r.kind.value == "timed")
 

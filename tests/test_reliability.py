@@ -24,7 +24,7 @@ import ckptbench
 from ckptbench.benchmarks.save_restore import SaveRestoreOptions, orbax_context
 from ckptbench.config import MeshConfig, load_suite, load_suite_text
 from ckptbench.engine import run
-from ckptbench.engine._runner import run_suite
+from ckptbench.engine.loop._runner import run_suite
 from ckptbench.engine._settings import RunSettings
 from ckptbench.data import build_mesh
 from conftest import REPO
@@ -346,7 +346,7 @@ def test_names_that_become_paths_stay_inside_the_output_directory(tmp_path):
 
 
 def test_memory_estimate_counts_the_local_shards_of_each_process(tmp_path):
-  from ckptbench.engine._memory import estimate, memory_problem
+  from ckptbench.engine.memory._fit import estimate, memory_problem
   from ckptbench.engine._sweep import expand
   from ckptbench.distributed import LocalCoordinator
 

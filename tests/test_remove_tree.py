@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ckptbench.engine._locations import remove_location
+from ckptbench.engine.output._locations import remove_location
 
 
 def test_a_checkpoint_tree_goes_and_what_its_links_point_to_stays(tmp_path):

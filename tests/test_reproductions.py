@@ -32,12 +32,12 @@ REPRODUCTIONS = ["repro_async_dcp", "repro_disk_share", "repro_mlperf_sizes", "r
 def _medians(out: pathlib.Path, *tags: str) -> dict[str, dict[str, float]]:
   """{benchmark name: {tag: median over the measured runs}}; fails on any failed run."""
   samples: dict[str, dict[str, list[float]]] = collections.defaultdict(lambda: collections.defaultdict(list))
-  for line in (out / "results.jsonl").read_text().splitlines():
-    record = json.loads(line)
-    assert record["error"] is None, record["error"]
-    if ckptbench.RunRecord.from_json(record).kind is ckptbench.RecordKind.TIMED:
-      for tag in tags:
-        samples[record["benchmark"]][tag].append(record["metrics"][tag]["value"])
+  records = [ckptbench.RunRecord.from_json(json.loads(line)) for line in (out / "results.jsonl").read_text().splitlines()]
+  for record in records:
+    assert record.error is None, record.error
+  for record in ckptbench.timed_runs(records):
+    for tag in tags:
+      samples[record.benchmark][tag].append(record.value(tag))
   return {name: {tag: statistics.median(v) for tag, v in by_tag.items()} for name, by_tag in samples.items()}
 
 

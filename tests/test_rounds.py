@@ -10,9 +10,9 @@ import time
 import pytest
 
 from ckptbench.errors import CkptbenchError
-from ckptbench.engine._auto import driven_rounds, rounds_until_decided
-from ckptbench.engine._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock
-from ckptbench.engine._stop import StopRequest
+from ckptbench.engine.loop._auto import driven_rounds, rounds_until_decided
+from ckptbench.engine.loop._rounds import DRIVEN_READY, DRIVEN_ROUND_DONE, Repeats, RepeatsDone, RoundClock
+from ckptbench.engine.loop._stop import StopRequest
 from ckptbench.stats import AUTO_LOOKS, Design
 
 

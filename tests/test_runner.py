@@ -11,7 +11,7 @@ import pytest
 
 import ckptbench
 from ckptbench.config import load_suite_text
-from ckptbench.engine._runner import run_suite
+from ckptbench.engine.loop._runner import run_suite
 from ckptbench.engine._settings import RunSettings
 from ckptbench.data import build_mesh, build_pytree
 from ckptbench.config import MeshConfig
@@ -167,7 +167,7 @@ def test_verify_names_the_array_that_differs():
 
 def test_an_occupied_output_directory_names_the_keyword_from_python_and_the_flag_from_the_command_line(tmp_path):
   from ckptbench.errors import CkptbenchError
-  from ckptbench.engine._output_dir import prepare_output_dir
+  from ckptbench.engine.output._output_dir import prepare_output_dir
 
   (tmp_path / "results.jsonl").write_text("")
   with pytest.raises(CkptbenchError, match=r"pass RunSettings\(resume=True\) to complete them, RunSettings\(overwrite=True\)"):
@@ -209,7 +209,7 @@ def test_the_first_run_of_each_generator_on_each_mesh_and_data_is_a_warmup(tmp_p
       """), str(tmp_path / "s.yaml"))  # fmt: skip
   outcome = run_suite(suite, RunSettings(output_dir=tmp_path / "out", show_progress=False))
   warmups = [(r.generator.rsplit(".")[-1], r.checkpoint_config["spec"]["params"]["shape"][0], r.options.get("sleep_s"))
-             for r in outcome.records if r.kind is ckptbench.RecordKind.WARMUP]  # fmt: skip
+             for r in ckptbench.warmup_runs(outcome.records)]  # fmt: skip
   assert warmups == [("FlakyBenchmark", 64, 0.0), ("FlakyBenchmark", 32, 0.0),
                      ("BadResultBenchmark", 64, None), ("BadResultBenchmark", 32, None)]  # fmt: skip
   assert len(ckptbench.timed_runs(outcome.records)) == 6

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from ckptbench.config import load_suite_text
-from ckptbench.engine._schedule import ScheduledRun, pending, schedule_runs
+from ckptbench.engine.loop._schedule import ScheduledRun, pending, schedule_runs
 from ckptbench.engine._sweep import expand
 from ckptbench.errors import ConfigError
 

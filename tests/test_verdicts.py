@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli, timed_records
 from ckptbench.analysis import stability_warnings, verdict_clauses
 from ckptbench.api import MetricEntry, RunRecord, Verdict, VerdictRecord, is_host_memory_tag
-from ckptbench.engine._memory_pass_choices import MEMORY_READINGS_CAP
+from ckptbench.engine.memory._pass_choices import MEMORY_READINGS_CAP
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION
 from ckptbench.results import Comparison
 from ckptbench.stats import AUTO_LOOKS, Design

@@ -172,7 +172,7 @@ def test_a_real_sweep_prints_its_verdict_first(tmp_path):
   assert "save_blocking_gbps" not in text and "mean ± std" not in text
   assert re.search(r"\d\.\d\dx .*inconclusive", text)  # 3 vs 3 repeats: a ratio, never a decision
   out = read_outputs(tmp_path / "out")
-  assert sum(r.kind is ckptbench.RecordKind.WARMUP for r in out.results) == 2  # the default warm-up with repeats
+  assert len(ckptbench.warmup_runs(out.results)) == 2  # the default warm-up with repeats
   assert out.reference == {"use_ocdbt": False}
   assert build_verdict(out.results, out.reference).variants[1].label == "use_ocdbt=False"
 

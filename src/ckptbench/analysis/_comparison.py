@@ -137,7 +137,7 @@ def run_design(out_dir: str | os.PathLike) -> Design:
 
 
 def host_memory_mode(manifest: Mapping[str, Any]) -> str:
-  """How a run measured host memory (engine/_memory_pass.py): "pass", "inline" or "off"; a manifest from
+  """How a run measured host memory (engine/memory/_pass.py): "pass", "inline" or "off"; a manifest from
   before memory passes (no `host_memory`) measured it inline."""
   return (manifest.get("host_memory") or {}).get("mode", "inline")
 

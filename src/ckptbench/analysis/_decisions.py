@@ -11,7 +11,7 @@ from __future__ import annotations
 import statistics
 from typing import Any, Mapping, Sequence
 
-from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Verdict, VerdictRecord, judged_metrics, sampled_records
+from ckptbench.api import JudgedMetric, RunRecord, Verdict, VerdictRecord, judged_metrics, memory_pass_records, sampled_records
 from ckptbench.analysis._verdict import Variant, references_of, variants_of
 from ckptbench.stats import Decision, Design, absolute_floor, decide, decide_settled, metric_direction, settled_rule
 from ckptbench.stats import per_repeat_across_hosts
@@ -74,7 +74,7 @@ def _memory_pass_one(
     metric: JudgedMetric, variant: Variant, ref: Variant, ref_samples: Mapping[int, float],
     samples: Mapping[int, float], threshold: float,
 ) -> VerdictRecord:  # fmt: skip
-  """A memory pass's readings (engine/_memory_pass.py), by the pass's own rule (stats/_settled.py), at one
+  """A memory pass's readings (engine/memory/_pass.py), by the pass's own rule (stats/_settled.py), at one
   look of its own: its readings came in one batch after the timed runs' looks."""
   a, b = list(ref_samples.values()), list(samples.values())  # in the order read
   direction = metric_direction(metric.tag, metric.unit)
@@ -100,8 +100,8 @@ def _record(metric, variant, ref, a, b, d: Decision, rule: str, threshold: float
 
 
 def _from_memory_pass(records: Sequence[RunRecord], metric: JudgedMetric) -> bool:
-  """The metric's samples come from a memory pass (engine/_memory_pass.py), not the timed runs."""
-  return any(r.kind is RecordKind.MEMORY_PASS for r in records if r.value(metric.tag) is not None)
+  """The metric's samples come from a memory pass (engine/memory/_pass.py), not the timed runs."""
+  return any(r.value(metric.tag) is not None for r in memory_pass_records(records))
 
 
 def _by_repeat(records: Sequence[RunRecord], metric: JudgedMetric) -> dict[int, float]:

@@ -84,7 +84,7 @@ def make_collector(key: str) -> Collector:
 @contextlib.contextmanager
 def collectors_held(keys: Collection[str]) -> Iterator[None]:
   """While open, `measure()` blocks skip these collectors (asked for by name or by default): the engine's
-  timed runs hold `rss`, whose figures come from a memory pass of their own (engine/_memory_pass.py)."""
+  timed runs hold `rss`, whose figures come from a memory pass of their own (engine/memory/_pass.py)."""
   global _HELD
   unknown = sorted(set(keys) - set(_REGISTRY))
   if unknown:

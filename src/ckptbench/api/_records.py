@@ -65,12 +65,13 @@ class ErrorRecord:
 
 
 class RecordKind(enum.Enum):
-  """What a results.jsonl record is. Every reader of records asks a record's `kind` (or `timed_runs` and
-  `sampled_records` below), never a filter of its own, so that a new kind changes one place."""
+  """What a results.jsonl record is. Every reader selects records through the selectors below
+  (`timed_runs`, `sampled_records`, `measured_records`, `warmup_runs`, `memory_pass_records`), never a
+  filter of its own, so that a new kind changes one place; a record's `kind` is read only to show it."""
 
   TIMED = "timed"  # a timed repeat: it counts as a run; its timings, failures and repeat number are the run's
   WARMUP = "warm-up"  # before the timed repeats: no sample, not a run
-  # A run of the memory pass (engine/_memory_pass.py): its metrics are samples (host memory, and what a
+  # A run of the memory pass (engine/memory/_pass.py): its metrics are samples (host memory, and what a
   # test_fn derived from it), but it is not a run: it is neither counted nor a timing.
   MEMORY_PASS = "memory pass"
 
@@ -98,7 +99,7 @@ class RunRecord:
   inventory: dict[str, Any] | None = None
   notes: list[str] = dataclasses.field(default_factory=list)  # what the benchmark emulated or left out
   error: ErrorRecord | None = None
-  # A run of the memory pass (engine/_memory_pass.py): a fresh process that measured host memory only;
+  # A run of the memory pass (engine/memory/_pass.py): a fresh process that measured host memory only;
   # its metrics are the host-memory tags, the timed runs' records have none of them.
   memory_pass: bool = False
   schema_version: int = SCHEMA_VERSION
@@ -147,13 +148,28 @@ def timed_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
   return [r for r in records if r.kind is RecordKind.TIMED]
 
 
+def warmup_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """The warm-ups of `records`: what an export that keeps warm-ups apart, or a plot that shows them, reads."""
+  return [r for r in records if r.kind is RecordKind.WARMUP]
+
+
+def memory_pass_records(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """The memory pass's records of `records`, failed ones included."""
+  return [r for r in records if r.kind is RecordKind.MEMORY_PASS]
+
+
+def measured_records(records: Iterable[RunRecord]) -> list[RunRecord]:
+  """Every record but the warm-ups, failed ones included: the timed runs and the memory pass's, in order."""
+  return [r for r in records if r.kind is not RecordKind.WARMUP]
+
+
 def sampled_records(records: Iterable[RunRecord]) -> list[RunRecord]:
   """The records whose metrics are samples: the timed runs and the memory pass's, those that succeeded.
 
   A tag's samples come from one kind only (the memory pass keeps only the tags the timed runs lack),
   so a reader takes `record.value(tag)` from these and needs no filter of its own.
   """
-  return [r for r in records if r.kind is not RecordKind.WARMUP and not r.failed]
+  return [r for r in measured_records(records) if not r.failed]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -241,6 +257,9 @@ class SuiteSummary:
   # A sweep of two or more factors: their main effects and two-factor interactions (api._effect_record).
   effects: list[Any] = dataclasses.field(default_factory=list)
   interactions: list[Any] = dataclasses.field(default_factory=list)
+  # The suite's `floor:` variant, and each other variant's share of it (api._floor_record.FloorShareRecord).
+  floor: dict[str, Any] | None = None
+  floor_shares: list[Any] = dataclasses.field(default_factory=list)
   repeats: Mapping[str, Any] | None = None  # how the repeats were decided: {"mode": "auto"|"fixed", ...}
   schema_version: int = SUMMARY_SCHEMA_VERSION
 
@@ -259,6 +278,8 @@ class SuiteSummary:
         "verdicts": [v.to_json() for v in self.verdicts],
         "effects": [e.to_json() for e in self.effects],
         "interactions": [i.to_json() for i in self.interactions],
+        "floor": self.floor,
+        "floor_shares": [f.to_json() for f in self.floor_shares],
         "benchmarks": [b.to_json() for b in self.benchmarks],
     }
 
@@ -270,6 +291,7 @@ class SuiteSummary:
       SchemaError: another schema_version, or a field missing.
     """
     from ckptbench.api._effect_record import EffectRecord, InteractionRecord  # noqa: PLC0415  (as below)
+    from ckptbench.api._floor_record import FloorShareRecord  # noqa: PLC0415  (as below)
     from ckptbench.api._verdict_record import VerdictRecord  # noqa: PLC0415  (it imports this module)
 
     if not (isinstance(data, Mapping) and data.get("schema_version") == 1):
@@ -278,6 +300,7 @@ class SuiteSummary:
     fields["verdicts"] = [VerdictRecord.from_json(v) for v in fields.get("verdicts", [])]
     fields["effects"] = [EffectRecord.from_json(e) for e in fields.get("effects", [])]
     fields["interactions"] = [InteractionRecord.from_json(i) for i in fields.get("interactions", [])]
+    fields["floor_shares"] = [FloorShareRecord.from_json(f) for f in fields.get("floor_shares", [])]
     fields["benchmarks"] = [BenchmarkSummary.from_json(b) for b in fields["benchmarks"]]
     fields["skipped_meshes"] = [SkippedMesh(**json_fields(SkippedMesh, s, "skipped mesh"))
                                 for s in fields.get("skipped_meshes", [])]  # fmt: skip

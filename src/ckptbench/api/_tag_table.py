@@ -387,7 +387,7 @@ def unit_of(tag: str) -> str | None:
 def is_host_memory_tag(tag: str) -> bool:
   """A full tag of host memory: the `rss` collector's, or the peak over the checkpoint derived from it.
 
-  These are what a memory pass measures (engine/_memory_pass.py), and what is compared only between
+  These are what a memory pass measures (engine/memory/_pass.py), and what is compared only between
   runs that measured host memory the same way.
 
   Example:

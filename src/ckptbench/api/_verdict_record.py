@@ -7,7 +7,7 @@ import enum
 import math
 from typing import Any, Mapping
 
-from ckptbench.api._records import SchemaError, json_fields
+from ckptbench.api._values import SchemaError, json_fields
 from ckptbench.api._tags import current_tag
 
 

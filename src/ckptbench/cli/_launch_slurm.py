@@ -38,10 +38,11 @@ def _say(line: str) -> None:
 
 def _follow(job_id: str, out: pathlib.Path, poll_s: float, log: pathlib.Path | None) -> int:
   from ckptbench.distributed import follow_job  # noqa: PLC0415
+  from ckptbench.api import timed_runs  # noqa: PLC0415
   from ckptbench.results import read_records  # noqa: PLC0415
 
-  def runs_done() -> int:  # process 0 writes every host's record of a run at once
-    return sum(1 for record in read_records(out) if record.host == 0)
+  def runs_done() -> int:  # the timed runs; process 0 writes every host's record of a run at once
+    return sum(1 for record in timed_runs(read_records(out)) if record.host == 0)
 
   try:
     outcome = follow_job(job_id, runs_done=runs_done, say=_say, poll_s=poll_s, log=log)

@@ -77,7 +77,7 @@ def register(subparsers) -> None:
                  help="also a table per benchmark, and library logs (as `ckptbench -v run`)")  # fmt: skip
   p.add_argument("--resume", action="store_true", help="skip runs already in OUT/results.jsonl")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
-  p.add_argument("--driven_rounds", action="store_true", help=argparse.SUPPRESS)  # `matrix`'s (engine/_rounds.py)
+  p.add_argument("--driven_rounds", action="store_true", help=argparse.SUPPRESS)  # `matrix`'s (engine/loop/_rounds.py)
   p.add_argument("--with", dest="with_", metavar="REQUIREMENTS",
                  help="run in an isolated environment with these packages, e.g. \"orbax-checkpoint==0.12.7\""
                  " (built with uv and cached; see `ckptbench matrix`)")  # fmt: skip
@@ -98,7 +98,7 @@ def register(subparsers) -> None:
                  " runs, in a fresh process whose allocator keeps no free memory, so a peak does not depend on"
                  " what ran before; 'inline' inside the timed runs (as multi-process runs do); 'off' not at"
                  " all (default: $CKPTBENCH_HOST_MEMORY, else pass; docs/metrics.md)")  # fmt: skip
-  p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)  # a run's memory pass (engine/_memory_pass.py)
+  p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)  # a run's memory pass (engine/memory/_pass.py)
   p.add_argument("--skip_disk_check", action="store_true",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.add_argument("--history", metavar="HIST",

@@ -3,10 +3,10 @@
 from ckptbench.data._existing import (
     abstract_from_checkpoint,
     abstract_pytree,
-    leaf_name,
     load_existing,
     write_sharding_config,
 )
+from ckptbench.data._leaf_names import leaf_name
 from ckptbench.data._sharding_file import ShardingFile, check_loaded_shardings, read_sharding_config
 from ckptbench.data._mesh import build_mesh
 from ckptbench.data._synthetic import build_pytree, synthetic_pytree

@@ -14,6 +14,7 @@ from typing import Any
 
 import jax
 
+from ckptbench.data._leaf_names import leaf_name
 from ckptbench.data._read_errors import reading_checkpoint
 from ckptbench.data._sharding_file import ShardingLayout, check_loaded_shardings, read_sharding_config
 from ckptbench.distributed import pathways_load_context
@@ -43,11 +44,6 @@ def write_sharding_config(path: str | pathlib.Path, pytree: Any, *, name_of: Any
       spec = {"shape": list(leaf.shape), "dtype": str(leaf.dtype), "sharding": {"mesh": mesh, "spec": spec}}
     out[(name_of or default_name)(key_path)] = spec
   write_location(path, json.dumps(out, indent=1, sort_keys=True).encode())
-
-
-def leaf_name(key_path, separator: str = "/") -> str:
-  """A pytree key path as "a/b/c" (or joined by `separator`: "a.b.c" is how Hub files and Orbax name tensors)."""
-  return jax.tree_util.keystr(tuple(key_path), simple=True, separator=separator)
 
 
 def abstract_from_checkpoint(

@@ -17,7 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ckptbench.data._existing import leaf_name
+from ckptbench.data._leaf_names import leaf_name
 from ckptbench.errors import CkptbenchError
 
 

@@ -28,6 +28,7 @@ from typing import Any
 
 import jax
 
+from ckptbench.data._leaf_names import leaf_name
 from ckptbench.errors import CkptbenchError
 from ckptbench.storage import read_location
 
@@ -101,7 +102,6 @@ def spec_axes(spec: jax.sharding.PartitionSpec) -> set[str]:
 
 
 def _names(key_path) -> tuple[str, str]:
-  from ckptbench.data._existing import leaf_name  # noqa: PLC0415  (it imports this module)
 
   slash = leaf_name(key_path)
   return slash, slash.replace("/", ".")

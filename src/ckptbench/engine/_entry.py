@@ -27,12 +27,12 @@ from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
 from ckptbench.engine._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.engine._process import prepare_process
-from ckptbench.engine._memory_pass import check_host_memory
+from ckptbench.engine.memory._pass import check_host_memory
 from ckptbench.engine._library_output import LibraryOutput, library_output_captured
 from ckptbench.engine._link import shaped_link, write_link_summary
-from ckptbench.engine._locations import check_store_targets
-from ckptbench.engine._disk import Freeing
-from ckptbench.engine._runner import SuiteOutcome, run_suite
+from ckptbench.engine.output._locations import check_store_targets
+from ckptbench.engine.output._disk import Freeing
+from ckptbench.engine.loop._runner import SuiteOutcome, run_suite
 from ckptbench.engine._settings import RunSettings
 from ckptbench.engine._simdevice import check_cluster_before_start, check_cluster_started
 

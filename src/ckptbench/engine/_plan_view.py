@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any, Sequence
 
 from ckptbench.config import Suite, preset_summary
-from ckptbench.engine._memory_pass_choices import HOST_MEMORY_ENV, memory_readings_cap
-from ckptbench.engine._schedule import benchmark_groups, schedule_runs, warmup_groups
+from ckptbench.engine.memory._pass_choices import host_memory_mode, memory_readings_cap
+from ckptbench.engine.loop._schedule import benchmark_groups, schedule_runs, warmup_groups
 from ckptbench.engine._select import select
 from ckptbench.engine._sizes import checkpoint_bytes, disk_need, format_bytes
 from ckptbench.engine._sweep import Plan, expand
@@ -62,9 +61,9 @@ def _runs(plan: Plan, cfg) -> int | str:
 
 
 def _memory_pass(plan: Plan, cfg) -> str | None:
-  """What the default memory pass adds (engine/_memory_pass.py), or None where host memory is not asked
+  """What the default memory pass adds (engine/memory/_pass.py), or None where host memory is not asked
   for that way ($CKPTBENCH_HOST_MEMORY; a multi-process run measures inline and says so when it runs)."""
-  if (os.environ.get(HOST_MEMORY_ENV) or "pass") != "pass" or not plan.benchmarks:
+  if host_memory_mode(None) != "pass" or not plan.benchmarks:
     return None
   repeats = cfg.repeats(compares=len(plan.benchmarks) > 1 or bool(cfg.baseline_path))
   most = memory_readings_cap(0 if repeats == "auto" else int(repeats), repeats == "auto")

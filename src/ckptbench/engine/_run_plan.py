@@ -7,8 +7,8 @@ import random
 from typing import Any, Hashable, Mapping, Sequence
 
 from ckptbench.config import Suite
-from ckptbench.engine._rounds import Repeats, resolve_repeats
-from ckptbench.engine._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
+from ckptbench.engine.loop._rounds import Repeats, resolve_repeats
+from ckptbench.engine.loop._schedule import ScheduledRun, pending, schedule_runs, warmup_groups
 from ckptbench.engine._select import select
 from ckptbench.engine._settings import RunSettings
 from ckptbench.engine._simdevice import run_backend_name

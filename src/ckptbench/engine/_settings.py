@@ -6,7 +6,7 @@ import dataclasses
 import pathlib
 
 from ckptbench.engine._choices import DECIDE_ON
-from ckptbench.engine._race_spec import Race
+from ckptbench.engine.race._spec import Race
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import DEFAULT_THRESHOLD
 from ckptbench.storage import is_store_url, parse_store_url, store_for
@@ -63,13 +63,13 @@ class RunSettings:
   checkpoint_root: str | None = None  # gs://, s3:// or a directory; None: the suite's key, else OUT
   link: str | None = None  # shape the way to the store, e.g. "rtt=20ms,bw=1GB/s,errors=1%"
   output_url: str | None = None  # set from an output_dir that is a store URL
-  # Rounds driven from standard input (engine/_rounds.py): how `ckptbench matrix` interleaves environments.
+  # Rounds driven from standard input (engine/loop/_rounds.py): how `ckptbench matrix` interleaves environments.
   driven_rounds: bool = False
-  # Host memory (engine/_memory_pass.py): "pass", "inline" or "off"; None: $CKPTBENCH_HOST_MEMORY, else "pass".
+  # Host memory (engine/memory/_pass.py): "pass", "inline" or "off"; None: $CKPTBENCH_HOST_MEMORY, else "pass".
   host_memory: str | None = None
   # This run is another run's memory pass: a warm-up and this many runs of each benchmark.
   memory_pass_repeats: int | None = None
-  # Race the grid instead of running it whole (`ckptbench tune`, engine/_race.py).
+  # Race the grid instead of running it whole (`ckptbench tune`, engine/race/_race.py).
   race: Race | None = None
   # What auto repeats wait for: "verdicts" (each variant against the reference) or "effects" (each factor's
   # main effect and each pair's interaction, analysis/_effects.py; a sweep of one factor has none: its verdicts).

@@ -1,7 +1,7 @@
 """Environments judged as `run` judges a sweep: each benchmark in each environment is a variant,
 compared with the same benchmark in the first environment, paired by round.
 
-`matrix` runs its environments in interleaved rounds (engine/_rounds.py), so round r
+`matrix` runs its environments in interleaved rounds (engine/loop/_rounds.py), so round r
 of every environment shares what the machine did then; `analysis.sweep_verdicts`
 (the same function, metrics and rule as a sweep's summary.json) decides each
 pair, and comparison.json's rows carry those verdicts: the gate judges what the

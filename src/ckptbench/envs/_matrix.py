@@ -1,7 +1,7 @@
 """`ckptbench matrix`: one suite in several environments, in interleaved rounds, judged against the first.
 
 Each environment runs the suite in one long-lived `ckptbench run` whose rounds
-this process drives (`--driven_rounds`, engine/_rounds.py): after every
+this process drives (`--driven_rounds`, engine/loop/_rounds.py): after every
 environment's warm-ups, each round runs the suite once in every environment,
 the environments in a fresh random order, so drift of a shared machine falls on
 every environment alike and round r pairs across them. `num_repeats: auto`
@@ -245,7 +245,7 @@ def _rounds(repeats, workers: dict[str, _Worker], failed, settings: MatrixSettin
 
 
 class _Worker:
-  """One environment's long-lived `ckptbench run --driven_rounds` (engine/_rounds.py's protocol)."""
+  """One environment's long-lived `ckptbench run --driven_rounds` (engine/loop/_rounds.py's protocol)."""
 
   def __init__(self, env: BuiltEnv, settings: MatrixSettings):
     from ckptbench.engine import DRIVEN_READY, DRIVEN_ROUND_DONE  # noqa: PLC0415

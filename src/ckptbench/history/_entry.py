@@ -36,7 +36,7 @@ class Environment:
   process_count: int | None
   host: str | None
   fingerprint: str  # the hardware: CPU model, cores, memory, architecture (not the host name)
-  # How host memory was measured (engine/_memory_pass.py): its series are never mixed across ways.
+  # How host memory was measured (engine/memory/_pass.py): its series are never mixed across ways.
   host_memory: str = "inline"
 
   @property

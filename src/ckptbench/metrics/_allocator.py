@@ -14,7 +14,7 @@ What `malloc_trim` cannot hand back: the free memory at the top of a thread's ar
 only the main arena's top). glibc's dynamic thresholds let each arena keep up to twice the largest
 mapped block freed so far there (32 MiB after a load's 16 MiB read buffers), and a save's staging
 buffers come out of it: the save then reads 0.67-0.84x a fresh process. The memory pass
-(engine/_memory_pass.py) fixes the thresholds in a process of its own, at a cost in time the timed
+(engine/memory/_pass.py) fixes the thresholds in a process of its own, at a cost in time the timed
 runs do not pay.
 
 `heap_in_use()` is glibc's own count of bytes handed out and not freed

@@ -21,7 +21,7 @@ against the runs of their current segment.
   value is the larger of Student's t quantile (k - 1 degrees of freedom: normal runs) and the
   same statistic's quantile over runs whose spread between them has heavy tails (Student's t, 3
   degrees of freedom: the odd far run), drawn once per group and reference size
-  (`_arrival_table.py`, benchmarks/arrival_critical_values.py), each group at a third of alpha.
+  (`_arrival_table.py`, measurements/arrival_critical_values.py), each group at a third of alpha.
   The run is flagged worse when a group's interval has its good end beyond 1 and its ratio
   beyond the threshold (and the level moves by at least `floor`, 8 MiB of memory), the
   verdicts' rule (docs/verdicts.md).
@@ -77,7 +77,7 @@ class ArrivalTest:
 @functools.lru_cache(maxsize=None)
 def _critical_values(group: int) -> np.ndarray:
   """Indexed by the reference's runs (0 to ARRIVAL_WINDOW): NaN below MIN_REFERENCE_RUNS."""
-  from ckptbench.stats import _arrival_table  # noqa: PLC0415  (benchmarks/arrival_critical_values.py writes it)
+  from ckptbench.stats import _arrival_table  # noqa: PLC0415  (measurements/arrival_critical_values.py writes it)
 
   table = _arrival_table.CRITICAL[group]
   return np.array([math.nan] * _arrival_table.FIRST_REFERENCE + list(table))

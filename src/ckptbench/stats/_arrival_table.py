@@ -1,5 +1,5 @@
 """The arrival test's critical values per group of newest runs and reference size: written by
-benchmarks/arrival_critical_values.py, the largest of the quantiles over normal runs and over
+measurements/arrival_critical_values.py, the largest of the quantiles over normal runs and over
 heavy-tailed runs (t, 3 d.f.), 300,000 series each (stats/_arrival.py)."""
 
 ARRIVAL_ALPHA = 0.0025

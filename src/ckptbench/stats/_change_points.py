@@ -234,7 +234,7 @@ def scan_critical_values(runs: int, min_runs: int = MIN_RUNS) -> tuple[float, fl
 
   The pooled t does not depend on the series' level or spread, so under "no change" with normal
   log medians its distribution is the same for every series of that length: drawn once
-  (`_scan_table.py`, benchmarks/scan_critical_values.py), else here. Shuffling the runs instead
+  (`_scan_table.py`, measurements/scan_critical_values.py), else here. Shuffling the runs instead
   (as E-Divisive does) cannot give a p-value below 1 / (number of orderings): 2/252 on a 5|5
   split, above the cut-off, so a change was confirmed only with about six runs a side.
 

@@ -1,5 +1,5 @@
 """The scan statistic's critical values per series length (runs): written by
-benchmarks/scan_critical_values.py from 200,000 series of normal log medians per length, for
+measurements/scan_critical_values.py from 200,000 series of normal log medians per length, for
 the alphas and the fewest runs a segment holds named below (stats/_change_points.py)."""
 
 SCAN_ALPHA = 0.002

@@ -1,14 +1,14 @@
 """Readings repeated until their figure is precise, and the verdict on two figures: the memory pass's rule.
 
-A memory pass (engine/_memory_pass.py) reads host memory with glibc's thresholds fixed, and some of
+A memory pass (engine/memory/_pass.py) reads host memory with glibc's thresholds fixed, and some of
 its readings repeat exactly: the 128 MiB OCDBT save read 105.5-106.0 MiB in 40 runs. Others move with
 what the machine does meanwhile (how many read buffers are live at once): the same load read 164-192
-MiB, the non-OCDBT save 27-53 MiB (benchmarks/memory_rule.py). So the pass does not repeat a benchmark
+MiB, the non-OCDBT save 27-53 MiB (measurements/memory_rule.py). So the pass does not repeat a benchmark
 a fixed number of times: it stops once, for each judged host-memory tag of the benchmark, the figure
 (the mean of its readings) is known to within `TARGET_RELATIVE` of itself or `TARGET_MIB`, the larger:
 at least `MIN_READINGS` readings, and the figure's error (`figure_error`: Student's t at one-sided
 95%, n - 1 degrees of freedom, times the readings' standard error) within that target. At most
-`memory_readings_cap` readings (engine/_memory_pass_choices.py): a tag still short of the target there
+`memory_readings_cap` readings (engine/memory/_pass_choices.py): a tag still short of the target there
 is compared all the same, with the error its readings give.
 
 Two benchmarks' readings are compared by Welch's t on the difference of their means (each side's
@@ -24,7 +24,7 @@ The target is a quarter of the smallest margin a comparison has (8 MiB, or 10% o
 two figures at their targets leave half the margin to a difference still called `equivalent`. The
 stop reads the spread it stops on, which makes that spread read small more often than it is; the
 error rates of the whole (the stop, then the verdict), measured by simulation and on real readings
-(benchmarks/memory_rule.py), are on docs/performance.md, *Host-memory verdicts*.
+(measurements/memory_rule.py), are on docs/performance.md, *Host-memory verdicts*.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ckptbench.api import BenchmarkSummary, MetricStatistics, RecordKind, RunFailure, RunRecord, timed_runs
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RunFailure, RunRecord, measured_records, timed_runs
 from ckptbench.api import is_rate_unit
 from ckptbench.stats._hosts import host_statistics
 
@@ -58,9 +58,8 @@ def summarize_benchmarks(records: Sequence[RunRecord]) -> list[BenchmarkSummary]
   a repeat failed when any host's run of it failed, or the memory pass's run of it did.
   """
   by_key: dict[str, list[RunRecord]] = {}
-  for record in records:
-    if record.kind is not RecordKind.WARMUP:
-      by_key.setdefault(record.key, []).append(record)
+  for record in measured_records(records):
+    by_key.setdefault(record.key, []).append(record)
   summaries = []
   for key, group in by_key.items():
     first = group[0]

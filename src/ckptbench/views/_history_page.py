@@ -11,7 +11,7 @@ import pathlib
 from typing import Sequence
 
 from ckptbench.history import Arrival, Change, HistoryEntry, Series, arrival_text, change_text, failing_text, gate_passed
-from ckptbench.views._plots import COLORS, LAZY_PLOTS_JS, _html, plotly_js
+from ckptbench.views._plots import COLORS, LAZY_PLOTS_JS, figure_html, plotly_js
 from ckptbench._escape import html_text
 
 _WEBGL_FROM = 2000  # points: SVG draws a few thousand error bars slowly, WebGL does not
@@ -67,7 +67,7 @@ def _figure(s: Series, index: int) -> str:
       "yaxis": {"title": {"text": html_text(s.unit)}, "gridcolor": "#ebf0f8", "rangemode": "tozero"},
       "shapes": shapes, "annotations": annotations, "showlegend": False, "margin": {"t": 70},
   }  # fmt: skip
-  return _html(traces, layout, f"history-{index}", 360, lazy=True)
+  return figure_html(traces, layout, f"history-{index}", 360, lazy=True)
 
 
 def _items(texts: Sequence[str], css: str) -> str:

@@ -54,7 +54,7 @@ def _finite(value: Any) -> Any:
   return value
 
 
-def _html(data: list[dict], layout: dict, div_id: str, height: int, lazy: bool = False) -> str:
+def figure_html(data: list[dict], layout: dict, div_id: str, height: int, lazy: bool = False) -> str:
   """The figure's div and its script; `lazy`: drawn when scrolled near (the page calls
   `LAZY_PLOTS_JS` once), so a page of many large charts shows its first ones at once."""
   figure = script_json([_finite(data), _finite({**_LAYOUT, **layout, "height": height}), _CONFIG])
@@ -163,7 +163,7 @@ def panel_grid(labels: Sequence[str], panels: Sequence[Panel], div_id: str, ncol
       line, label = _limit_marks(limit, _LIMIT_COLORS[j % len(_LIMIT_COLORS)], axis, log)
       layout["shapes"].append(line)
       layout["annotations"].append(label)
-  return _html(data, layout, div_id, 300 * nrows + 60)
+  return figure_html(data, layout, div_id, 300 * nrows + 60)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,7 +193,7 @@ def repeat_series(title: str, unit: str, series: Mapping[str, Sequence[RunPoint]
     })  # fmt: skip
   layout = {"title": {"text": title}, "xaxis": {**_AXIS, "title": {"text": "run (w = warm-up, not counted)"},
             "type": "category"}, "yaxis": {**_AXIS, "title": {"text": unit}, "type": "log" if _wide(values) else "linear"}}  # fmt: skip
-  return _html(data, layout, div_id, 340)
+  return figure_html(data, layout, div_id, 340)
 
 
 def host_distribution(title: str, unit: str, by_variant: Mapping[str, Mapping[int, Sequence[float]]], div_id: str) -> str:
@@ -207,16 +207,19 @@ def host_distribution(title: str, unit: str, by_variant: Mapping[str, Mapping[in
     data.append({"type": "box", "x": xs, "y": ys, "name": name, "boxpoints": "all", "jitter": 0.3, "pointpos": 0,
                  "marker": {"color": COLORS[j % len(COLORS)]}})  # fmt: skip
   layout = {"title": {"text": title}, "yaxis": {**_AXIS, "title": {"text": unit}}, "xaxis": _AXIS, "boxmode": "group"}
-  return _html(data, layout, div_id, 340)
+  return figure_html(data, layout, div_id, 340)
 
 
-def stacked_figure(title: str, labels: Sequence[str], stages: Mapping[str, Sequence[float]], unit: str, div_id: str) -> str:
-  """Horizontal stacked bars: where the time of each variant went."""
+def stacked_figure(
+    title: str, labels: Sequence[str], stages: Mapping[str, Sequence[float]], unit: str, div_id: str,
+    statistic: str = "mean",
+) -> str:  # fmt: skip
+  """Horizontal stacked bars: where the time of each variant went (`statistic` of the repeats)."""
   data = [
       {"type": "bar", "y": list(labels), "x": list(values), "name": stage, "orientation": "h",
        "marker": {"color": COLORS[j % len(COLORS)]}}
       for j, (stage, values) in enumerate(stages.items())
   ]  # fmt: skip
-  layout = {"title": {"text": title}, "barmode": "stack", "xaxis": {**_AXIS, "title": {"text": f"mean ({unit})"}},
+  layout = {"title": {"text": title}, "barmode": "stack", "xaxis": {**_AXIS, "title": {"text": f"{statistic} ({unit})"}},
             "yaxis": {**_AXIS, "autorange": "reversed"}}  # fmt: skip
-  return _html(data, layout, div_id, max(260, 60 * len(labels) + 120))
+  return figure_html(data, layout, div_id, max(260, 60 * len(labels) + 120))

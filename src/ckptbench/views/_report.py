@@ -18,7 +18,7 @@ import json
 import pathlib
 from typing import Any
 
-from ckptbench.api import BenchmarkSummary, RecordKind, RunRecord, timed_runs
+from ckptbench.api import BenchmarkSummary, RecordKind, RunRecord, measured_records, memory_pass_records, timed_runs
 from ckptbench.results import Comparison
 from ckptbench.results import RunOutputs, read_outputs
 from ckptbench.views._report_generators import generator_section
@@ -26,6 +26,7 @@ from ckptbench.views._report_html import CSS, FigureIds, table
 from ckptbench.views._report_roofline import limit_notes, roofline_limits
 from ckptbench.views._report_verdict import hosts_section, runs_in_order, verdict_section
 from ckptbench.views._effects_view import effects_section
+from ckptbench.views._floor_view import floor_section
 from ckptbench.analysis import build_verdict
 from ckptbench.stats import Verdict
 from ckptbench.views import _plots
@@ -61,7 +62,8 @@ def render_report(outputs: RunOutputs) -> str:
   """The report page as HTML text."""
   figures = FigureIds()
   verdict = build_verdict(outputs.results, outputs.reference, outputs.summary.verdicts if outputs.summary else ())
-  body = [_overview(outputs), verdict_section(verdict), effects_section(outputs.summary), _comparison(outputs.comparison)]
+  body = [_overview(outputs), verdict_section(verdict), effects_section(outputs.summary),
+          floor_section(outputs.summary, figures), _comparison(outputs.comparison)]
   if verdict is not None:
     body.append(runs_in_order(outputs, verdict, figures))
     body.append(hosts_section(outputs, verdict, figures))
@@ -89,7 +91,7 @@ def render_report(outputs: RunOutputs) -> str:
 def _overview(outputs: RunOutputs) -> str:
   runs = timed_runs(outputs.results)
   failed = sum(1 for r in runs if r.failed)
-  memory_pass_failed = sum(1 for r in outputs.results if r.kind is RecordKind.MEMORY_PASS and r.failed)
+  memory_pass_failed = sum(1 for r in memory_pass_records(outputs.results) if r.failed)
   benches = outputs.benchmarks
   if not runs and outputs.summary is not None:  # summary only
     total, failed = outputs.summary.runs, outputs.summary.failed
@@ -125,7 +127,7 @@ def _which_run(record: RunRecord) -> str:
 
 
 def _failures(outputs: RunOutputs) -> str:
-  failed = [r for r in outputs.results if r.kind is not RecordKind.WARMUP and r.failed]
+  failed = [r for r in measured_records(outputs.results) if r.failed]
   if not failed:
     errors = [(b.name, e) for b in outputs.benchmarks for e in b.errors]
     if not errors:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ckptbench.api import RecordKind, Tag, sampled_records
+from ckptbench.api import RecordKind, Tag, sampled_records, timed_runs, warmup_runs
 from ckptbench.results import RunOutputs
 from ckptbench.views._report_html import FigureIds
 from ckptbench.analysis import (
@@ -65,8 +65,8 @@ def runs_in_order(outputs: RunOutputs, verdict: VerdictTable, figures: FigureIds
     for variant in verdict.variants:
       points = []
       # The timed runs in their order, their warm-ups first (a memory pass's records time nothing).
-      runs = [r for r in outputs.results if r.key == variant.key and not r.failed
-              and r.kind in (RecordKind.WARMUP, RecordKind.TIMED)]  # fmt: skip
+      runs = [r for r in (*warmup_runs(outputs.results), *timed_runs(outputs.results))
+              if r.key == variant.key and not r.failed]  # fmt: skip
       for record in sorted(runs, key=lambda r: (r.kind is RecordKind.TIMED, r.repeat)):
         value = record.value(metric.tag)
         if value is None or record.host != 0:

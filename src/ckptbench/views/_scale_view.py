@@ -12,7 +12,7 @@ import math
 import pathlib
 from typing import Any, Mapping
 
-from ckptbench.views._plots import _html, plotly_js
+from ckptbench.views._plots import figure_html, plotly_js
 from ckptbench._escape import html_text
 
 SCALE_PAGE = "scale.html"
@@ -148,7 +148,7 @@ def _figure(doc: Mapping[str, Any], bench: str, name: str, index: int) -> str:
       "yaxis": {"type": "log" if all(p["value"] > 0 for p in preds.values()) else "linear",
                 "title": {"text": first["unit"]}},
   }  # fmt: skip
-  return _html(data, layout, f"scale-{index}", 340)
+  return figure_html(data, layout, f"scale-{index}", 340)
 
 
 def _table(doc: Mapping[str, Any], bench: str) -> str:

@@ -31,7 +31,7 @@ from tensorboard.compat.proto import event_pb2, summary_pb2, tensor_pb2, tensor_
 from tensorboard.plugins.scalar import plugin_data_pb2 as scalar_plugin_data
 
 from ckptbench.api import safe_path_component
-from ckptbench.api import BenchmarkSummary, MetricStatistics, RecordKind, RunRecord
+from ckptbench.api import BenchmarkSummary, MetricStatistics, RecordKind, RunRecord, measured_records
 from ckptbench.api import Tag, is_judged
 from ckptbench.results import read_outputs
 from ckptbench.views._tfevents import EventFile, experiment_summary, session_summary, text_summary
@@ -91,9 +91,7 @@ def write_tensorboard(out_dir: str | pathlib.Path) -> pathlib.Path:
     old.unlink()
 
   runs_by_bench: dict[str, list[RunRecord]] = collections.defaultdict(list)
-  for record in outputs.results:
-    if record.kind is RecordKind.WARMUP:
-      continue
+  for record in measured_records(outputs.results):
     runs_by_bench[record.benchmark].append(record)
   for name, records in runs_by_bench.items():
     _write_host_scalars(logdir / tensorboard_run_name(name), records)

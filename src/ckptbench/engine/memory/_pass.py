@@ -1,0 +1,226 @@
+"""Host memory from a pass of its own: the suite's runs again, in a fresh process whose allocator keeps nothing.
+
+In one long process a block's host memory depends on what earlier runs left in glibc's allocator: its
+dynamic thresholds let every thread's arena keep up to twice the largest mapped block freed there (32
+MiB and more after a load's read buffers), which `malloc_trim` cannot hand back, and the next save takes
+its buffers from it. The 128 MiB sync save then reads 0.45-0.9x what it adds in a fresh process and the
+load 1.1-1.6x, moving with what ran before (issue 30; docs/metrics.md, *Host memory*).
+
+So by default (`host_memory: pass`) the timed runs measure no host memory at all (the `rss` collector is
+held: no trim, no sampler, glibc's defaults as a training process has them), and once they are done one
+child `ckptbench run` runs the same benchmarks again, with `MALLOC_MMAP_THRESHOLD_` fixed at 64 KiB: a
+warm-up per generator, mesh and data, then rounds of the benchmarks whose host memory has not settled,
+until the figure of each of a benchmark's judged tags is precise enough (3 readings at least; the rule
+and its error: stats/_settled.py), never more readings than `memory_readings_cap` allows (10; a fixed
+repeat count's own count): not the timed runs' repeat count. It starts when the timed runs are done
+and their last checkpoint is gone, never beside them: its saves and loads would share the disk, the
+page cache and the CPUs with theirs. A fixed threshold stops glibc's adjusting, so every block of
+64 KiB or more is mapped when allocated and unmapped when freed, as in a fresh process before its first
+large free, and no arena keeps free memory at its top beyond the 128 KiB trim threshold: each run's
+peak is what it needs, whatever ran before it. Measured (measurements/memory_truth.py, the 128 MiB save
+and load): the save reads 106 MiB in every repeat and the load 174-201 MiB, with or without async
+saves between loads, where fresh processes add 111 and 212-260 (which keep their blocks under 128 KiB
+on the heap). Held at glibc's start-up value (128 KiB), with or without one arena
+(`MALLOC_ARENA_MAX=1`), the load read nearer a fresh process's level but moved with what ran before
+it, and a matrix then read Orbax 0.12.8's non-OCDBT load 1.14x above 0.11.30's where fresh
+processes read it 0.88x; at 64 KiB the matrix read 1.01x (docs/performance.md, *Host memory*).
+Those runs' host-memory tags
+become records of their own in results.jsonl (`RunRecord.memory_pass`); their timings are dropped
+(mapping every buffer afresh makes loads some 10-25% slower), and every timing comes from the timed
+runs.
+A `matrix` environment's driven run has its pass once the driver says stop. Where a pass cannot run
+(several processes; generators defined in the script being run, which a fresh process cannot
+import) memory is measured inside the timed runs (`inline`, the trimmed reading of
+metrics/_basic_collectors.py) and the run says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+from typing import Sequence
+
+from ckptbench.api import ErrorRecord, RunRecord, is_host_memory_tag, memory_pass_records, timed_runs, warmup_runs
+from ckptbench.config import Suite
+from ckptbench.errors import EXIT_INTERRUPTED, CkptbenchError
+from ckptbench.results import now_iso, read_records
+from ckptbench.engine.memory._pass_choices import (
+    MEMORY_PASS_ENV,
+    host_memory_mode,
+    memory_readings_cap,
+)
+from ckptbench.engine._run_plan import RunPlan
+from ckptbench.engine._settings import RunSettings
+
+_SUBDIRECTORY = "memory_pass"
+
+
+@dataclasses.dataclass(frozen=True)
+class HostMemory:
+  """How this run measures host memory.
+
+  Attributes:
+    mode: "pass" (a memory pass after the timed runs), "inline" (inside the timed runs) or "off".
+    why: one line saying so, for the manifest and summary.json's notes.
+    repeats: the memory pass's most readings of a benchmark (mode "pass").
+  """
+
+  mode: str
+  why: str
+  repeats: int = 0
+
+  @property
+  def held(self) -> frozenset[str]:
+    """The collectors the timed runs leave out."""
+    return frozenset() if self.mode == "inline" else frozenset({"rss"})
+
+  @property
+  def absent_from_timed_runs(self) -> str | None:
+    """Why the timed runs measure no host memory (`TestContext.host_memory_absent`); None where they do."""
+    if self.mode == "pass":
+      return "host memory is measured in the memory pass after the timed runs, not in them"
+    return "host memory is not measured (host_memory off)" if self.mode == "off" else None
+
+  def to_json(self) -> dict:
+    return {"mode": self.mode, "why": self.why, "repeats": self.repeats,
+            "environment": MEMORY_PASS_ENV if self.mode == "pass" else {}}  # fmt: skip
+
+
+def check_host_memory(suite: Suite, settings: RunSettings, process_count: int) -> None:
+  """Refuses a memory pass asked for where none can run, before anything is written.
+
+  Raises:
+    CkptbenchError: an unknown mode (the flag's or the environment variable's), or `pass` asked for in
+      a multi-process run or for a generator defined in the script being run.
+  """
+  obstacle = _obstacle(suite, settings, process_count)
+  if _asked(settings) == "pass" and settings.host_memory and obstacle:
+    raise CkptbenchError(f"{settings.ask('host_memory', 'pass')} pass: no memory pass for {obstacle}"
+                         " (it runs the suite again in one fresh process); use inline or off")  # fmt: skip
+
+
+def host_memory_plan(suite: Suite, settings: RunSettings, run_plan: RunPlan, process_count: int) -> HostMemory:
+  """How this run measures host memory (see the module's docstring)."""
+  if settings.memory_pass_repeats:
+    return HostMemory("inline", "host memory: this run is a memory pass")
+  asked = _asked(settings)
+  obstacle = _obstacle(suite, settings, process_count)
+  if asked == "off":
+    return HostMemory("off", "host memory: not measured (host_memory off)")
+  if asked == "inline" or obstacle:
+    reason = f" ({obstacle}, where no memory pass runs)" if asked == "pass" else " (host_memory inline)"
+    return HostMemory("inline", "host memory: measured inside the timed runs" + reason + ": a block's peak"
+                      " may read low where earlier runs left free memory in the allocator (docs/metrics.md)")
+  most = memory_readings_cap(run_plan.repeats.count, run_plan.repeats.auto)
+  return HostMemory("pass", f"host memory: from a memory pass after the timed runs, in a fresh process with"
+                    f" glibc's mmap threshold fixed ({' '.join(f'{k}={v}' for k, v in MEMORY_PASS_ENV.items())}),"
+                    f" each benchmark read until its figures are precise ({most} readings at most);"
+                    " the timed runs measure none", most)  # fmt: skip
+
+
+def _asked(settings: RunSettings) -> str:
+  return host_memory_mode(settings.host_memory, settings.ask("host_memory", settings.host_memory or ""))
+
+
+def _obstacle(suite: Suite, settings: RunSettings, process_count: int) -> str | None:
+  """What keeps a memory pass from running this suite, or None."""
+  if process_count > 1:
+    return f"a run of {process_count} processes"
+  in_script = sorted({e.generator_path for e in suite.entries if e.generator_cls.__module__ == "__main__"})
+  if in_script:  # a fresh process cannot import what the running script defines
+    return f"generators defined in the script being run ({', '.join(in_script)}): move them into a module"
+  return None
+
+
+def run_memory_pass(
+    suite: Suite, settings: RunSettings, run_plan: RunPlan, repeats: int, earlier: Sequence[RunRecord]
+) -> list[RunRecord]:
+  """The memory pass: its records of every benchmark `earlier` (the run's records so far, resumed ones
+  included) has no memory pass for, each with the tags only host memory gave (see `_memory_record`).
+
+  A benchmark the pass recorded nothing for (the child could not start, or died) gets one failed record
+  naming the pass's exit status and log (OUT/logs/memory_pass.log, kept only then).
+  """
+  done_keys = {r.key for r in memory_pass_records(earlier)}
+  if all(b.key in done_keys for b in run_plan.plan.benchmarks):  # a resumed run whose pass was done
+    return []
+  out = settings.output_dir
+  child_out = out / _SUBDIRECTORY
+  suite_file, written = _suite_file(suite, out)
+  log = out / "logs" / "memory_pass.log"
+  log.parent.mkdir(parents=True, exist_ok=True)
+  env = {**os.environ, **MEMORY_PASS_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+  try:
+    with log.open("w") as sink:
+      done = subprocess.run(_command(suite, settings, suite_file, child_out, repeats), env=env, stdout=sink,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    found = read_records(child_out) if (child_out / "results.jsonl").exists() else []
+  finally:
+    shutil.rmtree(child_out, ignore_errors=True)
+    if written:
+      suite_file.unlink(missing_ok=True)
+  timed_tags: dict[str, set[str]] = {}  # by generator
+  for r in [*warmup_runs(earlier), *timed_runs(earlier)]:
+    timed_tags.setdefault(r.generator, set()).update(r.metrics)
+  # The child's own runs are timed runs of a run of its own; its warm-ups are left out here too.
+  records = [_memory_record(r, timed_tags.get(r.generator, set())) for r in timed_runs(found) if r.key not in done_keys]
+  recorded = {r.key for r in records}
+  missing = [b for b in run_plan.plan.benchmarks if b.key not in recorded and b.key not in done_keys]
+  if done.returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
+    missing = []
+  if not missing:
+    log.unlink()
+    if not any(log.parent.iterdir()):
+      log.parent.rmdir()
+  error = ErrorRecord("MemoryPassFailed", f"the memory pass recorded no run of this benchmark (its process"
+                      f" exited {done.returncode}; its output: {log})")  # fmt: skip
+  return records + [
+      RunRecord(suite=suite.name, **b.describe(), repeat=0, warmup=False, host=0, num_hosts=1, path=str(child_out),
+                started_at=now_iso(), duration_s=0.0, metrics={}, error=error, memory_pass=True)
+      for b in missing
+  ]  # fmt: skip
+
+
+def _memory_record(record: RunRecord, timed_tags: set[str]) -> RunRecord:
+  """A memory pass's record as the run keeps it: its host-memory tags, the tags no timed run of its
+  generator recorded (what a test_fn derives from host memory only where it is measured, such as
+  training_interference's peak growth per save; a counter that some timed run of the generator
+  recorded is the timed runs' figure), and its error; nothing the timed runs measured."""
+  metrics = {tag: entry for tag, entry in record.metrics.items() if is_host_memory_tag(tag) or tag not in timed_tags}
+  error = record.error and dataclasses.replace(record.error, message=f"in the memory pass: {record.error.message}")
+  return dataclasses.replace(record, metrics=metrics, inventory=None, notes=[], error=error, memory_pass=True)
+
+
+def _suite_file(suite: Suite, out: pathlib.Path) -> tuple[pathlib.Path, bool]:
+  """The suite's file, or (a suite loaded from text) its document written beside OUT's results; whether written."""
+  if pathlib.Path(suite.file).is_file():
+    return pathlib.Path(suite.file).resolve(), False
+  path = out / "memory_pass_suite.yaml"
+  path.write_text(json.dumps(suite.raw))  # JSON is YAML
+  return path, True
+
+
+def _command(suite: Suite, settings: RunSettings, suite_file: pathlib.Path, child_out: pathlib.Path,
+             repeats: int) -> list[str]:  # fmt: skip
+  """The child's `ckptbench run`: the same suite, selection, overrides, devices and places as this run."""
+  command = [sys.executable, "-m", "ckptbench", "run", str(suite_file), "-o", str(child_out), "--overwrite",
+             "--memory_pass_repeats", str(repeats), "--distributed", "off", "--no_views", "--no_probe",
+             "--no_progress"]  # fmt: skip
+  for override in settings.overrides:
+    command += ["--set", override]
+  for pattern in settings.select:
+    command += ["-k", pattern]
+  if settings.devices is not None and suite.config.simdevice is None:
+    command += ["--devices", str(settings.devices)]
+  if settings.checkpoint_root:  # beside the timed runs' checkpoints, never over one kept
+    command += ["--checkpoint_root", settings.checkpoint_root.rstrip("/") + "/" + _SUBDIRECTORY]
+  if settings.local_directory is not None:
+    command += ["--local_directory", str(settings.local_directory / _SUBDIRECTORY)]
+  if settings.link:
+    command += ["--link", settings.link]
+  return command
