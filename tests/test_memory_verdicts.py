@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ckptbench.engine._memory_pass_choices import HOST_MEMORY_ENV
+from ckptbench.engine.memory._pass_choices import HOST_MEMORY_ENV
 from ckptbench.metrics._allocator import free_memory_released
 from conftest import run_cli
 

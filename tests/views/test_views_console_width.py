@@ -102,4 +102,4 @@ def test_rows_decided_by_different_rules_are_marked_and_each_rule_is_stated_once
   assert len(legend) <= 6, legend
   whole = _printed(200, 2, verbose=True, memory_pass=True)
   assert sum(line.startswith("(2) rule: memory pass") for line in whole) == 1
-  assert any("worse/better: the difference +- both errors excludes 0" in line for line in whole)
+  assert any("Welch's t on the difference of the means: worse/better: its 95% interval" in line for line in whole)
