@@ -36,7 +36,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import warnings
 from typing import Sequence
 
 import numpy as np
@@ -201,20 +200,22 @@ def _judge(
   the half-width the critical value times sqrt(v) (the critical values carry the rest; `_arrival_table`).
   v: s^2, or the runs' own variance (on average) where larger."""
   critical = _critical_values(group)
-  with np.errstate(all="ignore"):
-    with warnings.catch_warnings():
-      warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows: references too short, not judged
-      mean = np.nanmean(reference, axis=1)
-      spread = np.nanvar(reference, axis=1, ddof=1)
-      own = np.maximum(spread, within.mean(axis=1))
-      q = critical[np.clip(k, 0, len(critical) - 1)]
-      if group == 1:
-        level, d = mean, members[:, 0] - mean
-        half = q * np.sqrt(own + spread / k)
-      else:
-        level = np.nanmedian(reference, axis=1)
-        d = np.median(members, axis=1) - level
-        half = q * np.sqrt(own)
+  with np.errstate(all="ignore"):  # references too short: not judged
+    present = ~np.isnan(reference)
+    filled = np.where(present, reference, 0.0)
+    mean = filled.sum(axis=1) / k
+    spread = np.maximum(((filled * filled).sum(axis=1) - k * mean * mean) / (k - 1), 0.0)
+    own = np.maximum(spread, within.mean(axis=1))
+    q = critical[np.clip(k, 0, len(critical) - 1)]
+    if group == 1:
+      level, d = mean, members[:, 0] - mean
+      half = q * np.sqrt(own + spread / k)
+    else:
+      ordered = np.sort(reference, axis=1)  # NaN last
+      rows = np.arange(len(k))
+      level = (ordered[rows, np.maximum((k - 1) // 2, 0)] + ordered[rows, k // 2]) / 2
+      d = np.median(members, axis=1) - level
+      half = q * np.sqrt(own)
     counted = (k >= MIN_REFERENCE_RUNS) & (np.exp(level + center) * np.abs(np.exp(d) - 1.0) >= floor)
   ratio, low, high = np.exp(d), np.exp(d - half), np.exp(d + half)
   if direction is Direction.LOWER:
