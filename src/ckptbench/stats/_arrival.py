@@ -5,26 +5,27 @@ today would be confirmed only nights later. A CI gate must answer the night it a
 Bencher's and CodSpeed's threshold tests do: here, prediction tests of the newest runs' level
 against the runs of their current segment.
 
-- The groups: the new run alone, with the run before it, and with the two before it (`GROUPS`),
-  each group's runs in one segment. A step that lasts shows in the mean of its runs; one far run
-  of a shared machine, alone, moves the mean of three by a third.
+- Two tests (`GROUPS`): the new run alone, and the new run with the two before it by their
+  median, each group's runs in one segment. A step that lasts moves the median of its runs; one
+  far run of a shared machine does not.
 - The reference of a group: the runs since the last confirmed change before its first run (at
   most `window` of them), less the runs that were themselves flagged on arrival and are still
   pending (fewer than PENDING_RUNS runs since): a step not yet confirmed must not widen the
   reference the runs after it are judged against. The first run after a confirmed change is
-  judged against the segment before the change, as it was when it arrived.
-- The test, on log run medians (a ratio whatever the scale): d = the group's mean log median -
-  the mean of the reference's, whose spread s carries the spread between runs (which on a shared
-  machine exceeds the spread within one) and their own within-run noise. Under "no change" d has
-  variance v/m + s^2/k for a group of m runs with v a run's own variance: s^2, or more when the
-  group's samples are noisier than that (their medians' variance, pi/2 var/n). The critical
-  value is the larger of Student's t quantile (k - 1 degrees of freedom: normal runs) and the
-  same statistic's quantile over runs whose spread between them has heavy tails (Student's t, 3
-  degrees of freedom: the odd far run), drawn once per group and reference size
-  (`_arrival_table.py`, measurements/arrival_critical_values.py), each group at a third of alpha.
-  The run is flagged worse when a group's interval has its good end beyond 1 and its ratio
-  beyond the threshold (and the level moves by at least `floor`, 8 MiB of memory), the
-  verdicts' rule (docs/verdicts.md).
+  judged alone against the segment before the change, as it was when it arrived; the three
+  runs' test waits for three runs after the change.
+- The tests, on log run medians (a ratio whatever the scale), with s the reference's spread
+  between runs (which on a shared machine exceeds the spread within one) and v a run's own
+  variance: s^2, or more when the group's samples are noisier than that (their medians'
+  variance, pi/2 var/n, the samples the new runs bring). The run alone: d = its log median - the
+  reference's mean, half-width q1 sqrt(v + s^2/k). The three: d = their median - the reference's
+  median, half-width q3 sqrt(v). Each critical value q is the largest of the statistic's
+  (1 - alpha/2) quantiles over normal runs (for the run alone, Student's t with k - 1 degrees of
+  freedom) and over runs whose spread between them has heavy tails (Student's t, 3 degrees of
+  freedom: the odd far run), drawn once per reference size (`_arrival_table.py`,
+  measurements/arrival_critical_values.py). The run is flagged worse when either interval has
+  its good end beyond 1 and its ratio beyond the threshold (and the level moves by at least
+  `floor`, 8 MiB of memory), the verdicts' rule (docs/verdicts.md).
 - At least MIN_REFERENCE_RUNS runs: with two, t has one degree of freedom and a quantile of 64.
 
 Under normal or heavy-tailed log medians, the chance to flag a run with no change is at most
