@@ -53,7 +53,7 @@ def sweep_effects(
     reference: swept option values that pick the reference variant, whose levels are the reference levels.
     paired: the rounds interleaved the variants, so the round is a block of the model.
     design: the look's error rates (Holm divides them across a metric's terms).
-    threshold: the relative change that matters (`--regression_threshold`).
+    threshold: the relative change that matters (`--threshold`).
   """
   measured = [r for r in timed_runs(records) if not r.failed]
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]

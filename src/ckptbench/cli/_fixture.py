@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ckptbench.cli._run import add_suite_arguments, config_path
+from ckptbench.cli._units import size_in
 from ckptbench.errors import CkptbenchError
 
 if TYPE_CHECKING:
@@ -41,9 +42,9 @@ def register(subparsers) -> None:
   p.add_argument("--format", choices=FORMATS,
                  help="orbax: DIR/checkpoint; safetensors: sharded DIR/safetensors/*.safetensors"
                       " (default: the suite's fixture.format, else orbax)")  # fmt: skip
-  p.add_argument("--shard_mb", type=float,
-                 help="safetensors: the size of each file (a larger tensor gets a file of its own;"
-                      " default: the suite's fixture.shard_mb, else 64)")  # fmt: skip
+  p.add_argument("--shard_size", "--shard_mb", dest="shard_bytes", type=size_in("MiB"),
+                 help="safetensors: the size of each file, e.g. 64MiB (a larger tensor gets a file of its own;"
+                      " default: the suite's fixture.shard_mb, else 64MiB)")  # fmt: skip
   p.set_defaults(handler=handle)
 
 
@@ -117,7 +118,7 @@ def handle(args: argparse.Namespace) -> int:
   if not output_directory:
     raise CkptbenchError("give the output directory: -o DIR (the suite declares no fixture.directory)")
   fmt = args.format or (declared.format if declared else "orbax")
-  shard_mb = args.shard_mb or (declared.shard_mb if declared else 64.0)
+  shard_mb = args.shard_bytes / (1 << 20) if args.shard_bytes else (declared.shard_mb if declared else 64.0)
   set_xla_flags(devices=args.devices or suite.devices_needed, hlo_dump_dir=None, override_devices=bool(args.devices))
   written = write_fixture(suite, output_directory, fmt, shard_mb)
   print(json.dumps(written, indent=1))

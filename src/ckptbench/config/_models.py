@@ -195,7 +195,7 @@ class FixtureConfig(_Model):
 
   def command(self, suite_file: str) -> str:
     """The `ckptbench fixture` command line that writes it."""
-    flags = "" if self.format == "orbax" else f" --format safetensors --shard_mb {self.shard_mb:g}"
+    flags = "" if self.format == "orbax" else f" --format safetensors --shard_size {self.shard_mb:g}MiB"
     return f"ckptbench fixture {suite_file} -o {self.directory}{flags}"
 
 

@@ -139,9 +139,10 @@ def _fitting_meshes(
   if not meshes:
     listed = ", ".join(f"{m.describe()} ({m.num_devices})" for m in suite.meshes if m)
     left_out = "".join(f"; {s.description} skipped: {s.reason}" for s in suite.skipped_meshes)
+    fewest = min(m.num_devices for m in suite.meshes if m)
     raise ConfigError(
         f"no mesh fits the {device_count} available devices; meshes: {listed}."
-        f" Use --devices N to simulate more CPU devices{left_out}",
+        f" On CPU, --devices {fewest} (or leaving --devices out) simulates the {fewest} the smallest needs{left_out}",
         file=suite.file,
     )
   return meshes, skipped

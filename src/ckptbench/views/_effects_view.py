@@ -166,7 +166,7 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
   undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
   if undecided:
     console.print(markup_text(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"
-                         " (--time_budget_s gives the race more)"),
+                         " (--time_budget gives the race more)"),
                   highlight=False, soft_wrap=True)  # fmt: skip
 
 
