@@ -18,6 +18,7 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Tag, Verdict, VerdictRecord, judged_metrics, sampled_records
+from ckptbench.api import variant_labels
 from ckptbench.stats import DEFAULT_THRESHOLD, Direction, metric_direction, per_repeat_across_hosts
 from ckptbench.stats import MedianInterval, median_interval
 from ckptbench.stats import modified_z_scores, outlier_indices
@@ -95,13 +96,14 @@ def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
   for record in sorted(records, key=lambda r: (r.kind is not RecordKind.WARMUP, r.repeat)):
     first.setdefault(record.key, record)
   one_generator = len({r.generator for r in first.values()}) == 1
+  # What sets each apart, as every table says it (api/_levels.py).
+  described = variant_labels([(r.varying, r.mesh, r.checkpoint_config) for r in first.values()])
   variants = []
-  for key, record in first.items():
+  for (key, record), text in zip(first.items(), described):
     name = record.benchmark or key
-    varying = dict(record.varying)
     # One generator: "use_ocdbt=True" says all; several: the name keeps the class.
-    label = ", ".join(f"{k}={v}" for k, v in varying.items()) if one_generator and varying else name
-    variants.append(Variant(key, name, label, varying, record.generator))
+    label = text if one_generator and text else name
+    variants.append(Variant(key, name, label, dict(record.varying), record.generator))
   labels = [v.label for v in variants]
   if len(set(labels)) < len(labels):  # e.g. the same options on two meshes: the names tell them apart
     variants = [dataclasses.replace(v, label=v.name) for v in variants]

@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from ckptbench.api import mesh_name, spec_text
+
 PositiveInt = Annotated[StrictInt, Field(gt=0)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0), Field(strict=True)]
@@ -73,6 +75,7 @@ class ScalarSpec(_Model):
 class MeshConfig(_Model):
   """A device mesh: named axes with per-axis degrees within (ICI) and across (DCN) slices."""
 
+  name: StrictStr | None = None  # how tables call it (default: its axes, fsdp4x2)
   mesh_axes: tuple[StrictStr, ...] = Field(min_length=1)
   ici_parallelism: dict[StrictStr, PositiveInt] = {}
   dcn_parallelism: dict[StrictStr, PositiveInt] | None = None
@@ -105,12 +108,17 @@ class MeshConfig(_Model):
     return math.prod(self.axis_sizes().values())
 
   def describe(self) -> str:
-    return "x".join(f"{a}{n}" for a, n in self.axis_sizes().items())
+    return self.name or mesh_name(self.model_dump())
+
+  def identity(self) -> dict[str, Any]:
+    """What the mesh is, as its benchmarks' keys and records hold it (a name given is part of it)."""
+    return self.model_dump(mode="json", exclude=set() if self.name else {"name"})
 
 
 class CheckpointConfig(_Model):
   """The checkpoint data: synthetic (`spec` or `preset`), or an existing checkpoint (`path`)."""
 
+  name: StrictStr | None = None  # how tables call it (default: what differs from the suite's other configs)
   spec: dict[str, Any] | None = None
   path: StrictStr | None = None
   preset: StrictStr | None = None
@@ -135,13 +143,20 @@ class CheckpointConfig(_Model):
     return self.path is not None or self.preset is not None or bool(self.spec)
 
   def describe(self) -> str:
+    """What the data is: `preset=llama3_8b@0.01`, or a spec's arrays by dtype and shape (a `name:` first)."""
     if self.path is not None:
-      return f"path={self.path}"
-    if self.preset is not None:
-      return f"preset={self.preset}@{self.scale:g}"
-    if self.spec:
-      return f"spec({len(self.spec)} entries, {self.fill}, seed {self.random_seed})"
-    return "none"
+      text = f"path={self.path}"
+    elif self.preset is not None:
+      text = f"preset={self.preset}@{self.scale:g}"
+    elif self.spec:
+      text = f"spec: {spec_text(self.spec)}"
+    else:
+      text = "none"
+    return f"{self.name}: {text}" if self.name else text
+
+  def identity(self) -> dict[str, Any]:
+    """What the data is, as its benchmarks' keys and records hold it (a name given is part of it)."""
+    return self.model_dump(mode="json", exclude=set() if self.name else {"name"})
 
 
 class SimDeviceConfig(_Model):
