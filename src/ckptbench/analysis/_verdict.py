@@ -18,7 +18,7 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Tag, Verdict, VerdictRecord, judged_metrics, sampled_records
-from ckptbench.api import variant_labels
+from ckptbench.api import is_reference, variant_labels
 from ckptbench.stats import DEFAULT_THRESHOLD, Direction, metric_direction, per_repeat_across_hosts
 from ckptbench.stats import MedianInterval, median_interval
 from ckptbench.stats import modified_z_scores, outlier_indices
@@ -112,7 +112,7 @@ def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
 
 def reference_variant(variants: Sequence[Variant], reference: Mapping[str, Any] | None) -> Variant:
   for variant in variants if reference else ():
-    if all(_same(variant.varying.get(k, _ABSENT), v) for k, v in reference.items()):
+    if is_reference(variant.varying, reference):
       return variant
   return variants[0]
 
@@ -132,13 +132,6 @@ def references_of(variants: Sequence[Variant], reference: Mapping[str, Any] | No
     ref = reference_variant(group, reference)
     refs.update({v.key: ref for v in group})
   return refs
-
-
-_ABSENT = object()
-
-
-def _same(a: Any, b: Any) -> bool:
-  return a == b or str(a).lower() == str(b).lower()  # a recorded True and "true", 1 and "1"
 
 
 def _samples(records: Iterable[RunRecord], tag: str, direction: Direction) -> tuple[list[int], list[float]]:

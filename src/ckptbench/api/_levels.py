@@ -74,6 +74,18 @@ def variant_labels(variants: Sequence[tuple[Mapping[str, Any], Any, Any]]) -> li
   return labels
 
 
+def is_reference(varying: Mapping[str, Any], reference: Mapping[str, Any]) -> bool:
+  """Whether a benchmark's swept values are those the suite's `reference:` picks (`true` is True, `1` is 1).
+
+  Example:
+    >>> is_reference({"use_ocdbt": False, "save_concurrent_gb": 1.0}, {"use_ocdbt": "false"})
+    True
+  """
+  return all(
+      k in varying and (varying[k] == v or str(varying[k]).lower() == str(v).lower()) for k, v in reference.items()
+  )
+
+
 def mesh_name(mesh: Mapping[str, Any]) -> str:
   """A mesh by its axes and their global sizes (ICI x DCN degree): `fsdp4x2` is fsdp 4 wide, tensor 2.
 

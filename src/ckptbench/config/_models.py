@@ -273,6 +273,10 @@ class SuiteConfig(_Model):
       return self.num_repeats
     return "auto" if compares else 1
 
+  def time_budget(self, asked: float | None = None) -> float:
+    """The time budget of auto repeats: the flag's (`asked`), else the suite's, else the default."""
+    return asked or self.time_budget_s or DEFAULT_TIME_BUDGET_S
+
   def warmups(self, repeats: int | str) -> int:
     """One warm-up run per benchmark when there are repeats to compare and `num_warmups` is unset.
 

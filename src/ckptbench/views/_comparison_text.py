@@ -8,7 +8,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from ckptbench.analysis import judged_text, verdict_clauses
+from ckptbench.analysis import verdict_clauses
+from ckptbench.api import judged_text
 from ckptbench.api import VerdictRecord, threshold_text
 from ckptbench.results import Comparison
 from ckptbench.views._terminal import print_sentences
