@@ -9,7 +9,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
   """`ckptbench ARGV`; a reader that stops reading (`ckptbench examples | head -1`) ends it quietly, exit 0."""
   try:
-    code = _main(argv)
+    code = _answer(argv)
     sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
   except BrokenPipeError:
     # Python's recipe (docs of `signal`): point stdout at devnull so the exit's own flush finds no pipe.
@@ -18,7 +18,7 @@ def main(argv: list[str] | None = None) -> int:
   return code
 
 
-def _main(argv: list[str] | None) -> int:
+def _answer(argv: list[str] | None) -> int:
   """`ckptbench --version` answers before the parser and its subcommands are loaded."""
   if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
     from ckptbench._version import __version__  # noqa: PLC0415

@@ -196,8 +196,9 @@ class SimDeviceConfig(_Model):
 
 
 class FixtureConfig(_Model):
-  """Files written before the run by `ckptbench fixture` (a checkpoint to load, safetensors files): where
-  they go and in which format. `run` refuses a suite whose fixture is missing, naming the command."""
+  """Files written before the runs (a checkpoint to load, safetensors files): where they go and in which
+  format. `run` writes them when they are missing or hold other data (data/_fixture.py), as `ckptbench
+  fixture` does."""
 
   directory: StrictStr = Field(min_length=1)
   format: Literal["orbax", "safetensors"] = "orbax"
