@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 $(VENV)/.dev-installed: $(VENV)/.installed
-	$(PIP) install -q -e '.[dev,storage]'
+	$(PIP) install -q -e '.[dev,storage,safetensors]'
 	-$(PIP) install -q -e '.[torch]'
 	-$(PIP) install -q -e '.[pathways]'
 	touch $@

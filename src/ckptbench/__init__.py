@@ -97,6 +97,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       DirectoryStore,
       ObjectStore,
       kvstore_spec,
+      orbax_write_problem,
       read_kvstore,
       read_location,
       register_store,

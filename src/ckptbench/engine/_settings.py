@@ -6,7 +6,7 @@ import dataclasses
 import pathlib
 
 from ckptbench.engine._choices import DECIDE_ON
-from ckptbench.engine.tune._spec import Race
+from ckptbench.engine.race._spec import Race
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import DEFAULT_THRESHOLD
 from ckptbench.storage import is_store_url, parse_store_url, store_for
@@ -69,7 +69,7 @@ class RunSettings:
   host_memory: str | None = None
   # This run is another run's memory pass: a warm-up and this many runs of each benchmark.
   memory_pass_repeats: int | None = None
-  # Race the grid instead of running it whole (`ckptbench tune`, engine/tune/_race.py).
+  # Race the grid instead of running it whole (`ckptbench tune`, engine/race/_race.py).
   race: Race | None = None
   # What auto repeats wait for: "verdicts" (each variant against the reference) or "effects" (each factor's
   # main effect and each pair's interaction, analysis/_effects.py; a sweep of one factor has none: its verdicts).
