@@ -1,4 +1,4 @@
-"""`ckptbench examples [NAME] [-o FILE]`: the example suites shipped in the package.
+"""`ckptbench examples [NAME] [--yaml FILE]`: the example suites shipped in the package.
 
     ckptbench examples                               # list them
     ckptbench examples quickstart --yaml qs.yaml     # write one out to edit
