@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       BYTES_PER_UNIT,
       PEAK_OVER_CHECKPOINT_SUFFIX,
       RENAMED,
+      SECONDS_PER_UNIT,
       Tag,
       current_tag,
       is_memory_unit,
