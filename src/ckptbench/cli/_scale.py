@@ -8,6 +8,7 @@ import sys
 
 from typing import TYPE_CHECKING
 
+from ckptbench.cli._examples import suite_file
 from ckptbench.cli._run import add_selection_argument
 from ckptbench.cli._units import parse_duration, size_in
 from ckptbench.errors import CkptbenchError
@@ -44,7 +45,8 @@ def register(subparsers) -> None:
           " store profile: OUT/scale.json, OUT/scale.html. See docs/scale.md."
       ),
   )
-  p.add_argument("config", help="the suite YAML file (its mesh is one host's, which sets the devices of each)")
+  p.add_argument("config", help="the suite YAML file, or an example's name (its mesh is one host's, which sets"
+                 " the devices of each)")  # fmt: skip
   add_selection_argument(p)
   p.add_argument("--hosts", type=_counts, required=True, help="host counts to run, e.g. 1,2,4,8,16")
   mode = p.add_mutually_exclusive_group()
@@ -79,7 +81,7 @@ def _handle(args: argparse.Namespace) -> int:
 
   store = measured_latency(args.store, args.store_from) if args.store_from else args.store
   settings = ScaleSettings(
-      suite=args.config, output_dir=pathlib.Path(args.output_directory), hosts=args.hosts, mode=args.mode,
+      suite=suite_file(args.config), output_dir=pathlib.Path(args.output_directory), hosts=args.hosts, mode=args.mode,
       axis=args.axis, targets=args.predict, link=args.link, checkpoint_root=args.checkpoint_root,
       emulate=args.emulate, store=store, save_interval_s=args.save_interval,
       host_memory_mib=None if args.memory_per_host is None else args.memory_per_host / (1 << 20),
