@@ -331,11 +331,14 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
       (["history", str(tmp_path / "h"), "extra"], "one HIST"),
       (["history", str(tmp_path / "h"), "--label", "x"], "--label names a run being added"),
       (["run", "quickstart", "-o", str(tmp_path / "o"), "--label", "x"], "--history HIST"),
-      (["history", str(tmp_path / "h"), "--threshold", "-1"], "--threshold"),
   ):
     assert main(argv) == 2, argv
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and words in err, (argv, err)
+  with pytest.raises(SystemExit) as stop:  # the parser's check, as run's and compare's
+    main(["history", str(tmp_path / "h"), "--threshold", "-1"])
+  err = capsys.readouterr().err
+  assert stop.value.code == 2 and err.strip().count("\n") == 0 and "argument --threshold" in err
 
 
 def test_cli_history_writes_json_markdown_bmf_and_exits_3_with_fail_on_change(tmp_path, capsys):

@@ -67,7 +67,7 @@ def test_the_legend_is_what_the_table_uses_and_verbose_a_clause_per_line():
 
 
 _REMEDY = ("likely cause: other processes kept 1.7 of 2 CPUs busy; load average 11.3 on 2 CPUs. Remedy: stop other"
-           " work on the machine (or pin with taskset), and let num_repeats: auto pair more rounds (--time_budget_s).")
+           " work on the machine (or pin with taskset), and let num_repeats: auto pair more rounds (--time_budget).")
 
 
 def test_a_warning_breaks_between_sentences_and_a_long_one_between_words_indented():
@@ -78,7 +78,7 @@ def test_a_warning_breaks_between_sentences_and_a_long_one_between_words_indente
       "warning: likely cause: other processes kept 1.7 of 2 CPUs busy; load average",
       "         11.3 on 2 CPUs.",
       "         Remedy: stop other work on the machine (or pin with taskset), and let",
-      "         num_repeats: auto pair more rounds (--time_budget_s).",
+      "         num_repeats: auto pair more rounds (--time_budget).",
   ]
   assert max(map(len, lines)) <= 80
   assert " ".join(line.strip() for line in lines) == "warning: " + _REMEDY  # nothing lost

@@ -34,7 +34,7 @@ def sweep_verdicts(
     reference: swept option values that pick the reference variant (default the first).
     paired: the rounds interleaved the variants, so repeat r of each pairs up.
     design: the error rate and the looks sharing it.
-    threshold: the relative change that matters (`--regression_threshold`; each verdict records it).
+    threshold: the relative change that matters (`--threshold`; each verdict records it).
   """
   measured = sampled_records(records)
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]

@@ -31,7 +31,7 @@ import time
 from typing import Any, Callable, Sequence
 
 from ckptbench.api import RunRecord, is_host_memory_tag, judged_as, timed_runs
-from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
+from ckptbench.config import Suite
 from ckptbench.engine.loop._schedule import ScheduledRun
 from ckptbench.engine._settings import RunSettings
 from ckptbench.stats import AUTO_LOOKS, RACE_LOOKS, Design, readings_settled
@@ -113,7 +113,7 @@ def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int, ba
 
 def time_budget(suite: Suite, asked: float | None) -> float:
   """The time budget of auto repeats: the flag's, else the suite's, else the default."""
-  return asked or suite.config.time_budget_s or DEFAULT_TIME_BUDGET_S
+  return suite.config.time_budget(asked)
 
 
 def round_order(num_benchmarks: int, rng: random.Random) -> list[int]:
