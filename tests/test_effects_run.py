@@ -239,7 +239,7 @@ def test_tune_on_the_gcs_emulator_through_a_shaped_link(gcs_store, tmp_path):
   levels = {"use_ocdbt": [False, True], "use_zarr3": [False, True]}
   done = run_cli("tune", str(_suite_file(tmp_path, levels)), "--objective", "save_0_basics/time_s", "-o",
                  str(tmp_path / "out"), "--checkpoint_root", f"{gcs_store.url}/tune", "--link", "rtt=5ms,bw=200MB/s",
-                 "--no_views", "--time_budget_s", "60", timeout=300)  # fmt: skip
+                 "--no_views", "--time_budget", "60", timeout=300)  # fmt: skip
   assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
   lines = [line for line in done.stdout.splitlines() if not line.startswith(("[", "race ", "ckptbench tune"))]
   assert lines[0] == "{use_ocdbt: true, use_zarr3: false}"

@@ -1,4 +1,5 @@
-"""`ckptbench history HIST [--json F] [--html F] [--summary_md F] [--bmf F] [--fail_on_change] [-k P]...`
+"""`ckptbench history HIST [--json F] [--html F] [--summary_md F] [--bmf F] [--pyperf F] [--github_action_benchmark F]
+[--fail_on_regression] [-k P]...`
 and `ckptbench history add HIST OUT... [--label L]`: a history of runs and its change points."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import pathlib
 import sys
 
 from ckptbench._escape import terminal_text
+from ckptbench.cli._compare import add_threshold_argument
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, CkptbenchError
 
 
@@ -27,12 +29,16 @@ def register(subparsers) -> None:
   parser.add_argument("--html", metavar="FILE", help="write the page: a chart per series (self-contained)")
   parser.add_argument("--summary_md", metavar="FILE", help="write a Markdown summary (a CI job summary)")
   parser.add_argument("--bmf", metavar="FILE", help="write the newest run in Bencher Metric Format JSON")
-  parser.add_argument("--fail_on_change", action="store_true",
+  parser.add_argument("--pyperf", metavar="FILE", help="write the newest run as a pyperf file (its times and sizes)")
+  parser.add_argument("--github_action_benchmark", metavar="FILE",
+                      help="write the newest run as github-action-benchmark's customSmallerIsBetter list")  # fmt: skip
+  parser.add_argument("--bigger_is_better", action="store_true",
+                      help="with --github_action_benchmark: its bigger-is-better metrics (customBiggerIsBetter)")  # fmt: skip
+  parser.add_argument("--fail_on_regression", "--fail_on_change", action="store_true",
                       help="exit 3 when a headline metric's newest run is worse than its segment on arrival, or its"
                       " newest segment is worse than the one before it; 5 when an entry could not be read or a series"
                       " not tested")  # fmt: skip
-  parser.add_argument("--threshold", type=float, default=None, metavar="FRACTION",
-                      help="the smallest relative change that counts (default 0.10)")  # fmt: skip
+  add_threshold_argument(parser)
   parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
                       help="only series whose benchmark or metric matches (a glob, else a substring; repeatable)")  # fmt: skip
   parser.set_defaults(handler=handle)
@@ -45,6 +51,8 @@ def handle(args: argparse.Namespace) -> int:
     raise CkptbenchError(f"history takes one HIST (or `add HIST OUT...`); got {' '.join(args.words)}")
   if args.label is not None:
     raise CkptbenchError("--label names a run being added: ckptbench history add HIST OUT --label L")
+  if args.bigger_is_better and not args.github_action_benchmark:
+    raise CkptbenchError("--bigger_is_better chooses the direction of --github_action_benchmark FILE, which was not given")
   return _show(args)
 
 
@@ -65,24 +73,27 @@ def _add(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
   from ckptbench import history  # noqa: PLC0415
-  from ckptbench.stats import DEFAULT_THRESHOLD  # noqa: PLC0415
 
-  threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
-  if not 0 < threshold < 10:
-    raise CkptbenchError(f"--threshold {threshold}: give a fraction such as 0.10 (10%)")
   store = history.HistoryStore(args.words[0])
   entries = store.read()
   cache = history.load_cache(store)
-  series = history.analyse(entries, select=args.select, threshold=threshold, cache=cache)
+  series = history.analyse(entries, select=args.select, threshold=args.regression_threshold, cache=cache)
   failing = history.gate(series)
   unjudged = history.unjudged(entries, series)
-  _print(series, entries, failing, unjudged, args.fail_on_change)
+  _print(series, entries, failing, unjudged, args.fail_on_regression)
   if args.json:
     _write(args.json, json.dumps(history.history_document(series, entries, unjudged), indent=1))
   if args.summary_md:
     _write(args.summary_md, history.summary_markdown(series, entries, failing, unjudged))
   if args.bmf:
     _write(args.bmf, json.dumps(history.bencher_metric_format(entries[-1]), indent=1))
+  if args.pyperf:
+    print("\n".join(history.write_entry_pyperf(entries[-1], pathlib.Path(args.pyperf)).lines("pyperf")))
+  if args.github_action_benchmark:
+    from ckptbench.results import GITHUB_ACTION_TOOLS  # noqa: PLC0415
+
+    done = history.write_entry_github_action_benchmark(entries[-1], pathlib.Path(args.github_action_benchmark), args.bigger_is_better)
+    print("\n".join(done.lines(f"github-action-benchmark (tool: {GITHUB_ACTION_TOOLS[args.bigger_is_better]})")))
   if args.html:
     from ckptbench.views import write_history_page  # noqa: PLC0415
 
@@ -91,10 +102,10 @@ def _show(args: argparse.Namespace) -> int:
     history.save_cache(store, cache)
   except (OSError, CkptbenchError) as e:  # the answer stands; the next read computes again
     print(f"warning: the analysis was not kept in {args.words[0]} (the next read computes it again): {e}", file=sys.stderr)
-  if args.fail_on_change and failing:
+  if args.fail_on_regression and failing:
     return EXIT_REGRESSION
   # What the gate could not judge is never a pass: an unread entry may hold the regression.
-  return EXIT_INCONCLUSIVE if args.fail_on_change and unjudged else EXIT_OK
+  return EXIT_INCONCLUSIVE if args.fail_on_regression and unjudged else EXIT_OK
 
 
 def _print(series, entries, failing, unjudged, gating: bool) -> None:

@@ -147,8 +147,7 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
       stopped = "decided"
       break
     if not clock.next_round_fits():
-      run.progress.note(f"race: time budget {repeats.budget_s:g} s spent after {rounds} rounds (--time_budget_s gives"
-                        " more)")  # fmt: skip
+      run.progress.note(f"race: time budget {repeats.budget_s:g} s spent after {rounds} rounds (--time_budget gives more)")
       stopped = "time budget"
       break
   if winner is None and survivors and rule is not None:  # undecided: the best so far, said as such
