@@ -167,8 +167,12 @@ def test_tune_under_a_busy_machines_noise_still_names_the_planted_best_and_a_tru
   outcome = ckptbench.tune(_suite(tmp_path, noise=NOISY), _settings(tmp_path), "save_0_basics/time_s")
   assert outcome.exit_code == 0
   document = json.loads((tmp_path / "out" / "tune.json").read_text())
-  _check_tune(document, ratio_rel=0.1)
-  assert document["best"]["ratio_low"] <= PLANTED_RATIO <= document["best"]["ratio_high"]
+  _check_tune(document, ratio_rel=0.2)
+  # The truth of the times measured lies between the plant and the plant with every sleep 20 ms late (a busy
+  # machine's overshoot, the same milliseconds on both): the interval holds it.
+  base_s = NOISY["base_s"]
+  late = (planted_time(**BEST, base_s=base_s) + 0.02) / (planted_time(base_s=base_s) + 0.02)
+  assert document["best"]["ratio_low"] <= late and PLANTED_RATIO <= document["best"]["ratio_high"]
 
 
 def test_a_grid_over_the_most_a_race_takes_is_sampled_with_optuna(tmp_path):
