@@ -25,7 +25,7 @@ $(VENV)/.installed: pyproject.toml
 # The torch and pathways extras with pip: it reads the machine's pip configuration, where a CPU-only torch
 # wheel may lie (uv would fetch PyPI's CUDA build).
 $(VENV)/.dev-installed: $(VENV)/.installed
-	$(UV_PIP) -e '.[dev,storage]'
+	$(UV_PIP) -e '.[dev,storage,safetensors]'
 	-$(PIP) install -q -e '.[torch]'
 	-$(PIP) install -q -e '.[pathways]'
 	touch $@

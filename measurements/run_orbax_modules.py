@@ -36,7 +36,7 @@ import time
 
 import orbax.checkpoint
 
-from ckptbench.compat.orbax import port_file
+from ckptbench.cli import port_file
 
 FRAMEWORK = pathlib.Path(orbax.checkpoint.__file__).parent / "_src" / "testing" / "benchmarks"
 HERE = pathlib.Path(__file__).resolve().parent

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import pathlib
 
 from conftest import REPO
@@ -82,3 +83,11 @@ def test_no_module_imports_another_modules_private_names():
 def test_the_engine_top_level_is_at_most_24_modules():
   top = [p.name for p in (SRC / "engine").iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()]
   assert len(top) <= 24, sorted(top)
+
+
+def test_no_subpackage_shadows_a_name_of_its_packages_face():
+  """Importing `ckptbench.engine.scale` would set the face's `scale` to the subpackage, not the function."""
+  for init in [p for p in SRC.rglob("__init__.py") if "__pycache__" not in p.parts]:
+    package = importlib.import_module(".".join(init.parent.relative_to(SRC.parent).parts))
+    subpackages = {p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()}
+    assert not subpackages & set(getattr(package, "__all__", ())), (package.__name__, subpackages)

@@ -7,8 +7,8 @@ What a new built-in needs, and what checks it here:
     (test_every_generator_in_a_public_module_is_declared_and_read_back_alike);
   - `examples/<example>.yaml`, sweeping it (tests/test_builtin_examples.py);
   - a test that runs it by name (test_every_builtin_is_run_by_a_test);
-  - then `python -m ckptbench.config._catalogue_table --readme` regenerates README.md's table
-    (test_readme_table_is_generated_from_the_catalogue).
+  - then `python -m ckptbench.config._catalogue_table --docs` regenerates docs/builtins.md's table
+    (test_the_table_of_builtins_is_generated_from_the_catalogue).
 Its short names, Orbax's in-tree import path, the storage check and the cold-load test come from
 the declaration: nothing else is edited.
 """
@@ -78,13 +78,13 @@ def test_extras_are_the_package_extras():
     assert set(builtin.extras) <= set(extras), builtin.name
 
 
-def test_readme_table_is_generated_from_the_catalogue():
-  readme = (REPO / "README.md").read_text()
-  assert readme == _catalogue_table.with_readme_table(readme), (
-      "README.md's table of built-ins is out of date; regenerate it with"
-      " `python -m ckptbench.config._catalogue_table --readme`"
+def test_the_table_of_builtins_is_generated_from_the_catalogue():
+  page = (REPO / _catalogue_table.PAGE).read_text()
+  assert page == _catalogue_table.with_builtins_table(page), (
+      f"{_catalogue_table.PAGE}'s table of built-ins is out of date; regenerate it with"
+      " `python -m ckptbench.config._catalogue_table --docs`"
   )
-  assert len(_catalogue_table.readme_table()) == 2 + len(catalogue())
+  assert len(_catalogue_table.builtins_table()) == 2 + len(catalogue())
 
 
 @pytest.mark.parametrize(
@@ -92,7 +92,7 @@ def test_readme_table_is_generated_from_the_catalogue():
 )
 def test_a_builtin_saving_only_through_orbax_is_refused_on_a_store_orbax_cannot_write(path):
   suite = types.SimpleNamespace(entries=[types.SimpleNamespace(generator_path=path)], checkpoints=())
-  with pytest.raises(CkptbenchError, match=r"orbax-checkpoint cannot write s3://.*another library \(pytorch, "):
+  with pytest.raises(CkptbenchError, match=r"orbax-checkpoint cannot write s3://.*another library \(libraries, pytorch, "):
     check_store_targets(suite, "s3://bucket/prefix")
 
 

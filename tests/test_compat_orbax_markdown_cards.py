@@ -55,7 +55,7 @@ def test_configuration_aggregated_metrics_and_hparams():
   table = markdown_cards.render_aggregated_metrics("b", stats, {"2_save_breakdown/blocking_s": "s"}, host_label="host_3")
   assert table.splitlines()[0] == "## b — aggregated metrics — host_3"
   assert "### 2_save_breakdown" in table and "| `blocking_s` | 1.0000 | 0.1000 | 0.9000 | 1.1000 | 3 | s |" in table
-  assert "### _other_" in table
+  assert "### \\_other\\_" in table
   assert markdown_cards.render_aggregated_metrics("b", {}, {}) == "_No successful runs to aggregate._"
 
   @dataclasses.dataclass(frozen=True)
@@ -67,3 +67,16 @@ def test_configuration_aggregated_metrics_and_hparams():
   assert markdown_cards.options_to_hparams(Options()) == {"enabled": True, "size": "None", "sizes": "(1, 2)"}
   assert markdown_cards.options_to_hparams({"a": 1.5}) == {"a": 1.5}
   assert markdown_cards.options_to_hparams("text") == {} and markdown_cards.options_to_hparams(None) == {}
+
+
+def test_names_keys_and_values_are_escaped():
+  hostile = "a|b <script>x</script> `tick`"
+  config = markdown_cards.render_configuration(hostile, {hostile: hostile}, {hostile: {"k": "``` <script>"}})
+  assert config.startswith(r"## a\|b &lt;script\>x&lt;/script\> \`tick\`")
+  assert "| `` a\\|b <script>x</script> `tick` `` | `` a\\|b <script>x</script> `tick` `` |" in config
+  assert "```" not in config.split("```json", 1)[1].split("\n```", 1)[0]  # no fence ends the JSON block early
+  stats = {"<i>/m|s": metrics_manager.AggregatedStats(1.0, 0.0, 1.0, 1.0, 1)}
+  table = markdown_cards.render_aggregated_metrics(hostile, stats, {"<i>/m|s": "<b>"}, host_label=hostile)
+  assert "<script>" not in table and "<i>" not in table and "<b>" not in table and "| `m\\|s` |" in table
+  glance = markdown_cards.render_glance_card(hostile, _LOAD, _PER_HOST, _INVENTORY, None)
+  assert "<script>" not in glance and "a|b" not in glance

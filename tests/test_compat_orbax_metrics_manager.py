@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 
 import numpy as np
 import pytest
@@ -64,7 +65,7 @@ def test_tensorboard_gets_each_run_as_added_and_a_summary_run_with_the_cards(tmp
   manager.generate_report()
 
   assert _tensors(_events(tmp_path / "bench" / "host_0"), "text") == {
-      "save/9_other/note": [(0, "x")], "error": [(1, "<pre>ValueError('failure')</pre>")]}
+      "save/9_other/note": [(0, "x")], "error": [(1, "`ValueError('failure')`")]}
   summary = _events(tmp_path / "bench" / "__summary__")
   assert _tensors(summary, "scalars") == {
       "save/0_basics/time_s_max": [(0, 1.0)], "save/0_basics/time_s_min": [(0, 1.0)], "save/0_basics/time_s_mean": [(0, 1.0)]}
@@ -88,3 +89,25 @@ def test_cross_host_aggregates_are_ckptbench_host_statistics_with_percentiles_fr
   assert out["blocking_s"]["max"] == 8.2 and out["blocking_s"]["mean"] == pytest.approx((4.21 + 5.10 + 8.20) / 3)
   assert metrics_manager._summary_aggregates(np.array([[1.5]]), ["m"]) == {"m": {"max": 1.5, "min": 1.5, "mean": 1.5}}
   assert metrics_manager._summary_aggregates(np.zeros((0, 0)), []) == {}
+
+
+
+_HOSTILE = "a|b <script>alert(1)</script> `tick` *x*"
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def test_names_values_and_errors_reach_tensorboard_escaped(tmp_path):
+  manager = metrics_manager.MetricsManager(name=_HOSTILE, num_repeats=1, tensorboard_dir=tmp_path)
+  manager.add_result("bench", _metrics(save__0_basics_ns_time_s=(1.0, "s"), save__9_other_ns_note=(_HOSTILE, "")),
+                     benchmark_options={_HOSTILE: _HOSTILE}, checkpoint_config={"path": _HOSTILE})
+  manager.add_result("bench", _metrics(), error=ValueError(_HOSTILE))
+  manager.generate_report()
+  run = {tag: events[0][1] for tag, events in _tensors(_events(tmp_path / "bench" / "host_0"), "text").items()}
+  summary = {tag: events[0][1] for tag, events in _tensors(_events(tmp_path / "bench" / "__summary__"), "text").items()}
+  for text in [*run.values(), *summary.values()]:
+    assert "<script>" not in _CODE_SPAN.sub("", text)  # HTML only inside code spans, where it is shown literally
+    assert "a|b" not in text  # a bare bar would split a table's cell
+  assert run["save/9_other/note"] == r"a\|b &lt;script\>alert\(1\)&lt;/script\> \`tick\` \*x\*"
+  assert run["error"] == "``ValueError('a\\|b <script>alert(1)</script> `tick` *x*')``"
+  assert "| ``a\\|b <script>alert(1)</script> `tick` *x*`` |" in summary["configuration"]
+  assert "| `path` | ``a\\|b <script>alert(1)</script> `tick` *x*`` |" in summary["configuration"]

@@ -72,6 +72,8 @@ def test_good_suite_parses_into_frozen_objects():
         ("use_ocdbt: [true, false]", "use_ocdbt: [true, 3]", 13, "benchmarks[0].options.use_ocdbt[1]", "expects bool"),
         ("num_repeats: 2", "num_repeats: 2\nreference: {use_ocdbt: maybe}", 3, "reference.use_ocdbt", "not among the swept values"),
         ("num_repeats: 2", "num_repeats: 2\nreference: {use_zarr3: true}", 3, "reference.use_zarr3", "not a swept option"),
+        ("num_repeats: 2", "num_repeats: 2\nfloor: {use_ocdbt: maybe}", 3, "floor.use_ocdbt", "not among the swept values"),
+        ("num_repeats: 2", "num_repeats: 2\nfloor: {use_zarr3: true}", 3, "floor.use_zarr3", "floor picks a variant"),
     ],
 )
 def test_each_problem_is_located(old, new, line, key, message):

@@ -6,7 +6,7 @@ import pathlib
 
 from ckptbench.api import _tag_table, _tags
 from ckptbench.metrics import _jax_events
-from ckptbench.metrics._reference import HAND_WRITTEN, README_START, render, with_generated_part, with_readme_table
+from ckptbench.metrics._reference import HAND_WRITTEN, render, with_generated_part
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 EVENTS_SEEN = REPO / "tests" / "data" / "orbax-0.12.8-jax-monitoring-events.txt"
@@ -25,15 +25,6 @@ def test_docs_metrics_md_is_generated_from_the_tables():
   # The hand-written part (the calibration table) follows the generated one and survives it.
   assert committed.startswith(render()) and HAND_WRITTEN in committed
   assert with_generated_part("stale\n" + HAND_WRITTEN + "\n## Kept\n") == render() + "\n" + HAND_WRITTEN + "\n## Kept\n"
-
-
-def test_readme_metrics_table_is_generated_from_the_tables():
-  readme = (REPO / "README.md").read_text()
-  assert README_START in readme
-  assert readme == with_readme_table(readme), (
-      "README.md's metrics table is out of date; regenerate it with"
-      " `python -m ckptbench.metrics._reference --readme`"
-  )
 
 
 def test_every_event_orbax_emits_is_mapped_or_ignored_with_a_reason():

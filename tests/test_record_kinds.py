@@ -18,7 +18,7 @@ import ckptbench
 from ckptbench.api import is_host_memory_tag
 from ckptbench.analysis import load_baseline, plan_goodput
 from ckptbench.engine.loop._runner import run_suite
-from ckptbench.engine.scale._metrics import host_count_metrics
+from ckptbench.engine.scaling._metrics import host_count_metrics
 from ckptbench.envs._judge import environment_verdicts
 from ckptbench.history import analyse, entry_from_outputs, gate
 from ckptbench.results import read_outputs, read_records

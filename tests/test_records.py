@@ -8,7 +8,7 @@ import json
 import pytest
 
 from ckptbench.api import ConditionalRecord, EffectRecord, HostStatistics, InteractionRecord, MetricEntry, MetricStatistics
-from ckptbench.api import Verdict, VerdictRecord
+from ckptbench.api import FloorShareRecord, Verdict, VerdictRecord
 from ckptbench.api._records import (
     BenchmarkSummary,
     ErrorRecord,
@@ -42,6 +42,9 @@ def _summary() -> SuiteSummary:
       repeats={"mode": "auto", "rounds": 8, "looks": 6, "alpha": 0.05, "stopped": "decided"},
       verdicts=[VerdictRecord("save_0_basics/time_s", "k2", {"x": 2}, {"x": 1}, 1.2, 1.1, 1.3, 8,
                               Verdict.WORSE, "the rule")],
+      floor={"x": 1},
+      floor_shares=[FloorShareRecord("save_0_basics/time_s", "k2", {"x": 2}, {"x": 1}, 0.8, 0.7, 0.9, 0.75, 3, True,
+                                     1.25, 1.0)],
   )  # fmt: skip
 
 
@@ -87,7 +90,8 @@ def test_summary_json_round_trips_in_the_documented_shape(tmp_path):
   data = json.loads((tmp_path / "summary.json").read_text())
   assert list(data) == [
       "schema_version", "suite", "reference", "interrupted", "skipped_meshes", "notes",
-      "invalid_combinations", "unsupported", "repeats", "verdicts", "effects", "interactions", "benchmarks",
+      "invalid_combinations", "unsupported", "repeats", "verdicts", "effects", "interactions", "floor", "floor_shares",
+      "benchmarks",
   ]
   assert data["schema_version"] == 2 and data["verdicts"][0]["verdict"] == "worse"
   assert data["skipped_meshes"] == [{"mesh": "fsdp=16", "reason": "needs 16 devices"}]

@@ -14,10 +14,10 @@ import pytest
 from ckptbench.cli._scale import _counts
 from ckptbench.config import load_suite
 from ckptbench.errors import CkptbenchError, ConfigError
-from ckptbench.engine.scale._scale import check_hosts
-from ckptbench.engine.scale._store import measured_latency, store_profile
+from ckptbench.engine.scaling._scale import check_hosts
+from ckptbench.engine.scaling._store import measured_latency, store_profile
 from ckptbench.stats._store_model import PROFILES
-from ckptbench.engine.scale._suite import PROCESS_BYTES, memory_refusal, scaled_suites
+from ckptbench.engine.scaling._suite import PROCESS_BYTES, memory_refusal, scaled_suites
 
 SUITE = """\
 suite_name: scale test
@@ -263,8 +263,8 @@ def test_the_link_log_counts_distinct_targets_and_requests_inside_windows():
 
 
 def test_the_console_and_the_page_name_each_predictions_host_counts_and_each_metric_without_a_law(tmp_path):
-  from ckptbench.engine.scale._scale import ScaleSettings, scale_document  # noqa: PLC0415
-  from ckptbench.engine.scale._metrics import COUNT, Measured  # noqa: PLC0415
+  from ckptbench.engine.scaling._scale import ScaleSettings, scale_document  # noqa: PLC0415
+  from ckptbench.engine.scaling._metrics import COUNT, Measured  # noqa: PLC0415
   from ckptbench.views import scale_as_text, write_scale_page  # noqa: PLC0415
 
   # The issue's counts: 11 + 4n PUTs at 1, 2, 4 hosts; barriers (a cross-host step) 0, 7, 7.

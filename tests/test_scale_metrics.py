@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ckptbench.api import MetricEntry, RunRecord
-from ckptbench.engine.scale._metrics import COUNT, RATE, TIME, host_count_metrics, top_level_ops
+from ckptbench.engine.scaling._metrics import COUNT, RATE, TIME, host_count_metrics, top_level_ops
 
 
 def _record(host, repeat, puts, save_s, *, warmup=False, hosts=2):

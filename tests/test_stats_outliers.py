@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from ckptbench.stats._interval import median_interval
+from ckptbench.stats._interval import median_interval, ratio_interval
 from ckptbench.stats._outliers import modified_z_scores, outlier_indices, outlier_threshold
 
 
@@ -47,3 +47,10 @@ def test_enough_samples_give_a_95_percent_interval_inside_the_range():
   m = median_interval(list(range(20)))
   assert m.coverage >= 0.95 and 0 < m.low < m.median < m.high < 19
   assert median_interval([float("nan")]) is None
+
+
+def test_a_ratio_interval_is_the_median_interval_of_the_pairwise_ratios():
+  m = ratio_interval([1.0, 1.0, 1.0, 2.0], [2.0, 4.0, 1.0, 0.0])  # a zero denominator drops its pair
+  assert (m.median, m.low, m.high, m.n) == (0.5, 0.25, 1.0, 3)
+  with pytest.raises(ValueError, match="needs pairs"):
+    ratio_interval([1.0], [1.0, 2.0])

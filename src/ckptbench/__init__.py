@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       Suite,
       load_suite,
       load_suite_text,
+      parse_yaml,
       preset_shape,
       preset_spec,
       preset_summary,
@@ -97,6 +98,7 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
       DirectoryStore,
       ObjectStore,
       kvstore_spec,
+      orbax_write_problem,
       read_kvstore,
       read_location,
       register_store,
@@ -110,6 +112,6 @@ if TYPE_CHECKING:  # the public names, each once: lazy_face reads them, type che
   from ckptbench.analysis import compare_to_baseline
   from ckptbench.results import load_results
   from ckptbench.results import run_environment
-  from ckptbench.views import TensorBoardWriter
+  from ckptbench.views import TensorBoardWriter, markdown_code, markdown_text
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -6,7 +6,11 @@ one place it goes: one function per target, and every view calls the one for its
   own encoder does), so neither `</script>` nor `<!--` in a label can end the element or swallow
   the rest of the page; `>`, `&` and the two JavaScript line separators likewise.
 - `markdown_text`: a cell or line of Markdown (a CI job summary): no table-breaking `|`, no live
-  HTML, no emphasis or links from the text's own characters, one line.
+  HTML, no emphasis or links from the text's own characters, one line. An `_` between two letters
+  or digits stays bare: it cannot start or end emphasis there (CommonMark's and Python-Markdown's
+  rule), and names such as `save_0_basics` read as written.
+- `markdown_code`: a Markdown code span on one line (a table cell's too): shown literally, its
+  fence longer than any run of backticks inside, `|` escaped so a table keeps its cells.
 - `terminal_text`: text printed to a terminal: escape sequences (ANSI colours, OSC titles and
   links) and other control characters removed, so a label cannot rewrite the screen.
 """
@@ -21,7 +25,7 @@ from typing import Any
 _SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 _SCRIPT_UNSAFE_RE = re.compile("[<>&\u2028\u2029]")
 # Markdown's punctuation that can start emphasis, code, links, headings, lists or tables.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#|~>])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*{}\[\]()#|~>]|(?<![^\W_])_|_(?![^\W_]))")
 # ESC sequences (CSI `ESC [ ... final`; OSC, DCS, APC, PM and SOS strings to BEL or ST; two-byte ones),
 # their 8-bit C1 forms, and every other C0/C1 control character but tab and newline.
 _TERMINAL_SEQUENCE = re.compile(
@@ -47,6 +51,14 @@ def markdown_text(value: Any) -> str:
   text = " ".join(str(value).split())
   text = text.replace("&", "&amp;").replace("<", "&lt;")
   return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def markdown_code(value: Any) -> str:
+  """`value` as a Markdown code span on one line: literal text, `|` escaped for a table's cell."""
+  text = " ".join(str(value).split()).replace("|", "\\|")
+  fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+  pad = " " if text.startswith("`") or text.endswith("`") else ""
+  return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def terminal_text(value: Any) -> str:

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from views_sample import sample_out  # noqa: F401  (fixture)
 
-from ckptbench._escape import html_text, markdown_text, script_json, terminal_text
+from ckptbench._escape import html_text, markdown_code, markdown_text, script_json, terminal_text
 from ckptbench.cli import main
 from ckptbench.history import Environment, HistoryEntry, HistoryStore, Point, analyse, gate, summary_markdown
 
@@ -64,7 +64,19 @@ def test_html_text_reads_back_the_same_and_opens_no_element_or_attribute(value):
 def test_markdown_text_is_one_line_without_live_html_or_an_unescaped_table_bar(value):
   text = markdown_text(value)
   assert "\n" not in text and "<" not in text
-  assert not re.search(r"(?<!\\)(?:\\\\)*[|*_`\[\]]", text)  # every special is escaped by an odd backslash run
+  assert not re.search(r"(?<!\\)(?:\\\\)*[|*`\[\]]", text)  # every special is escaped by an odd backslash run
+  # so is every `_` that could start or end emphasis: all but those between two letters or digits
+  assert not re.search(r"(?<!\\)(?:\\\\)*(?:(?<![^\W_])_|_(?![^\W_]))", text)
+
+
+@_FAST
+@given(value=HOSTILE)
+def test_markdown_code_is_one_code_span_without_an_unescaped_table_bar(value):
+  text = markdown_code(value)
+  fence = re.match("`+", text).group()
+  inside = text[len(fence) : -len(fence)]
+  assert "\n" not in text and text.endswith(fence) and fence not in inside  # nothing inside ends the span
+  assert not re.search(r"(?<!\\)\|", inside)
 
 
 @_FAST

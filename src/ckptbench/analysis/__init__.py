@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.analysis._stability import likely_causes, stability_warnings
   from ckptbench.analysis._decisions import sweep_verdicts, undecided
   from ckptbench.analysis._effects import SweepEffects, decided_interactions, sweep_effects
+  from ckptbench.analysis._floor import floor_shares
   from ckptbench.analysis._legend import (
       rules,
       rule_marks,

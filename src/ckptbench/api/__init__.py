@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       BYTES_PER_UNIT,
       PEAK_OVER_CHECKPOINT_SUFFIX,
       RENAMED,
+      SECONDS_PER_UNIT,
       Tag,
       current_tag,
       is_memory_unit,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   )
   from ckptbench.api._verdict_record import Verdict, VerdictRecord, threshold_text
   from ckptbench.api._effect_record import ConditionalRecord, EffectRecord, InteractionRecord
+  from ckptbench.api._floor_record import FloorShareRecord
   from ckptbench.api._generator import (
       BenchmarksGenerator,
       TestContext,

@@ -17,11 +17,11 @@ class Builtin:
   them from the module's source without importing it (a suite that names one
   built-in imports only that module), and everything that lists built-ins is
   derived from them: short names and Orbax's import paths, the storage check,
-  the README's table, the tests of examples and cold loads.
+  docs/builtins.md's table, the tests of examples and cold loads.
 
   Attributes:
     name: the short name a suite gives as `generator:`.
-    measures: what it measures, one line (the README's table).
+    measures: what it measures, one line (docs/builtins.md's table).
     example: the suite under `examples/` that shows it.
     saves_with: the libraries its checkpoints are written through (of
       `SAVING_LIBRARIES`); empty when it writes none. A built-in that saves only

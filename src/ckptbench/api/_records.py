@@ -257,6 +257,9 @@ class SuiteSummary:
   # A sweep of two or more factors: their main effects and two-factor interactions (api._effect_record).
   effects: list[Any] = dataclasses.field(default_factory=list)
   interactions: list[Any] = dataclasses.field(default_factory=list)
+  # The suite's `floor:` variant, and each other variant's share of it (api._floor_record.FloorShareRecord).
+  floor: dict[str, Any] | None = None
+  floor_shares: list[Any] = dataclasses.field(default_factory=list)
   repeats: Mapping[str, Any] | None = None  # how the repeats were decided: {"mode": "auto"|"fixed", ...}
   schema_version: int = SUMMARY_SCHEMA_VERSION
 
@@ -275,6 +278,8 @@ class SuiteSummary:
         "verdicts": [v.to_json() for v in self.verdicts],
         "effects": [e.to_json() for e in self.effects],
         "interactions": [i.to_json() for i in self.interactions],
+        "floor": self.floor,
+        "floor_shares": [f.to_json() for f in self.floor_shares],
         "benchmarks": [b.to_json() for b in self.benchmarks],
     }
 
@@ -286,6 +291,7 @@ class SuiteSummary:
       SchemaError: another schema_version, or a field missing.
     """
     from ckptbench.api._effect_record import EffectRecord, InteractionRecord  # noqa: PLC0415  (as below)
+    from ckptbench.api._floor_record import FloorShareRecord  # noqa: PLC0415  (as below)
     from ckptbench.api._verdict_record import VerdictRecord  # noqa: PLC0415  (it imports this module)
 
     if not (isinstance(data, Mapping) and data.get("schema_version") == 1):
@@ -294,6 +300,7 @@ class SuiteSummary:
     fields["verdicts"] = [VerdictRecord.from_json(v) for v in fields.get("verdicts", [])]
     fields["effects"] = [EffectRecord.from_json(e) for e in fields.get("effects", [])]
     fields["interactions"] = [InteractionRecord.from_json(i) for i in fields.get("interactions", [])]
+    fields["floor_shares"] = [FloorShareRecord.from_json(f) for f in fields.get("floor_shares", [])]
     fields["benchmarks"] = [BenchmarkSummary.from_json(b) for b in fields["benchmarks"]]
     fields["skipped_meshes"] = [SkippedMesh(**json_fields(SkippedMesh, s, "skipped mesh"))
                                 for s in fields.get("skipped_meshes", [])]  # fmt: skip

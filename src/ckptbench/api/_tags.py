@@ -14,6 +14,8 @@ BYTES_PER_UNIT = {
     "b": 1, "byte": 1, "bytes": 1, "kb": 1e3, "kib": 2**10, "mb": 1e6, "mib": 2**20,
     "gb": 1e9, "gib": 2**30, "tb": 1e12, "tib": 2**40,
 }  # fmt: skip
+# Time units as metrics spell them (lowercased), in seconds.
+SECONDS_PER_UNIT = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 
 
 def is_rate_unit(unit: str) -> bool:

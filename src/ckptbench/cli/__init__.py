@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pathlib
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+  from ckptbench.cli._porting import PortResult
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,4 +22,11 @@ def main(argv: list[str] | None = None) -> int:
   return parse_and_run(argv)
 
 
-__all__ = ["main"]
+def port_file(path: str | pathlib.Path, *, write: bool = False) -> PortResult:
+  """`ckptbench port PATH` from Python: the port's diff and what needs a hand (`_porting.port_file`)."""
+  from ckptbench.cli._porting import port_file as port  # noqa: PLC0415  (imports compat, and JAX with it)
+
+  return port(path, write=write)
+
+
+__all__ = ["main", "port_file"]

@@ -1,4 +1,5 @@
-"""`ckptbench history HIST [--json F] [--html F] [--summary_md F] [--bmf F] [--fail_on_change] [-k P]...`
+"""`ckptbench history HIST [--json F] [--html F] [--summary_md F] [--bmf F] [--pyperf F] [--github_action_benchmark F]
+[--fail_on_change] [-k P]...`
 and `ckptbench history add HIST OUT... [--label L]`: a history of runs and its change points."""
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ def register(subparsers) -> None:
   parser.add_argument("--html", metavar="FILE", help="write the page: a chart per series (self-contained)")
   parser.add_argument("--summary_md", metavar="FILE", help="write a Markdown summary (a CI job summary)")
   parser.add_argument("--bmf", metavar="FILE", help="write the newest run in Bencher Metric Format JSON")
+  parser.add_argument("--pyperf", metavar="FILE", help="write the newest run as a pyperf file (its times and sizes)")
+  parser.add_argument("--github_action_benchmark", metavar="FILE",
+                      help="write the newest run as github-action-benchmark's customSmallerIsBetter list")  # fmt: skip
+  parser.add_argument("--bigger_is_better", action="store_true",
+                      help="with --github_action_benchmark: its bigger-is-better metrics (customBiggerIsBetter)")  # fmt: skip
   parser.add_argument("--fail_on_change", action="store_true",
                       help="exit 3 when a headline metric's newest run is worse than its segment on arrival, or its"
                       " newest segment is worse than the one before it; 5 when an entry could not be read or a series"
@@ -45,6 +51,8 @@ def handle(args: argparse.Namespace) -> int:
     raise CkptbenchError(f"history takes one HIST (or `add HIST OUT...`); got {' '.join(args.words)}")
   if args.label is not None:
     raise CkptbenchError("--label names a run being added: ckptbench history add HIST OUT --label L")
+  if args.bigger_is_better and not args.github_action_benchmark:
+    raise CkptbenchError("--bigger_is_better chooses the direction of --github_action_benchmark FILE, which was not given")
   return _show(args)
 
 
@@ -83,6 +91,13 @@ def _show(args: argparse.Namespace) -> int:
     _write(args.summary_md, history.summary_markdown(series, entries, failing, unjudged))
   if args.bmf:
     _write(args.bmf, json.dumps(history.bencher_metric_format(entries[-1]), indent=1))
+  if args.pyperf:
+    print("\n".join(history.write_entry_pyperf(entries[-1], pathlib.Path(args.pyperf)).lines("pyperf")))
+  if args.github_action_benchmark:
+    from ckptbench.results import GITHUB_ACTION_TOOLS  # noqa: PLC0415
+
+    done = history.write_entry_github_action_benchmark(entries[-1], pathlib.Path(args.github_action_benchmark), args.bigger_is_better)
+    print("\n".join(done.lines(f"github-action-benchmark (tool: {GITHUB_ACTION_TOOLS[args.bigger_is_better]})")))
   if args.html:
     from ckptbench.views import write_history_page  # noqa: PLC0415
 

@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-  from ckptbench.compat.orbax import port_file  # noqa: PLC0415  (imports JAX)
+  from ckptbench.cli._porting import port_file  # noqa: PLC0415  (imports compat's modules, and JAX with them)
 
   results = [port_file(f, write=args.write) for f in args.files]
   for result in results:

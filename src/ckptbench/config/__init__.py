@@ -18,6 +18,7 @@ from ckptbench.config._mesh_list import mesh_skip_reason
 from ckptbench.config._options import OptionPoint
 from ckptbench.config._presets import PRESETS, ModelShape, preset_shape, preset_spec, preset_summary
 from ckptbench.config._spec import SpecTree, iter_arrays, parse_spec
+from ckptbench.config._yaml import LocatedDocument, parse_yaml
 
 from ckptbench.config._dtypes import dtype_itemsize, numpy_dtype
 
@@ -32,6 +33,7 @@ __all__ = [
     "CheckpointConfig",
     "CheckpointSource",
     "GeneratorEntry",
+    "LocatedDocument",
     "MeshConfig",
     "ModelShape",
     "OptionPoint",
@@ -40,6 +42,7 @@ __all__ = [
     "SimDeviceConfig",
     "SpecTree",
     "parse_spec",
+    "parse_yaml",
     "Suite",
     "SuiteConfig",
     "catalogue",

@@ -4,8 +4,8 @@ Every generator class in a public module of `ckptbench/benchmarks/` declares its
 class attribute `builtin = ckptbench.Builtin(...)` (api/_builtin.py) whose arguments are
 literals. This module reads those declarations from the modules' source text, so resolving a
 short name costs no import of JAX or Orbax, and a new built-in is its module (plus its example
-and test): the short names, Orbax's in-tree import paths, the storage check, the README's
-table (`python -m ckptbench.config._catalogue_table --readme` rewrites it) and the tests of examples
+and test): the short names, Orbax's in-tree import paths, the storage check, docs/builtins.md's
+table (`python -m ckptbench.config._catalogue_table --docs` rewrites it) and the tests of examples
 and cold loads all derive from here.
 """
 

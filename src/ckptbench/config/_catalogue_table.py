@@ -1,7 +1,7 @@
-"""README.md's table of built-ins, generated from the catalogue.
+"""docs/builtins.md's table of built-ins, generated from the catalogue.
 
-`python -m ckptbench.config._catalogue_table --readme` rewrites it in place; without
-`--readme` it prints the table.
+`python -m ckptbench.config._catalogue_table --docs` rewrites it in place; without
+`--docs` it prints the table.
 """
 
 from __future__ import annotations
@@ -11,12 +11,13 @@ import sys
 
 from ckptbench.config._catalogue import CatalogueError, catalogue
 
-README_START = "<!-- builtins-table:start (generated: python -m ckptbench.config._catalogue_table --readme) -->"
-README_END = "<!-- builtins-table:end -->"
+PAGE = "docs/builtins.md"
+TABLE_START = "<!-- builtins-table:start (generated: python -m ckptbench.config._catalogue_table --docs) -->"
+TABLE_END = "<!-- builtins-table:end -->"
 
 
-def readme_table() -> list[str]:
-  """The README's table of built-ins, one row per class, by name."""
+def builtins_table() -> list[str]:
+  """The table of built-ins, one row per class, by name."""
   rows = ["| `generator:` | measures |", "|---|---|"]
   for builtin in sorted(catalogue().values(), key=lambda b: b.name):
     name = f"`{builtin.name}`"
@@ -27,18 +28,18 @@ def readme_table() -> list[str]:
   return rows
 
 
-def with_readme_table(readme: str) -> str:
-  """The README text with its generated table of built-ins replaced by the current one."""
-  head, start, rest = readme.partition(README_START)
-  _, end, tail = rest.partition(README_END)
+def with_builtins_table(page: str) -> str:
+  """The page's text with its generated table of built-ins replaced by the current one."""
+  head, start, rest = page.partition(TABLE_START)
+  _, end, tail = rest.partition(TABLE_END)
   if not (start and end):
-    raise CatalogueError(f"README.md has no {README_START} ... {README_END} section")
-  return "\n".join([head + README_START, *readme_table(), README_END]) + tail
+    raise CatalogueError(f"{PAGE} has no {TABLE_START} ... {TABLE_END} section")
+  return "\n".join([head + TABLE_START, *builtins_table(), TABLE_END]) + tail
 
 
 if __name__ == "__main__":
-  if sys.argv[1:] == ["--readme"]:  # rewrite README.md's table in place
-    readme = pathlib.Path("README.md")
-    readme.write_text(with_readme_table(readme.read_text()))
+  if sys.argv[1:] == ["--docs"]:  # rewrite the page's table in place
+    page = pathlib.Path(PAGE)
+    page.write_text(with_builtins_table(page.read_text()))
   else:
-    print("\n".join(readme_table()))
+    print("\n".join(builtins_table()))

@@ -200,8 +200,9 @@ def _resolve(
     options = check_options(gen_cls.options_class, entry.options, error_at)
     points = build_points(gen_cls.options_class, options, error_at)
     entries.append(GeneratorEntry(i, gen_path, gen_cls, options, points))
-  if config.reference:
-    _check_reference(doc, config.reference, entries)
+  for key in ("reference", "floor"):
+    if getattr(config, key):
+      _check_variant_choice(doc, key, getattr(config, key), entries)
   if not config.reuse_checkpoint:
     notes.append("reuse_checkpoint: false: each run builds its own copy of the checkpoint data")
   return Suite(
@@ -278,20 +279,20 @@ class _Skip(Exception):
   """Stops checking a spec against a mesh that is being skipped."""
 
 
-def _check_reference(doc: LocatedDocument, reference: dict[str, Any], entries: list[GeneratorEntry]) -> None:
-  """Every `reference:` key is a swept option and its value one of the swept values."""
-  for name, value in reference.items():
+def _check_variant_choice(doc: LocatedDocument, key: str, choice: dict[str, Any], entries: list[GeneratorEntry]) -> None:
+  """Every key of `reference:` (or `floor:`) is a swept option and its value one of the swept values."""
+  for name, value in choice.items():
     swept = [list(e.options.axes[name]) for e in entries if name in e.options.axes]
     if not swept:
       axes = sorted({a for e in entries for a in e.options.axes})
       raise doc.error(
-          f"{name!r} is not a swept option; reference picks a variant by swept options"
+          f"{name!r} is not a swept option; {key} picks a variant by swept options"
           f" ({', '.join(axes) or 'this suite sweeps none'})",
-          ("reference", name),
+          (key, name),
       )
     values = [v for levels in swept for v in levels]
     if not any(v == value or str(v) == str(value) for v in values):
-      raise doc.error(f"{value!r} is not among the swept values of {name!r}: {values}", ("reference", name))
+      raise doc.error(f"{value!r} is not among the swept values of {name!r}: {values}", (key, name))
 
 
 def _resolve_checkpoint(

@@ -247,6 +247,9 @@ class SuiteConfig(_Model):
   checkpoint_root: StrictStr | None = None  # gs://, s3:// or a directory; results stay in OUT
   # Swept option values of the variant the others are compared with (default: the first).
   reference: dict[StrictStr, Any] | None = None
+  # Swept option values of the floor variant (what the storage itself costs, such as `libraries`'
+  # `plain`): summary.json gives each variant's share of it (docs/verdicts.md, "The floor").
+  floor: dict[StrictStr, Any] | None = None
   # Orbax 0.12.8's simulated TPU cluster, run here on CPU devices (config/_simdevice.py).
   simdevice: SimDeviceConfig | None = None
   fixture: FixtureConfig | None = None  # what `ckptbench fixture` writes before the run

@@ -84,6 +84,11 @@ def load_yaml_file(path: str | pathlib.Path) -> LocatedDocument:
 
 
 def parse_yaml(text: str, file: str = "<string>") -> LocatedDocument:
+  """Parses a suite's YAML text (plain data only, bounded in size, nesting and expansion).
+
+  Raises:
+    ConfigError: naming `file` and the line, for text that is not such YAML.
+  """
   if len(text) > MAX_BYTES:
     raise ConfigError(f"is {len(text):,} characters; a suite is at most {MAX_BYTES:,}", file=file)
   try:

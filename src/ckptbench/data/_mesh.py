@@ -20,19 +20,17 @@ def build_mesh(config: MeshConfig) -> jax.sharding.Mesh:
   dcn_map = config.dcn_parallelism or {}
   dcn = [dcn_map.get(a, 1) for a in config.mesh_axes]
   if any(d > 1 for d in dcn):
-    granule_attr = "process_index" if config.process_is_granule else "slice_index"
-    if all(hasattr(d, granule_attr) for d in devices):
-      try:
-        grid = mesh_utils.create_hybrid_device_mesh(
-            ici,
-            dcn,
-            devices,
-            process_is_granule=config.process_is_granule,
-            allow_split_physical_axes=config.allow_split_physical_axes,
-        )
-        return jax.sharding.Mesh(grid, tuple(config.mesh_axes))
-      except (ValueError, AssertionError) as e:
-        _log.info("hybrid mesh unavailable (%s); laying devices out in order", e)
+    try:
+      grid = mesh_utils.create_hybrid_device_mesh(
+          ici,
+          dcn,
+          devices,
+          process_is_granule=config.process_is_granule,
+          allow_split_physical_axes=config.allow_split_physical_axes,
+      )
+      return jax.sharding.Mesh(grid, tuple(config.mesh_axes))
+    except (ValueError, AssertionError, AttributeError) as e:  # AttributeError: devices without a slice index
+      _log.info("hybrid mesh unavailable (%s); laying devices out in order", e)
     shape = [i * d for i, d in zip(ici, dcn)]
     return jax.sharding.Mesh(np.asarray(devices).reshape(shape), tuple(config.mesh_axes))
   try:

@@ -23,15 +23,15 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   )
   from ckptbench.engine.loop._auto import rounds_until_decided
   from ckptbench.engine._entry import RunOutcome, run
-  from ckptbench.engine.tune._tune import TUNE_FILE, TuneOutcome, tune
-  from ckptbench.engine.tune._spec import MAX_RACED, Constraint
+  from ckptbench.engine.race._tune import TUNE_FILE, TuneOutcome, tune
+  from ckptbench.engine.race._spec import MAX_RACED, Constraint
   from ckptbench.engine._choices import DECIDE_ON
   from ckptbench.engine._settings import RunSettings
   from ckptbench.engine._plan_view import describe_plan
   from ckptbench.engine._sizes import format_bytes
   from ckptbench.engine._devices import set_xla_flags
-  from ckptbench.engine.scale._scale import ScaleSettings, scale
-  from ckptbench.engine.scale._store import measured_latency, store_profile
+  from ckptbench.engine.scaling._scale import ScaleSettings, scale
+  from ckptbench.engine.scaling._store import measured_latency, store_profile
   from ckptbench.engine._noise import pause_while_starting
 
 __getattr__, __dir__ = lazy_face(globals())

@@ -6,7 +6,7 @@ import dataclasses
 import pathlib
 
 from ckptbench.engine._choices import DECIDE_ON
-from ckptbench.engine.tune._spec import Race
+from ckptbench.engine.race._spec import Race
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import DEFAULT_THRESHOLD
 from ckptbench.storage import is_store_url, parse_store_url, store_for
@@ -72,7 +72,7 @@ class RunSettings:
   # The memory pass runs in a child forked from this process before JAX's backend starts, not a fresh
   # process (engine/memory/_warm.py): only where this process is ckptbench's own (the command line).
   memory_pass_forked: bool = False
-  # Race the grid instead of running it whole (`ckptbench tune`, engine/tune/_race.py).
+  # Race the grid instead of running it whole (`ckptbench tune`, engine/race/_race.py).
   race: Race | None = None
   # What auto repeats wait for: "verdicts" (each variant against the reference) or "effects" (each factor's
   # main effect and each pair's interaction, analysis/_effects.py; a sweep of one factor has none: its verdicts).

@@ -1,15 +1,17 @@
 """A history's answers as files: the JSON document, a Markdown summary for a CI job, and the
-newest run in Bencher Metric Format (BMF)."""
+newest run in Bencher Metric Format (BMF), as pyperf's JSON and as github-action-benchmark's list."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import pathlib
 from typing import Any, Sequence
 
 from ckptbench._escape import markdown_text
 from ckptbench.history._analysis import Arrival, Change, Series
 from ckptbench.history._entry import HistoryEntry
+from ckptbench.results import BenchmarkExport, MetricSeries, pyperf_metadata, unique_names, write_github_action_benchmark, write_pyperf
 from ckptbench.stats import MIN_REFERENCE_RUNS
 
 
@@ -119,3 +121,23 @@ def bencher_metric_format(entry: HistoryEntry) -> dict[str, Any]:
   for p in entry.points:
     doc.setdefault(f"{entry.suite} {p.benchmark}", {})[p.metric] = {"value": p.median, "lower_value": p.low, "upper_value": p.high}
   return doc
+
+
+def entry_series(entry: HistoryEntry) -> list[MetricSeries]:
+  """A run's headline metrics as the history keeps them (its samples; no warm-ups)."""
+  names = unique_names((p.key, p.benchmark) for p in entry.points)
+  return [MetricSeries(names[p.key], p.metric, p.unit, p.samples) for p in entry.points]
+
+
+def write_entry_pyperf(entry: HistoryEntry, path: pathlib.Path) -> BenchmarkExport:
+  """One run (the newest, as `--bmf` writes it) as a pyperf file: `write_pyperf` of its headline metrics."""
+  env = entry.environment
+  metadata = pyperf_metadata(suite=entry.suite, date=entry.time, versions=env.versions, hostname=env.host,
+                             ckptbench_label=entry.label, jax_backend=env.backend, device_kind=env.device_kind,
+                             device_count=env.device_count)  # fmt: skip
+  return write_pyperf(entry_series(entry), metadata, path)
+
+
+def write_entry_github_action_benchmark(entry: HistoryEntry, path: pathlib.Path, bigger_is_better: bool = False) -> BenchmarkExport:
+  """One run as github-action-benchmark's list of one direction: `write_github_action_benchmark` of its headline metrics."""
+  return write_github_action_benchmark(entry_series(entry), entry.suite, path, bigger_is_better)

@@ -1,4 +1,5 @@
-"""Results as a pandas DataFrame, and CSV / Parquet exports of it."""
+"""Results as a pandas DataFrame, and CSV / Parquet exports of it; a run's benchmark x metric series
+as pyperf and github-action-benchmark files."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.api import Tag, measured_records
-from ckptbench.results._formats import FORMATS
+from ckptbench.results._formats import BENCHMARK_FORMATS, FORMATS
+from ckptbench.results._github_action import write_github_action_benchmark
+from ckptbench.results._metric_series import BenchmarkExport, run_series
+from ckptbench.results._pyperf import manifest_metadata, write_pyperf
 from ckptbench.results._read import read_outputs
 
 if TYPE_CHECKING:
@@ -120,3 +124,46 @@ def export_results(
         frame[column] = frame[column].map(lambda v: None if v is None or v != v else str(v))
     frame.to_parquet(path, index=False)
   return path
+
+
+def export_benchmarks(
+    out_dir: str | pathlib.Path,
+    fmt: str = "pyperf",
+    output: str | pathlib.Path | None = None,
+    bigger_is_better: bool = False,
+) -> BenchmarkExport:
+  """Writes a run's benchmark x metric series for another tool: "pyperf" (`python -m pyperf stats`,
+  `compare_to`) or "github-action-benchmark" (its `customSmallerIsBetter` list, or with
+  `bigger_is_better` its `customBiggerIsBetter` one). What the format cannot hold is left out, named.
+
+  Args:
+    out_dir: the output directory of a run.
+    fmt: "pyperf" or "github-action-benchmark".
+    output: the file to write; default OUT/pyperf.json, OUT/github-action-benchmark.json (or
+      OUT/github-action-benchmark-bigger.json with `bigger_is_better`).
+    bigger_is_better: github-action-benchmark only: the bigger-is-better metrics.
+
+  Returns:
+    The file, the benchmark x metric names written, and those left out with why.
+
+  Raises:
+    CkptbenchError: for an unknown format, `bigger_is_better` with pyperf, a directory without
+      results, no series the format holds, or pyperf not installed.
+
+  Example:
+    >>> export = export_benchmarks("out/quickstart", "pyperf")
+    >>> [f"{o.benchmark} {o.tag}: {o.reason}" for o in export.left_out]
+  """
+  if fmt not in BENCHMARK_FORMATS:
+    raise CkptbenchError(f"unknown export format {fmt!r}; use one of: {', '.join(BENCHMARK_FORMATS)}")
+  if bigger_is_better and fmt != "github-action-benchmark":
+    raise CkptbenchError("--bigger_is_better chooses the direction of a github-action-benchmark file; pyperf reads"
+                         " every benchmark as smaller is better")  # fmt: skip
+  outputs = read_outputs(out_dir)
+  series = run_series(outputs)
+  if fmt == "pyperf":
+    path = pathlib.Path(output) if output is not None else outputs.out_dir / "pyperf.json"
+    return write_pyperf(series, manifest_metadata(outputs.manifest, outputs.suite), path)
+  default = "github-action-benchmark-bigger.json" if bigger_is_better else "github-action-benchmark.json"
+  path = pathlib.Path(output) if output is not None else outputs.out_dir / default
+  return write_github_action_benchmark(series, outputs.suite, path, bigger_is_better)

@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   from ckptbench.stats._race import ANSWER_ROUNDS, RACE_LOOKS, RaceLook, Standing, look_rates, past_limit, race_look, race_ratio
   from ckptbench.stats._settled import ERROR_COVERAGE, decide_settled, figure_error, readings_agree, settled_rule
   from ckptbench.stats._direction import Direction, absolute_floor, metric_direction
-  from ckptbench.stats._interval import MedianInterval, median_interval
+  from ckptbench.stats._interval import MedianInterval, median_interval, ratio_interval
   from ckptbench.stats._trend import Slope, theil_sen_slope
   from ckptbench.stats._summary import describe, metric_samples, metric_statistics, summarize_benchmarks
   from ckptbench.stats._hosts import host_statistics

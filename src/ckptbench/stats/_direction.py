@@ -33,9 +33,8 @@ from __future__ import annotations
 import enum
 import re
 
-from ckptbench.api import BYTES_PER_UNIT, PEAK_OVER_CHECKPOINT_SUFFIX, Tag, is_memory_unit, is_rate_unit
+from ckptbench.api import BYTES_PER_UNIT, PEAK_OVER_CHECKPOINT_SUFFIX, SECONDS_PER_UNIT, Tag, is_memory_unit, is_rate_unit
 
-_TIME_UNITS = frozenset({"s", "sec", "ms", "us", "µs", "ns"})
 # Memory changes smaller than this are below what RSS and allocator
 # statistics resolve in a Python process: allocators keep freed arenas, the
 # garbage collector runs when it likes. A/A runs here swing by up to ~6 MiB.
@@ -93,7 +92,7 @@ def metric_direction(tag: str, unit: str) -> Direction:
     return Direction.HIGHER
   if namespace == "4_throughput" and unit_key in {"ratio", "%", "fraction", ""}:
     return Direction.HIGHER
-  if unit_key in _TIME_UNITS:
+  if unit_key in SECONDS_PER_UNIT:
     return Direction.LOWER
   if is_memory_unit(unit) and namespace in _MEMORY_NAMESPACES:
     return Direction.LOWER

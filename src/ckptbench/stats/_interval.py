@@ -59,3 +59,20 @@ def median_interval(samples: Sequence[float], level: float = CONFIDENCE_LEVEL) -
     k += 1
   coverage = 1 - 2 * _below(k, n) if n > 1 else 0.0
   return MedianInterval(statistics.median(values), values[k - 1], values[n - k], coverage, n)
+
+
+def ratio_interval(
+    numerators: Sequence[float], denominators: Sequence[float], level: float = CONFIDENCE_LEVEL
+) -> MedianInterval | None:
+  """The median of the pairwise ratios `numerators[i] / denominators[i]`, with its interval (as
+  `median_interval`); None without a pair of finite values and a positive denominator.
+
+  Example:
+    >>> m = ratio_interval([1.0, 1.0, 1.0], [2.0, 4.0, 1.0])  # a floor's times over a variant's
+    >>> (m.median, m.low, m.high, m.coverage)
+    (0.5, 0.25, 1.0, 0.75)
+  """
+  if len(numerators) != len(denominators):
+    raise ValueError(f"ratio_interval needs pairs, got {len(numerators)} and {len(denominators)} values")
+  ratios = [a / b for a, b in zip(numerators, denominators) if math.isfinite(a) and math.isfinite(b) and b > 0]
+  return median_interval(ratios, level)

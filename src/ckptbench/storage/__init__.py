@@ -36,6 +36,7 @@ from ckptbench.storage._objects import (
 from ckptbench.storage._placement import clear_location, empty_location, misplaced_bytes
 from ckptbench.storage._registry import (
     is_store_url,
+    orbax_write_problem,
     parse_store_url,
     register_store,
     schemes,
@@ -75,6 +76,7 @@ __all__ = [
     "list_objects",
     "measure_store",
     "misplaced_bytes",
+    "orbax_write_problem",
     "parse_link",
     "parse_store_url",
     "payload",

@@ -99,6 +99,25 @@ def emulators() -> dict[str, ObjectStore]:
   return {s.emulator: s for s in _registry().values() if s.emulator}
 
 
+def orbax_write_problem(location: str | os.PathLike) -> str | None:
+  """Why orbax-checkpoint cannot save to `location`, or None (a local path, or a store it writes).
+
+  Example:
+    >>> orbax_write_problem("/tmp/ckpt") is None
+    True
+  """
+  if not is_store_url(location):
+    return None
+  url = parse_store_url(location)
+  if store_for(url).orbax_writes:
+    return None
+  writable = " and ".join(f"{s}://" for s in schemes() if store_for(s).orbax_writes)
+  return (
+      f"orbax-checkpoint cannot write {url.scheme}:// (it would put the array data in a local"
+      f" '{url.scheme}:' directory); it writes local paths and {writable}"
+  )
+
+
 def is_store_url(path: str | os.PathLike | None) -> bool:
   """True for a URL of a registered store (any other scheme, or a local path, is False)."""
   if path is None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ckptbench._lazy import lazy_face
 
 if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers and IDEs resolve it
+  from ckptbench._escape import markdown_code, markdown_text
   from ckptbench.views._progress import RunProgress
   from ckptbench.views._background import VIEWS_DONE, add_missing_probe, start_views, wait_for_parent
   from ckptbench.views._views import default_views, import_view_sources, register_view, view_sources, write_views

@@ -21,6 +21,7 @@ from ckptbench.analysis import (
     rule_marks,
 )
 from ckptbench.views._effects_view import print_effects
+from ckptbench.views._floor_view import print_floor
 from ckptbench.views._terminal import make_console, markup_text, print_sentences
 
 
@@ -152,6 +153,7 @@ def print_suite_tables(
   if verdict is not None:
     print_verdict(verdict, f"verdict: {summary.suite}", console, verbose=detail)
   print_effects(summary, console)
+  print_floor(summary, console)
   for line in stability_warnings(records or ()):
     print_sentences(console, "[yellow]warning:[/yellow] ", line)
   for bench in summary.benchmarks:

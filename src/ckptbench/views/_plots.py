@@ -210,13 +210,16 @@ def host_distribution(title: str, unit: str, by_variant: Mapping[str, Mapping[in
   return figure_html(data, layout, div_id, 340)
 
 
-def stacked_figure(title: str, labels: Sequence[str], stages: Mapping[str, Sequence[float]], unit: str, div_id: str) -> str:
-  """Horizontal stacked bars: where the time of each variant went."""
+def stacked_figure(
+    title: str, labels: Sequence[str], stages: Mapping[str, Sequence[float]], unit: str, div_id: str,
+    statistic: str = "mean",
+) -> str:  # fmt: skip
+  """Horizontal stacked bars: where the time of each variant went (`statistic` of the repeats)."""
   data = [
       {"type": "bar", "y": list(labels), "x": list(values), "name": stage, "orientation": "h",
        "marker": {"color": COLORS[j % len(COLORS)]}}
       for j, (stage, values) in enumerate(stages.items())
   ]  # fmt: skip
-  layout = {"title": {"text": title}, "barmode": "stack", "xaxis": {**_AXIS, "title": {"text": f"mean ({unit})"}},
+  layout = {"title": {"text": title}, "barmode": "stack", "xaxis": {**_AXIS, "title": {"text": f"{statistic} ({unit})"}},
             "yaxis": {**_AXIS, "autorange": "reversed"}}  # fmt: skip
   return figure_html(data, layout, div_id, max(260, 60 * len(labels) + 120))

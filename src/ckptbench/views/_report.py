@@ -26,6 +26,7 @@ from ckptbench.views._report_html import CSS, FigureIds, table
 from ckptbench.views._report_roofline import limit_notes, roofline_limits
 from ckptbench.views._report_verdict import hosts_section, runs_in_order, verdict_section
 from ckptbench.views._effects_view import effects_section
+from ckptbench.views._floor_view import floor_section
 from ckptbench.analysis import build_verdict
 from ckptbench.stats import Verdict
 from ckptbench.views import _plots
@@ -61,7 +62,8 @@ def render_report(outputs: RunOutputs) -> str:
   """The report page as HTML text."""
   figures = FigureIds()
   verdict = build_verdict(outputs.results, outputs.reference, outputs.summary.verdicts if outputs.summary else ())
-  body = [_overview(outputs), verdict_section(verdict), effects_section(outputs.summary), _comparison(outputs.comparison)]
+  body = [_overview(outputs), verdict_section(verdict), effects_section(outputs.summary),
+          floor_section(outputs.summary, figures), _comparison(outputs.comparison)]
   if verdict is not None:
     body.append(runs_in_order(outputs, verdict, figures))
     body.append(hosts_section(outputs, verdict, figures))

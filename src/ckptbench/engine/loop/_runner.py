@@ -36,7 +36,7 @@ from ckptbench.engine.memory._pass import HostMemory, host_memory_plan, memory_p
 from ckptbench.engine.output._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine.loop._auto import auto_rounds, driven_rounds
-from ckptbench.engine.tune._race import RaceResult, race_rounds
+from ckptbench.engine.race._race import RaceResult, race_rounds
 from ckptbench.engine._noise import NoiseMeter
 from ckptbench.engine.loop._rounds import RepeatsDone, fixed_runs, settled_rounds
 from ckptbench.engine._run_plan import RunPlan, build_run_plan
@@ -55,7 +55,7 @@ from ckptbench.results import build_manifest, now_iso
 from ckptbench.views import RunProgress
 from ckptbench.results import read_records
 from ckptbench.results import RunWriter, run_writers
-from ckptbench.analysis import SweepEffects, sweep_effects, sweep_verdicts
+from ckptbench.analysis import SweepEffects, floor_shares, sweep_effects, sweep_verdicts
 from ckptbench.stats import summarize_benchmarks
 
 _log = logging.getLogger(__name__)
@@ -328,6 +328,8 @@ def _summary(
       verdicts=verdicts,
       effects=list(effects.effects),
       interactions=list(effects.interactions),
+      floor=suite.config.floor,
+      floor_shares=floor_shares(in_plan_order, suite.config.floor, paired=run_plan.repeats.interleaved),
   )
 
 

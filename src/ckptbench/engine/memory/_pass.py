@@ -23,7 +23,7 @@ saves between loads, where fresh processes add 111 and 212-260 (which keep their
 on the heap). Held at glibc's start-up value (128 KiB), with or without one arena
 (`MALLOC_ARENA_MAX=1`), the load read nearer a fresh process's level but moved with what ran before
 it, and a matrix then read Orbax 0.12.8's non-OCDBT load 1.14x above 0.11.30's where fresh
-processes read it 0.88x; at 64 KiB the matrix read 1.01x (docs/reproductions.md, *Memory*).
+processes read it 0.88x; at 64 KiB the matrix read 1.01x (docs/performance.md, *Host memory*).
 Those runs' host-memory tags
 become records of their own in results.jsonl (`RunRecord.memory_pass`); their timings are dropped
 (mapping every buffer afresh makes loads some 10-25% slower), and every timing comes from the timed

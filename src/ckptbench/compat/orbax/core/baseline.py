@@ -1,17 +1,13 @@
 """Orbax's `core.baseline` on ckptbench: one benchmark's baseline file, recorded and compared.
 
 Orbax's format (schema version 1, `<dir>/<sha>.json`, per metric a
-`{stat: value}` of cross-host aggregates) is kept so files written by Orbax's
-framework and by this one read alike. The files are read and written through
-ckptbench's `read_location`/`write_location`: a local file is replaced whole
-(written beside it and renamed), and a gs:// or s3:// location is one object,
-with the stores, credentials and emulators ckptbench uses.
-
-The comparison is Orbax's: per shared metric the raw ratio baseline/current
-of one statistic, with no judgement of noise. ckptbench's own baselines
-(`ckptbench run --baseline_path`, docs/baselines.md) keep every repeat's
-sample and judge each change with an interval; use them to decide whether a
-change is real.
+`{stat: value}` of cross-host aggregates), so files written by Orbax's
+framework and by this one read alike, read and written through ckptbench's
+`read_location`/`write_location` (a local file replaced whole; gs:// and s3://
+with ckptbench's stores). The comparison is Orbax's: per shared metric the raw
+ratio baseline/current of one statistic, with no judgement of noise; ckptbench's
+own baselines (`ckptbench run --baseline_path`, docs/baselines.md) judge each
+change with an interval.
 """
 
 from __future__ import annotations
@@ -29,25 +25,13 @@ _SCHEMA_VERSION = 1
 
 @dataclasses.dataclass
 class Baseline:
-  """One benchmark's captured state, which later runs compare with.
-
-  Attributes:
-    benchmark_name: the benchmark (its generator's class name).
-    captured_at: when, ISO 8601 UTC.
-    captured_at_sha: the code's git sha (the file's name).
-    fixture: the checkpoint or data the benchmark ran on.
-    config: its options, checkpoint and mesh configs.
-    metrics: per metric key, `{stat: value}` across hosts (max, min, mean; p50
-      and p99 with more than one host).
-    digests: per leaf, the SHA-256 of its data (empty when not captured).
-    inventory: the checkpoint's inventory.
-    manifest: the run manifest (code, versions, environment, topology).
-  """
+  """One benchmark's captured state: its config, per metric `{stat: value}` across hosts (max, min,
+  mean; p50 and p99 with more than one host), per-leaf SHA-256 digests, inventory and run manifest."""
 
   benchmark_name: str
-  captured_at: str
-  captured_at_sha: str
-  fixture: str
+  captured_at: str  # ISO 8601 UTC
+  captured_at_sha: str  # the code's git sha: the file's name
+  fixture: str  # the checkpoint or data the benchmark ran on
   config: dict[str, Any]
   metrics: dict[str, dict[str, float]]
   digests: dict[str, str] = dataclasses.field(default_factory=dict)
@@ -61,11 +45,7 @@ class Baseline:
 
   @classmethod
   def from_json(cls, payload: str) -> Baseline:
-    """The baseline in `payload`; metric values as floats.
-
-    Raises:
-      ValueError: another schema version (or none).
-    """
+    """The baseline in `payload`, metric values as floats; ValueError for another schema version (or none)."""
     raw = json.loads(payload)
     version = raw.pop("schema_version", None)
     if version != _SCHEMA_VERSION:
@@ -73,22 +53,18 @@ class Baseline:
           f"Baseline schema_version {version} != supported {_SCHEMA_VERSION}; regenerate the baseline against the"
           " current framework."
       )
-    # JSON reads 3 as an int; ratios of ints would be ints in a later division's caller.
     raw["metrics"] = {key: {stat: float(v) for stat, v in stats.items()} for key, stats in raw.get("metrics", {}).items()}
     return cls(**raw)
 
 
 class BaselineRecorder:
-  """Writes baselines into a directory (local, gs:// or s3://) as `<sha>.json`."""
+  """Writes baselines into a directory (local, gs:// or s3://) as `<sha>.json` (`unknown.json` without a sha)."""
 
   def __init__(self, sink_path: str | os.PathLike):
     self._sink = str(sink_path)
 
   def write(self, baseline: Baseline) -> pathlib.Path | str:
-    """Writes `baseline` (replacing a file of the same sha); returns its path, or its URL in a store.
-
-    A baseline without a sha is written as `unknown.json`.
-    """
+    """Writes `baseline`, replacing a file of the same sha; its path, or its URL in a store."""
     name = f"{baseline.captured_at_sha or 'unknown'}.json"
     target = f"{self._sink.rstrip('/')}/{name}" if "://" in self._sink else pathlib.Path(self._sink) / name
     ckptbench.write_location(target, baseline.to_json().encode())
@@ -97,12 +73,8 @@ class BaselineRecorder:
 
 @dataclasses.dataclass(frozen=True)
 class MetricDelta:
-  """One metric of a run against its baseline.
-
-  `ratio` is baseline / current (None when current is 0): for a time, 2.0
-  means the run took half as long; for a rate, the opposite. Which direction
-  is better is the caller's to say.
-  """
+  """One metric against its baseline: `ratio` is baseline / current (None when current is 0), so for a
+  time 2.0 means the run took half as long, for a rate the opposite."""
 
   key: str
   baseline: float
@@ -122,11 +94,8 @@ class ComparisonReport:
 
 
 def backend_mismatch(baseline: Baseline, current_backend: str) -> str | None:
-  """Why `baseline` must not be compared with a run on `current_backend`, or None.
-
-  Timings of different backends (SimDevice and TPU, CPU and GPU) are not
-  comparable; a baseline that records no backend is compared.
-  """
+  """Why `baseline` must not be compared with a run on `current_backend` (timings of different
+  backends are not comparable), or None; a baseline that records no backend is compared."""
   recorded = baseline.manifest.get("backend", "unknown")
   if recorded in ("unknown", current_backend):
     return None
@@ -140,28 +109,14 @@ class BaselineComparer:
     self._source = source_path
 
   def load(self) -> Baseline:
-    """The baseline in the file.
-
-    Raises:
-      ckptbench.CkptbenchError: the file does not exist or cannot be read.
-      ValueError: another schema version.
-    """
+    """The baseline in the file (CkptbenchError when it cannot be read, ValueError for another schema)."""
     return Baseline.from_json(ckptbench.read_location(self._source).decode("utf-8"))
 
   def compare(
-      self,
-      current_metrics: dict[str, dict[str, float]],
-      baseline: Baseline | None = None,
-      *,
-      stat: str = "mean",
+      self, current_metrics: dict[str, dict[str, float]], baseline: Baseline | None = None, *, stat: str = "mean"
   ) -> ComparisonReport:
-    """The run's `stat` of every metric both sides carry it for, against the baseline's.
-
-    Args:
-      current_metrics: per metric key, `{stat: value}` of the run.
-      baseline: the baseline; read from the file when None.
-      stat: which statistic to compare ("mean", "max", ...).
-    """
+    """The run's `stat` ("mean", "max", ...) of every metric both sides carry it for, against the
+    baseline's (read from the file when None)."""
     baseline = self.load() if baseline is None else baseline
     deltas = []
     for key in sorted(set(baseline.metrics) & set(current_metrics)):

@@ -1,15 +1,10 @@
 """Orbax's `core.config_parsing` on ckptbench: a suite's YAML -> `core.TestSuite`.
 
-The YAML is Orbax's (`suite_name`, `num_repeats`, `checkpoint_config(s)`,
-`mesh_config(s)`, `benchmarks` of `generator` + `options`, the baseline paths)
-and the errors are Orbax's, word for word where code matches on them. The
-checkpoint and mesh blocks become ckptbench's `CheckpointConfig` and
-`MeshConfig` (validated by ckptbench's models, so a bad key fails here, not
-mid-run), each generator's options its options class's `from_dict`, and the
-`TestSuite` runs on ckptbench's engine. A `simdevice:` block is read as
-ckptbench's `SimDeviceConfig` (`parse_simdevice_config`), and a suite with one
-is not built here: its emulated processes and devices must exist before JAX
-starts, which `ckptbench run` sees to. `ckptbench run SUITE.yaml` reads every
+The YAML (Orbax's keys) is parsed by ckptbench's suite reader, its errors are
+Orbax's, word for word where code matches on them, and its checkpoint, mesh and
+`simdevice:` blocks become ckptbench's models (validated here, not mid-run). A
+suite with a `simdevice:` block is left to `ckptbench run`, which starts the
+emulated processes and devices before JAX; `ckptbench run SUITE.yaml` reads any
 suite with ckptbench's own loader, which names the file and line of every error.
 """
 
@@ -42,10 +37,15 @@ def _import_class(class_path: str) -> type[Any]:
 
 
 def _load_yaml_config(config_path: str) -> dict[str, Any]:
-  """The YAML document at `config_path` (a local path or any location etils reads, gs:// included)."""
+  """The YAML document at `config_path` (a local path or any location etils reads, gs:// included),
+  parsed by ckptbench's suite reader; `yaml.YAMLError` (Orbax's) naming the line when it is not YAML."""
   _log.info("Loading configuration from: %s", config_path)
   with epath.Path(config_path).open("r") as f:
-    return yaml.safe_load(f)
+    text = f.read()
+  try:
+    return ckptbench.parse_yaml(text, str(config_path)).data
+  except ckptbench.ConfigError as e:
+    raise yaml.YAMLError(str(e)) from None
 
 
 def _validate_config(config: dict[str, Any]) -> None:
@@ -61,34 +61,30 @@ def _validate_config(config: dict[str, Any]) -> None:
     for key in ("generator", "options"):
       if key not in entry:
         raise ValueError(f"Missing '{key}' in benchmarks entry at index {i}")
-    options = entry["options"]
-    if not isinstance(options, dict):
+    if not isinstance(entry["options"], dict):
       raise ValueError(f"'options' must be a dict in benchmarks entry at index {i}")
-    if all(options.get(key) for key in _DIGEST_PATHS):
-      raise ValueError(
-          f"capture_digests_path and reference_digests_path are mutually exclusive in benchmarks entry at"
-          f" index {i}: a run either captures digests or compares against them."
-      )
-    if _SIMDEVICE_KEY in config and any(options.get(key) for key in _DIGEST_PATHS):
-      raise ValueError(
-          f"Correctness digests cannot be captured or compared on SimDevice (benchmarks entry at index {i}):"
-          " values that pass through a compiled program are fabricated, so the digests do not describe real data."
-      )
+    digests = [bool(entry["options"].get(key)) for key in _DIGEST_PATHS]
+    if all(digests):
+      raise ValueError(f"capture_digests_path and reference_digests_path are mutually exclusive in benchmarks entry at"
+                       f" index {i}: a run either captures digests or compares against them.")  # fmt: skip
+    if _SIMDEVICE_KEY in config and any(digests):
+      raise ValueError(f"Correctness digests cannot be captured or compared on SimDevice (benchmarks entry at index {i}):"
+                       " values that pass through a compiled program are fabricated, so the digests do not describe"
+                       " real data.")  # fmt: skip
   _parse_simdevice_config(config)  # raises for a malformed block
 
 
 def _parse_simdevice_config(config: dict[str, Any]) -> ckptbench.SimDeviceConfig | None:
-  """The suite's `simdevice:` block as ckptbench's model, or None; ValueError when malformed."""
   return _model(ckptbench.SimDeviceConfig, config[_SIMDEVICE_KEY], _SIMDEVICE_KEY) if _SIMDEVICE_KEY in config else None
 
 
 def parse_simdevice_config(config_path: str) -> ckptbench.SimDeviceConfig | None:
-  """The `simdevice:` block of the YAML at `config_path`, or None."""
+  """The `simdevice:` block of the YAML at `config_path` as ckptbench's model, or None."""
   return _parse_simdevice_config(_load_yaml_config(config_path))
 
 
 def _model(model: type[_M], block: Any, key: str) -> _M:
-  """ckptbench's model of one block of the suite; ValueError naming the key and each problem on one line."""
+  """ckptbench's model of one block; ValueError naming the key and each problem, on one line."""
   if not isinstance(block, dict):
     raise ValueError(f"'{key}' must be a dict, got {type(block)}.")
   try:
@@ -99,27 +95,22 @@ def _model(model: type[_M], block: Any, key: str) -> _M:
     raise ValueError(f"Invalid '{key}' block: {text}") from None
 
 
+def _blocks(config: dict[str, Any], model: type[_M], key: str) -> list[_M] | None:
+  """The suite's `<key>s` (a list) or `<key>` (one) as ckptbench's models; None when it has neither."""
+  if f"{key}s" in config:
+    return [_model(model, block, f"{key}s") for block in config[f"{key}s"]]
+  return [_model(model, config[key], key)] if key in config else None
+
+
 def _parse_checkpoint_configs(config: dict[str, Any]) -> list[ckptbench.CheckpointConfig]:
-  """The suite's checkpoint configs; one default config when it names none."""
-  if "checkpoint_configs" in config:
-    return [_model(ckptbench.CheckpointConfig, block, "checkpoint_configs") for block in config["checkpoint_configs"]]
-  if "checkpoint_config" in config:
-    return [_model(ckptbench.CheckpointConfig, config["checkpoint_config"], "checkpoint_config")]
-  return [ckptbench.CheckpointConfig()]
+  return _blocks(config, ckptbench.CheckpointConfig, "checkpoint_config") or [ckptbench.CheckpointConfig()]
 
 
 def _parse_mesh_configs(config: dict[str, Any]) -> list[ckptbench.MeshConfig] | None:
-  """The suite's mesh configs, or None when it names none."""
-  if "mesh_configs" in config:
-    return [_model(ckptbench.MeshConfig, block, "mesh_configs") for block in config["mesh_configs"]]
-  if "mesh_config" in config:
-    return [_model(ckptbench.MeshConfig, config["mesh_config"], "mesh_config")]
-  return None
+  return _blocks(config, ckptbench.MeshConfig, "mesh_config")
 
 
-def parse_config(
-    config_path: str,
-) -> tuple[list[ckptbench.CheckpointConfig], list[ckptbench.MeshConfig] | None]:
+def parse_config(config_path: str) -> tuple[list[ckptbench.CheckpointConfig], list[ckptbench.MeshConfig] | None]:
   """The checkpoint configs and mesh configs (None: none named) of the YAML at `config_path`."""
   config = _load_yaml_config(config_path)
   return _parse_checkpoint_configs(config), _parse_mesh_configs(config)
@@ -148,27 +139,12 @@ def _options(options_class: type[ckptbench.BenchmarkOptions], values: dict[str, 
   return from_dict(values) if from_dict is not None else options_class(**values)
 
 
-def create_test_suite_from_config(
-    config_path: str,
-    output_dir: str | None = None,
-    local_directory: str | None = None,
-    remove_repeated_dir: bool = False,
-) -> core.TestSuite:
-  """The `TestSuite` the YAML at `config_path` describes.
-
-  Args:
-    config_path: the suite's YAML.
-    output_dir: where the suite writes its results (OUT).
-    local_directory: a host-local scratch directory for every run.
-    remove_repeated_dir: whether each repeat's directory is removed once recorded.
-
-  Raises:
-    ValueError: the YAML lacks a key a suite needs (Orbax's messages), or
-      has a `simdevice:` block (`ckptbench run` runs those).
-    ImportError: a generator's import path does not resolve.
-    TypeError: a generator is not a `BenchmarksGenerator` decorated with
-      `@benchmark_options`, or its options do not fit its options class.
-  """
+def create_test_suite_from_config(config_path: str, output_dir: str | None = None, local_directory: str | None = None,
+                                  remove_repeated_dir: bool = False) -> core.TestSuite:  # fmt: skip
+  """The `TestSuite` the YAML at `config_path` describes, writing into `output_dir` (OUT). ValueError
+  (Orbax's) for a missing key or a `simdevice:` block (`ckptbench run` runs those), ImportError for a
+  generator path that does not resolve, TypeError for a class that is not a decorated generator or
+  options that do not fit it."""
   config = load_config(config_path)
   if _SIMDEVICE_KEY in config:
     # Its devices and processes exist only if they were made before JAX started in this process.
@@ -176,29 +152,18 @@ def create_test_suite_from_config(
         f"{config_path} has a '{_SIMDEVICE_KEY}' block: run it with `ckptbench run {config_path}`, which starts"
         " the emulated cluster's processes and devices; a TestSuite built here would run on this process's devices"
     )
-  checkpoint_configs = _parse_checkpoint_configs(config)
-  mesh_configs = _parse_mesh_configs(config)
+  checkpoint_configs, mesh_configs = _parse_checkpoint_configs(config), _parse_mesh_configs(config)
   generators = []
   for i, entry in enumerate(config["benchmarks"]):
     _log.info("Processing benchmark group %d: %s", i + 1, entry["generator"])
     generator_class = _generator(entry["generator"])
     options = _options(generator_class.options_class, entry["options"])
-    generators.append(
-        generator_class(
-            checkpoint_configs=checkpoint_configs,
-            options=options,
-            output_dir=output_dir,
-            mesh_configs=mesh_configs,
-            local_directory=local_directory,
-        )
-    )
+    generators.append(generator_class(
+        checkpoint_configs=checkpoint_configs, options=options, output_dir=output_dir, mesh_configs=mesh_configs,
+        local_directory=local_directory,
+    ))  # fmt: skip
   return core.TestSuite(
-      name=config["suite_name"],
-      benchmarks_generators=generators,
-      num_repeats=config.get("num_repeats", 1),
-      output_dir=output_dir,
-      local_directory=local_directory,
-      remove_repeated_dir=remove_repeated_dir,
-      baseline_path=config.get("baseline_path"),
-      baseline_capture_path=config.get("baseline_capture_path"),
-  )
+      name=config["suite_name"], benchmarks_generators=generators, num_repeats=config.get("num_repeats", 1),
+      output_dir=output_dir, local_directory=local_directory, remove_repeated_dir=remove_repeated_dir,
+      baseline_path=config.get("baseline_path"), baseline_capture_path=config.get("baseline_capture_path"),
+  )  # fmt: skip

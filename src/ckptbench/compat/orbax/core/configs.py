@@ -1,8 +1,5 @@
-"""Orbax's `core.configs` on ckptbench: the suite's checkpoint, mesh and `simdevice:` configs.
-
-ckptbench's models take every key Orbax's dataclasses take (and a few more,
-such as `preset`); they are validated pydantic models rather than dataclasses.
-"""
+"""Orbax's `core.configs`: ckptbench's models, which take every key Orbax's dataclasses take (and a few
+more, such as `preset`), validated (pydantic models rather than dataclasses)."""
 
 from ckptbench import CheckpointConfig, MeshConfig, SimDeviceConfig
 

@@ -1,13 +1,9 @@
-"""Orbax's `core.device_mesh` on ckptbench: a `MeshConfig` -> `jax.sharding.Mesh`.
+"""Orbax's `core.device_mesh` on ckptbench: a `MeshConfig` -> `jax.sharding.Mesh` (ckptbench's `build_mesh`).
 
-ckptbench's `build_mesh` builds ICI-only meshes, and every mesh on CPU. A
-hybrid (ICI x DCN) mesh on an accelerator is checked with Orbax's rules and
-messages first: the devices split evenly into granules (slices, or processes
-with `process_is_granule` and on SimDevice, whose simulated hosts stand in for
-slices), the DCN degrees multiply to the granule count and the ICI degrees to
-one granule's devices; then JAX's `create_hybrid_device_mesh` lays it out. A
-mesh that breaks the rules is an error here, where `build_mesh` would lay the
-devices out in order.
+A hybrid (ICI x DCN) mesh on an accelerator is checked with Orbax's rules and messages first: the
+devices split evenly into granules (slices; processes with `process_is_granule` or on SimDevice), the
+DCN degrees multiply to the granule count and the ICI degrees to one granule's devices. A mesh that
+breaks them is an error here, where `build_mesh` would lay the devices out in order.
 """
 
 from __future__ import annotations
@@ -16,7 +12,6 @@ import logging
 import math
 
 import jax
-from jax.experimental import mesh_utils
 
 import ckptbench
 from ckptbench.compat.orbax.core import backends
@@ -51,32 +46,16 @@ def _check_hybrid(config: ckptbench.MeshConfig, ici_shape: list[int], dcn_shape:
     raise ValueError(f"The product of DCN parallelism values {math.prod(dcn_shape)} must equal {granule} {granules}.")
   per_granule = num_devices // granules
   if math.prod(ici_shape) != per_granule:
-    raise ValueError(
-        f"The product of ICI parallelism values {math.prod(ici_shape)} must equal num_devices_per_granule"
-        f" {per_granule}."
-    )
+    raise ValueError(f"The product of ICI parallelism values {math.prod(ici_shape)} must equal num_devices_per_granule {per_granule}.")
   return process_is_granule
 
 
 def create_mesh(config: ckptbench.MeshConfig) -> jax.sharding.Mesh:
-  """The mesh `config` describes, over every global device.
-
-  Raises:
-    ValueError: a hybrid mesh on an accelerator whose degrees do not fit the
-      devices (see the module docstring).
-  """
+  """The mesh `config` describes, over every global device: ckptbench's `build_mesh`, after Orbax's
+  checks of a hybrid mesh on an accelerator (ValueError when its degrees do not fit the devices)."""
   _log.info("Creating mesh with config: %s", config)
-  if config.dcn_parallelism is None or jax.default_backend() == "cpu":
-    return ckptbench.build_mesh(config)
-  ici_shape = [config.ici_parallelism.get(axis, 1) for axis in config.mesh_axes]
-  dcn_shape = [config.dcn_parallelism.get(axis, 1) for axis in config.mesh_axes]
-  process_is_granule = _check_hybrid(config, ici_shape, dcn_shape)
-  devices = mesh_utils.create_hybrid_device_mesh(
-      ici_shape,
-      dcn_shape,
-      jax.devices(),
-      process_is_granule=process_is_granule,
-      allow_split_physical_axes=config.allow_split_physical_axes,
-  )
-  _log.info("Creating mesh with axes: %s", dict(zip(config.mesh_axes, devices.shape)))
-  return jax.sharding.Mesh(devices, tuple(config.mesh_axes))
+  if config.dcn_parallelism is not None and jax.default_backend() != "cpu":
+    ici_shape = [config.ici_parallelism.get(axis, 1) for axis in config.mesh_axes]
+    dcn_shape = [config.dcn_parallelism.get(axis, 1) for axis in config.mesh_axes]
+    config = config.model_copy(update={"process_is_granule": _check_hybrid(config, ici_shape, dcn_shape)})
+  return ckptbench.build_mesh(config)

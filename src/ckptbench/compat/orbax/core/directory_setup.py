@@ -1,8 +1,5 @@
-"""Orbax's `core.directory_setup`: a clean directory for a run.
-
-Under ckptbench the runner prepares every run's directory (`context.path`);
-this is for code that builds its own.
-"""
+"""Orbax's `core.directory_setup`: a clean directory, for code that builds its own (ckptbench's runner
+prepares every run's `context.path`)."""
 
 from __future__ import annotations
 
@@ -16,13 +13,8 @@ _log = logging.getLogger(__name__)
 
 
 def setup_test_directory(name: str, base_path: str | None = None, repeat_index: int | None = None) -> epath.Path:
-  """`<base_path>/<name>[/repeat_<i>]`, emptied and created by process 0 (local paths are emptied).
-
-  Args:
-    name: the test's name.
-    base_path: the parent directory (default /tmp/orbax_benchmarks).
-    repeat_index: adds a `repeat_<i>` sub-directory.
-  """
+  """`<base_path>/<name>[/repeat_<i>]` (base /tmp/orbax_benchmarks by default), created by process 0,
+  emptied first when local."""
   base = "/tmp/orbax_benchmarks" if base_path is None else str(base_path)
   path = epath.Path(base) / name
   if repeat_index is not None:

@@ -1,9 +1,5 @@
-"""Orbax's `core.inventory` on ckptbench: `scan_checkpoint` and Orbax's `CheckpointInventory`.
-
-The scan is ckptbench's `scan_inventory` (local directories and gs://, s3://
-locations alike); the result has Orbax's fields. A `TestResult` may carry it
-(or Orbax's own inventory): ckptbench's runner takes either.
-"""
+"""Orbax's `core.inventory` on ckptbench: `scan_checkpoint` is ckptbench's `scan_inventory` (local, gs://,
+s3://) in Orbax's fields, which ckptbench's runner takes (or Orbax's own) from a `TestResult`."""
 
 from __future__ import annotations
 
@@ -17,25 +13,15 @@ import ckptbench
 
 @dataclasses.dataclass(frozen=True)
 class CheckpointInventory:
-  """A checkpoint directory's files and sizes, in Orbax's fields.
-
-  Attributes:
-    total_bytes: bytes of every file.
-    file_count: files.
-    small_file_count: files under 1 MiB.
-    small_file_pct: their share of the files (0..1).
-    largest_file_bytes: the largest file's size.
-    smallest_file_bytes: the smallest file's size (0 without files).
-    format: files by kind: "ocdbt", "zarr3", "metadata", "other".
-  """
+  """A checkpoint directory's files and sizes, in Orbax's fields."""
 
   total_bytes: int = 0
   file_count: int = 0
-  small_file_count: int = 0
-  small_file_pct: float = 0.0
+  small_file_count: int = 0  # files under 1 MiB
+  small_file_pct: float = 0.0  # their share of the files (0..1)
   largest_file_bytes: int = 0
-  smallest_file_bytes: int = 0
-  format: Mapping[str, int] = dataclasses.field(default_factory=dict)
+  smallest_file_bytes: int = 0  # 0 without files
+  format: Mapping[str, int] = dataclasses.field(default_factory=dict)  # files by kind: ocdbt, zarr3, metadata, other
 
 
 def scan_checkpoint(path: str | os.PathLike) -> CheckpointInventory:

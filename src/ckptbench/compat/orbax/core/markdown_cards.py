@@ -1,16 +1,9 @@
-"""Orbax's `core.markdown_cards`: the text cards `metrics_manager` writes to TensorBoard.
-
-- `render_configuration`: a benchmark's options and checkpoint config as
-  tables (a nested block such as `spec` as JSON);
-- `render_aggregated_metrics`: each metric's mean, std, min, max and count,
-  grouped by the tag's namespace (`2_save_breakdown`, ...);
-- `render_glance_card`: the headline (total time, throughput, bytes per host,
-  size on disk), one row per host with its share of the checkpoint, the
-  checkpoint's inventory and the run manifest;
-- `options_to_hparams`: options as TensorBoard HParams values.
+"""Orbax's `core.markdown_cards`: the text cards `metrics_manager` writes to TensorBoard, from pure functions.
 
 The headline rows read the tags ckptbench's collectors record (docs/metrics.md),
-the first present of each row's candidates. Pure functions: no I/O.
+the first present of each row's candidates. Names, keys and values are the
+user's: they go through ckptbench's Markdown escaper (`markdown_text`, or
+`markdown_code` in a code span).
 """
 
 from __future__ import annotations
@@ -21,53 +14,35 @@ import json
 import math
 from typing import Any, Mapping, Sequence
 
+from ckptbench import markdown_code, markdown_text
+
 _GIB = 1024**3
 
-_TOTAL_TIME_KEYS = (
-    "3_load_breakdown/total_s",
-    "2_save_breakdown/total_async_s",
-    "2_save_breakdown/total_s",
-    "0_basics/time_s",
-)
-_THROUGHPUT_KEYS = (
-    "4_throughput/load_total_gbps",
-    "4_throughput/save_total_gbps",
-    "4_throughput/load_per_host_gbps",
-    "4_throughput/save_blocking_gbps",
-)
-_BYTES_KEYS = (
-    "6_io/file_bytes_read_per_host",
-    "6_tensorstore/tensorstore_kvstore_file_bytes_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_bytes_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_file_bytes_written_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_bytes_written_value_diff",
-)
-_COUNT_KEYS = (
-    "6_io/file_reads_per_host_count",
-    "6_tensorstore/tensorstore_kvstore_file_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_read_value_diff",
-    "6_tensorstore/tensorstore_kvstore_file_write_value_diff",
-    "6_tensorstore/tensorstore_kvstore_gcs_write_value_diff",
-)
+_TOTAL_TIME_KEYS = ("3_load_breakdown/total_s", "2_save_breakdown/total_async_s", "2_save_breakdown/total_s", "0_basics/time_s")
+_THROUGHPUT_KEYS = ("4_throughput/load_total_gbps", "4_throughput/save_total_gbps", "4_throughput/load_per_host_gbps",
+                    "4_throughput/save_blocking_gbps")  # fmt: skip
+_BYTES_KEYS = ("6_io/file_bytes_read_per_host", "6_tensorstore/tensorstore_kvstore_file_bytes_read_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_bytes_read_value_diff",
+               "6_tensorstore/tensorstore_kvstore_file_bytes_written_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_bytes_written_value_diff")  # fmt: skip
+_COUNT_KEYS = ("6_io/file_reads_per_host_count", "6_tensorstore/tensorstore_kvstore_file_read_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_read_value_diff", "6_tensorstore/tensorstore_kvstore_file_write_value_diff",
+               "6_tensorstore/tensorstore_kvstore_gcs_write_value_diff")  # fmt: skip
 _BLOCKING_KEYS = ("3_load_breakdown/blocking_s", "2_save_breakdown/blocking_s")
 # (column, candidate tags, how a cell is written) of the per-host table.
-_PER_HOST_COLUMNS = (
-    ("bytes", _BYTES_KEYS, "bytes"),
-    ("reads/writes", _COUNT_KEYS, "count"),
-    ("blocking s", _BLOCKING_KEYS, "number"),
-    ("total s", _TOTAL_TIME_KEYS, "number"),
-)
+_PER_HOST_COLUMNS = (("bytes", _BYTES_KEYS, "bytes"), ("reads/writes", _COUNT_KEYS, "count"),
+                     ("blocking s", _BLOCKING_KEYS, "number"), ("total s", _TOTAL_TIME_KEYS, "number"))  # fmt: skip
 
 
 def _table(title: str, rows: Sequence[tuple[str, Any]]) -> list[str]:
-  return [f"### {title}", "", "| field | value |", "|---|---|", *(f"| `{k}` | `{v}` |" for k, v in rows), ""]
+  return [f"### {title}", "", "| field | value |", "|---|---|", *(f"| {markdown_code(k)} | {markdown_code(v)} |" for k, v in rows), ""]
 
 
 def render_configuration(
     benchmark_name: str, benchmark_options: Mapping[str, Any] | None, checkpoint_config: Mapping[str, Any] | None
 ) -> str:
   """The options and the checkpoint config (its nested blocks as JSON) under the benchmark's name."""
-  lines = [f"## {benchmark_name}", ""]
+  lines = [f"## {markdown_text(benchmark_name)}", ""]
   if benchmark_options:
     lines += _table("Benchmark options", sorted(benchmark_options.items()))
   if checkpoint_config:
@@ -76,37 +51,31 @@ def render_configuration(
     if scalars:
       lines += _table("Checkpoint config", scalars)
     for key, block in ((k, v) for k, v in items if isinstance(v, dict)):
-      lines += [f"### Checkpoint config — `{key}`", "", "```json", json.dumps(block, indent=2, sort_keys=True), "```", ""]
+      block_json = json.dumps(block, indent=2, sort_keys=True).replace("`", "\\u0060")  # no fence ends early
+      lines += [f"### Checkpoint config — {markdown_code(key)}", "", "```json", block_json, "```", ""]
   return "\n".join(lines)
 
 
-def render_aggregated_metrics(
-    benchmark_name: str,
-    aggregated_stats_dict: Mapping[str, Any],
-    metric_units: Mapping[str, str],
-    host_label: str | None = None,
-) -> str:
-  """A table per tag namespace of each metric's mean, std, min, max, count and unit.
-
-  `aggregated_stats_dict` maps a tag to an object with `mean`, `std`, `min`,
-  `max` and `count` (`metrics_manager.AggregatedStats`).
-  """
+def render_aggregated_metrics(benchmark_name: str, aggregated_stats_dict: Mapping[str, Any], metric_units: Mapping[str, str],
+                              host_label: str | None = None) -> str:  # fmt: skip
+  """A table per tag namespace of each metric's mean, std, min, max, count (`aggregated_stats_dict`: tag
+  -> `metrics_manager.AggregatedStats`) and unit."""
   if not aggregated_stats_dict:
     return "_No successful runs to aggregate._"
   sections: dict[str, list[str]] = collections.defaultdict(list)
   for key in sorted(aggregated_stats_dict):
     sections[key.partition("/")[0] if "/" in key else "_other_"].append(key)
-  suffix = f" — {host_label}" if host_label else ""
-  lines = [f"## {benchmark_name} — aggregated metrics{suffix}", ""]
+  suffix = f" — {markdown_text(host_label)}" if host_label else ""
+  lines = [f"## {markdown_text(benchmark_name)} — aggregated metrics{suffix}", ""]
   for section in sorted(sections):
-    lines += [f"### {section}", "", "| metric | mean | ± std | min | max | n | unit |",
+    lines += [f"### {markdown_text(section)}", "", "| metric | mean | ± std | min | max | n | unit |",
               "|---|---:|---:|---:|---:|---:|---|"]
     for key in sections[section]:
       s = aggregated_stats_dict[key]
       leaf = key.split("/", 1)[-1]
       lines.append(
-          f"| `{leaf}` | {s.mean:.4f} | {s.std:.4f} | {s.min:.4f} | {s.max:.4f} | {s.count} |"
-          f" {metric_units.get(key, '')} |"
+          f"| {markdown_code(leaf)} | {s.mean:.4f} | {s.std:.4f} | {s.min:.4f} | {s.max:.4f} | {s.count} |"
+          f" {markdown_text(metric_units.get(key, ''))} |"
       )
     lines.append("")
   return "\n".join(lines)
@@ -118,11 +87,11 @@ def _size(num_bytes: float | None) -> str:
     return "—"
   if abs(num_bytes) < 1024:
     return f"{num_bytes:.0f} B"
-  for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+  for unit in ("KiB", "MiB", "GiB", "TiB"):
     num_bytes /= 1024
-    if abs(num_bytes) < 1024 or unit == "PiB":
+    if abs(num_bytes) < 1024:
       return f"{num_bytes:.2f} {unit}"
-  raise AssertionError("unreachable")
+  return f"{num_bytes / 1024:.2f} PiB"
 
 
 def _number(value: float | None, spec: str = ".2f") -> str:
@@ -174,28 +143,18 @@ def _inventory_lines(inventory: Any) -> list[str]:
   if inventory.largest_file_bytes > 0:
     lines.append(f"| largest file | {_size(inventory.largest_file_bytes)} |")
   if inventory.format:
-    lines.append(f"| format breakdown | {', '.join(f'{k}={v}' for k, v in sorted(inventory.format.items()))} |")
+    lines.append(f"| format breakdown | {markdown_text(', '.join(f'{k}={v}' for k, v in sorted(inventory.format.items())))} |")
   return lines + [""]
 
 
-def render_glance_card(
-    benchmark_name: str,
-    aggregates: Mapping[str, Mapping[str, float]],
-    per_host_values: Sequence[tuple[int, Mapping[str, float]]],
-    inventory: Any | None,
-    manifest: Any | None,
-) -> str:
-  """The headline card of one operation: a few rows, the per-host table, inventory and manifest.
-
-  Args:
-    benchmark_name: the card's title.
-    aggregates: per tag (without the operation's `name::`), `{stat: value}` across hosts.
-    per_host_values: (host index, tag -> that host's mean), by host index.
-    inventory: the checkpoint's inventory (`core.inventory.CheckpointInventory`), or None.
-    manifest: a `run_manifest.RunManifest`, or None.
-  """
+def render_glance_card(benchmark_name: str, aggregates: Mapping[str, Mapping[str, float]],
+                       per_host_values: Sequence[tuple[int, Mapping[str, float]]], inventory: Any | None,
+                       manifest: Any | None) -> str:  # fmt: skip
+  """The headline card of one operation: a few rows from `aggregates` (per tag without `<op>::`, its
+  `{stat: value}` across hosts), the per-host table (host, tag -> that host's mean), the inventory and
+  the run manifest (either None to leave it out)."""
   on_disk_gib = inventory.total_bytes / _GIB if inventory is not None and getattr(inventory, "total_bytes", 0) else None
-  lines = [f"## {benchmark_name} — at a glance", "", "| metric | value |", "|---|---:|"]
+  lines = [f"## {markdown_text(benchmark_name)} — at a glance", "", "| metric | value |", "|---|---:|"]
   lines.append(f"| Total time | {_number(_first(aggregates, _TOTAL_TIME_KEYS, 'max'))} s |")
   optional_rows = (
       ("Throughput", _first(aggregates, _THROUGHPUT_KEYS, "max"), lambda v: f"{v:.2f} GiB/s"),

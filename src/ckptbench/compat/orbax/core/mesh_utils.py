@@ -13,9 +13,7 @@ _log = logging.getLogger(__name__)
 
 def pretty_log_mesh(msg: str, mesh: jax.sharding.Mesh) -> None:
   """Logs the mesh's axes and shape, its device grid (id, process, slice), and its processes."""
-  grid = np.vectorize(lambda d: f"(id={d.id}, proc={d.process_index}, slice={getattr(d, 'slice_index', None)})")(
-      mesh.devices
-  )
+  grid = np.vectorize(lambda d: f"(id={d.id}, proc={d.process_index}, slice={getattr(d, 'slice_index', None)})")(mesh.devices)
   per_process = collections.Counter(d.process_index for d in mesh.devices.flat)
   in_mesh = {d.id for d in mesh.devices.flat}
   outside = collections.defaultdict(list)
@@ -30,13 +28,8 @@ def pretty_log_mesh(msg: str, mesh: jax.sharding.Mesh) -> None:
 
 
 def get_local_replica_mesh(mesh: jax.sharding.Mesh, replica_axis_index: int) -> jax.sharding.Mesh:
-  """The replica of `mesh` (its slice along `replica_axis_index`) holding this process's devices.
-
-  The result keeps every axis, the replica axis with size 1.
-
-  Raises:
-    ValueError: when no replica holds a device of this process.
-  """
+  """The replica of `mesh` (its slice along `replica_axis_index`, kept as an axis of size 1) holding this
+  process's devices; ValueError when none does."""
   me = jax.process_index()
   for i in range(mesh.devices.shape[replica_axis_index]):
     replica = np.take(mesh.devices, i, axis=replica_axis_index)

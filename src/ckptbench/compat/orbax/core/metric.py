@@ -1,19 +1,14 @@
 """Orbax's `core.metric` on ckptbench: `Metrics` with Orbax's `results`, the metric classes and their registry.
 
-`Metrics` is `ckptbench.Metrics`: what a block measures is what ckptbench's
-collectors measure, and the run's record holds it under ckptbench's tags
-(`<op>_<namespace>/<metric>`, docs/metrics.md). `results` is a live view of the
-same values in Orbax's keys (`<op>::<namespace>/<metric>` -> `(value, unit)`);
-writing to it records the value (an assignment, as in Orbax's dict). A value
-that is not a number (Orbax's dict takes any) stays in `results` only: a run's
-record holds numbers.
-
-`METRIC_REGISTRY` maps Orbax's metric keys to classes with Orbax's interface
-(`start()`, `stop() -> {key: (value, unit)}`). The built-in keys are ckptbench's
-collectors behind that interface, so `measure()` runs them as ckptbench does.
-A class of your own registered there runs beside them, and its results are
-recorded as Orbax records them: `<op>::<registry key>_<key>`, or `<op>::<key>`
-with `OMIT_REGISTRY_KEY_PREFIX`.
+`Metrics` is `ckptbench.Metrics`: ckptbench's collectors measure, and the record
+holds ckptbench's tags (`<op>_<namespace>/<metric>`, docs/metrics.md).
+`results` is a live, assignable view of them in Orbax's keys
+(`<op>::<namespace>/<metric>` -> `(value, unit)`); a value that is not a number
+stays in `results` only. `METRIC_REGISTRY` maps Orbax's metric keys to classes
+with Orbax's interface (`start()`, `stop() -> {key: (value, unit)}`): the
+built-in keys are ckptbench's collectors; a class of your own runs beside them,
+its results recorded as `<op>::<registry key>_<key>` (or `<op>::<key>` with
+`OMIT_REGISTRY_KEY_PREFIX`).
 """
 
 from __future__ import annotations
@@ -35,24 +30,17 @@ _OPERATION_AND_NAMESPACE = re.compile(r"(.+)_(\d+_[a-z0-9]+(?:_[a-z0-9]+)*)")
 
 
 class BaseMetric:
-  """Orbax's metric interface: `start()`, then `stop()` returns `{key: (value, unit)}`.
+  """Orbax's metric interface: `start()`, then `stop()` returns `{key: (value, unit)}` of operation `name`."""
 
-  Attributes:
-    OMIT_REGISTRY_KEY_PREFIX: record the keys `stop()` returns as they are,
-      without the registry key in front (they carry their own namespace).
-    name: the operation measured.
-  """
-
-  OMIT_REGISTRY_KEY_PREFIX: ClassVar[bool] = False
+  OMIT_REGISTRY_KEY_PREFIX: ClassVar[bool] = False  # record stop()'s keys without the registry key in front
 
   def __init__(self, name: str):
     self.name = name
 
   def start(self) -> None:
-    """Starts measuring."""
+    pass
 
   def stop(self) -> dict[str, tuple[Any, str]]:
-    """Stops measuring; the values measured since `start()`."""
     return {}
 
 
@@ -86,13 +74,9 @@ JaxMonitoringMetric = _collector_metric("jax_monitoring", "Orbax's jax.monitorin
 DeviceMemoryMetric = _collector_metric("device_memory", "Device memory and live arrays (ckptbench's `device_memory`).")
 
 METRIC_REGISTRY: dict[str, type[BaseMetric]] = {
-    "time": TimeMetric,
-    "rss": RssMetric,
-    "tracemalloc": TracemallocMetric,
-    "tensorstore": TensorstoreMetric,
-    "jax_monitoring": JaxMonitoringMetric,
-    "device_memory": DeviceMemoryMetric,
-}
+    m.collector_key: m for m in (TimeMetric, RssMetric, TracemallocMetric, TensorstoreMetric, JaxMonitoringMetric,
+                                 DeviceMemoryMetric)
+}  # fmt: skip
 
 
 def default_metrics() -> list[str]:
@@ -145,15 +129,8 @@ class _Results(MutableMapping):
 
 
 class Metrics(ckptbench.Metrics):
-  """`ckptbench.Metrics` with Orbax's `name`, `results` and `report()`.
-
-  Example:
-    >>> metrics = Metrics()
-    >>> with metrics.measure("save", ["time"]):
-    ...   ...
-    >>> list(metrics.results)
-    ['save::0_basics/time_s']
-  """
+  """`ckptbench.Metrics` with Orbax's `name`, `results` and `report()`: after `with metrics.measure("save",
+  ["time"]): ...`, `list(metrics.results)` is `['save::0_basics/time_s']`."""
 
   def __init__(self, results: Mapping[str, tuple[Any, str]] | None = None, name: str = ""):
     super().__init__()
@@ -191,11 +168,8 @@ class Metrics(ckptbench.Metrics):
 
   @contextlib.contextmanager
   def measure(self, operation_name: str, metric_keys: Sequence[str] | None = None) -> Iterator[None]:
-    """Measures the block with ckptbench's collectors and the registry's other classes.
-
-    Raises:
-      ValueError: for a key that is neither a ckptbench collector nor in `METRIC_REGISTRY`.
-    """
+    """Measures the block with ckptbench's collectors and the registry's other classes (ValueError for a
+    key that is neither)."""
     keys = default_metrics() if metric_keys is None else list(metric_keys)
     own = [(k, METRIC_REGISTRY[k](operation_name)) for k in keys if not _is_collector(k)]
     started = []

@@ -1,19 +1,13 @@
 """Orbax's `core.metrics_manager` on ckptbench: a suite's runs, aggregated, reported, and on TensorBoard.
 
-`MetricsManager` keeps each benchmark's runs (`Metrics.results`, Orbax's
-`'<op>::<ns>/<metric>' -> (value, unit)`, and the error of a failed run) and
-aggregates them as ckptbench does: the statistics over repeats are
-`ckptbench.metric_statistics` (`std` is the sample standard deviation, as in
-summary.json, where Orbax's is the population's) and those across hosts
-`ckptbench.host_statistics` (max, min, mean; p50 and p99 with more than one
-host). TensorBoard's files are written by ckptbench's `TensorBoardWriter`
-(`metric_writers` here; no clu, no TensorFlow): every run's scalars as it is
-added, and at `generate_report` the cross-host `__summary__` run with the
-configuration, HParams and the `markdown_cards`.
-
-Hosts exchange their means through small JSON files beside the TensorBoard
-run (`<benchmark>/host_<i>/_per_host_means.json`), written with ckptbench's
-`write_location`, so a shared directory or a bucket both work.
+The statistics are ckptbench's: over repeats `ckptbench.metric_statistics`
+(`std` the sample's, as in summary.json; Orbax's is the population's), across
+hosts `ckptbench.host_statistics`. TensorBoard is written by ckptbench's
+`TensorBoardWriter` (`metric_writers`): every run's scalars as it is added, and
+at `generate_report` the cross-host `__summary__` run with the configuration,
+HParams and the `markdown_cards`. Hosts exchange their means through JSON files
+beside the run (`<benchmark>/host_<i>/_per_host_means.json`, ckptbench's
+`write_location`: a shared directory or a bucket).
 """
 
 from __future__ import annotations
@@ -30,8 +24,7 @@ from absl import logging as absl_logging
 from etils import epath
 
 import ckptbench
-from ckptbench.compat.orbax.core import _metric_writers as metric_writers
-from ckptbench.compat.orbax.core import markdown_cards, multihost
+from ckptbench.compat.orbax.core import markdown_cards, metric_writers, multihost
 from ckptbench.compat.orbax.core import run_manifest as run_manifest_lib
 
 MetricStats = dict[str, float]  # statistic -> value, such as {"mean": 1.5, "max": 2.0}
@@ -89,21 +82,10 @@ def _slice(values: dict[str, Any], name: str) -> dict[str, Any]:
 class MetricsManager:
   """A suite's runs: added one by one, reported at the end, written to TensorBoard when given a directory."""
 
-  def __init__(
-      self,
-      name: str,
-      num_repeats: int,
-      tensorboard_dir: epath.Path | str | os.PathLike | None = None,
-      enable_per_host_metrics: bool = True,
-  ):
-    """
-    Args:
-      name: the suite's name.
-      num_repeats: the repeats of each benchmark.
-      tensorboard_dir: where TensorBoard's runs go; None writes none.
-      enable_per_host_metrics: every process writes its own run
-        `<benchmark>/host_<i>`; otherwise only the first writes `<benchmark>`.
-    """
+  def __init__(self, name: str, num_repeats: int, tensorboard_dir: epath.Path | str | os.PathLike | None = None,
+               enable_per_host_metrics: bool = True):  # fmt: skip
+    """TensorBoard's runs go into `tensorboard_dir` (none without it): with `enable_per_host_metrics`
+    every process writes its own run `<benchmark>/host_<i>`, otherwise only the first `<benchmark>`."""
     self._name = name
     self._num_repeats = num_repeats
     self._tensorboard_dir = tensorboard_dir
@@ -121,20 +103,11 @@ class MetricsManager:
     """The code and machine, captured when the manager was made."""
     return self._suite_run_manifest
 
-  def add_result(
-      self,
-      benchmark_name: str,
-      metrics: Any,
-      *,
-      benchmark_options: Any | None = None,
-      checkpoint_config: Any | None = None,
-      error: Exception | None = None,
-      inventory: Any | None = None,
-  ) -> None:
-    """Adds one run of `benchmark_name` (failed when `error` is given); its scalars go to TensorBoard now.
-
-    The first options, checkpoint config and inventory given for a benchmark are kept.
-    """
+  def add_result(self, benchmark_name: str, metrics: Any, *, benchmark_options: Any | None = None,
+                 checkpoint_config: Any | None = None, error: Exception | None = None,
+                 inventory: Any | None = None) -> None:  # fmt: skip
+    """Adds one run of `benchmark_name` (failed with `error`); its scalars go to TensorBoard now. The
+    first options, checkpoint config and inventory given for a benchmark are kept."""
     self._runs[benchmark_name].append((metrics, error))
     self._benchmark_options.setdefault(benchmark_name, benchmark_options)
     self._checkpoint_configs.setdefault(benchmark_name, checkpoint_config)
@@ -149,23 +122,21 @@ class MetricsManager:
       if self._enable_per_host_metrics:
         writer = metric_writers.create_default_writer(self._tensorboard_dir, collection=f"{benchmark_name}/host_{host}")
       else:
-        writer = metric_writers.create_default_writer(
-            self._tensorboard_dir, just_logging=host != 0, collection=benchmark_name
-        )
+        writer = metric_writers.create_default_writer(self._tensorboard_dir, just_logging=host != 0, collection=benchmark_name)
       self._writers[benchmark_name] = writer
     return self._writers[benchmark_name]
 
   def _write_run(self, benchmark_name: str, metrics: Any, error: Exception | None, step: int) -> None:
     writer = self._writer(benchmark_name)
-    if error is not None:
-      writer.write_texts(step=step, texts={"error": f"<pre>{error!r}</pre>"})
+    if error is not None:  # TensorBoard renders text as Markdown: the user's text is escaped
+      writer.write_texts(step=step, texts={"error": ckptbench.markdown_code(repr(error))})
     else:
       for key, (value, _) in metrics.results.items():
         tag = key.replace("::", "/")  # the operation's name becomes a TensorBoard group
         if isinstance(value, (int, float)):
           writer.write_scalars(step=step, scalars={tag: value})
         else:
-          writer.write_texts(step=step, texts={tag: str(value)})
+          writer.write_texts(step=step, texts={tag: ckptbench.markdown_text(value)})
     writer.flush()
 
   def _aggregate_metrics(self, runs: Sequence[Run]) -> tuple[dict[str, AggregatedStats], dict[str, str]]:
@@ -177,11 +148,8 @@ class MetricsManager:
         for key, (value, unit) in _numeric(metrics).items():
           samples[key].append(value)
           units[key] = unit
-    stats = {}
-    for key, values in samples.items():
-      s = ckptbench.metric_statistics(units[key], values)
-      stats[key] = AggregatedStats(mean=s.mean, std=s.std, min=s.min, max=s.max, count=s.n)
-    return stats, units
+    stats = {key: ckptbench.metric_statistics(units[key], values) for key, values in samples.items()}
+    return {key: AggregatedStats(s.mean, s.std, s.min, s.max, s.n) for key, s in stats.items()}, units
 
   def mean_metrics(self, benchmark_name: str) -> dict[str, float]:
     """Each metric's mean over the benchmark's successful repeats."""
@@ -206,14 +174,11 @@ class MetricsManager:
         if not stats:
           lines.append("  No successful runs to aggregate.")
         for key, s in stats.items():
-          lines.append(
-              f"  {key}: {s.mean:.4f} +/- {s.std:.4f} {units[key]} (min: {s.min:.4f}, max: {s.max:.4f}, n={s.count})"
-          )
+          lines.append(f"  {key}: {s.mean:.4f} +/- {s.std:.4f} {units[key]} (min: {s.min:.4f}, max: {s.max:.4f}, n={s.count})")
     if failed:
       lines += ["\n" + "-" * 80, "--- Failed Runs ---"]
       for metrics, error in failed:
-        text = repr(error)
-        text = text if len(text) <= _ERROR_REPR_LIMIT else text[:_ERROR_REPR_LIMIT] + "..."
+        text = repr(error)[:_ERROR_REPR_LIMIT] + ("..." if len(repr(error)) > _ERROR_REPR_LIMIT else "")
         lines.append(f"Test: {getattr(metrics, 'name', '')}, Error: {text}")
     return lines + ["\n" + "=" * 80]
 
@@ -263,13 +228,8 @@ class MetricsManager:
       out.append((host, dict(zip(data["keys"], data["means"]))))
     return out
 
-  def _write_summary(
-      self,
-      benchmark_name: str,
-      runs: Sequence[Run],
-      aggregates: BenchmarkSummary,
-      per_host: list[tuple[int, dict[str, float]]],
-  ) -> None:
+  def _write_summary(self, benchmark_name: str, runs: Sequence[Run], aggregates: BenchmarkSummary,
+                     per_host: list[tuple[int, dict[str, float]]]) -> None:  # fmt: skip
     if self._enable_per_host_metrics:
       writer = metric_writers.create_default_writer(self._tensorboard_dir, collection=f"{benchmark_name}/__summary__")
     else:
@@ -287,9 +247,7 @@ class MetricsManager:
             title, _slice(aggregates, name), [(h, _slice(v, name)) for h, v in per_host],
             self._inventories.get(benchmark_name), self._suite_run_manifest,
         )  # fmt: skip
-        cards[f"aggregated_metrics/{name}"] = markdown_cards.render_aggregated_metrics(
-            title, _slice(stats, name), _slice(units, name)
-        )
+        cards[f"aggregated_metrics/{name}"] = markdown_cards.render_aggregated_metrics(title, _slice(stats, name), _slice(units, name))
       if cards:
         writer.write_texts(step=0, texts=cards)
       writer.flush()
@@ -301,12 +259,9 @@ class MetricsManager:
     options = self._benchmark_options.get(benchmark_name)
     if options is None:
       return
-    as_dict = _as_plain_dict(options)
+    as_dict, checkpoint_config = _as_plain_dict(options), _as_plain_dict(self._checkpoint_configs.get(benchmark_name))
     if as_dict is not None:
-      card = markdown_cards.render_configuration(
-          benchmark_name, as_dict, _as_plain_dict(self._checkpoint_configs.get(benchmark_name))
-      )
-      writer.write_texts(step=0, texts={"configuration": card})
+      writer.write_texts(step=0, texts={"configuration": markdown_cards.render_configuration(benchmark_name, as_dict, checkpoint_config)})
     hparams = markdown_cards.options_to_hparams(options)
     if hparams:
       writer.write_hparams(hparams)

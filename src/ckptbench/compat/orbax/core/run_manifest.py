@@ -1,10 +1,7 @@
 """Orbax's `core.run_manifest` on ckptbench: the code and machine a suite ran on.
 
-`capture_run_manifest` reads ckptbench's `run_environment` (what manifest.json
-records: package versions, git, host, JAX's processes and devices, XLA_FLAGS)
-and gives it Orbax's fields. Differences: `git_dirty` counts tracked files only
-(an untracked file does not make a tree dirty, as in manifest.json), and a
-package that is not installed reads "missing".
+`capture_run_manifest` gives ckptbench's `run_environment` (manifest.json's) Orbax's fields;
+`git_dirty` counts tracked files only (as manifest.json does) and a package not installed reads "missing".
 """
 
 from __future__ import annotations
@@ -16,6 +13,7 @@ import os
 import jax
 
 import ckptbench
+from ckptbench import markdown_code
 from ckptbench.compat.orbax.core import backends
 
 
@@ -39,7 +37,7 @@ class RunManifest:
   backend: str = "unknown"
 
   def as_markdown(self) -> str:
-    """Three markdown tables under "## Run manifest": Code, Environment, Topology."""
+    """Three markdown tables under "## Run manifest": Code, Environment, Topology (values escaped)."""
     sections = {
         "Code": [("git_sha", self.git_sha), ("git_dirty", self.git_dirty), ("jax_version", self.jax_version),
                  ("orbax_version", self.orbax_version), ("tensorstore_version", self.tensorstore_version)],
@@ -53,7 +51,7 @@ class RunManifest:
     lines = ["## Run manifest", ""]
     for title, rows in sections.items():
       lines += [f"### {title}", "", "| field | value |", "|---|---|"]
-      lines += [f"| `{name}` | `{value}` |" for name, value in rows]
+      lines += [f"| {markdown_code(name)} | {markdown_code(value)} |" for name, value in rows]
       lines.append("")
     return "\n".join(lines)
 
@@ -63,18 +61,12 @@ def capture_run_manifest() -> RunManifest:
   environment = ckptbench.run_environment()
   versions, git = environment["versions"], environment["git"]
   return RunManifest(
-      captured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(),
-      hostname=environment["hostname"],
-      git_sha=git["sha"] or "unknown",
-      git_dirty=bool(git["dirty"]),
-      jax_version=versions.get("jax") or "missing",
+      captured_at=datetime.datetime.now(datetime.timezone.utc).isoformat(), hostname=environment["hostname"],
+      git_sha=git["sha"] or "unknown", git_dirty=bool(git["dirty"]), jax_version=versions.get("jax") or "missing",
       orbax_version=versions.get("orbax-checkpoint") or "missing",
-      tensorstore_version=versions.get("tensorstore") or "missing",
-      jax_process_count=environment["process_count"],
-      jax_process_index=jax.process_index(),
-      jax_device_count=environment["device_count"],
-      jax_device_kind=environment["device_kind"] or "unknown",
-      xla_flags=environment["xla_flags"],
+      tensorstore_version=versions.get("tensorstore") or "missing", jax_process_count=environment["process_count"],
+      jax_process_index=jax.process_index(), jax_device_count=environment["device_count"],
+      jax_device_kind=environment["device_kind"] or "unknown", xla_flags=environment["xla_flags"],
       libtpu_init_args=os.environ.get("LIBTPU_INIT_ARGS", ""),
       backend="simdevice" if backends.is_simdevice() else environment["backend"],
-  )
+  )  # fmt: skip

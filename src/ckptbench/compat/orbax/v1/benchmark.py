@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import jax
 
 import ckptbench
-from ckptbench.compat.orbax.core import core
-from ckptbench.compat.orbax.core import metric
+from ckptbench.compat.orbax.core import core, metric
 
 _GIB = 1024**3
 
@@ -31,22 +30,9 @@ def get_metrics_to_measure(options: Any) -> list[str]:
 
 @dataclasses.dataclass(frozen=True)
 class BenchmarkOptions(core.BenchmarkOptions):
-  """The options of Orbax's v1 save/load benchmarks (a list sweeps).
-
-  Attributes:
-    async_enabled: save with `save_async`.
-    use_ocdbt: write with the OCDBT driver.
-    use_zarr3: write Zarr v3 (else v2).
-    use_compression: compress array data.
-    save_concurrent_gb: limit of bytes in flight while saving (GiB).
-    restore_concurrent_gb: limit of bytes in flight while loading (GiB).
-    metric_tracemalloc_enabled: add the tracemalloc metric.
-    use_load_and_broadcast: one replica loads, then broadcasts to the others.
-    use_replica_parallel: split the writes of replicated shards across replicas.
-    enable_replica_parallel_separate_folder: one folder per replica (needs
-      use_replica_parallel and use_ocdbt; other combinations are invalid).
-    chunk_byte_size: target size of array chunks in bytes.
-  """
+  """The options of Orbax's v1 save/load benchmarks (a list sweeps), Orbax's names and meanings; the
+  `*_concurrent_gb` limits are in GiB, and `enable_replica_parallel_separate_folder` needs
+  `use_replica_parallel` and `use_ocdbt`."""
 
   async_enabled: bool | Sequence[bool] = True
   use_ocdbt: bool | Sequence[bool] = True
@@ -72,27 +58,19 @@ class BenchmarkOptions(core.BenchmarkOptions):
     return super().unsupported_reason() or ckptbench.orbax_capabilities().missing_options(self.context_settings())
 
   def context_settings(self) -> dict[str, dict[str, Any]]:
-    """The `ckptbench.orbax_v1_context` settings these options ask for."""
-    saving: dict[str, Any] = {"use_ocdbt": self.use_ocdbt, "use_zarr3": self.use_zarr3}
-    if self.chunk_byte_size is not None:
-      saving["storage_options.chunk_byte_size"] = self.chunk_byte_size
-    if not self.use_compression:
-      saving["use_compression"] = False
-    if self.use_replica_parallel:
-      saving["use_replica_parallel"] = True
-    if self.enable_replica_parallel_separate_folder:
-      saving["enable_replica_parallel_separate_folder"] = True
-    settings: dict[str, dict[str, Any]] = {"saving": saving}
-    if self.use_load_and_broadcast:
-      settings["loading"] = {"use_load_and_broadcast": True}
-    memory = {}
-    if self.save_concurrent_gb is not None:
-      memory["write_concurrent_bytes"] = int(self.save_concurrent_gb * _GIB)
-    if self.restore_concurrent_gb is not None:
-      memory["read_concurrent_bytes"] = int(self.restore_concurrent_gb * _GIB)
-    if memory:
-      settings["memory"] = memory
-    return settings
+    """The `ckptbench.orbax_v1_context` settings these options ask for (None: left at Orbax's default)."""
+    gib = lambda value: None if value is None else int(value * _GIB)  # noqa: E731
+    blocks = {
+        "saving": {"use_ocdbt": self.use_ocdbt, "use_zarr3": self.use_zarr3,
+                   "storage_options.chunk_byte_size": self.chunk_byte_size,
+                   "use_compression": None if self.use_compression else False,
+                   "use_replica_parallel": self.use_replica_parallel or None,
+                   "enable_replica_parallel_separate_folder": self.enable_replica_parallel_separate_folder or None},
+        "loading": {"use_load_and_broadcast": self.use_load_and_broadcast or None},
+        "memory": {"write_concurrent_bytes": gib(self.save_concurrent_gb), "read_concurrent_bytes": gib(self.restore_concurrent_gb)},
+    }  # fmt: skip
+    given = {name: {k: v for k, v in block.items() if v is not None} for name, block in blocks.items()}
+    return {name: block for name, block in given.items() if block or name == "saving"}
 
   @property
   def context(self) -> Any:
@@ -101,22 +79,16 @@ class BenchmarkOptions(core.BenchmarkOptions):
 
 
 def clear_pytree(pytree: Any) -> Any:
-  """Deletes every `jax.Array` of `pytree` to free its memory; returns a tree of Nones.
-
-  ckptbench builds a run's data again when a previous run deleted it.
-  """
+  """Deletes every `jax.Array` of `pytree` to free its memory (ckptbench builds a later run's data
+  again); returns a tree of Nones."""
   return jax.tree.map(lambda x: x.delete() if isinstance(x, jax.Array) else None, pytree)
 
 
 @core.benchmark_options(BenchmarkOptions)
 class Benchmark(core.BenchmarksGenerator):
-  """Orbax's v1 generator: saves `context.pytree` (async or not) under the options' Context, loads it back.
-
-  Records `save` and `load` (Orbax's names, ckptbench's collectors). A suite
-  naming Orbax's `v1.benchmark.Benchmark` runs ckptbench's `save_restore`
-  built-in instead, which also splits an async save and verifies the load;
-  this class is for code that subclasses or calls it.
-  """
+  """Orbax's v1 generator: saves `context.pytree` under the options' Context and loads it back (`save`,
+  `load`). A suite naming it runs ckptbench's `save_restore` built-in instead, which also splits an
+  async save and verifies the load; this class is for code that subclasses or calls it."""
 
   def test_fn(self, context: core.TestContext) -> core.TestResult:
     options = context.options
@@ -138,11 +110,7 @@ class Benchmark(core.BenchmarksGenerator):
     return core.TestResult(metrics=metrics)
 
 
-@contextlib.contextmanager
-def _traced(trace_dir: Any) -> Iterator[None]:
+
+def _traced(trace_dir: Any) -> contextlib.AbstractContextManager[Any]:
   """A JAX profiler trace into `trace_dir` around the block (none when it is None)."""
-  if trace_dir is None:
-    yield
-    return
-  with jax.profiler.trace(str(trace_dir)):
-    yield
+  return contextlib.nullcontext() if trace_dir is None else jax.profiler.trace(str(trace_dir))

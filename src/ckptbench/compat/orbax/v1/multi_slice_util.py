@@ -9,26 +9,11 @@ import jax
 from ckptbench.compat.orbax.core import checkpoint_generation
 
 
-def get_multi_slice_abstract_state(
-    context: Any,
-    global_mesh: jax.sharding.Mesh,
-    *,
-    reference_checkpoint_path: Any,
-    reference_sharding_path: Any,
-) -> Any:
-  """The checkpoint's abstract state, sharded on one replica by the sharding file, widened to all replicas.
-
-  The sharding file (Orbax's format, see `core.checkpoint_generation`) lays
-  each array out on the devices of replica 0 (the first slice of
-  `global_mesh`'s axis 0); every array then gets a mesh with a leading
-  "replica" axis over all of `global_mesh`'s devices and the same partition spec.
-
-  Args:
-    context: the `orbax.checkpoint.v1.Context` to read the metadata under.
-    global_mesh: the mesh whose axis 0 is the replica axis.
-    reference_checkpoint_path: the checkpoint.
-    reference_sharding_path: its sharding file.
-  """
+def get_multi_slice_abstract_state(context: Any, global_mesh: jax.sharding.Mesh, *, reference_checkpoint_path: Any,
+                                   reference_sharding_path: Any) -> Any:  # fmt: skip
+  """The checkpoint's abstract state (its metadata read under the v1 `context`), sharded by the sharding
+  file (Orbax's format) on replica 0 (the first slice of `global_mesh`'s axis 0), then widened: each
+  array's mesh gains a leading "replica" axis over all of `global_mesh`'s devices, its spec kept."""
   from orbax.checkpoint import v1 as ocp
 
   with ocp.Context(context=context):
@@ -40,9 +25,7 @@ def get_multi_slice_abstract_state(
 
   def widened(abstract: jax.ShapeDtypeStruct) -> jax.ShapeDtypeStruct:
     mesh = abstract.sharding.mesh
-    everywhere = jax.sharding.Mesh(
-        global_mesh.devices.reshape(-1, *mesh.devices.shape), ("replica", *mesh.axis_names)
-    )
+    everywhere = jax.sharding.Mesh(global_mesh.devices.reshape(-1, *mesh.devices.shape), ("replica", *mesh.axis_names))
     sharding = jax.sharding.NamedSharding(everywhere, abstract.sharding.spec)
     return jax.ShapeDtypeStruct(abstract.shape, abstract.dtype, sharding=sharding)
 

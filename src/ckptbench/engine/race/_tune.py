@@ -1,6 +1,6 @@
 """`ckptbench.tune`: the best setting of a suite's grid on this machine and storage, by racing it.
 
-A race (engine/tune/_race.py) runs the suite as `ckptbench.run` does (the same OUT,
+A race (engine/race/_race.py) runs the suite as `ckptbench.run` does (the same OUT,
 store targets, links and views), dropping candidates as they are decided worse
 than the best or past a constraint, and OUT/tune.json says what it found: the
 best setting with its median and interval and its ratio to the suite's
@@ -20,8 +20,8 @@ from ckptbench.errors import EXIT_BENCHMARK_FAILED, CkptbenchError
 from ckptbench.results import write_json_atomic
 from ckptbench.stats import DEFAULT_ALPHA, Observation, median_interval, race_ratio
 from ckptbench.engine._entry import RunOutcome, run
-from ckptbench.engine.tune._race import RaceResult
-from ckptbench.engine.tune._spec import MAX_RACED, Constraint, Race
+from ckptbench.engine.race._race import RaceResult
+from ckptbench.engine.race._spec import MAX_RACED, Constraint, Race
 from ckptbench.engine._settings import RunSettings
 from ckptbench.engine.memory._pass_choices import asked_host_memory
 

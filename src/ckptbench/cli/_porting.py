@@ -1,12 +1,12 @@
 """Porting a generator module from Orbax's framework: its imports point at `ckptbench.compat.orbax`.
 
 Import statements and the dotted paths inside strings (`mock.patch` targets)
-are rewritten: to this package, or, for a generator module the user's own
-package holds at Orbax's place for it, to that package. Everything the
-rewritten module would still need by hand is listed with its line: a framework
-module or name this package does not provide, a plain `import` of a framework
-module (code naming it in full would break), and mentions of Orbax's framework
-elsewhere (comments).
+are rewritten: to `ckptbench.compat.orbax`, or, for a generator module the
+user's own package holds at Orbax's place for it, to that package. Everything
+the rewritten module would still need by hand is listed with its line: a
+framework module or name the compat package does not provide, a plain `import`
+of a framework module (code naming it in full would break), and mentions of
+Orbax's framework elsewhere (comments).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import sys
 import types
 from typing import Any
 
-from ckptbench import CkptbenchError
+from ckptbench.errors import CkptbenchError
 
 ORBAX_PREFIX = "orbax.checkpoint._src.testing.benchmarks"
 COMPAT_PREFIX = "ckptbench.compat.orbax"

@@ -20,7 +20,7 @@ from ckptbench.errors import CkptbenchError
 from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Observation, look_rates
 from ckptbench.stats import metric_direction, past_limit, race_look
 from ckptbench.views import RunProgress
-from ckptbench.engine.tune._spec import Race
+from ckptbench.engine.race._spec import Race
 from ckptbench.engine.loop._rounds import RepeatsDone, RoundClock, round_order
 from ckptbench.engine._run_plan import RunPlan
 from ckptbench.engine.loop._schedule import ScheduledRun

@@ -48,7 +48,7 @@ class Constraint:
 
 @dataclasses.dataclass(frozen=True)
 class Race:
-  """A race of a suite's grid (engine/tune/_race.py).
+  """A race of a suite's grid (engine/race/_race.py).
 
   Attributes:
     objective: the tag to make best (its direction decides which way: a time lower, a throughput higher).

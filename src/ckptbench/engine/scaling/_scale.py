@@ -26,8 +26,8 @@ from ckptbench.config import load_suite
 from ckptbench.distributed import launch_local
 from ckptbench.errors import CkptbenchError
 from ckptbench.results import read_document, read_records
-from ckptbench.engine.scale._metrics import COUNT, Measured, host_count_metrics
-from ckptbench.engine.scale._suite import memory_refusal, scaled_suites, write_suite
+from ckptbench.engine.scaling._metrics import COUNT, Measured, host_count_metrics
+from ckptbench.engine.scaling._suite import memory_refusal, scaled_suites, write_suite
 from ckptbench.stats import LAW_POINTS, PROFILES, BenchmarkModel, StoreProfile, model_benchmark
 from ckptbench.storage import (
     DEFAULT_BUCKET,

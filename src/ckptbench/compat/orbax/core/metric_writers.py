@@ -1,11 +1,6 @@
-"""The part of clu's `metric_writers` Orbax's `metrics_manager` writes through, on ckptbench's TensorBoard writer.
-
-`create_default_writer(logdir, just_logging=..., collection=...)` returns a
-writer of scalars, text cards and HParams into the TensorBoard run
-`<logdir>/<collection>` (ckptbench's `TensorBoardWriter`: event files from
-TensorBoard's protos, no TensorFlow), a local directory (a bucket URL is an
-error); `just_logging` (a process other than the first) logs instead.
-"""
+"""The part of clu's `metric_writers` Orbax's `metrics_manager` writes through: scalars, text cards and
+HParams into the local TensorBoard run `<logdir>/<collection>` by ckptbench's `TensorBoardWriter` (no
+TensorFlow), or, `just_logging` (a process other than the first), into the log."""
 
 from __future__ import annotations
 
@@ -64,9 +59,8 @@ class _LoggingWriter:
     pass
 
 
-def create_default_writer(
-    logdir: str | os.PathLike, *, just_logging: bool = False, collection: str | None = None
-) -> _EventWriter | _LoggingWriter:
+def create_default_writer(logdir: str | os.PathLike, *, just_logging: bool = False,
+                          collection: str | None = None) -> _EventWriter | _LoggingWriter:  # fmt: skip
   """A writer into the TensorBoard run `<logdir>/<collection>`; one that only logs with `just_logging`."""
   if just_logging:
     return _LoggingWriter()

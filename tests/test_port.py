@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 from conftest import REPO, run_cli, timed_records
-from ckptbench.compat.orbax import port_file, port_source
+from ckptbench.cli._porting import port_file, port_source
 from ckptbench.config._generators import resolve_generator
 
 _spec = importlib.util.spec_from_file_location("run_orbax_modules", REPO / "measurements" / "run_orbax_modules.py")
