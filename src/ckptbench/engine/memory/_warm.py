@@ -19,6 +19,7 @@ import ctypes
 import json
 import logging
 import os
+import runpy
 import signal
 import sys
 import threading
@@ -108,11 +109,9 @@ def _serve(read_end: int) -> None:
     logging.root.handlers.clear()  # the parent's handlers write to its terminal; the command sets its own
     signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.argv = ["ckptbench", *task["argv"]]
-    from ckptbench.cli import main  # noqa: PLC0415
-
-    code = main(task["argv"])
-  except SystemExit as e:  # argparse
-    code = e.code if isinstance(e.code, int) else 1
+    runpy.run_module("ckptbench", run_name="__main__", alter_sys=True)  # `python -m ckptbench ARGV`
+  except SystemExit as e:  # its exit (a finished `run` leaves through os._exit)
+    code = 0 if e.code is None else e.code if isinstance(e.code, int) else 1
   except BaseException:  # noqa: BLE001  (the child must exit here whatever happened, and say what)
     import traceback  # noqa: PLC0415
 
