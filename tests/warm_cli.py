@@ -10,6 +10,7 @@ quiet machine); tests/test_example_walk.py walks the catalogue through it.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import pathlib
@@ -58,6 +59,7 @@ def _run(args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> 
     os.dup2(os.open(path, mode, 0o644), fd)
   sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
   sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+  logging.root.handlers.clear()  # what an import logged set up a handler on the server's stderr
   sys.argv = ["ckptbench", *args]
   from ckptbench.cli import main  # noqa: PLC0415
 
