@@ -37,3 +37,27 @@ class PlantedAllocation(ckptbench.BenchmarksGenerator):
     if peak is not None:  # a figure derived from host memory, as training_interference's peak growth
       metrics.record("derived", "9_other/peak_over_planted", peak.value / context.options.allocate_mib, "ratio")
     return ckptbench.TestResult(metrics=metrics)
+
+
+@dataclasses.dataclass(frozen=True)
+class LabelledOptions(ckptbench.BenchmarkOptions):
+  label: str | list[str] = "a"
+  extra_mib: int | list[int] = 0
+
+
+@ckptbench.benchmark_options(LabelledOptions)
+class LabelledSaveLoad(ckptbench.BenchmarksGenerator):
+  """An Orbax save and load of the suite's data. `label` changes nothing (two variants of it are an
+  A/A pair); `extra_mib` MiB more are allocated and touched inside the save (a planted difference)."""
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    io = ckptbench.orbax_v1_io()
+    path = context.path / "ckpt"
+    metrics = ckptbench.Metrics()
+    with metrics.measure("save"):
+      extra = np.ones(context.options.extra_mib * _MIB, np.uint8) if context.options.extra_mib else None
+      io.save(path, context.pytree)
+      del extra
+    with metrics.measure("load"):
+      io.load(path, ckptbench.abstract_pytree(context.pytree))
+    return ckptbench.TestResult(metrics=metrics)

@@ -70,7 +70,7 @@ def test_orbax_load_options_that_cannot_go_together_are_refused(tmp_path):
 def _safetensors_fixture(tmp_path):
   """Writes a scaled Mistral 7B as sharded safetensors (tensor-parallel sharding file) with `fixture`."""
   pytest.importorskip("safetensors", reason="the torch extra is not installed (pip install 'ckptbench[torch]')")
-  from ckptbench.cli._fixture import write_fixture
+  from ckptbench.data import write_fixture
 
   suite = tmp_path / "prepare.yaml"
   suite.write_text(

@@ -12,7 +12,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 import ckptbench
 from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, run_text
 from ckptbench.benchmarks.restore_and_broadcast import RestoreAndBroadcastBenchmark
-from ckptbench.cli._fixture import write_fixture
+from ckptbench.data import write_fixture
 
 FSDP = """\
 suite_name: t

@@ -137,7 +137,7 @@ benchmarks:
 
 
 def test_dcp_saves_the_tensors_of_a_safetensors_reference(tmp_path):
-  from ckptbench.cli._fixture import write_fixture
+  from ckptbench.data import write_fixture
 
   (tmp_path / "prepare.yaml").write_text(
       "suite_name: p\ncheckpoint_config: {preset: mistral-7b, scale: 0.0002}\n"

@@ -79,15 +79,17 @@ def _loaded(prefix: str, *argv: str) -> set[str]:
 def test_a_subcommand_loads_only_its_own_parser_and_help_lists_them_all():
   assert _loaded("ckptbench.cli._", "-v", "plan", "--help") == {
       "ckptbench.cli._main", "ckptbench.cli._parser", "ckptbench.cli._plan",
-      "ckptbench.cli._run", "ckptbench.cli._compare", "ckptbench.cli._examples",
+      "ckptbench.cli._run", "ckptbench.cli._compare", "ckptbench.cli._examples", "ckptbench.cli._units",
   }  # fmt: skip
   assert "ckptbench.cli._scale" in _loaded("ckptbench.cli._", "--help")
 
 
 @pytest.mark.slow
 def test_plan_loads_the_generator_base_but_none_of_the_metrics():
-  # _builtin: the catalogue's record, which a built-in's class declares.
+  # _builtin: the catalogue's record, which a built-in's class declares; _levels names the data and the
+  # reference, _judged (with the tags it reads) the metrics a run judges.
   assert _loaded("ckptbench.api", "plan", "quickstart") == {
       "ckptbench.api", "ckptbench.api._options", "ckptbench.api._generator", "ckptbench.api._builtin",
-      "ckptbench.api._orbax_probe", "ckptbench.api._probe_cache",
+      "ckptbench.api._orbax_probe", "ckptbench.api._probe_cache", "ckptbench.api._levels", "ckptbench.api._judged",
+      "ckptbench.api._tags",
   }  # fmt: skip

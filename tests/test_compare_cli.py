@@ -102,7 +102,7 @@ def test_compare_cli_bad_input_is_one_line(tmp_path):
 def test_negative_threshold_is_a_usage_error(tmp_path, capsys):
   with pytest.raises(SystemExit) as exit_info:
     main(["compare", str(tmp_path / "x.json"), str(tmp_path), "--regression_threshold", "-1"])
-  assert exit_info.value.code == 2 and "must be >= 0" in capsys.readouterr().err
+  assert exit_info.value.code == 2 and "argument --threshold: expected a fraction such as 0.1" in capsys.readouterr().err
 
 
 def _tpu_baseline(real_run):

@@ -102,3 +102,23 @@ def test_a_built_wheel_installs_and_gives_a_first_result_with_two_commands(tmp_p
   summary = json.loads((home / "out" / "summary.json").read_text())
   assert len(summary["benchmarks"]) == 2 and summary["verdicts"]
   assert (home / "out" / "report.html").is_file()
+
+
+@pytest.mark.slow
+def test_an_example_that_loads_a_fixture_writes_it_on_its_first_run_and_reuses_it(tmp_path):
+  """`ckptbench run orbax_load -o OUT` with no `ckptbench fixture` step: the fixture written once, in one
+  line, reused by the next run, and written again when the suite asks for other data."""
+  fixture = tmp_path / "fixture"
+  suite = tmp_path / "orbax_load.yaml"
+  suite.write_text(example_text("orbax_load").replace("/tmp/ckptbench-orbax-load", str(fixture)))
+  quick = ("--no_views", "--no_probe", "--host_memory", "off", "--set", "num_repeats=1")
+  first = run_cli("run", str(suite), "-o", str(tmp_path / "first"), *quick)
+  assert first.returncode == 0, first.stdout + first.stderr
+  wrote = [line for line in first.stdout.splitlines() if line.startswith("fixture: ")]
+  assert len(wrote) == 1 and f"to {fixture}/checkpoint" in wrote[0] and "later runs reuse it" in wrote[0]
+  assert (fixture / "checkpoint").is_dir() and (fixture / "sharding.json").exists()
+  again = run_cli("run", str(suite), "-o", str(tmp_path / "again"), *quick)
+  assert again.returncode == 0 and "fixture: " not in again.stdout, again.stdout + again.stderr
+  other = run_cli("run", str(suite), "-o", str(tmp_path / "other"), *quick, "--set", "checkpoint_config.scale=0.0005")
+  assert other.returncode == 0, other.stdout + other.stderr
+  assert "fixture: wrote preset=llama-3.1-8b@0.0005" in other.stdout and "other data than was there" in other.stdout

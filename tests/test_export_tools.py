@@ -174,7 +174,7 @@ def test_a_file_with_nothing_of_its_direction_is_an_error_not_an_empty_list(tmp_
     [
         (["--pyperf", "p.json", "--bigger_is_better"], "--bigger_is_better chooses a github-action-benchmark file's direction"),
         (["--pyperf", "p.json", "--include_warmups"], "--include_warmups adds the warm-up runs to a CSV or Parquet table"),
-        (["--pyperf", "p.json", "-o", "x.json"], "give --format [-o FILE] or files named by format"),
+        (["--pyperf", "p.json", "-o", "x.json"], "give --format or files named by format"),
     ],
 )
 def test_options_that_cannot_apply_are_one_line_errors(runs, tmp_path, capsys, argv, message):

@@ -122,7 +122,7 @@ def test_suite_too_big_for_memory_is_refused_before_any_data(tmp_path, capsys):
       r"ckptbench: error: benchmark SaveRestoreBenchmark needs about 12288\.0 GiB of memory"
       r" \(4096\.0 GiB of local shards on 8 device\(s\) x 3 for the restored copy and save buffers\)"
       r" but the limit is \d+\.\d (GiB|MiB) \((available memory|cgroup memory\.max .*)\); use smaller"
-      r" shapes or more processes, or pass --skip_memory_check\n",
+      r" shapes or more processes, or pass --no_memory_check\n",
       err,
   ), err
   assert not out.exists()

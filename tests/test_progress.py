@@ -1,4 +1,4 @@
-"""Progress as a run prints it (views/_progress.py): piped, a line per round, never one per run."""
+"""Progress as a run prints it (views/_progress.py): piped, a line per look, never one per run or round."""
 
 from __future__ import annotations
 
@@ -20,11 +20,27 @@ def test_piped_interleaved_rounds_print_a_line_per_round(capsys):
   progress.note("look after 3 rounds: decided")
   progress.close()
   assert _lines(capsys) == [
-      "[2/8] warm-up of 2 benchmarks: ok (1.50 s each)",
-      "[4/8] repeat 0 of 2 benchmarks: ok (0.50 s each)",
-      "[6/8] repeat 1 of 2 benchmarks: ok (0.60 s each)",
-      "[8/8] repeat 2 of 2 benchmarks: ok (0.70 s each)",
+      "[2/8] warm-up: 2 benchmarks ok (1.50 s each)",
+      "[8/8] rounds 1-3: 2 benchmarks ok (0.50-0.70 s each)",
       "look after 3 rounds: decided",
+  ]
+
+
+def test_piped_rounds_print_a_line_per_look_and_the_last(capsys):
+  progress = RunProgress(20, terminal=False)
+  for repeat in range(10):
+    for b in ("a", "b"):
+      progress.finished(b, repeat, False, 0.5, "host 0: OSError: full" if (b, repeat) == ("a", 8) else None)
+    if repeat + 1 in (3, 6):
+      progress.note(f"look after {repeat + 1} rounds: 1 of 1 comparisons undecided")
+  progress.close()
+  assert _lines(capsys) == [
+      "[6/20] rounds 1-3: 2 benchmarks ok (0.50 s each)",
+      "look after 3 rounds: 1 of 1 comparisons undecided",
+      "[12/20] rounds 4-6: 2 benchmarks ok (0.50 s each)",
+      "look after 6 rounds: 1 of 1 comparisons undecided",
+      "[17/20] a repeat 8: FAILED: host 0: OSError: full (0.50 s)",
+      "[20/20] rounds 7-10: 2 benchmarks, 1 of 8 runs FAILED (0.50 s each)",
   ]
 
 
@@ -38,7 +54,7 @@ def test_piped_back_to_back_runs_print_a_line_per_benchmark_and_a_failure_at_onc
   assert _lines(capsys) == [
       "[3/6] a: 1 warm-up(s) and repeats 0-1: ok (0.40-1.00 s each)",
       "[6/6] b repeat 1: FAILED: host 0: RuntimeError: boom (0.40 s)",
-      "[6/6] b: 1 warm-up(s) and repeats 0-1: 1 of 3 FAILED (0.40-1.00 s each)",
+      "[6/6] b: 1 warm-up(s) and repeats 0-1: 1 of 3 runs FAILED (0.40-1.00 s each)",
   ]
 
 

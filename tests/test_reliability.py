@@ -235,14 +235,15 @@ def test_disk_full_mid_save_is_reported_cleaned_up_and_the_suite_goes_on(tmp_pat
   by_name = {r["benchmark"]: r for r in records}
   assert len(by_name) == 4
   for async_enabled in ("False", "True"):
-    name = f"SaveRestoreBenchmark(async_enabled={async_enabled}, ckpt=0)"
+    name = f"SaveRestoreBenchmark(async_enabled={async_enabled}, spec: big float32[1048576]; fill: random_bits)"
     full = by_name[name]
     assert full["error"]["type"] == "DiskFull", full["error"]
     message = full["error"]["message"]
     assert message.startswith(f"out of disk space in benchmark {name} while writing {out}/"), message
     assert f"the partial checkpoint in {full['path']} was removed" in message
     assert f"FAILED: host 0: DiskFull: out of disk space in benchmark {name}" in done.stdout
-    assert by_name[f"SaveRestoreBenchmark(async_enabled={async_enabled}, ckpt=1)"]["error"] is None
+    assert by_name[f"SaveRestoreBenchmark(async_enabled={async_enabled}, spec: small float32[1024]; fill: normal)"][
+        "error"] is None  # fmt: skip
   # the partial checkpoints were removed at once, the complete ones once measured (checkpoints are not kept)
   assert (kept / "run_dirs").read_text().split() == []
   summary = json.loads((kept / "summary.json").read_text())

@@ -122,6 +122,28 @@ def test_the_stored_critical_values_are_what_fresh_normal_series_exceed_at_the_a
   assert abs(np.sum(stats > edge) - 40_000 * EDGE_ALPHA) < 4 * np.sqrt(40_000 * EDGE_ALPHA)
 
 
+@pytest.mark.parametrize("group, reference", [(1, 5), (1, 20), (3, 5), (3, 20)])
+@pytest.mark.parametrize("heavy", [False, True])
+def test_each_arrival_test_flags_at_most_its_share_of_runs_normal_or_heavy_tailed(group, reference, heavy):
+  """The stored critical values (stats/_arrival_table.py) against fresh series (not the table's seeds):
+  the run alone against the reference's mean, or the median of the newest three against the
+  reference's median, in units of the reference's spread; at most ARRIVAL_ALPHA / 2 beyond each."""
+  from ckptbench.stats import ARRIVAL_ALPHA, GROUPS
+  from ckptbench.stats._arrival_table import CRITICAL, FIRST_REFERENCE
+
+  rng = np.random.default_rng(7 + 2 * reference + group + 100 * heavy)
+  draws = 200_000
+  x = rng.standard_t(3, (draws, reference + group)) if heavy else rng.standard_normal((draws, reference + group))
+  ref, new = x[:, :reference], x[:, reference:]
+  s = ref.std(1, ddof=1)
+  if group == 1:
+    stat = (new[:, 0] - ref.mean(1)) / (s * np.sqrt(1 + 1 / reference))
+  else:
+    stat = (np.median(new, 1) - np.median(ref, 1)) / s
+  expected = draws * ARRIVAL_ALPHA / len(GROUPS)  # 250; a binomial spread of 16
+  assert np.sum(stat > CRITICAL[group][reference - FIRST_REFERENCE]) < expected + 4 * np.sqrt(expected)
+
+
 def test_constant_series_with_a_step_is_exact():
   (c,) = change_points([[1.0, 1.0]] * 6 + [[2.0, 2.0]] * 6, Direction.LOWER)
   assert (c.index, c.ratio, c.low, c.high) == (6, 2.0, 2.0, 2.0)

@@ -86,7 +86,7 @@ def test_an_unstable_result_is_warned_about_with_its_likely_cause():
   assert lines[0].startswith("B(x=1): unstable (std dev / mean): save ")  # the whole save, not its parts
   assert "save_background" not in lines[0]
   assert "other processes kept 1.6 of 2 CPUs busy" in lines[1] and "load average 9.0 on 2 CPUs" in lines[1]
-  assert "300 MiB still dirty or under writeback" in lines[1] and "--time_budget_s" in lines[1]
+  assert "300 MiB still dirty or under writeback" in lines[1] and "--time_budget" in lines[1]
 
 
 SUITE = """\
@@ -174,4 +174,4 @@ def test_the_inconclusive_hint_offers_auto_repeats_only_where_they_did_not_run()
     print_comparison(comparison, console=console, repeated_until_decided=auto)
     said[auto] = console.export_text()
   assert "num_repeats: auto decides for you" in said[False]
-  assert "auto decides for you" not in said[True] and "--time_budget_s" in said[True]
+  assert "auto decides for you" not in said[True] and "--time_budget" in said[True]

@@ -26,10 +26,10 @@ def _record(variant: int, repeat: int) -> RunRecord:
 
 def _printed(width: int, variants: int, verbose: bool = False, memory_pass: bool = False) -> list[str]:
   records = [_record(v, r) for v in range(variants) for r in range(3)]
-  if memory_pass:  # host memory from a memory pass: its readings settle at two (stats/_settled.py)
+  if memory_pass:  # host memory from a memory pass: steady readings settle at three (stats/_settled.py)
     records += [dataclasses.replace(_record(v, r), memory_pass=True, metrics={
         "save_7_memory/host_rss_peak_diff_mib": MetricEntry(100.0 + 20 * v + r / 10, "MiB")})
-        for v in range(variants) for r in range(2)]  # fmt: skip
+        for v in range(variants) for r in range(3)]  # fmt: skip
   verdict = build_verdict(records, None, sweep_verdicts(records, None, paired=True, threshold=0.1))
   console = Console(record=True, width=width, color_system=None)
   print_verdict(verdict, "verdict: wide", console, verbose)
@@ -67,7 +67,7 @@ def test_the_legend_is_what_the_table_uses_and_verbose_a_clause_per_line():
 
 
 _REMEDY = ("likely cause: other processes kept 1.7 of 2 CPUs busy; load average 11.3 on 2 CPUs. Remedy: stop other"
-           " work on the machine (or pin with taskset), and let num_repeats: auto pair more rounds (--time_budget_s).")
+           " work on the machine (or pin with taskset), and let num_repeats: auto pair more rounds (--time_budget).")
 
 
 def test_a_warning_breaks_between_sentences_and_a_long_one_between_words_indented():
@@ -78,7 +78,7 @@ def test_a_warning_breaks_between_sentences_and_a_long_one_between_words_indente
       "warning: likely cause: other processes kept 1.7 of 2 CPUs busy; load average",
       "         11.3 on 2 CPUs.",
       "         Remedy: stop other work on the machine (or pin with taskset), and let",
-      "         num_repeats: auto pair more rounds (--time_budget_s).",
+      "         num_repeats: auto pair more rounds (--time_budget).",
   ]
   assert max(map(len, lines)) <= 80
   assert " ".join(line.strip() for line in lines) == "warning: " + _REMEDY  # nothing lost
@@ -97,9 +97,9 @@ def test_rows_decided_by_different_rules_are_marked_and_each_rule_is_stated_once
   rules = [line for line in lines if line.startswith(("(1) rule: ", "(2) rule: "))]
   assert [r[:10] for r in rules] == ["(1) rule: ", "(2) rule: "]
   assert rules[0].startswith("(1) rule: Hodges-Lehmann 95.00% interval of the per-round (paired) ratio") and ";" not in rules[0]
-  assert rules[1].startswith("(2) rule: memory pass: readings until two in a row agree")
+  assert rules[1].startswith("(2) rule: memory pass: readings until the figure (their mean) is within")
   legend = lines[lines.index(next(line for line in lines if line.startswith("[low, high]"))):]
   assert len(legend) <= 6, legend
   whole = _printed(200, 2, verbose=True, memory_pass=True)
   assert sum(line.startswith("(2) rule: memory pass") for line in whole) == 1
-  assert any("worse/better: the difference +- both errors excludes 0" in line for line in whole)
+  assert any("Welch's t on the difference of the means: worse/better: its 95% interval" in line for line in whole)

@@ -29,7 +29,6 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       rule_marks,
       console_legend,
       interval_note,
-      judged_text,
       outlier_summary,
       table_legend,
       verdict_clauses,

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from ckptbench.api import JudgedMetric, RunRecord, Verdict, VerdictRecord, judged_metrics, memory_pass_records, sampled_records
 from ckptbench.analysis._verdict import Variant, references_of, variants_of
-from ckptbench.stats import Decision, Design, absolute_floor, decide, decide_settled, metric_direction, readings_agree, settled_rule
+from ckptbench.stats import Decision, Design, absolute_floor, decide, decide_settled, metric_direction, settled_rule
 from ckptbench.stats import per_repeat_across_hosts
 
 
@@ -34,7 +34,7 @@ def sweep_verdicts(
     reference: swept option values that pick the reference variant (default the first).
     paired: the rounds interleaved the variants, so repeat r of each pairs up.
     design: the error rate and the looks sharing it.
-    threshold: the relative change that matters (`--regression_threshold`; each verdict records it).
+    threshold: the relative change that matters (`--threshold`; each verdict records it).
   """
   measured = sampled_records(records)
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
@@ -53,7 +53,7 @@ def sweep_verdicts(
       if variant.key != ref.key:
         ref_samples, samples = _by_repeat(by_key[ref.key], metric), _by_repeat(by_key[variant.key], metric)
         if _from_memory_pass(by_key[variant.key], metric):
-          out.append(_memory_pass_one(metric, variant, ref, ref_samples, samples, paired, design, threshold))
+          out.append(_memory_pass_one(metric, variant, ref, ref_samples, samples, threshold))
         else:
           out.append(_one(metric, variant, ref, ref_samples, samples, paired, design, threshold))
   return [v for v in out if v.verdict != Verdict.NOT_JUDGED]
@@ -72,18 +72,14 @@ def _one(
 
 def _memory_pass_one(
     metric: JudgedMetric, variant: Variant, ref: Variant, ref_samples: Mapping[int, float],
-    samples: Mapping[int, float], paired: bool, design: Design, threshold: float,
+    samples: Mapping[int, float], threshold: float,
 ) -> VerdictRecord:  # fmt: skip
-  """A memory pass's readings (engine/memory/_pass.py): two settled benchmarks by the pass's own rule
-  (stats/_settled.py); otherwise by the statistical rule at one look of its own (its readings came in one
-  batch after the timed runs' looks), paired only where both sides have the same rounds."""
+  """A memory pass's readings (engine/memory/_pass.py), by the pass's own rule (stats/_settled.py), at one
+  look of its own: its readings came in one batch after the timed runs' looks."""
   a, b = list(ref_samples.values()), list(samples.values())  # in the order read
   direction = metric_direction(metric.tag, metric.unit)
-  if readings_agree(a) and readings_agree(b):
-    d = decide_settled(a, b, direction, threshold=threshold, floor=absolute_floor(metric.unit))
-    return _record(metric, variant, ref, a, b, d, settled_rule(threshold), threshold, d.level)
-  paired = paired and set(ref_samples) == set(samples)
-  return _one(metric, variant, ref, ref_samples, samples, paired, Design(alpha=design.alpha), threshold)
+  d = decide_settled(a, b, direction, threshold=threshold, floor=absolute_floor(metric.unit))
+  return _record(metric, variant, ref, a, b, d, settled_rule(threshold), threshold, d.level)
 
 
 def _sides(ref_samples: Mapping[int, float], samples: Mapping[int, float], paired: bool) -> tuple[list, list]:

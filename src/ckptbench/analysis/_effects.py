@@ -14,7 +14,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from ckptbench.api import ConditionalRecord, EffectRecord, InteractionRecord, JudgedMetric, RunRecord, Verdict
-from ckptbench.api import judged_metrics, timed_runs
+from ckptbench.api import judged_metrics, level_labels, timed_runs
 from ckptbench.analysis._verdict import references_of, variants_of
 from ckptbench.stats import Design, Factor, Observation, absolute_floor, factor_effects, metric_direction
 from ckptbench.stats import per_repeat_across_hosts
@@ -53,7 +53,7 @@ def sweep_effects(
     reference: swept option values that pick the reference variant, whose levels are the reference levels.
     paired: the rounds interleaved the variants, so the round is a block of the model.
     design: the look's error rates (Holm divides them across a metric's terms).
-    threshold: the relative change that matters (`--regression_threshold`).
+    threshold: the relative change that matters (`--threshold`).
   """
   measured = [r for r in timed_runs(records) if not r.failed]
   variants = [v for v in variants_of(records) if any(r.key == v.key for r in measured)]
@@ -64,7 +64,7 @@ def sweep_effects(
   for ref_key in dict.fromkeys(r.key for r in refs.values()):
     group = {v.key for v in variants if refs[v.key].key == ref_key}
     runs = [r for r in measured if r.key in group]
-    levels = {r.key: _levels(r) for r in runs}
+    levels = _levels(runs)
     factors = _factors(levels, levels[ref_key])
     if len(factors) < 2:
       continue
@@ -89,18 +89,13 @@ def sweep_effects(
   return SweepEffects(tuple(effects), tuple(interactions), tuple(dict.fromkeys(notes)))
 
 
-def _levels(record: RunRecord) -> dict[str, Any]:
-  """A run's level of every candidate factor: its swept options, its mesh and its checkpoint config."""
-  levels = dict(record.varying)
-  levels[MESH_FACTOR] = _compact(record.mesh)
-  levels[CHECKPOINT_FACTOR] = _compact(record.checkpoint_config)
-  return levels
-
-
-def _compact(config: Mapping[str, Any] | None) -> str:
-  if not config:
-    return "-"
-  return ",".join(f"{k}={v}" for k, v in sorted(config.items()) if v not in (None, {}, []))
+def _levels(runs: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
+  """Each run's level of every candidate factor, by its key: its swept options, its mesh and its checkpoint
+  config, the last two named as every table names them (`level_labels`: `spec: 16 arrays`)."""
+  first = {r.key: r for r in runs}
+  meshes = dict(zip(first, level_labels([r.mesh for r in first.values()])))
+  checkpoints = dict(zip(first, level_labels([r.checkpoint_config for r in first.values()])))
+  return {r.key: {**r.varying, MESH_FACTOR: meshes[r.key], CHECKPOINT_FACTOR: checkpoints[r.key]} for r in runs}
 
 
 def _factors(levels: Mapping[str, Mapping[str, Any]], reference: Mapping[str, Any]) -> list[Factor]:

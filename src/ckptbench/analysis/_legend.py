@@ -12,14 +12,8 @@ from __future__ import annotations
 import collections
 from typing import Iterable
 
-from ckptbench.api import JUDGED, VerdictRecord, threshold_text
+from ckptbench.api import VerdictRecord, judged_text, threshold_text
 from ckptbench.analysis._verdict import VerdictTable, number
-
-
-def judged_text() -> str:
-  """What a suite is judged on, in words, from the rule (`ckptbench.api.JUDGED`)."""
-  labels = list(dict.fromkeys(j.label for j in JUDGED))
-  return "each operation's " + ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 def verdict_clauses(threshold: float | None) -> list[str]:

@@ -62,5 +62,5 @@ def stability_warnings(records: Sequence[RunRecord]) -> list[str]:
     causes = likely_causes(measured)
     cause = "; ".join(causes) if causes else "nothing recorded stands out (short operations vary more)"
     lines.append(f"likely cause: {cause}. Remedy: stop other work on the machine (or pin with taskset),"
-                 " and let num_repeats: auto pair more rounds (--time_budget_s).")  # fmt: skip
+                 " and let num_repeats: auto pair more rounds (--time_budget).")  # fmt: skip
   return lines

@@ -18,6 +18,7 @@ import math
 from typing import Any, Iterable, Mapping, Sequence
 
 from ckptbench.api import JudgedMetric, RecordKind, RunRecord, Tag, Verdict, VerdictRecord, judged_metrics, sampled_records
+from ckptbench.api import is_reference, variant_labels
 from ckptbench.stats import DEFAULT_THRESHOLD, Direction, metric_direction, per_repeat_across_hosts
 from ckptbench.stats import MedianInterval, median_interval
 from ckptbench.stats import modified_z_scores, outlier_indices
@@ -95,13 +96,14 @@ def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
   for record in sorted(records, key=lambda r: (r.kind is not RecordKind.WARMUP, r.repeat)):
     first.setdefault(record.key, record)
   one_generator = len({r.generator for r in first.values()}) == 1
+  # What sets each apart, as every table says it (api/_levels.py).
+  described = variant_labels([(r.varying, r.mesh, r.checkpoint_config) for r in first.values()])
   variants = []
-  for key, record in first.items():
+  for (key, record), text in zip(first.items(), described):
     name = record.benchmark or key
-    varying = dict(record.varying)
     # One generator: "use_ocdbt=True" says all; several: the name keeps the class.
-    label = ", ".join(f"{k}={v}" for k, v in varying.items()) if one_generator and varying else name
-    variants.append(Variant(key, name, label, varying, record.generator))
+    label = text if one_generator and text else name
+    variants.append(Variant(key, name, label, dict(record.varying), record.generator))
   labels = [v.label for v in variants]
   if len(set(labels)) < len(labels):  # e.g. the same options on two meshes: the names tell them apart
     variants = [dataclasses.replace(v, label=v.name) for v in variants]
@@ -110,7 +112,7 @@ def variants_of(records: Sequence[RunRecord]) -> list[Variant]:
 
 def reference_variant(variants: Sequence[Variant], reference: Mapping[str, Any] | None) -> Variant:
   for variant in variants if reference else ():
-    if all(_same(variant.varying.get(k, _ABSENT), v) for k, v in reference.items()):
+    if is_reference(variant.varying, reference):
       return variant
   return variants[0]
 
@@ -130,13 +132,6 @@ def references_of(variants: Sequence[Variant], reference: Mapping[str, Any] | No
     ref = reference_variant(group, reference)
     refs.update({v.key: ref for v in group})
   return refs
-
-
-_ABSENT = object()
-
-
-def _same(a: Any, b: Any) -> bool:
-  return a == b or str(a).lower() == str(b).lower()  # a recorded True and "true", 1 and "1"
 
 
 def _samples(records: Iterable[RunRecord], tag: str, direction: Direction) -> tuple[list[int], list[float]]:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       is_memory_unit,
       is_rate_unit,
   )
-  from ckptbench.api._judged import JUDGED, Judged, JudgedMetric, is_judged, judged_as, judged_metrics
+  from ckptbench.api._judged import JUDGED, Judged, JudgedMetric, is_judged, judged_as, judged_metrics, judged_text
   from ckptbench.api._records import (
       BenchmarkSummary,
       ErrorRecord,
@@ -81,6 +81,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       safe_path_component,
   )
   from ckptbench.api._builtin import Builtin
+  from ckptbench.api._levels import is_reference, level_labels, mesh_name, spec_text, value_text, variant_labels
   from ckptbench.api._orbax_probe import OrbaxCapabilities, orbax_capabilities, orbax_v1_context, orbax_v1_io
 
 __getattr__, __dir__ = lazy_face(globals())

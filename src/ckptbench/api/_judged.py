@@ -104,3 +104,9 @@ def judged_metrics(units: Mapping[str, str]) -> list[JudgedMetric]:
   rows = [(t, row) for t, row in found if row is not None]
   rows.sort(key=lambda item: (Tag.parse(item[0]).namespace, ops.index(Tag.parse(item[0]).op), JUDGED.index(item[1])))
   return [JudgedMetric(t, f"{Tag.parse(t).op.replace('_', ' ')} {row.label}", units[t]) for t, row in rows]
+
+
+def judged_text() -> str:
+  """What a suite is judged on, in words, from the rule (`JUDGED`)."""
+  labels = list(dict.fromkeys(j.label for j in JUDGED))
+  return "each operation's " + ", ".join(labels[:-1]) + " and " + labels[-1]

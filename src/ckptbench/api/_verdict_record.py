@@ -54,7 +54,7 @@ class VerdictRecord:
     verdict: better, worse, equivalent, inconclusive, or not judged (a comparison's neutral rows).
     rule: the rule and confidence level that gave the verdict, in words.
     repeats_needed: for inconclusive, about how many repeats a decision needs.
-    threshold: the relative change that counted (0.25 = 25%: `--regression_threshold`); None in
+    threshold: the relative change that counted (0.25 = 25%: `--threshold`); None in
       files written before verdicts carried it (their `rule` states it).
     judged: whether the metric is one a suite is judged on (`api.JUDGED`: what the gate fails on);
       a comparison also carries the rows it does not judge.

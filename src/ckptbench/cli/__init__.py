@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 from typing import TYPE_CHECKING
@@ -11,7 +12,19 @@ if TYPE_CHECKING:
 
 
 def main(argv: list[str] | None = None) -> int:
-  """`ckptbench ARGV`; `ckptbench --version` answers before the parser and its subcommands are loaded."""
+  """`ckptbench ARGV`; a reader that stops reading (`ckptbench examples | head -1`) ends it quietly, exit 0."""
+  try:
+    code = _answer(argv)
+    sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+  except BrokenPipeError:
+    # Python's recipe (docs of `signal`): point stdout at devnull so the exit's own flush finds no pipe.
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+  return code
+
+
+def _answer(argv: list[str] | None) -> int:
+  """`ckptbench --version` answers before the parser and its subcommands are loaded."""
   if (sys.argv[1:] if argv is None else list(argv)) == ["--version"]:
     from ckptbench._version import __version__  # noqa: PLC0415
 

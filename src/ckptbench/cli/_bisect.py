@@ -53,7 +53,7 @@ def _handle(args: argparse.Namespace) -> int:
     step = outcome.steps[-1]
     print(f"could not decide: {args.package} {outcome.undecided} against {args.good} stayed inconclusive at"
           f" {step.repeats} rounds ({step.detail}); no culprit named. Give the suite more repeats"
-          " (--time_budget_s with num_repeats: auto).")  # fmt: skip
+          " (--time_budget with num_repeats: auto).")  # fmt: skip
     return EXIT_INCONCLUSIVE if args.fail_on_regression else 0
   if outcome.culprit is None:
     print(f"no regression of {args.metric} from {args.package} {args.good} to {args.bad}"

@@ -25,15 +25,22 @@ def register(subparsers) -> None:
   parser.set_defaults(handler=_handle)
 
 
-def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
-  """Adds --regression_threshold and --fail_on_regression (shared with `run`)."""
+def add_threshold_argument(parser: argparse.ArgumentParser) -> None:
+  """Adds --threshold, the relative change that counts (every command that judges a change)."""
   parser.add_argument(
+      "--threshold",
       "--regression_threshold",
+      dest="regression_threshold",
       type=_fraction,
       default=DEFAULT_THRESHOLD,
       metavar="FRACTION",
       help=f"relative change that counts, 0.1 = 10%% (default {DEFAULT_THRESHOLD})",
   )
+
+
+def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+  """Adds --threshold and --fail_on_regression (run, compare, matrix, bisect; history's gate has the same name)."""
+  add_threshold_argument(parser)
   parser.add_argument(
       "--fail_on_regression",
       action="store_true",
@@ -52,8 +59,8 @@ def _fraction(text: str) -> float:
     value = float(text)
   except ValueError:
     raise argparse.ArgumentTypeError(f"expected a number such as 0.1, got {text!r}") from None
-  if not value >= 0:
-    raise argparse.ArgumentTypeError(f"must be >= 0 (0.1 = 10%), got {text!r}")
+  if not 0 < value < 10:
+    raise argparse.ArgumentTypeError(f"expected a fraction such as 0.1 (10%), got {text!r}")
   return value
 
 

@@ -1,7 +1,7 @@
-"""`ckptbench examples [NAME] [-o FILE]`: the example suites shipped in the package.
+"""`ckptbench examples [NAME] [--yaml FILE]`: the example suites shipped in the package.
 
     ckptbench examples                               # list them
-    ckptbench examples quickstart -o quickstart.yaml # write one out to edit
+    ckptbench examples quickstart --yaml qs.yaml     # write one out to edit
     ckptbench run quickstart -o out/qs               # or run it by name
 
 The suites are package data (ckptbench/examples/*.yaml; the repository's
@@ -15,6 +15,7 @@ import difflib
 import pathlib
 import re
 import shutil
+import sys
 
 from ckptbench.errors import CkptbenchError
 
@@ -61,7 +62,8 @@ def register(subparsers) -> None:
       " to edit (`ckptbench run NAME` also runs one by name).",
   )  # fmt: skip
   p.add_argument("name", nargs="?", help="the example to print or write (default: list them all)")
-  p.add_argument("-o", "--output", metavar="FILE", help="write the example here instead of printing it")
+  p.add_argument("--yaml", "-o", "--output", dest="output", metavar="FILE",
+                 help="write the example to this file instead of printing it")  # fmt: skip
   p.add_argument("--overwrite", action="store_true", help="replace FILE if it exists")
   p.set_defaults(handler=handle)
 
@@ -86,9 +88,9 @@ def handle(args: argparse.Namespace) -> int:
 def _list() -> None:
   names = example_names()
   width = max(map(len, names))
-  columns = shutil.get_terminal_size().columns
+  columns = shutil.get_terminal_size().columns if sys.stdout.isatty() else None  # piped: whole lines, for grep
   for name in names:
     match = _SUITE_NAME.search(example_text(name))
     line = f"{name:<{width}}  {match.group(1) if match else ''}"
-    print(line if len(line) <= columns else line[: columns - 3] + "...")
-  print("write one out: ckptbench examples NAME -o FILE; run one: ckptbench run NAME -o OUT")
+    print(line if columns is None or len(line) <= columns else line[: columns - 3] + "...")
+  print("write one out: ckptbench examples NAME --yaml FILE; run one: ckptbench run NAME -o OUT")

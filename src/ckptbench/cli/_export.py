@@ -1,4 +1,4 @@
-"""`ckptbench export OUT [--format F] [-o FILE]` or `ckptbench export OUT --<format> FILE...`: results as a
+"""`ckptbench export OUT [--format F]` or `ckptbench export OUT --<format> FILE...`: results as a
 table file (CSV, Parquet), or a benchmark x metric's repeats as another tool's file (pyperf,
 github-action-benchmark)."""
 
@@ -27,8 +27,8 @@ def register(subparsers) -> None:
   )
   parser.add_argument("out_dir", metavar="OUT", help="the output directory of `ckptbench run`")
   parser.add_argument("--format", choices=_ALL_FORMATS, default=None, help="file format (default csv)")
-  parser.add_argument("-o", "--output", help="the file of --format (default OUT/results.<format>, OUT/pyperf.json,"
-                      " OUT/github-action-benchmark[-bigger].json)")  # fmt: skip
+  # `-o` names an output directory everywhere else; the file of --format is its older, unshown name.
+  parser.add_argument("-o", "--output", help=argparse.SUPPRESS)
   for fmt in _ALL_FORMATS:
     parser.add_argument(f"--{_file_flag(fmt)}", metavar="FILE", help=f"write the {fmt} file FILE (repeatable across formats)")
   parser.add_argument("--include_warmups", dest="include_warmups", action="store_true",
@@ -41,10 +41,10 @@ def register(subparsers) -> None:
 
 
 def _requests(args: argparse.Namespace) -> list[tuple[str, str | None]]:
-  """(format, file) pairs asked for: the file flags, else --format and -o."""
+  """(format, file) pairs asked for: the file flags, else --format (and -o, its file's older name)."""
   named = [(fmt, getattr(args, _file_flag(fmt))) for fmt in _ALL_FORMATS if getattr(args, _file_flag(fmt))]
   if named and (args.format or args.output):
-    raise CkptbenchError("give --format [-o FILE] or files named by format (--pyperf FILE ...), not both")
+    raise CkptbenchError("give --format or files named by format (--csv FILE, --pyperf FILE ...), not both")
   requests = named or [(args.format or "csv", args.output)]
   formats = {fmt for fmt, _ in requests}
   if args.include_warmups and not formats & set(FORMATS):

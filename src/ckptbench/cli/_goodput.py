@@ -4,24 +4,8 @@ from __future__ import annotations
 
 import argparse
 import pathlib
-import re
 
-
-_UNITS = {"s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-_DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(s|m|min|h|d)?\s*$")
-
-
-def parse_duration(text: str) -> float:
-  """Seconds of '90', '90s', '30m', '6h' or '1.5d'.
-
-  Example:
-    >>> parse_duration("1.5h")
-    5400.0
-  """
-  match = _DURATION.match(text)
-  if not match or not float(match.group(1)) > 0:
-    raise argparse.ArgumentTypeError(f"expected a positive duration such as 90s, 30m, 6h or 2d, got {text!r}")
-  return float(match.group(1)) * _UNITS[match.group(2) or "s"]
+from ckptbench.cli._units import parse_duration
 
 
 def _count(text: str) -> int:
@@ -53,7 +37,8 @@ def register(subparsers) -> None:
   parser.add_argument("--interval", type=parse_duration, help="the interval of work between saves used now")
   parser.add_argument("--recovery", type=parse_duration,
                       help="restart-and-restore time after a failure (overrides a measured one)")
-  parser.add_argument("-o", "--output_dir", help="where goodput.json and goodput.html go (default: OUT,"
+  parser.add_argument("-o", "--output_directory", "--output_dir", dest="output_dir",
+                      help="where goodput.json and goodput.html go (default: OUT,"
                       " or the baseline file's directory)")
   parser.set_defaults(handler=_handle, parser=parser)
 

@@ -1,5 +1,5 @@
 """`ckptbench history HIST [--json F] [--html F] [--summary_md F] [--bmf F] [--pyperf F] [--github_action_benchmark F]
-[--fail_on_change] [-k P]...`
+[--fail_on_regression] [-k P]...`
 and `ckptbench history add HIST OUT... [--label L]`: a history of runs and its change points."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pathlib
 import sys
 
 from ckptbench._escape import terminal_text
+from ckptbench.cli._compare import add_threshold_argument
 from ckptbench.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, CkptbenchError
 
 
@@ -33,12 +34,11 @@ def register(subparsers) -> None:
                       help="write the newest run as github-action-benchmark's customSmallerIsBetter list")  # fmt: skip
   parser.add_argument("--bigger_is_better", action="store_true",
                       help="with --github_action_benchmark: its bigger-is-better metrics (customBiggerIsBetter)")  # fmt: skip
-  parser.add_argument("--fail_on_change", action="store_true",
+  parser.add_argument("--fail_on_regression", "--fail_on_change", action="store_true",
                       help="exit 3 when a headline metric's newest run is worse than its segment on arrival, or its"
                       " newest segment is worse than the one before it; 5 when an entry could not be read or a series"
                       " not tested")  # fmt: skip
-  parser.add_argument("--threshold", type=float, default=None, metavar="FRACTION",
-                      help="the smallest relative change that counts (default 0.10)")  # fmt: skip
+  add_threshold_argument(parser)
   parser.add_argument("-k", dest="select", action="append", default=[], metavar="PATTERN",
                       help="only series whose benchmark or metric matches (a glob, else a substring; repeatable)")  # fmt: skip
   parser.set_defaults(handler=handle)
@@ -73,18 +73,14 @@ def _add(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
   from ckptbench import history  # noqa: PLC0415
-  from ckptbench.stats import DEFAULT_THRESHOLD  # noqa: PLC0415
 
-  threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
-  if not 0 < threshold < 10:
-    raise CkptbenchError(f"--threshold {threshold}: give a fraction such as 0.10 (10%)")
   store = history.HistoryStore(args.words[0])
   entries = store.read()
   cache = history.load_cache(store)
-  series = history.analyse(entries, select=args.select, threshold=threshold, cache=cache)
+  series = history.analyse(entries, select=args.select, threshold=args.regression_threshold, cache=cache)
   failing = history.gate(series)
   unjudged = history.unjudged(entries, series)
-  _print(series, entries, failing, unjudged, args.fail_on_change)
+  _print(series, entries, failing, unjudged, args.fail_on_regression)
   if args.json:
     _write(args.json, json.dumps(history.history_document(series, entries, unjudged), indent=1))
   if args.summary_md:
@@ -106,10 +102,10 @@ def _show(args: argparse.Namespace) -> int:
     history.save_cache(store, cache)
   except (OSError, CkptbenchError) as e:  # the answer stands; the next read computes again
     print(f"warning: the analysis was not kept in {args.words[0]} (the next read computes it again): {e}", file=sys.stderr)
-  if args.fail_on_change and failing:
+  if args.fail_on_regression and failing:
     return EXIT_REGRESSION
   # What the gate could not judge is never a pass: an unread entry may hold the regression.
-  return EXIT_INCONCLUSIVE if args.fail_on_change and unjudged else EXIT_OK
+  return EXIT_INCONCLUSIVE if args.fail_on_regression and unjudged else EXIT_OK
 
 
 def _print(series, entries, failing, unjudged, gating: bool) -> None:

@@ -21,6 +21,7 @@ from ckptbench.distributed import ACCELERATORS, MANIFEST_KINDS, SUBMIT_KINDS
 from ckptbench.cli._examples import suite_file
 from ckptbench.cli._launch_slurm import attach, submit_and_follow
 from ckptbench.cli._parser import Parser
+from ckptbench.cli._units import parse_duration
 from ckptbench.errors import CkptbenchError
 
 if TYPE_CHECKING:
@@ -43,8 +44,8 @@ def _add_launch_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
       "--port", type=int, default=d(None), help="coordinator port (default: a free one; 8476 on clusters)"
   )
   parser.add_argument(
-      "--stop_timeout_s", type=float, default=d(5.0),
-      help="after a failure, seconds before the others are killed",
+      "--stop_timeout", "--stop_timeout_s", dest="stop_timeout_s", type=parse_duration, default=d(5.0),
+      help="after a failure, how long before the others are killed (default 5s)",
   )  # fmt: skip
   parser.add_argument(
       "--emit", choices=MANIFEST_KINDS, default=d(None), help="write a cluster launch file instead"
@@ -67,7 +68,8 @@ def _add_launch_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
     parser.add_argument(flag, default=d(None), help=f"--submit: the job's {what}")
   parser.add_argument("--no_wait", action="store_true", default=d(False), help="--submit: return once submitted")
   parser.add_argument("--attach", metavar="JOBID", default=d(None), help="follow a submitted job (with -o OUT)")
-  parser.add_argument("--poll_s", type=float, default=d(5.0), help="--submit/--attach: seconds between looks at the job")
+  parser.add_argument("--poll_interval", "--poll_s", dest="poll_s", type=parse_duration, default=d(5.0),
+                      help="--submit/--attach: the time between looks at the job (default 5s)")  # fmt: skip
 
 
 def register(subparsers) -> None:
@@ -127,7 +129,7 @@ def _check_submit_options(args: argparse.Namespace) -> None:
     raise CkptbenchError("give one of --emit (write the launch file) and --submit (submit it)")
   if args.attach and (args.config or args.submit or args.emit or args.num_processes):
     raise CkptbenchError(
-        "--attach follows a job already submitted: it takes -o OUT (and --poll_s), no suite, -n, --submit or --emit"
+        "--attach follows a job already submitted: it takes -o OUT (and --poll_interval), no suite, -n, --submit or --emit"
     )
   if not args.submit:
     given = [f"--{n}" for n in ("partition", "time", "account", "no_wait") if getattr(args, n)]

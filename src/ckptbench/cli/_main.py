@@ -9,6 +9,7 @@ the library, so everything the CLI does is callable from Python too.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import logging
 import os
@@ -52,7 +53,18 @@ def build_parser(commands: Sequence[str] = _COMMANDS) -> argparse.ArgumentParser
   subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
   for name in commands:
     importlib.import_module(f"ckptbench.cli._{name}").register(subparsers)
+  for command in subparsers.choices.values():  # `ckptbench plan -v` as `ckptbench -v plan`
+    if "-v" not in command._option_string_actions:
+      command.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help="show library logs")
   return parser
+
+
+def _command_word(words: Sequence[str]) -> str | None:
+  """The word naming the subcommand: the first that is not the top-level -v (None for a flag such as --help)."""
+  for word in words:
+    if word not in ("-v", "--verbose"):
+      return None if word.startswith("-") else word
+  return None
 
 
 def _commands_needed(words: Sequence[str]) -> Sequence[str]:
@@ -61,15 +73,18 @@ def _commands_needed(words: Sequence[str]) -> Sequence[str]:
   Importing every subcommand module and building its parser would cost `plan` some 20 ms;
   only the top-level `-v` may come before the command.
   """
-  for word in words:
-    if word not in ("-v", "--verbose"):
-      return (word,) if word in _COMMANDS else _COMMANDS
-  return _COMMANDS
+  word = _command_word(words)
+  return (word,) if word in _COMMANDS else _COMMANDS
 
 
 def main(argv: list[str] | None = None) -> int:
   words = list(sys.argv[1:] if argv is None else argv)
   parser = build_parser(_commands_needed(words))
+  word = _command_word(words)
+  if word is not None and word not in _COMMANDS:
+    close = difflib.get_close_matches(word, _COMMANDS, n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}?" if close else "`ckptbench --help` lists them"
+    parser.error(f"unknown command {word!r}; {hint}")
   args = parser.parse_args(words)
   args.argv = words  # `run --with` re-runs it in an environment
   args.own_process = argv is None  # the command line's process, not a program's call: `run` may fork it

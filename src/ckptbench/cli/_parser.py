@@ -3,15 +3,20 @@
 - No prefixes: argparse would take `--keep` as `--keep_checkpoints` and run
   something other than what was asked; here an unknown flag is an error naming
   the closest known one.
-- Flags are declared (and shown in help and the docs) in snake_case, the
-  spelling of Orbax's benchmark runner; the kebab-case spelling of each is
-  accepted too (`--output-directory` is `--output_directory`).
+- One spelling: flags are declared (and shown in help, the docs and messages)
+  in snake_case, the spelling of Orbax's benchmark runner; the kebab-case
+  spelling of each is accepted too (`--output-directory` is `--output_directory`).
+- Old names stay accepted, never shown: a flag's names up to its first long one
+  are its own (`-o, --output_directory`); any after it are old spellings that
+  users' scripts may hold (`add_argument("--time_budget", "--time_budget_s")`),
+  taken as the flag and left out of help and messages.
 - Errors are one line (no usage block), exit code 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import difflib
 import sys
 from typing import NoReturn, Sequence
@@ -35,6 +40,23 @@ def _is_flag(token: str) -> bool:
   return False
 
 
+def shown_names(action: argparse.Action) -> list[str]:
+  """The names of `action` that help and messages show: up to its first long one (the rest are old names)."""
+  names = action.option_strings
+  first_long = next((i for i, name in enumerate(names) if name.startswith("--")), len(names) - 1)
+  return names[: first_long + 1]
+
+
+class _OneSpellingHelp(argparse.HelpFormatter):
+  """Help that lists each flag by its own names, not its old ones."""
+
+  def _format_action_invocation(self, action: argparse.Action) -> str:
+    if len(shown_names(action)) < len(action.option_strings):
+      action = copy.copy(action)
+      action.option_strings = shown_names(action)
+    return super()._format_action_invocation(action)
+
+
 class Parser(argparse.ArgumentParser):
   """An ArgumentParser with `allow_abbrev=False`, both flag spellings and one-line errors.
 
@@ -45,6 +67,7 @@ class Parser(argparse.ArgumentParser):
 
   def __init__(self, *args, strict: bool = True, **kwargs) -> None:
     kwargs["allow_abbrev"] = False
+    kwargs.setdefault("formatter_class", _OneSpellingHelp)
     super().__init__(*args, **kwargs)
     self.strict = strict
 
@@ -62,8 +85,12 @@ class Parser(argparse.ArgumentParser):
     return parsed, extras
 
   def _long_flags(self) -> dict[str, str]:
-    """Each long flag this parser declares, by its spelling-free key."""
+    """Each long flag this parser declares (old names too), by its spelling-free key."""
     return {_key(s): s for s in self._option_string_actions if s.startswith("--")}
+
+  def _own_name(self, flag: str) -> str:
+    """The name help shows for the flag `flag` (declared spelling) names."""
+    return shown_names(self._option_string_actions[flag])[-1]
 
   def _spelled_as_declared(self, tokens: list[str]) -> list[str]:
     """The tokens with each known long flag in its declared spelling; none after `--`."""
@@ -84,8 +111,12 @@ class Parser(argparse.ArgumentParser):
     key = _key(name) if name.startswith("--") else name
     prefixed = [s for k, s in flags.items() if k.startswith(key)]
     close = prefixed if len(prefixed) == 1 else [flags[k] for k in difflib.get_close_matches(key, flags, n=3, cutoff=0.7)]
+    close = list(dict.fromkeys(self._own_name(flag) for flag in close))  # an old name suggests the flag's own
     hint = f"; did you mean {' or '.join(close)}?" if close else f"; see {self.prog} --help"
     return f"unknown flag {name}{hint}"
 
   def error(self, message: str) -> NoReturn:
+    for action in self._actions:  # argparse names a flag by all its names: "argument -o/--output_directory/--out"
+      if len(shown_names(action)) < len(action.option_strings):
+        message = message.replace("/".join(action.option_strings), "/".join(shown_names(action)))
     self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")

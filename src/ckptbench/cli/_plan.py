@@ -44,6 +44,8 @@ def handle(args: argparse.Namespace) -> int:
         markup=False,
         soft_wrap=True,
     )
+  for line in view["answers"]:
+    console.print(terminal_text(line), markup=False, soft_wrap=True)
   console.print(f"disk: checkpoints need {view['disk'].describe()}", markup=False, soft_wrap=True)
   if view["memory_pass"]:
     console.print(view["memory_pass"], markup=False, soft_wrap=True)

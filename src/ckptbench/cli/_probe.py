@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ckptbench.cli._units import size_in
+
 
 def register(subparsers) -> None:
   p = subparsers.add_parser(
@@ -12,8 +14,8 @@ def register(subparsers) -> None:
       " behind DIR, and host memcpy bandwidth. Results are cached per host and filesystem.",
   )  # fmt: skip
   p.add_argument("directory", nargs="?", default=".", help="a directory on the storage to probe (default: .)")
-  p.add_argument("--size_mib", dest="size_mib", type=int, default=256,
-                 help="MiB written and read per measurement (default 256)")  # fmt: skip
+  p.add_argument("--size", "--size_mib", dest="size_bytes", type=size_in("MiB"), default=256 << 20,
+                 help="written and read per measurement, e.g. 512MiB or 1GiB (default 256MiB)")  # fmt: skip
   p.add_argument("--refresh", action="store_true", help="measure again even when cached")
   p.add_argument("--no_cache", dest="cache", action="store_false", help="neither read nor write the cache")
   p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -30,9 +32,9 @@ def handle(args: argparse.Namespace) -> int:
   from ckptbench.metrics import probe_storage  # noqa: PLC0415
   from ckptbench.views import make_console  # noqa: PLC0415
 
-  if args.size_mib <= 0:
-    raise CkptbenchError(f"--size-mib must be positive, got {args.size_mib}")
-  probe = probe_storage(args.directory, size_mib=args.size_mib, cache=args.cache, refresh=args.refresh)
+  if args.size_bytes < 1 << 20:
+    raise CkptbenchError(f"--size {args.size_bytes:g} bytes: give 1MiB or more")
+  probe = probe_storage(args.directory, size_mib=int(args.size_bytes) >> 20, cache=args.cache, refresh=args.refresh)
   if args.json:
     print(json.dumps(dataclasses.asdict(probe), indent=1, sort_keys=True))
     return 0

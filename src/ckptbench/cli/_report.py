@@ -1,4 +1,4 @@
-"""`ckptbench report OUT [--view NAME]... [-o report.html]`: the views of finished results."""
+"""`ckptbench report OUT [--view NAME]... [--html FILE]`: the views of finished results."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ def register(subparsers) -> None:
   parser.add_argument(
       "--view", action="append", metavar="NAME", help="write only this view (repeatable; default: every default view)"
   )
-  parser.add_argument("-o", "--output", help="write the HTML report to this file instead of OUT/report.html")
+  parser.add_argument("--html", "-o", "--output", dest="output", metavar="FILE",
+                      help="write the HTML report to this file instead of OUT/report.html")  # fmt: skip
   parser.add_argument(
       "--views_from", action="append", default=[], metavar="FILE",
       help="a Python file that registers views; imported before the views are written (repeatable)",

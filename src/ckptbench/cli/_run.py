@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from ckptbench.cli._compare import add_comparison_arguments
 from ckptbench.cli._examples import suite_file
+from ckptbench.cli._units import parse_duration
 from ckptbench.distributed import DISTRIBUTED_MODES
 from ckptbench.engine import DECIDE_ON
 from ckptbench.errors import CkptbenchError
@@ -39,7 +40,9 @@ def add_selection_argument(parser: argparse.ArgumentParser) -> None:
 def config_path(args: argparse.Namespace) -> str:
   path = args.config or args.config_file
   if not path:
-    raise CkptbenchError("give the suite file: ckptbench run CONFIG -o OUT")
+    output = " -o OUT" if "output_directory" in args else ""
+    raise CkptbenchError(f"give the suite: ckptbench {args.command} SUITE{output} (a YAML file, or the name of"
+                         " an example: `ckptbench examples` lists them)")  # fmt: skip
   if args.config and args.config_file and args.config != args.config_file:
     raise CkptbenchError("give the suite file once (positional or --config_file)")
   return suite_file(path)
@@ -91,7 +94,7 @@ def register(subparsers) -> None:
   p.add_argument("--no_views", dest="views", action="store_false",
                  help="do not write TensorBoard and the HTML report in the background after the run"
                  " (write them when wanted with `ckptbench report OUT`)")  # fmt: skip
-  p.add_argument("--skip_memory_check", action="store_true",
+  p.add_argument("--no_memory_check", "--skip_memory_check", dest="check_memory", action="store_false",
                  help="run even when the checkpoint data looks too big for the memory available")  # fmt: skip
   p.add_argument("--host_memory", metavar="pass|inline|off",
                  help="how host memory is measured: 'pass' (default) runs each benchmark again after the timed"
@@ -99,7 +102,7 @@ def register(subparsers) -> None:
                  " what ran before; 'inline' inside the timed runs (as multi-process runs do); 'off' not at"
                  " all (default: $CKPTBENCH_HOST_MEMORY, else pass; docs/metrics.md)")  # fmt: skip
   p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)  # a run's memory pass (engine/memory/_pass.py)
-  p.add_argument("--skip_disk_check", action="store_true",
+  p.add_argument("--no_disk_check", "--skip_disk_check", dest="check_disk", action="store_false",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.add_argument("--history", metavar="HIST",
                  help="append the finished run to this history (a directory, gs://... or s3://...; docs/history.md)")  # fmt: skip
@@ -108,11 +111,11 @@ def register(subparsers) -> None:
 
 
 def add_time_budget_argument(p) -> None:
-  """`--time_budget_s`: the budget of num_repeats: auto (run, matrix, bisect)."""
-  p.add_argument("--time_budget_s", "--time-budget", dest="time_budget_s", type=_seconds, metavar="SECONDS",
+  """`--time_budget`: the budget of num_repeats: auto (run, tune, matrix, bisect)."""
+  p.add_argument("--time_budget", "--time_budget_s", dest="time_budget_s", type=parse_duration, metavar="DURATION",
                  help="with num_repeats: auto (the default for sweeps, baseline comparisons, matrix and bisect),"
-                 " start no round that would end past this many seconds (default: the suite's time_budget_s,"
-                 " else 300)")  # fmt: skip
+                 " start no round that would end past this time, e.g. 90s or 5m (default: the suite's"
+                 " time_budget_s, else 300s)")  # fmt: skip
 
 
 def settings_from(args: argparse.Namespace) -> RunSettings:
@@ -134,8 +137,8 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       probe_later=background,  # an uncached probe is measured by the background views process
       write_views=args.views,
       views_in_background=background,  # a detached process writes them after this one exits (views/_background.py)
-      check_memory=not args.skip_memory_check,
-      check_disk=not args.skip_disk_check,
+      check_memory=args.check_memory,
+      check_disk=args.check_disk,
       argv=tuple(sys.argv),
       select=tuple(args.select),
       overrides=tuple(args.overrides),
@@ -159,16 +162,6 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       memory_pass_repeats=args.memory_pass_repeats,
       memory_pass_forked=args.own_process,
   )
-
-
-def _seconds(text: str) -> float:
-  try:
-    value = float(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f"expected seconds such as 120, got {text!r}") from None
-  if not value > 0:
-    raise argparse.ArgumentTypeError(f"must be > 0 seconds, got {text!r}")
-  return value
 
 
 def handle(args: argparse.Namespace) -> int:

@@ -8,7 +8,9 @@ import sys
 
 from typing import TYPE_CHECKING
 
-from ckptbench.cli._goodput import parse_duration
+from ckptbench.cli._examples import suite_file
+from ckptbench.cli._run import add_selection_argument
+from ckptbench.cli._units import parse_duration, size_in
 from ckptbench.errors import CkptbenchError
 
 if TYPE_CHECKING:
@@ -43,7 +45,9 @@ def register(subparsers) -> None:
           " store profile: OUT/scale.json, OUT/scale.html. See docs/scale.md."
       ),
   )
-  p.add_argument("config", help="the suite YAML file (its mesh is one host's)")
+  p.add_argument("config", help="the suite YAML file, or an example's name (its mesh is one host's, which sets"
+                 " the devices of each)")  # fmt: skip
+  add_selection_argument(p)
   p.add_argument("--hosts", type=_counts, required=True, help="host counts to run, e.g. 1,2,4,8,16")
   mode = p.add_mutually_exclusive_group()
   mode.add_argument("--weak", dest="mode", action="store_const", const="weak", help="keep each host's shard (default)")
@@ -59,7 +63,8 @@ def register(subparsers) -> None:
   p.add_argument("--store_from", metavar="OUT", help="take the profile's latency from a run of the storage"
                  " built-in in OUT (its write time per wave of requests in flight)")
   p.add_argument("--save_interval", type=parse_duration, default=60.0, help="the save interval the limits use (default 60s)")
-  p.add_argument("--host_memory_gib", type=float, help="one target host's memory (default: this machine's)")
+  p.add_argument("--memory_per_host", "--host_memory_gib", dest="memory_per_host", type=size_in("GiB"),
+                 help="one target host's memory, e.g. 64GiB (default: this machine's)")
   p.add_argument("--fit_from", type=int, default=1, help="fit the laws to host counts from this one on"
                  " (default 1; cross-host steps such as barriers are fitted from 2 hosts on); a law needs"
                  " 3 host counts from there, and scale refuses with fewer")
@@ -76,11 +81,11 @@ def _handle(args: argparse.Namespace) -> int:
 
   store = measured_latency(args.store, args.store_from) if args.store_from else args.store
   settings = ScaleSettings(
-      suite=args.config, output_dir=pathlib.Path(args.output_directory), hosts=args.hosts, mode=args.mode,
+      suite=suite_file(args.config), output_dir=pathlib.Path(args.output_directory), hosts=args.hosts, mode=args.mode,
       axis=args.axis, targets=args.predict, link=args.link, checkpoint_root=args.checkpoint_root,
       emulate=args.emulate, store=store, save_interval_s=args.save_interval,
-      host_memory_mib=None if args.host_memory_gib is None else args.host_memory_gib * 1024,
-      overrides=tuple(args.overrides), overwrite=args.overwrite, resume=args.resume, fit_from=args.fit_from,
+      host_memory_mib=None if args.memory_per_host is None else args.memory_per_host / (1 << 20),
+      overrides=tuple(args.overrides), select=tuple(args.select), overwrite=args.overwrite, resume=args.resume, fit_from=args.fit_from,
   )  # fmt: skip
   doc = scale(settings, sys.stdout)
   print(scale_as_text(doc))

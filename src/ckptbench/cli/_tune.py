@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ckptbench.cli._run import add_suite_arguments, add_time_budget_argument, config_path
+from ckptbench.cli._compare import add_threshold_argument
+from ckptbench.cli._run import add_selection_argument, add_suite_arguments, add_time_budget_argument, config_path
 from ckptbench.errors import CkptbenchError
 
 
@@ -17,6 +18,7 @@ def register(subparsers) -> None:
       " constraint, is dropped. Prints the best setting as one line of YAML; OUT/tune.json says the rest.",
   )  # fmt: skip
   add_suite_arguments(p)
+  add_selection_argument(p)
   p.add_argument("-o", "--output_directory", dest="output_directory", help="where results go")
   p.add_argument("--objective", required=True, metavar="TAG",
                  help="the tag to make best, e.g. save_0_basics/time_s (a time lower, a throughput higher)")  # fmt: skip
@@ -24,8 +26,7 @@ def register(subparsers) -> None:
                  help="a limit each candidate must keep, VALUE in the tag's unit, e.g."
                  " 'save_7_memory/host_rss_peak_diff_mib <= 1536'; repeat for several")  # fmt: skip
   add_time_budget_argument(p)
-  p.add_argument("--regression_threshold", type=float, default=None, metavar="FRACTION",
-                 help="the relative change that counts (default 0.1 = 10%%): smaller differences are equivalent")  # fmt: skip
+  add_threshold_argument(p)
   p.add_argument("--max_candidates", type=int, default=None, metavar="N",
                  help="a grid with more cells is sampled down to N with Optuna (default 64)")  # fmt: skip
   p.add_argument("--seed", type=int, default=None, help="the sampler's seed (default: fresh, recorded in tune.json)")
@@ -34,6 +35,8 @@ def register(subparsers) -> None:
   p.add_argument("--link", help="shape the way to the store, as for run: e.g. 'rtt=20ms,bw=1GB/s'")
   p.add_argument("--overwrite", action="store_true", help="replace results already in OUT")
   p.add_argument("--no_views", dest="views", action="store_false", help="write no TensorBoard or HTML report")
+  p.add_argument("--no_probe", dest="probe", action="store_false",
+                 help="skip measuring the output directory's storage (no roofline shares)")  # fmt: skip
   p.set_defaults(handler=handle, exit_at_once=True)
 
 
@@ -43,17 +46,14 @@ def handle(args: argparse.Namespace) -> int:
     raise CkptbenchError("give the output directory: -o OUT (or --output_directory=OUT)")
   if args.max_candidates is not None and args.max_candidates < 2:
     raise CkptbenchError(f"--max_candidates {args.max_candidates}: a race needs 2 or more")
-  if args.regression_threshold is not None and not args.regression_threshold > 0:
-    raise CkptbenchError(f"--regression_threshold {args.regression_threshold}: must be > 0 (0.1 = 10%)")
   from ckptbench.engine import MAX_RACED, Constraint, RunSettings, tune  # noqa: PLC0415  (JAX starts later)
-  from ckptbench.stats import DEFAULT_THRESHOLD  # noqa: PLC0415
 
   constraints = [Constraint.parse(c) for c in args.constraints]  # a bad one fails before anything runs
   print(f"ckptbench tune {config}: racing for {args.objective} (results in {args.output_directory})", flush=True)
   settings = RunSettings(
       output_dir=args.output_directory, overwrite=args.overwrite, write_views=args.views, argv=tuple(sys.argv),
-      overrides=tuple(args.overrides), devices=args.devices, capture_library_output=True,
-      regression_threshold=args.regression_threshold or DEFAULT_THRESHOLD, time_budget_s=args.time_budget_s,
+      overrides=tuple(args.overrides), select=tuple(args.select), devices=args.devices, probe_storage=args.probe,
+      capture_library_output=True, regression_threshold=args.regression_threshold, time_budget_s=args.time_budget_s,
       checkpoint_root=args.checkpoint_root, link=args.link,
   )  # fmt: skip
   outcome = tune(config, settings, args.objective, constraints, max_candidates=args.max_candidates or MAX_RACED,

@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from ckptbench.api import mesh_name, spec_text
+
 PositiveInt = Annotated[StrictInt, Field(gt=0)]
 NonNegativeInt = Annotated[StrictInt, Field(ge=0)]
 PositiveFloat = Annotated[float, Field(gt=0), Field(strict=True)]
@@ -73,6 +75,7 @@ class ScalarSpec(_Model):
 class MeshConfig(_Model):
   """A device mesh: named axes with per-axis degrees within (ICI) and across (DCN) slices."""
 
+  name: StrictStr | None = None  # how tables call it (default: its axes, fsdp4x2)
   mesh_axes: tuple[StrictStr, ...] = Field(min_length=1)
   ici_parallelism: dict[StrictStr, PositiveInt] = {}
   dcn_parallelism: dict[StrictStr, PositiveInt] | None = None
@@ -105,12 +108,17 @@ class MeshConfig(_Model):
     return math.prod(self.axis_sizes().values())
 
   def describe(self) -> str:
-    return "x".join(f"{a}{n}" for a, n in self.axis_sizes().items())
+    return self.name or mesh_name(self.model_dump())
+
+  def identity(self) -> dict[str, Any]:
+    """What the mesh is, as its benchmarks' keys and records hold it (a name given is part of it)."""
+    return self.model_dump(mode="json", exclude=set() if self.name else {"name"})
 
 
 class CheckpointConfig(_Model):
   """The checkpoint data: synthetic (`spec` or `preset`), or an existing checkpoint (`path`)."""
 
+  name: StrictStr | None = None  # how tables call it (default: what differs from the suite's other configs)
   spec: dict[str, Any] | None = None
   path: StrictStr | None = None
   preset: StrictStr | None = None
@@ -135,13 +143,20 @@ class CheckpointConfig(_Model):
     return self.path is not None or self.preset is not None or bool(self.spec)
 
   def describe(self) -> str:
+    """What the data is: `preset=llama3_8b@0.01`, or a spec's arrays by dtype and shape (a `name:` first)."""
     if self.path is not None:
-      return f"path={self.path}"
-    if self.preset is not None:
-      return f"preset={self.preset}@{self.scale:g}"
-    if self.spec:
-      return f"spec({len(self.spec)} entries, {self.fill}, seed {self.random_seed})"
-    return "none"
+      text = f"path={self.path}"
+    elif self.preset is not None:
+      text = f"preset={self.preset}@{self.scale:g}"
+    elif self.spec:
+      text = f"spec: {spec_text(self.spec)}"
+    else:
+      text = "none"
+    return f"{self.name}: {text}" if self.name else text
+
+  def identity(self) -> dict[str, Any]:
+    """What the data is, as its benchmarks' keys and records hold it (a name given is part of it)."""
+    return self.model_dump(mode="json", exclude=set() if self.name else {"name"})
 
 
 class SimDeviceConfig(_Model):
@@ -181,8 +196,9 @@ class SimDeviceConfig(_Model):
 
 
 class FixtureConfig(_Model):
-  """Files written before the run by `ckptbench fixture` (a checkpoint to load, safetensors files): where
-  they go and in which format. `run` refuses a suite whose fixture is missing, naming the command."""
+  """Files written before the runs (a checkpoint to load, safetensors files): where they go and in which
+  format. `run` writes them when they are missing or hold other data (data/_fixture.py), as `ckptbench
+  fixture` does."""
 
   directory: StrictStr = Field(min_length=1)
   format: Literal["orbax", "safetensors"] = "orbax"
@@ -195,7 +211,7 @@ class FixtureConfig(_Model):
 
   def command(self, suite_file: str) -> str:
     """The `ckptbench fixture` command line that writes it."""
-    flags = "" if self.format == "orbax" else f" --format safetensors --shard_mb {self.shard_mb:g}"
+    flags = "" if self.format == "orbax" else f" --format safetensors --shard_size {self.shard_mb:g}MiB"
     return f"ckptbench fixture {suite_file} -o {self.directory}{flags}"
 
 
@@ -260,6 +276,10 @@ class SuiteConfig(_Model):
     if self.num_repeats is not None:
       return self.num_repeats
     return "auto" if compares else 1
+
+  def time_budget(self, asked: float | None = None) -> float:
+    """The time budget of auto repeats: the flag's (`asked`), else the suite's, else the default."""
+    return asked or self.time_budget_s or DEFAULT_TIME_BUDGET_S
 
   def warmups(self, repeats: int | str) -> int:
     """One warm-up run per benchmark when there are repeats to compare and `num_warmups` is unset.

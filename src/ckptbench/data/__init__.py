@@ -1,5 +1,6 @@
 """Checkpoint data: meshes, synthetic pytrees, existing checkpoints, verification."""
 
+from ckptbench.data._fixture import ensure_fixture, fixture_identity, fixture_key, remove_fixture, stamped_key, write_fixture
 from ckptbench.data._existing import (
     abstract_from_checkpoint,
     abstract_pytree,
@@ -17,6 +18,12 @@ from ckptbench.data._verify import pytree_checksums, verify_pytree
 from ckptbench.data._read_errors import unreadable_array_message
 
 __all__ = [
+    "ensure_fixture",
+    "fixture_identity",
+    "fixture_key",
+    "remove_fixture",
+    "stamped_key",
+    "write_fixture",
     "unreadable_array_message",
     "DataMismatchError",
     "ShardingFile",

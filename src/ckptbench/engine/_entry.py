@@ -19,6 +19,7 @@ import pathlib
 from typing import TYPE_CHECKING
 
 from ckptbench.config import Suite, load_suite, read_simdevice
+from ckptbench.data import ensure_fixture
 from ckptbench.distributed import Coordinator, check_colocated_python_supported, make_coordinator
 from ckptbench.errors import EXIT_OK, CkptbenchError
 from ckptbench.views import write_views
@@ -109,9 +110,9 @@ def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: Libr
     suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))
   with forked_memory_pass(suite, settings):  # before JAX's backend starts
     check_cluster_started(suite.config.simdevice)
-    _check_fixture(suite)
     settings = _checked_targets(suite, settings)
     coordinator = make_coordinator()
+    ensure_fixture(suite, coordinator.process_count, say=lambda line: print(line, flush=True))
     check_host_memory(suite, settings, coordinator.process_count)
     with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
       if captured is not None:  # OUT is this run's now (process 0 holds its lock)
@@ -120,14 +121,6 @@ def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: Libr
   if captured is None:
     return outcome
   return dataclasses.replace(outcome, library_log=captured.path, library_log_lines=captured.lines())
-
-
-def _check_fixture(suite: Suite) -> None:
-  """Refuses a suite whose fixture (`fixture:`, written by `ckptbench fixture`) is missing, naming the command."""
-  fixture = suite.config.fixture
-  if fixture is not None and not os.path.exists(fixture.written):
-    raise CkptbenchError(f"{suite.file}: {fixture.written} does not exist: write it first with"
-                         f" `{fixture.command(suite.file)}`")  # fmt: skip
 
 
 def _run_and_write(suite: Suite, settings: RunSettings, coordinator: Coordinator) -> RunOutcome:

@@ -26,7 +26,7 @@ class RunPlan:
     reference: the swept option values of the reference variant every verdict compares with (the
       suite's, else the plan's first benchmark's: records of shuffled rounds are in no plan order).
     baseline_path: the baseline the run is compared with (the flag's, else the suite's), or None.
-    threshold: the relative change that counts (`--regression_threshold`).
+    threshold: the relative change that counts (`--threshold`).
     backend: the backend as the manifest records it (a baseline from another is not compared).
     decide_on: what auto repeats wait for: "verdicts", or "effects" (`RunSettings.decide_on`).
   """

@@ -12,7 +12,7 @@ from ckptbench.stats import DEFAULT_THRESHOLD
 from ckptbench.storage import is_store_url, parse_store_url, store_for
 
 # Settings whose flag is not `--<field>`.
-_FLAGS = {("check_memory", False): "--skip_memory_check", ("check_disk", False): "--skip_disk_check"}
+_FLAGS = {("check_memory", False): "--no_memory_check", ("check_disk", False): "--no_disk_check"}
 
 # Where `-o gs://...` keeps its results while the run lasts (so --resume works), under the cwd.
 STAGING_DIR = ".ckptbench-staging"

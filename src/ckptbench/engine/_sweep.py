@@ -11,7 +11,7 @@ from typing import Any
 from ckptbench.config import CheckpointSource, GeneratorEntry, MeshConfig, OptionPoint, Suite, mesh_skip_reason
 from ckptbench.api import safe_path_component
 from ckptbench.api import BenchmarkOptions, options_to_dict
-from ckptbench.api import orbax_capabilities
+from ckptbench.api import level_labels, orbax_capabilities, value_text
 from ckptbench.errors import ConfigError
 
 
@@ -39,7 +39,7 @@ class PlannedBenchmark:
         "generator": self.generator_path,
         "options": _jsonable(options_to_dict(self.options)),
         "varying": _jsonable(self.varying),
-        "mesh": None if self.mesh is None else self.mesh.model_dump(mode="json"),
+        "mesh": None if self.mesh is None else self.mesh.identity(),
         "checkpoint_config": self.checkpoint.config.model_dump(mode="json", exclude_none=True),
     }
 
@@ -77,7 +77,7 @@ def _label(name: str, value: Any, swept: list[Any]) -> str:
   """
   if isinstance(value, (dict, list)):
     return f"{name}[{swept.index(value)}]"
-  return f"{name}={value}"
+  return f"{name}={value_text(value)}"
 
 
 def expand(suite: Suite, device_count: int | None) -> Plan:
@@ -94,7 +94,10 @@ def expand(suite: Suite, device_count: int | None) -> Plan:
       `is_valid`, or as unsupported here).
   """
   meshes, skipped = _fitting_meshes(suite, device_count)
-  namer = _Namer(multi_mesh=len(suite.meshes) > 1, multi_ckpt=len(suite.checkpoints) > 1)
+  namer = _Namer(
+      mesh_labels=tuple(level_labels([None if m is None else m.identity() for m in suite.meshes])),
+      checkpoint_labels=tuple(level_labels([c.config.identity() for c in suite.checkpoints])),
+  )
   planned: list[PlannedBenchmark] = []
   invalid: list[tuple[str, dict[str, Any], str]] = []
   unsupported: list[tuple[str, dict[str, Any], str]] = []
@@ -139,9 +142,10 @@ def _fitting_meshes(
   if not meshes:
     listed = ", ".join(f"{m.describe()} ({m.num_devices})" for m in suite.meshes if m)
     left_out = "".join(f"; {s.description} skipped: {s.reason}" for s in suite.skipped_meshes)
+    fewest = min(m.num_devices for m in suite.meshes if m)
     raise ConfigError(
         f"no mesh fits the {device_count} available devices; meshes: {listed}."
-        f" Use --devices N to simulate more CPU devices{left_out}",
+        f" On CPU, --devices {fewest} (or leaving --devices out) simulates the {fewest} the smallest needs{left_out}",
         file=suite.file,
     )
   return meshes, skipped
@@ -151,16 +155,16 @@ def _fitting_meshes(
 class _Namer:
   """Names benchmarks by what varies; a name seen before gets its entry's index."""
 
-  multi_mesh: bool
-  multi_ckpt: bool
+  mesh_labels: tuple[str, ...]  # each of the suite's meshes, named as every table names it (api/_levels.py)
+  checkpoint_labels: tuple[str, ...]
   seen: set[str] = dataclasses.field(default_factory=set)
 
-  def name(self, entry: GeneratorEntry, varying: dict[str, Any], mesh: MeshConfig | None, ckpt_index: int) -> str:
+  def name(self, entry: GeneratorEntry, varying: dict[str, Any], mesh_index: int, ckpt_index: int) -> str:
     labels = [_label(k, v, entry.options.axes[k]) for k, v in varying.items()]
-    if self.multi_mesh and mesh is not None:
-      labels.append(f"mesh={mesh.describe()}")
-    if self.multi_ckpt:
-      labels.append(f"ckpt={ckpt_index}")
+    if len(self.mesh_labels) > 1 and self.mesh_labels[mesh_index] != "-":
+      labels.append(f"mesh={self.mesh_labels[mesh_index]}")
+    if len(self.checkpoint_labels) > 1:
+      labels.append(self.checkpoint_labels[ckpt_index])
     cls_name = entry.generator_cls.__name__
     name = f"{cls_name}({', '.join(labels)})" if labels else cls_name
     if name in self.seen:
@@ -180,12 +184,12 @@ def _planned(
   (mesh_index, mesh), (ckpt_index, source) = indexed_mesh, indexed_ckpt
   ckpt, _ = source.on_mesh(mesh)
   varying = {n: point.values[n] for n in entry.options.axes}
-  name = namer.name(entry, varying, mesh, ckpt_index)
+  name = namer.name(entry, varying, mesh_index, ckpt_index)
   key = stable_key(
       entry.generator_path,
       options_to_dict(point.options),
-      None if mesh is None else mesh.model_dump(mode="json"),
-      ckpt.config.model_dump(mode="json"),
+      None if mesh is None else mesh.identity(),
+      ckpt.config.identity(),
   )
   return PlannedBenchmark(
       name=name, key=key, generator_path=entry.generator_path, entry=entry,

@@ -44,7 +44,8 @@ class Change(_AtRun):
 
 @dataclasses.dataclass(frozen=True)
 class Arrival(_AtRun):
-  """A run judged on arrival against the `reference_runs` runs of its segment before it.
+  """A run judged on arrival (with the `runs` - 1 runs before it, when together they are worse) against
+  the `reference_runs` runs of its segment before them.
 
   `state`: "passed" (not worse), or for a run flagged worse: "pending" (fewer than
   `stats.PENDING_RUNS` runs since, and no change confirmed at it), "confirmed" (a worse change
@@ -55,6 +56,7 @@ class Arrival(_AtRun):
   high: float
   reference_runs: int
   state: str
+  runs: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,7 +169,7 @@ def _series(
     entry = runs[test.index][0]
     return Arrival(first_entry.suite, first.benchmark, first.metric, first_entry.environment.machine, entry.label,
                    entry.time, test.index, test.ratio, test.low, test.high, test.reference_runs,
-                   _state(test, len(runs), changes))  # fmt: skip
+                   _state(test, len(runs), changes), test.runs)  # fmt: skip
 
   return Series(
       suite=first_entry.suite, benchmark=first.benchmark, key=first.key, metric=first.metric, unit=first.unit,

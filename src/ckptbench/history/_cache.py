@@ -25,6 +25,7 @@ import numpy as np
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import (
     ARRIVAL_ALPHA,
+    GROUPS,
     SCAN_ALPHA,
     ArrivalTest,
     ChangePoint,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 CHANGES = "index/changes"
 # Bumped whenever what a row holds or how it is computed changes: older rows then match nothing.
-METHOD = f"2026-11-28 scan {SCAN_ALPHA} arrival {ARRIVAL_ALPHA}"
+METHOD = f"2026-11-29 scan {SCAN_ALPHA} arrival {ARRIVAL_ALPHA} groups {GROUPS} heavy-tailed"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -63,7 +63,8 @@ _STATES = {
 
 def arrival_text(arrival: Arrival) -> str:
   return (f"{arrival.suite} | {arrival.benchmark} | {arrival.metric}: {arrival.label} {_STATES[arrival.state]}"
-          f" ({arrival.ratio:.3f}x its segment's {arrival.reference_runs} runs,"
+          f" ({'' if arrival.runs == 1 else f'with the {arrival.runs - 1} run(s) before it: '}{arrival.ratio:.3f}x"
+          f" its segment's {arrival.reference_runs} runs,"
           f" interval {arrival.low:.3f}-{arrival.high:.3f})")  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""The CI gate over a history (`ckptbench history HIST --fail_on_change`, exit 3): per series,
+"""The CI gate over a history (`ckptbench history HIST --fail_on_regression`, exit 3): per series,
 the newest run worse than its segment on arrival, and the newest confirmed change worse."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def gate(series: Sequence[Series]) -> list[Arrival | Change]:
 def unjudged(history: History, series: Sequence[Series]) -> list[str]:
   """What the gate could not judge, one line each: the entries skipped as unreadable, the series not tested.
 
-  A gate over a history with any of these never passes (`ckptbench history --fail_on_change` exits 5).
+  A gate over a history with any of these never passes (`ckptbench history --fail_on_regression` exits 5).
   """
   lines = [f"skipped an unreadable entry: {why}" for why in history.skipped]
   lines += [f"{s.suite} | {s.benchmark} | {s.metric} on {s.machine}: {s.note}" for s in series if s.note]

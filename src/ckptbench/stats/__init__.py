@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   )
   from ckptbench.stats._change_points import SCAN_ALPHA, ChangePoint, change_points, level_changes
   from ckptbench.stats._runs import run_levels
-  from ckptbench.stats._arrival import ARRIVAL_ALPHA, MIN_REFERENCE_RUNS, PENDING_RUNS, Arrivals, ArrivalTest, arrival_tests
+  from ckptbench.stats._arrival import ARRIVAL_ALPHA, GROUPS, MIN_REFERENCE_RUNS, PENDING_RUNS, Arrivals, ArrivalTest, arrival_tests
   from ckptbench.stats._goodput import (
       CheckpointCost,
       expected_goodput,
@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       holm_levels,
   )
   from ckptbench.stats._race import ANSWER_ROUNDS, RACE_LOOKS, RaceLook, Standing, look_rates, past_limit, race_look, race_ratio
-  from ckptbench.stats._settled import ERROR_COVERAGE, decide_settled, figure_error, readings_agree, settled_rule
+  from ckptbench.stats._settled import MIN_READINGS, decide_settled, figure_error, readings_settled, settled_rule
   from ckptbench.stats._direction import Direction, absolute_floor, metric_direction
   from ckptbench.stats._interval import MedianInterval, median_interval, ratio_interval
   from ckptbench.stats._trend import Slope, theil_sen_slope

@@ -2,27 +2,34 @@
 
 Change points (`_change_points.py`) need runs on both sides of a change, so a regression merged
 today would be confirmed only nights later. A CI gate must answer the night it arrives, as
-Bencher's and CodSpeed's threshold tests do: here, a prediction test of the new run's level
-against the runs of its current segment.
+Bencher's and CodSpeed's threshold tests do: here, prediction tests of the newest runs' level
+against the runs of their current segment.
 
-- The reference: the runs since the last confirmed change before the new run (at most `window`
-  of them), less the runs that were themselves flagged on arrival and are still pending (fewer
-  than PENDING_RUNS runs since): a step not yet confirmed must not widen the reference the runs
-  after it are judged against. The first run after a confirmed
-  change is judged against the segment before the change, as it was when it arrived.
-- The test, on log run medians (a ratio whatever the scale): d = log median(new) - mean of the
-  reference's log medians, whose spread s carries the spread between runs (which on a shared
-  machine exceeds the spread within one) and their own within-run noise. Under "no change" d has
-  variance v + s^2/k with v the new run's own variance: s^2, or more when the new run's samples
-  are noisier than that (their median's variance, pi/2 var/n, the samples the new run brings).
-  Student's t with k - 1 degrees of freedom gives the (1 - 2 alpha) prediction interval; the run
-  is flagged worse when the interval's good end is beyond 1 and the ratio beyond the threshold
-  (and the level moves by at least `floor`, 8 MiB of memory), the verdicts' rule
-  (docs/verdicts.md) at alpha a side.
+- Two tests (`GROUPS`): the new run alone, and the new run with the two before it by their
+  median, each group's runs in one segment. A step that lasts moves the median of its runs; one
+  far run of a shared machine does not.
+- The reference of a group: the runs since the last confirmed change before its first run (at
+  most `window` of them), less the runs that were themselves flagged on arrival and are still
+  pending (fewer than PENDING_RUNS runs since): a step not yet confirmed must not widen the
+  reference the runs after it are judged against. The first run after a confirmed change is
+  judged alone against the segment before the change, as it was when it arrived; the three
+  runs' test waits for three runs after the change.
+- The tests, on log run medians (a ratio whatever the scale), with s the reference's spread
+  between runs (which on a shared machine exceeds the spread within one) and v a run's own
+  variance: s^2, or more when the group's samples are noisier than that (their medians'
+  variance, pi/2 var/n, the samples the new runs bring). The run alone: d = its log median - the
+  reference's mean, half-width q1 sqrt(v + s^2/k). The three: d = their median - the reference's
+  median, half-width q3 sqrt(v). Each critical value q is the largest of the statistic's
+  (1 - alpha/2) quantiles over normal runs (for the run alone, Student's t with k - 1 degrees of
+  freedom) and over runs whose spread between them has heavy tails (Student's t, 3 degrees of
+  freedom: the odd far run), drawn once per reference size (`_arrival_table.py`,
+  measurements/arrival_critical_values.py). The run is flagged worse when either interval has
+  its good end beyond 1 and its ratio beyond the threshold (and the level moves by at least
+  `floor`, 8 MiB of memory), the verdicts' rule (docs/verdicts.md).
 - At least MIN_REFERENCE_RUNS runs: with two, t has one degree of freedom and a quantile of 64.
 
-Under normal log medians the chance to flag a run with no change is at most alpha (0.25%); the
-figures measured on planted series are in docs/history.md.
+Under normal or heavy-tailed log medians, the chance to flag a run with no change is at most
+alpha (0.25%); the figures measured on planted series are in docs/history.md.
 """
 
 from __future__ import annotations
@@ -37,11 +44,12 @@ import numpy as np
 from ckptbench.stats._defaults import DEFAULT_THRESHOLD
 from ckptbench.stats._direction import Direction
 
-# A side. At 0.005, A/A runs whose spread between runs has heavy tails (Student's t, 3 degrees of
-# freedom, 8% standard deviation) failed the gate 1.2-1.9% of the time (normal: 0.4-0.9%); at
-# 0.0025, 1.1-1.5% (normal: 0.2-0.6%), for a 1.5x step found on its first run 78 times in 100
-# instead of 88 (docs/history.md).
+# A side, shared by the two tests (Bonferroni: half each).
 ARRIVAL_ALPHA = 0.0025
+# The newest runs judged: the newest alone, and the newest three by their median. A step that lasts
+# moves the median of its runs; one far run of a shared machine does not, so where one run alone must
+# be far out to count a 1.5x step is still caught on its third run (docs/history.md).
+GROUPS = (1, 3)
 MIN_REFERENCE_RUNS = 3
 ARRIVAL_WINDOW = 30
 # A flagged run stays out of the reference of the runs after it until this many have arrived: by
@@ -52,9 +60,10 @@ PENDING_RUNS = 3
 
 @dataclasses.dataclass(frozen=True)
 class ArrivalTest:
-  """One run judged against the `reference_runs` runs before it: `ratio` is its median over their
-  level (the geometric mean of their medians), `low`/`high` the (1 - 2 alpha) prediction interval
-  of that ratio; `worse` when the run is flagged."""
+  """Run `index` judged with the `runs` - 1 runs before it against the `reference_runs` runs before
+  them: `ratio` is their level (the geometric mean of their medians) over the reference's,
+  `low`/`high` its prediction interval at the group's critical value; `worse` when the run is
+  flagged (by the smallest group that flags it; else the run alone is shown)."""
 
   index: int
   ratio: float
@@ -62,13 +71,16 @@ class ArrivalTest:
   high: float
   reference_runs: int
   worse: bool
+  runs: int = 1
 
 
 @functools.lru_cache(maxsize=None)
-def _t_quantiles(alpha: float, most: int) -> tuple[float, ...]:
-  import scipy.special  # noqa: PLC0415  (slow to import; only the tests of a history need it)
+def _critical_values(group: int) -> np.ndarray:
+  """Indexed by the reference's runs (0 to ARRIVAL_WINDOW): NaN below MIN_REFERENCE_RUNS."""
+  from ckptbench.stats import _arrival_table  # noqa: PLC0415  (measurements/arrival_critical_values.py writes it)
 
-  return (math.nan, *(float(q) for q in scipy.special.stdtrit(np.arange(1, most + 1), 1.0 - alpha)))
+  table = _arrival_table.CRITICAL[group]
+  return np.array([math.nan] * _arrival_table.FIRST_REFERENCE + list(table))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +101,6 @@ def arrival_tests(
     *,
     threshold: float = DEFAULT_THRESHOLD,
     floor: float = 0.0,
-    alpha: float = ARRIVAL_ALPHA,
     window: int = ARRIVAL_WINDOW,
 ) -> Arrivals:
   """Every run judged on arrival against its current segment (a run whose reference has fewer
@@ -102,42 +113,67 @@ def arrival_tests(
     floor: the smallest move that counts, in the metric's unit (`absolute_floor`: 8 MiB of memory).
 
   Example:
-    >>> x = np.log([1.0, 1.02, 0.98, 1.01, 0.99, 1.5])
-    >>> found = arrival_tests(x, np.zeros(6), [], Direction.LOWER)
-    >>> [t.index for t in found.flagged], found.newest.reference_runs, round(found.newest.ratio, 1)
-    ([5], 5, 1.5)
+    >>> x = np.log([1.0, 1.05, 0.95, 1.02, 0.98, 1.04, 0.96, 1.0, 1.03, 0.97, 1.25, 1.225, 1.2625])
+    >>> found = arrival_tests(x, np.zeros(13), [], Direction.LOWER)
+    >>> [(t.index, t.runs) for t in found.flagged], found.newest.reference_runs, round(found.newest.ratio, 2)
+    ([(11, 3), (12, 3)], 10, 1.25)
   """
   n = len(log_medians)
-  quantiles = np.array(_t_quantiles(alpha, window))
   starts = _reference_starts(n, changes, window)
+  segments = np.zeros(n, dtype=int)  # where each run's own segment starts
+  for c in sorted(changes):
+    segments[c:] = c
   center = float(log_medians[0]) if n else 0.0
   x = log_medians - center  # sums of squares near zero, not near log(value)
-  sums, squares = np.concatenate([[0.0], np.cumsum(x)]), np.concatenate([[0.0], np.cumsum(x * x)])
-  k = np.arange(n) - starts
-  # Every run at once against its whole reference; then, one by one, the runs whose reference
+  # Every test at once against its whole reference; then, one by one, the runs whose reference
   # holds a flagged run still pending.
-  judged = _judge(x, within, sums[:-1] - sums[starts], squares[:-1] - squares[starts], k, quantiles, direction,
-                  threshold, floor, center)  # fmt: skip
-  first = next((j for j in range(n) if judged[3][j]), n)
-  flagged = [first]
-  for j in range(first + 1, n):
-    pending = [i for i in flagged if starts[j] <= i and j - i <= PENDING_RUNS and not _at_change(i, changes)]
-    if pending:
-      kept = np.array([i for i in range(starts[j], j) if i not in pending], dtype=int)
-      again = _judge(x[j : j + 1], within[j : j + 1], x[kept].sum(keepdims=True), (x[kept] ** 2).sum(keepdims=True),
-                     np.array([len(kept)]), quantiles, direction, threshold, floor, center)  # fmt: skip
-      for row, value in zip(judged, again):
-        row[j] = value[0]
-      k[j] = len(kept)
-    if judged[3][j]:
+  tests = {m: _judge_all(x, within, starts, segments, m, window, direction, threshold, floor, center) for m in GROUPS}
+  flagged: list[int] = []
+  shown = np.full(n, GROUPS[0])  # the test each run's record shows: the first that flags it
+  any_worse = np.any([tests[m][3] for m in GROUPS], axis=0) if n else np.zeros(0, dtype=bool)
+  for j in range(int(np.argmax(any_worse)) if any_worse.any() else n, n):  # none pending before the first flag
+    pending = [i for i in flagged if j - i <= PENDING_RUNS and not _at_change(i, changes)]
+    for m in GROUPS:
+      first = j - m + 1
+      if tests[m][4][j] and any(starts[first] <= i < first for i in pending):
+        kept = np.array([i for i in range(starts[first], first) if i not in pending], dtype=int)
+        again = _judge(x[first : j + 1][None, :], within[first : j + 1][None, :], x[kept][None, :],
+                       np.array([len(kept)]), m, direction, threshold, floor, center)  # fmt: skip
+        for row, value in zip(tests[m], (*again, [len(kept)])):
+          row[j] = value[0]
+    worse = [m for m in GROUPS if tests[m][3][j]]
+    if worse:
+      shown[j] = worse[0]
       flagged.append(j)
-  ratio, low, high, worse = judged
 
   def test(j: int) -> ArrivalTest:
-    return ArrivalTest(j, float(ratio[j]), float(low[j]), float(high[j]), int(k[j]), bool(worse[j]))
+    ratio, low, high, worse, k = tests[int(shown[j])]
+    return ArrivalTest(j, float(ratio[j]), float(low[j]), float(high[j]), int(k[j]), bool(worse[j]), int(shown[j]))
 
-  newest = test(n - 1) if n and k[n - 1] >= MIN_REFERENCE_RUNS else None
-  return Arrivals(tuple(test(j) for j in flagged if j < n), newest)
+  newest = test(n - 1) if n and tests[GROUPS[0]][4][n - 1] >= MIN_REFERENCE_RUNS else None
+  return Arrivals(tuple(test(j) for j in flagged), newest)
+
+
+def _judge_all(
+    x: np.ndarray, within: np.ndarray, starts: np.ndarray, segments: np.ndarray, group: int, window: int,
+    direction: Direction, threshold: float, floor: float, center: float,
+) -> tuple[np.ndarray, ...]:
+  """(ratio, low, high, worse, reference runs) of every run's test of `group` runs against its whole reference."""
+  n = len(x)
+  runs = np.arange(n)
+  first = np.maximum(runs - group + 1, 0)
+  # A group lies after its segment's change (the change's own run is judged alone, against the segment
+  # before it, as it was when it arrived).
+  whole = (runs - group + 1 >= 0) & ((group == 1) | (first > segments) | (segments == 0))
+  k = np.where(whole, first - starts[first], 0)
+  offset = window + group
+  padded = np.concatenate([np.full(offset, np.nan), x])  # run i at i + offset
+  columns = np.arange(-window, 0)
+  reference = padded[first[:, None] + columns + offset]  # the `window` runs before each group's first
+  reference[columns[None, :] < -k[:, None]] = np.nan  # only the k of its reference
+  members = padded[runs[:, None] + np.arange(-group + 1, 1) + offset]
+  member_within = np.concatenate([np.zeros(group), within])[runs[:, None] + np.arange(-group + 1, 1) + group]
+  return (*_judge(members, member_within, reference, k, group, direction, threshold, floor, center), k)
 
 
 def _reference_starts(n: int, changes: Sequence[int], window: int) -> np.ndarray:
@@ -154,22 +190,39 @@ def _at_change(i: int, changes: Sequence[int]) -> bool:
 
 
 def _judge(
-    x: np.ndarray, within: np.ndarray, total: np.ndarray, squares: np.ndarray, k: np.ndarray, quantiles: np.ndarray,
+    members: np.ndarray, within: np.ndarray, reference: np.ndarray, k: np.ndarray, group: int,
     direction: Direction, threshold: float, floor: float, center: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-  """(ratio, low, high, worse) of runs `x` (log medians less `center`) against references of `k`
-  runs with these sums."""
-  with np.errstate(all="ignore"):
-    mean = total / k
-    spread = np.maximum((squares - k * mean * mean) / (k - 1), 0.0)
-    d = x - mean
-    half = quantiles[np.clip(k - 1, 0, len(quantiles) - 1)] * np.sqrt(np.maximum(spread, within) + spread / k)
-    counted = (k >= MIN_REFERENCE_RUNS) & (np.exp(mean + center) * np.abs(np.exp(d) - 1.0) >= floor)
+  """(ratio, low, high, worse) of each row's group (`members`: log medians less `center`; `within`:
+  their own variances) against its reference (a row of log medians, NaN where none: `k` of them).
+
+  One run: its level against the reference's mean, the prediction interval's half-width the
+  critical value times sqrt(v + s^2 / k). Three runs: their median against the reference's median,
+  the half-width the critical value times sqrt(v) (the critical values carry the rest; `_arrival_table`).
+  v: s^2, or the runs' own variance (on average) where larger."""
+  critical = _critical_values(group)
+  with np.errstate(all="ignore"):  # references too short: not judged
+    present = ~np.isnan(reference)
+    filled = np.where(present, reference, 0.0)
+    mean = filled.sum(axis=1) / k
+    spread = np.maximum(((filled * filled).sum(axis=1) - k * mean * mean) / (k - 1), 0.0)
+    own = np.maximum(spread, within.mean(axis=1))
+    q = critical[np.clip(k, 0, len(critical) - 1)]
+    if group == 1:
+      level, d = mean, members[:, 0] - mean
+      half = q * np.sqrt(own + spread / k)
+    else:
+      ordered = np.sort(reference, axis=1)  # NaN last
+      rows = np.arange(len(k))
+      level = (ordered[rows, np.maximum((k - 1) // 2, 0)] + ordered[rows, k // 2]) / 2
+      d = np.median(members, axis=1) - level
+      half = q * np.sqrt(own)
+    counted = (k >= MIN_REFERENCE_RUNS) & (np.exp(level + center) * np.abs(np.exp(d) - 1.0) >= floor)
   ratio, low, high = np.exp(d), np.exp(d - half), np.exp(d + half)
   if direction is Direction.LOWER:
     worse = counted & (low > 1.0) & (ratio >= 1.0 + threshold)
   elif direction is Direction.HIGHER:
     worse = counted & (high < 1.0) & (ratio <= 1.0 / (1.0 + threshold))
   else:
-    worse = np.zeros(len(x), dtype=bool)
+    worse = np.zeros(len(d), dtype=bool)
   return ratio, low, high, worse

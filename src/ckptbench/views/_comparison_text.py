@@ -8,7 +8,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from ckptbench.analysis import judged_text, verdict_clauses
+from ckptbench.analysis import verdict_clauses
+from ckptbench.api import judged_text
 from ckptbench.api import VerdictRecord, threshold_text
 from ckptbench.results import Comparison
 from ckptbench.views._terminal import print_sentences
@@ -110,7 +111,7 @@ def _print_notes(comparison: Comparison, console: Console, repeated_until_decide
   """What the table cannot say: repeats a decision needs, nothing matched and why, what one side lacks, the counts."""
   needed = comparison.repeats_needed()
   if needed:
-    remedy = ("the time budget ended num_repeats: auto before deciding (a larger --time_budget_s lets it)"
+    remedy = ("the time budget ended num_repeats: auto before deciding (a larger --time_budget lets it)"
               if repeated_until_decided else "num_repeats: auto decides for you")
     console.print(
         f"[yellow]inconclusive:[/yellow] {len(comparison.headline_inconclusive)} headline metric(s);"

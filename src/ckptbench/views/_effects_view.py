@@ -6,13 +6,15 @@ answer of `ckptbench tune`."""
 from __future__ import annotations
 
 import collections
+import json
 import pathlib
 from typing import Any, Mapping
 
 from rich.console import Console
 from rich.table import Table
 
-from ckptbench.api import EffectRecord, InteractionRecord, SuiteSummary, Tag, judged_as, threshold_text
+from ckptbench.api import ConditionalRecord, EffectRecord, InteractionRecord, SuiteSummary, Tag, judged_as
+from ckptbench.api import level_labels, threshold_text
 from ckptbench.analysis import decided_interactions
 from ckptbench._escape import html_text, terminal_text
 from ckptbench.views._report_html import table
@@ -28,11 +30,37 @@ EFFECTS_RULE = (
 )
 
 
-def _term(term: EffectRecord | InteractionRecord) -> str:
-  """`use_ocdbt=True vs False`, or `use_ocdbt=True x use_zarr3=True` for an interaction."""
-  if isinstance(term, InteractionRecord):
-    return " x ".join(f"{k}={v}" for k, v in term.levels.items())
-  return f"{term.factor}={term.level} vs {term.reference_level}"
+class _LevelNames:
+  """Every factor's levels named as every table names them (api/_levels.py): `save_concurrent_gb=1`,
+  `checkpoint_config=spec: 16 arrays`, never a level's whole text."""
+
+  def __init__(self, summary: SuiteSummary) -> None:
+    seen: dict[str, list[Any]] = collections.defaultdict(list)
+    for effect in summary.effects:
+      seen[effect.factor] += [effect.level, effect.reference_level]
+    for interaction in summary.interactions:
+      for factor in interaction.factors:
+        seen[factor] += [interaction.levels[factor], interaction.reference_levels[factor]]
+      for row in interaction.conditional:
+        seen[row.factor] += [row.level, row.reference_level]
+        seen[row.given_factor].append(row.given_level)
+    self._names = {factor: dict(zip(map(_identity, levels), level_labels(levels))) for factor, levels in seen.items()}
+
+  def __call__(self, factor: str, level: Any) -> str:
+    return f"{factor}={self._names[factor][_identity(level)]}"
+
+  def term(self, term: EffectRecord | InteractionRecord) -> str:
+    """`use_ocdbt=True vs False`, or `use_ocdbt=True x use_zarr3=True` for an interaction."""
+    if isinstance(term, InteractionRecord):
+      return " x ".join(self(k, v) for k, v in term.levels.items())
+    return f"{self(term.factor, term.level)} vs {self._names[term.factor][_identity(term.reference_level)]}"
+
+  def effect(self, row: ConditionalRecord) -> str:
+    return f"{self(row.factor, row.level)} vs {self._names[row.factor][_identity(row.reference_level)]}"
+
+
+def _identity(level: Any) -> str:
+  return json.dumps(level, sort_keys=True, default=str)
 
 
 def _bounds(low: float | None, high: float | None) -> str:
@@ -55,8 +83,9 @@ def _grid(summary: SuiteSummary) -> tuple[list[str], list[str], dict[tuple[str, 
   terms: dict[str, None] = {}
   metrics: dict[str, None] = {}
   cells = {}
+  names = _LevelNames(summary)
   for record in (*summary.effects, *summary.interactions):
-    name = _term(record)
+    name = names.term(record)
     terms[name], metrics[record.metric] = None, None
     cells[(name, record.metric)] = record
   return list(terms), list(metrics), cells
@@ -89,11 +118,11 @@ def effects_tables(summary: SuiteSummary) -> list[Table]:
     out.add_row(*row)
   tables = [out]
   for interaction in decided_interactions(summary.interactions):
-    tables.append(_conditional_table(interaction))
+    tables.append(_conditional_table(interaction, _LevelNames(summary)))
   return tables
 
 
-def _conditional_table(interaction: InteractionRecord) -> Table:
+def _conditional_table(interaction: InteractionRecord, names: _LevelNames) -> Table:
   a, b = interaction.factors
   title = (f"{_label(interaction.metric)}: {a} and {b} interact ({_verdict_text(interaction)}): each one's effect at"
            " each level of the other")  # fmt: skip
@@ -101,7 +130,7 @@ def _conditional_table(interaction: InteractionRecord) -> Table:
   for column in ("effect", "where", "ratio [interval]"):
     out.add_column(markup_text(column), justify="right" if column.startswith("ratio") else "left")
   for row in interaction.conditional:
-    out.add_row(markup_text(f"{row.factor}={row.level} vs {row.reference_level}"), markup_text(f"{row.given_factor}={row.given_level}"),
+    out.add_row(markup_text(names.effect(row)), markup_text(names(row.given_factor, row.given_level)),
                 markup_text(f"{row.ratio:.3g}x{_bounds(row.low, row.high)}"))  # fmt: skip
   return out
 
@@ -124,13 +153,14 @@ def effects_section(summary: SuiteSummary | None) -> str:
     return ""
   rows = [[name, *(_verdict_text(cells[(name, m)]) if (name, m) in cells else "-" for m in metrics)] for name in terms]
   parts = ["<h2>effects of each factor</h2>", table(["term", *(_label(m) for m in metrics)], rows, numeric_from=99)]
+  names = _LevelNames(summary)
   for interaction in decided_interactions(summary.interactions):
     a, b = interaction.factors
     parts.append(f"<h3>{html_text(_label(interaction.metric))}: {html_text(a)} and {html_text(b)} interact"
                  f" ({html_text(_verdict_text(interaction))})</h3>")  # fmt: skip
     parts.append(table(["effect", "where", "ratio [interval]"], [
-        [f"{r.factor}={r.level} vs {r.reference_level}", f"{r.given_factor}={r.given_level}",
-         f"{r.ratio:.3g}x{_bounds(r.low, r.high)}"] for r in interaction.conditional
+        [names.effect(r), names(r.given_factor, r.given_level), f"{r.ratio:.3g}x{_bounds(r.low, r.high)}"]
+        for r in interaction.conditional
     ], numeric_from=99))  # fmt: skip
   parts.append(f"<p class=note>{html_text(EFFECTS_RULE)}</p>")
   return "\n".join(parts)
@@ -166,7 +196,7 @@ def print_tune(answer: str | None, document: Mapping[str, Any], path: pathlib.Pa
   undecided = [c["name"] for c in document["candidates"] if c["status"] == "surviving"]
   if undecided:
     console.print(markup_text(f"# the best so far, not decided against {len(undecided)}: {'; '.join(undecided)}"
-                         " (--time_budget_s gives the race more)"),
+                         " (--time_budget gives the race more)"),
                   highlight=False, soft_wrap=True)  # fmt: skip
 
 

@@ -42,7 +42,9 @@ def _figure(s: Series, index: int) -> str:
       traces.append({
           "type": "scatter", "mode": "markers", "name": f"worse on arrival, {state}",
           "x": [a.index for a in flagged], "y": [s.highs[a.index] for a in flagged],
-          "text": [html_text(f"{a.label}: worse on arrival ({a.ratio:.2f}x), {state}") for a in flagged],
+          "text": [html_text(f"{a.label}: worse on arrival ({a.ratio:.2f}x"
+                             f"{'' if a.runs == 1 else f' with the {a.runs - 1} run(s) before it'}), {state}")
+                   for a in flagged],
           "marker": {**marker, "size": 11}, "hovertemplate": "%{text}<extra></extra>",
       })  # fmt: skip
   shapes, annotations = [], []

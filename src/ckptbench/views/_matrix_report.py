@@ -12,7 +12,8 @@ from __future__ import annotations
 import pathlib
 from typing import Any, Mapping, Protocol, Sequence
 
-from ckptbench.analysis import judged_text, verdict_clauses
+from ckptbench.analysis import verdict_clauses
+from ckptbench.api import judged_text
 from ckptbench.api import VerdictRecord
 from ckptbench.results import Comparison
 from ckptbench.views._report_html import CSS, num

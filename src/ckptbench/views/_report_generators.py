@@ -7,7 +7,7 @@ import math
 from typing import Mapping
 
 from ckptbench.api import BenchmarkSummary, MetricStatistics
-from ckptbench.api import Tag, is_judged
+from ckptbench.api import Tag, is_judged, variant_labels
 from ckptbench.views._report_html import FigureIds, table
 from ckptbench.views._report_roofline import limits_for
 from ckptbench.views import _plots
@@ -16,14 +16,10 @@ from ckptbench._escape import html_text
 _BREAKDOWNS = {"2_save_breakdown": "save stage breakdown", "3_load_breakdown": "load stage breakdown"}
 
 
-def _label(bench: BenchmarkSummary) -> str:
-  if bench.varying:
-    return ", ".join(f"{k}={v}" for k, v in bench.varying.items())
-  return bench.name or bench.key or "?"
-
-
 def _labels(benches: list[BenchmarkSummary]) -> list[str]:
-  labels = [_label(b) for b in benches]
+  """Each benchmark by what sets it apart (api/_levels.py), else its name; its key where two read alike."""
+  described = variant_labels([(b.varying or {}, b.mesh, b.checkpoint_config) for b in benches])
+  labels = [text or b.name or b.key or "?" for text, b in zip(described, benches)]
   counts = collections.Counter(labels)
   return [f"{l} [{b.key}]" if counts[l] > 1 else l for l, b in zip(labels, benches)]
 

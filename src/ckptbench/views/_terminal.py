@@ -43,7 +43,7 @@ def print_sentences(console: Console, prefix: str, text: str) -> None:
   """Prints `text` after the markup `prefix`, each sentence on a line of its own.
 
   A line breaks between sentences; a sentence wider than the console breaks between
-  words (never inside a flag such as --time_budget_s), its continuation indented
+  words (never inside a flag such as --time_budget), its continuation indented
   under the text (by two columns at least), so no sentence is cut where rich would fold it.
   """
   indent = max(Text.from_markup(prefix).cell_len, 2)

@@ -169,11 +169,11 @@ def _look(
   if rounds >= repeats.count:
     return "most rounds", line + f" ({rounds} rounds is the most auto repeats run)", True
   if design.last:
-    return "time budget", line + f" (time budget {repeats.budget_s:g} s spent; --time_budget_s gives more)", True
+    return "time budget", line + f" (time budget {repeats.budget_s:g} s spent; --time_budget gives more)", True
   reachable = clock.rounds_reachable(rounds)
   if all(needed > _FUTILE * reachable for _, needed in open_):
     return ("undecidable in the budget", line + f": each needs over {_FUTILE}x the ~{reachable} rounds the budget"
-            " allows (--time_budget_s gives more)", design.last)  # fmt: skip
+            " allows (--time_budget gives more)", design.last)  # fmt: skip
   names = [name for name, _ in open_]
   return None, line + ": " + ", ".join(names[:3]) + (" ..." if len(names) > 3 else ""), False
 

@@ -19,8 +19,8 @@ run is driven (`RunSettings.driven_rounds`): after its warm-ups it prints
 `DRIVEN_ROUND_DONE r`), and ends when told `stop <early looks> last|early <why>`,
 its own verdicts at the look the matrix stopped at.
 
-A memory pass (engine/memory/_pass.py) runs rounds too, until each benchmark's host-memory readings
-agree (`settled_rounds`; the rule: stats/_settled.py).
+A memory pass (engine/memory/_pass.py) runs rounds too, until each benchmark's host-memory figures
+are precise enough (`settled_rounds`; the rule: stats/_settled.py).
 """
 
 from __future__ import annotations
@@ -31,10 +31,10 @@ import time
 from typing import Any, Callable, Sequence
 
 from ckptbench.api import RunRecord, is_host_memory_tag, judged_as, timed_runs
-from ckptbench.config import DEFAULT_TIME_BUDGET_S, Suite
+from ckptbench.config import Suite
 from ckptbench.engine.loop._schedule import ScheduledRun
 from ckptbench.engine._settings import RunSettings
-from ckptbench.stats import AUTO_LOOKS, RACE_LOOKS, Design, readings_agree
+from ckptbench.stats import AUTO_LOOKS, RACE_LOOKS, Design, readings_settled
 
 
 DRIVEN_READY = "ckptbench-driven-ready"
@@ -52,7 +52,7 @@ class Repeats:
     interleaved: rounds of every benchmark, in a random order each round.
     budget_s: auto: no round is started that would end past this many seconds of the run.
     driven: another process says when each round runs and when to stop (`matrix`).
-    until_settled: a memory pass: rounds until each benchmark's readings agree, `count` at most.
+    until_settled: a memory pass: rounds until each benchmark's figures are precise, `count` at most.
   """
 
   auto: bool
@@ -113,7 +113,7 @@ def resolve_repeats(suite: Suite, settings: RunSettings, num_benchmarks: int, ba
 
 def time_budget(suite: Suite, asked: float | None) -> float:
   """The time budget of auto repeats: the flag's, else the suite's, else the default."""
-  return asked or suite.config.time_budget_s or DEFAULT_TIME_BUDGET_S
+  return suite.config.time_budget(asked)
 
 
 def round_order(num_benchmarks: int, rng: random.Random) -> list[int]:
@@ -203,8 +203,8 @@ def settled_rounds(
 
 
 def _settled(mine: Sequence[RunRecord], rounds: int) -> bool:
-  """A benchmark (its records `mine`) failed, or each of its judged host-memory tags has had two readings in a
-  row that agree (stats/_settled.py)."""
+  """A benchmark (its records `mine`) failed, or each of its judged host-memory tags has readings whose
+  figure is precise enough (stats/_settled.py)."""
   if any(r.failed for r in mine):
     return True
   readings: dict[str, list[float]] = {}
@@ -212,4 +212,4 @@ def _settled(mine: Sequence[RunRecord], rounds: int) -> bool:
     for tag, entry in r.metrics.items():
       if is_host_memory_tag(tag) and judged_as(tag) is not None:
         readings.setdefault(tag, []).append(entry.value)
-  return rounds >= 2 and all(readings_agree(values) for values in readings.values())
+  return rounds >= 2 and all(readings_settled(values) for values in readings.values())

@@ -230,7 +230,7 @@ class _Runs:
     """The memory pass (engine/memory/_pass.py) once the timed runs are done: its records written and kept;
     the seconds it took (the manifest's `host_memory.seconds`)."""
     self.freeing.wait()  # the last timed run's checkpoint is gone first
-    self.progress.note("memory pass: each benchmark again until its host memory readings agree, in a fresh"
+    self.progress.note("memory pass: each benchmark again until its host memory figures are precise, in a fresh"
                        " process (host memory only; every timing is the timed runs')")  # fmt: skip
     started = time.perf_counter()
     records = run_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, self.records)

@@ -74,7 +74,7 @@ def _device_limit() -> int | None:
   return stats.get("bytes_limit")
 
 
-def memory_problem(plan: Plan, coordinator: Coordinator, skip: str = "--skip_memory_check") -> str | None:
+def memory_problem(plan: Plan, coordinator: Coordinator, skip: str = "--no_memory_check") -> str | None:
   """Why the suite's data would not fit in memory on this host, or None when it fits.
 
   A collective: every process must call it (processes on one host share its memory).

@@ -10,9 +10,9 @@ So by default (`host_memory: pass`) the timed runs measure no host memory at all
 held: no trim, no sampler, glibc's defaults as a training process has them), and once they are done one
 child `ckptbench run` runs the same benchmarks again, with `MALLOC_MMAP_THRESHOLD_` fixed at 64 KiB: a
 warm-up per generator, mesh and data, then rounds of the benchmarks whose host memory has not settled,
-until two readings in a row of each of a benchmark's judged tags agree (the rule and its error:
-stats/_settled.py), never more readings than `memory_readings_cap` allows (6; a fixed repeat count's own
-count if fewer): not the timed runs' repeat count. It starts when the timed runs are done
+until the figure of each of a benchmark's judged tags is precise enough (3 readings at least; the rule
+and its error: stats/_settled.py), never more readings than `memory_readings_cap` allows (10; a fixed
+repeat count's own count): not the timed runs' repeat count. It starts when the timed runs are done
 and their last checkpoint is gone, never beside them: its saves and loads would share the disk, the
 page cache and the CPUs with theirs. A fixed threshold stops glibc's adjusting, so every block of
 64 KiB or more is mapped when allocated and unmapped when freed, as in a fresh process before its first
@@ -123,7 +123,7 @@ def host_memory_plan(suite: Suite, settings: RunSettings, run_plan: RunPlan, pro
   most = memory_readings_cap(run_plan.repeats.count, run_plan.repeats.auto)
   return HostMemory("pass", f"host memory: from a memory pass after the timed runs, in a fresh process with"
                     f" glibc's mmap threshold fixed ({' '.join(f'{k}={v}' for k, v in MEMORY_PASS_ENV.items())}),"
-                    f" each benchmark read until two readings in a row agree ({most} readings at most);"
+                    f" each benchmark read until its figures are precise ({most} readings at most);"
                     " the timed runs measure none", most)  # fmt: skip
 
 

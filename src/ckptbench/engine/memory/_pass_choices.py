@@ -12,16 +12,18 @@ HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"
 # Set, the mmap threshold also fixes the trim threshold at its default (128 KiB); why 64 KiB: the docstring
 # of engine/memory/_pass.py.
 MEMORY_PASS_ENV = {"MALLOC_MMAP_THRESHOLD_": str(64 << 10)}
-# The most readings a memory pass takes of one benchmark. It stops repeating a benchmark once two readings in a
-# row agree (stats/_settled.py); one that has not settled by then is compared by the rank-based rule, which
-# needs 6 pairs before its 95% interval can exclude 1 (the signed-rank test's smallest p is then 2/64).
-MEMORY_READINGS_CAP = 6
+# The most readings a memory pass takes of one benchmark. It stops reading a benchmark once its figures are
+# precise enough (stats/_settled.py); one still noisy here is compared with the error its readings give. At
+# 6, two A/A figures whose readings spread 7 MiB around 40 MiB ended `equivalent` 19% of the time, at 10 57%
+# (docs/performance.md, *Host-memory verdicts*); steady figures stop at 3 readings whatever the cap.
+MEMORY_READINGS_CAP = 10
 
 
 def memory_readings_cap(timed_count: int, auto: bool) -> int:
-  """The most readings of a benchmark in a run's memory pass: `MEMORY_READINGS_CAP`, and never more than the
-  timed runs' own repeats of a fixed count (the pass stops earlier; it never costs more than it did)."""
-  return MEMORY_READINGS_CAP if auto else max(1, min(MEMORY_READINGS_CAP, timed_count))
+  """The most readings of a benchmark in a run's memory pass: `MEMORY_READINGS_CAP` with auto repeats, a fixed
+  repeat count's own count otherwise (the pass stops earlier once settled: it never costs more than the timed
+  runs, and a larger count is how to read a noisy figure more often)."""
+  return MEMORY_READINGS_CAP if auto else max(1, timed_count)
 
 
 def asked_host_memory(given: str | None, flag: str = "host_memory") -> str | None:

@@ -98,7 +98,7 @@ def race_rounds(
       stopped = "decided"
       break
     if not clock.next_round_fits():
-      progress.note(f"race: time budget {repeats.budget_s:g} s spent after {rounds} rounds (--time_budget_s gives more)")
+      progress.note(f"race: time budget {repeats.budget_s:g} s spent after {rounds} rounds (--time_budget gives more)")
       stopped = "time budget"
       break
   if winner is None and survivors and direction is not None:  # undecided: the best so far, said as such

@@ -69,6 +69,7 @@ class ScaleSettings:
   host_memory_mib: float | None = None
   fit_from: int = 1
   overrides: tuple[str, ...] = ()
+  select: tuple[str, ...] = ()  # `-k`: only the benchmarks matching one of these, at every host count
   overwrite: bool = False
   resume: bool = False
 
@@ -135,9 +136,10 @@ def _launch(n: int, devices: int, suite_file: pathlib.Path, out: pathlib.Path, s
   Every count measures host memory inside its timed runs: a run of several processes has no memory
   pass (engine/memory/_pass.py), and a law fitted across host counts compares one way of measuring.
   """
-  args = [str(suite_file), "-o", str(out / f"hosts_{n}"), "--link", settings.link, "--no-progress", "--no-probe",
-          "--no-views", "--remove_repeated_dir", "--host_memory", "inline",
+  args = [str(suite_file), "-o", str(out / f"hosts_{n}"), "--link", settings.link, "--no_progress", "--no_probe",
+          "--no_views", "--remove_repeated_dir", "--host_memory", "inline",
           ] + (["--overwrite"] if settings.overwrite or settings.resume else [])  # fmt: skip
+  args += [word for pattern in settings.select for word in ("-k", pattern)]
   before, start = os.getloadavg()[0], time.monotonic()
   with open(out / "logs" / f"hosts_{n}.log", "w", encoding="utf-8") as f:
     outcome = launch_local(n, args, devices_per_process=devices, env=env, out=f)
