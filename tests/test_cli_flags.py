@@ -156,11 +156,13 @@ def test_v_goes_after_the_subcommand_too():
   assert not build_parser().parse_args(["plan", "quickstart"]).verbose
 
 
+@pytest.mark.slow
 def test_an_unknown_command_gets_a_did_you_mean():
   done = run_cli("plann", "quickstart")
   assert (done.returncode, done.stderr) == (2, "ckptbench: error: unknown command 'plann'; did you mean plan?\n")
 
 
+@pytest.mark.slow
 def test_a_reader_that_stops_reading_ends_the_command_quietly():
   done = subprocess.run(f"{shlex.quote(sys.executable)} -m ckptbench examples | head -1; exit ${{PIPESTATUS[0]}}",
                         shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=120,
@@ -169,6 +171,7 @@ def test_a_reader_that_stops_reading_ends_the_command_quietly():
   assert len(done.stdout.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_plan_without_a_suite_names_plan():
   done = run_cli("plan")
   assert done.returncode != 0

@@ -8,6 +8,8 @@ import pytest
 
 from conftest import run_cli
 
+pytestmark = pytest.mark.slow  # each test reads `ckptbench plan` run as a process
+
 
 @pytest.fixture(scope="module")
 def three_factor() -> str:
