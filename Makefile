@@ -9,14 +9,23 @@ PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: run test test-fast test-examples install dev clean
 
+# uv resolves and installs ckptbench's ~70 wheels several times faster than pip (docs/performance.md,
+# *ckptbench's own speed*); it is one wheel from PyPI itself, and the venv keeps pip for the user. A uv
+# already on PATH is used as it is.
+UV_ON_PATH := $(shell command -v uv 2>/dev/null)
+UV := $(if $(UV_ON_PATH),$(UV_ON_PATH),$(VENV)/bin/uv)
+UV_PIP := $(UV) pip install -q --python $(PY)
+
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
-	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e .
+	$(if $(UV_ON_PATH),,$(PIP) install -q uv)
+	$(UV_PIP) -e .
 	touch $@
 
+# The torch and pathways extras with pip: it reads the machine's pip configuration, where a CPU-only torch
+# wheel may lie (uv would fetch PyPI's CUDA build).
 $(VENV)/.dev-installed: $(VENV)/.installed
-	$(PIP) install -q -e '.[dev,storage,safetensors]'
+	$(UV_PIP) -e '.[dev,storage,safetensors]'
 	-$(PIP) install -q -e '.[torch]'
 	-$(PIP) install -q -e '.[pathways]'
 	touch $@

@@ -10,11 +10,13 @@
 - `rates`: the gate on `--count` planted series per case (10 runs, then 1, 3, 5 or 8 runs at
   1.2x or 1.5x, or alike), at 8% and 15% between runs (5% within): the share whose gate fails
   on the newest run, how (worse on arrival, or a confirmed change); A/A with heavy tails between
-  runs; and the A/A share over a nightly sequence (runs 11 to 30, each judged as it arrives).
+  runs (on `--heavy_count` series, `--count` unless given), with the binomial (Wilson) 95%
+  interval of its share; and the A/A share over a nightly sequence (runs 11 to 30, each judged
+  as it arrives).
 
 Usage:
   PYTHONPATH=src python measurements/history_gate.py speed [--series 10000] [--runs 30]
-  PYTHONPATH=src python measurements/history_gate.py rates [--count 10000]
+  PYTHONPATH=src python measurements/history_gate.py rates [--count 10000] [--heavy_count N]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import tempfile
 import time
 
 import numpy as np
+import scipy.stats
 
 import ckptbench
 from ckptbench import history
@@ -102,7 +105,7 @@ def _gate_rate(entries: list[history.HistoryEntry], count: int) -> tuple[float, 
   return len(arrival | change) / count, len(arrival) / count, len(change) / count
 
 
-def rates(count: int) -> None:
+def rates(count: int, heavy_count: int) -> None:
   print(f"the gate on {count:,} planted series per case; load average {os.getloadavg()[0]:.1f}")
   for between in (0.08, 0.15):
     print(f"\nruns {between:.0%} apart by chance, 5% within; 10 runs, then:")
@@ -113,9 +116,11 @@ def rates(count: int) -> None:
       print(f"| {'none (A/A)' if factor == 1.0 else f'{factor}x'} | {after} | {total:.1%} | {arrival:.1%} | {change:.1%} |",
             flush=True)  # fmt: skip
   for runs in (11, 30):
-    total, arrival, change = _gate_rate(planted(count, runs - 1, 1, 1.0, seed=runs, heavy=True), count)
-    print(f"A/A, heavy tails between runs (t, 3 degrees of freedom, 8%), run {runs}: gate fails {total:.1%}"
-          f" (on arrival {arrival:.1%}, a change {change:.1%})", flush=True)  # fmt: skip
+    total, arrival, change = _gate_rate(planted(heavy_count, runs - 1, 1, 1.0, seed=runs, heavy=True), heavy_count)
+    interval = scipy.stats.binomtest(round(total * heavy_count), heavy_count).proportion_ci(0.95, method="wilson")
+    print(f"A/A, heavy tails between runs (t, 3 degrees of freedom, 8%), run {runs}, {heavy_count:,} series: gate fails {total:.2%}"
+          f" (95% interval {interval.low:.2%}-{interval.high:.2%}; on arrival {arrival:.2%}, a change {change:.2%})",
+          flush=True)  # fmt: skip
   print("\nA/A, 8% between runs: runs 11 to 30 each judged as it arrives (the gate over a nightly sequence)")
   entries = planted(count // 10, 30, 0, 1.0, seed=99)
   failed = [_gate_rate(entries[:n], count // 10)[0] for n in range(11, 31)]
@@ -128,11 +133,12 @@ def main() -> None:
   parser.add_argument("--series", type=int, default=10_000)
   parser.add_argument("--runs", type=int, default=30)
   parser.add_argument("--count", type=int, default=10_000)
+  parser.add_argument("--heavy_count", type=int, help="series per heavy-tailed A/A case (default: --count)")
   args = parser.parse_args()
   if args.what == "speed":
     speed(args.series, args.runs)
   else:
-    rates(args.count)
+    rates(args.count, args.heavy_count or args.count)
 
 
 if __name__ == "__main__":

@@ -74,16 +74,22 @@ def pytest_collection_modifyitems(items):
   items.sort(key=lambda item: (-slow[item.path], first_seen[item.path]))
 
 
-def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240):
-  """Runs `python -m ckptbench ARGS` in a fresh process; returns the CompletedProcess."""
+def cli_env(env: dict | None = None) -> dict[str, str]:
+  """The environment of a `ckptbench` a test starts: this one without the tests' XLA_FLAGS, the source
+  and tests on PYTHONPATH, and `env`."""
   full_env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
   full_env["PYTHONPATH"] = os.pathsep.join(
       [str(REPO / "src"), str(REPO / "tests")] + [p for p in [os.environ.get("PYTHONPATH")] if p]
   )
   full_env.update(env or {})
+  return full_env
+
+
+def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240):
+  """Runs `python -m ckptbench ARGS` in a fresh process; returns the CompletedProcess."""
   return subprocess.run(
       [sys.executable, "-m", "ckptbench", *args],
-      cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+      cwd=cwd, env=cli_env(env), capture_output=True, text=True, timeout=timeout,
   )  # fmt: skip
 
 

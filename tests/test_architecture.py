@@ -14,6 +14,8 @@ import ast
 import importlib
 import pathlib
 
+import grimp
+
 from conftest import REPO
 
 SRC = REPO / "src" / "ckptbench"
@@ -91,3 +93,17 @@ def test_no_subpackage_shadows_a_name_of_its_packages_face():
     package = importlib.import_module(".".join(init.parent.relative_to(SRC.parent).parts))
     subpackages = {p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()}
     assert not subpackages & set(getattr(package, "__all__", ())), (package.__name__, subpackages)
+
+
+def test_no_two_modules_import_each_other_through_modules():
+  """No circle of imports between modules (a package's face, which only hands names on, aside): a circle
+  means two concepts cannot be read, tested or moved apart."""
+  graph = grimp.build_graph("ckptbench", exclude_type_checking_imports=True)
+  faces = {m for m in graph.modules if graph.find_children(m)}
+  circles = set()
+  for module in graph.modules - faces:
+    for imported in graph.find_modules_directly_imported_by(module) - faces - {module}:
+      chain = graph.find_shortest_chain(importer=imported, imported=module)
+      if chain and not faces & set(chain):
+        circles.add(" -> ".join((module, *chain)))
+  assert not circles, "\n".join(sorted(circles))

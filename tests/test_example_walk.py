@@ -2,8 +2,10 @@
 in the default modes (the memory pass, the views, the storage probe). Each exits 0 with no failed
 record, or refuses before anything runs in one line naming what it needs first (a command, an extra,
 a store's credentials). The list is `ckptbench examples`' own, so a new example is walked the day it
-lands. Slow (every example, twice over with its memory pass): `make test-examples` runs the walk on
-every core; `make test` leaves it out (docs/builtins.md, "Adding a built-in").
+lands. Each command runs in a process forked from one that imported ckptbench, JAX and Orbax once
+(tests/warm_cli.py): the command line's entry point, its own JAX start and memory pass. Slow (every
+example, twice over with its memory pass): `make test-examples` runs the walk on every core; `make
+test` leaves it out (docs/builtins.md, "Adding a built-in").
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import pytest
 import ckptbench
 from ckptbench.cli._examples import example_names
 from ckptbench.results import read_records
-from conftest import run_cli
+from conftest import cli_env
+from warm_cli import run_cli_forked
 
 pytestmark = [pytest.mark.slow, pytest.mark.examples]
 
@@ -26,7 +29,7 @@ _NEEDS = re.compile(r"`[^`]+`|\bset [A-Z][A-Z_]+|pip install")
 @pytest.mark.parametrize("name", example_names())
 def test_every_shipped_example_runs_by_default_or_refuses_in_one_line(name, tmp_path):
   out = tmp_path / "out"
-  done = run_cli("run", name, "-o", str(out), "--set", "num_repeats=1", cwd=tmp_path, timeout=1800)
+  done = run_cli_forked(["run", name, "-o", str(out), "--set", "num_repeats=1"], tmp_path, cli_env(), timeout=1800)
   if done.returncode == 0:
     records = read_records(out)
     failed = [f"{r.benchmark} ({r.kind.value}): {r.error.text}" for r in records if r.failed]

@@ -68,6 +68,13 @@ def test_one_reading_a_side_decides_nothing():
   assert one.verdict == Verdict.INCONCLUSIVE and one.repeats_needed == 2
 
 
+def test_a_side_the_pass_read_nothing_for_is_inconclusive_not_an_error():
+  """`run pytorch --set num_repeats=1` once ended in statistics.StatisticsError here: a variant's pass run failed."""
+  for reference, current in (([], [40.0, 41.0]), ([106.0, 105.0], [])):
+    none = decide_settled(reference, current, Direction.LOWER, threshold=0.1, floor=8.0)
+    assert none.verdict == Verdict.INCONCLUSIVE and none.ratio is None
+
+
 def _record(key: str, repeat: int, peak: float, memory_pass: bool = True) -> ckptbench.RunRecord:
   return ckptbench.RunRecord(
       suite="s", benchmark=key, key=key, generator="g", options={"x": key}, varying={"x": key}, mesh=None,

@@ -127,8 +127,9 @@ def test_the_stored_critical_values_are_what_fresh_normal_series_exceed_at_the_a
 def test_each_arrival_test_flags_at_most_its_share_of_runs_normal_or_heavy_tailed(group, reference, heavy):
   """The stored critical values (stats/_arrival_table.py) against fresh series (not the table's seeds):
   the run alone against the reference's mean, or the median of the newest three against the
-  reference's median, in units of the reference's spread; at most ARRIVAL_ALPHA / 2 beyond each."""
-  from ckptbench.stats import ARRIVAL_ALPHA, GROUPS
+  reference's median, in units of the reference's spread; at most the test's share of a side
+  (GROUP_ALPHAS) beyond each."""
+  from ckptbench.stats import GROUP_ALPHAS
   from ckptbench.stats._arrival_table import CRITICAL, FIRST_REFERENCE
 
   rng = np.random.default_rng(7 + 2 * reference + group + 100 * heavy)
@@ -140,7 +141,7 @@ def test_each_arrival_test_flags_at_most_its_share_of_runs_normal_or_heavy_taile
     stat = (new[:, 0] - ref.mean(1)) / (s * np.sqrt(1 + 1 / reference))
   else:
     stat = (np.median(new, 1) - np.median(ref, 1)) / s
-  expected = draws * ARRIVAL_ALPHA / len(GROUPS)  # 250; a binomial spread of 16
+  expected = draws * GROUP_ALPHAS[group]  # 1,000 the run alone, 200 the three; binomial spreads of 32 and 14
   assert np.sum(stat > CRITICAL[group][reference - FIRST_REFERENCE]) < expected + 4 * np.sqrt(expected)
 
 

@@ -14,7 +14,7 @@ import pathlib
 TESTS = pathlib.Path(__file__).resolve().parent
 # What starts a Python process or a server, in a test, a helper of its module, or a fixture it takes:
 # calls of these, `sys.executable`, and these fixtures.
-PROCESS_CALLS = {"run_cli", "run_cli_in_terminal", "cli", "wait_for_views"}
+PROCESS_CALLS = {"run_cli", "run_cli_in_terminal", "run_cli_forked", "cli", "wait_for_views"}
 SERVER_FIXTURES = {"gcs_store", "s3_store"}
 _HELPER_DEPTH = 3
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from ckptbench.api._records import json_fields
+from ckptbench.api._values import json_fields
 from ckptbench.api._tags import current_tag
 
 

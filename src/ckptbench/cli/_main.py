@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.error(f"unknown command {word!r}; {hint}")
   args = parser.parse_args(words)
   args.argv = words  # `run --with` re-runs it in an environment
+  args.own_process = argv is None  # the command line's process, not a program's call: `run` may fork it
   if not getattr(args, "handler", None):
     parser.print_help()
     return EXIT_USAGE

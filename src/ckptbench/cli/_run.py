@@ -160,6 +160,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       driven_rounds=args.driven_rounds,
       host_memory=args.host_memory,
       memory_pass_repeats=args.memory_pass_repeats,
+      memory_pass_forked=args.own_process,
   )
 
 

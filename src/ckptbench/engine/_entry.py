@@ -28,7 +28,7 @@ from ckptbench.results import output_lock
 from ckptbench.storage import upload_directory
 from ckptbench.engine._baselines import capture_and_compare, check_baseline_exists
 from ckptbench.engine._process import prepare_process
-from ckptbench.engine.memory._pass import check_host_memory
+from ckptbench.engine.memory._pass import check_host_memory, forked_memory_pass
 from ckptbench.engine._library_output import LibraryOutput, library_output_captured
 from ckptbench.engine._link import shaped_link, write_link_summary
 from ckptbench.engine.output._locations import check_store_targets
@@ -108,15 +108,16 @@ def _run(suite: Suite | str | os.PathLike, settings: RunSettings, captured: Libr
   else:  # JAX set up once the meshes are known, before options classes (which may ask JAX) are checked
     check_cluster_before_start(read_simdevice(suite, settings.overrides), settings.devices)
     suite = load_suite(suite, settings.overrides, before_generators=lambda devices: prepare_process(settings, devices))
-  check_cluster_started(suite.config.simdevice)
-  settings = _checked_targets(suite, settings)
-  coordinator = make_coordinator()
-  ensure_fixture(suite, coordinator.process_count, say=lambda line: print(line, flush=True))
-  check_host_memory(suite, settings, coordinator.process_count)
-  with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
-    if captured is not None:  # OUT is this run's now (process 0 holds its lock)
-      captured.keep_in(settings.output_dir, coordinator.process_index)
-    outcome = _run_and_write(suite, settings, coordinator)
+  with forked_memory_pass(suite, settings):  # before JAX's backend starts
+    check_cluster_started(suite.config.simdevice)
+    settings = _checked_targets(suite, settings)
+    coordinator = make_coordinator()
+    ensure_fixture(suite, coordinator.process_count, say=lambda line: print(line, flush=True))
+    check_host_memory(suite, settings, coordinator.process_count)
+    with output_lock(settings.output_dir, "run") if coordinator.process_index == 0 else contextlib.nullcontext():
+      if captured is not None:  # OUT is this run's now (process 0 holds its lock)
+        captured.keep_in(settings.output_dir, coordinator.process_index)
+      outcome = _run_and_write(suite, settings, coordinator)
   if captured is None:
     return outcome
   return dataclasses.replace(outcome, library_log=captured.path, library_log_lines=captured.lines())

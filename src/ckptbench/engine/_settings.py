@@ -69,6 +69,9 @@ class RunSettings:
   host_memory: str | None = None
   # This run is another run's memory pass: a warm-up and this many runs of each benchmark.
   memory_pass_repeats: int | None = None
+  # The memory pass runs in a child forked from this process before JAX's backend starts, not a fresh
+  # process (engine/memory/_warm.py): only where this process is ckptbench's own (the command line).
+  memory_pass_forked: bool = False
   # Race the grid instead of running it whole (`ckptbench tune`, engine/race/_race.py).
   race: Race | None = None
   # What auto repeats wait for: "verdicts" (each variant against the reference) or "effects" (each factor's

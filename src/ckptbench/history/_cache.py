@@ -24,8 +24,7 @@ import numpy as np
 
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import (
-    ARRIVAL_ALPHA,
-    GROUPS,
+    GROUP_ALPHAS,
     SCAN_ALPHA,
     ArrivalTest,
     ChangePoint,
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
 
 CHANGES = "index/changes"
 # Bumped whenever what a row holds or how it is computed changes: older rows then match nothing.
-METHOD = f"2026-11-29 scan {SCAN_ALPHA} arrival {ARRIVAL_ALPHA} groups {GROUPS} heavy-tailed"
+METHOD = f"2026-11-29 scan {SCAN_ALPHA} arrival {GROUP_ALPHAS} heavy-tailed"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
   )
   from ckptbench.stats._change_points import SCAN_ALPHA, ChangePoint, change_points, level_changes
   from ckptbench.stats._runs import run_levels
-  from ckptbench.stats._arrival import ARRIVAL_ALPHA, GROUPS, MIN_REFERENCE_RUNS, PENDING_RUNS, Arrivals, ArrivalTest, arrival_tests
+  from ckptbench.stats._arrival import ARRIVAL_ALPHA, GROUP_ALPHAS, GROUPS, MIN_REFERENCE_RUNS, PENDING_RUNS, Arrivals, ArrivalTest, arrival_tests
   from ckptbench.stats._goodput import (
       CheckpointCost,
       expected_goodput,

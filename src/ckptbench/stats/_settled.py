@@ -86,7 +86,11 @@ def decide_settled(
   Example:
     >>> decide_settled([106.0, 105.9, 105.8], [35.1, 33.3, 34.0], Direction.LOWER, threshold=0.1, floor=8.0).verdict
     <Verdict.BETTER: 'better'>
+    >>> decide_settled([], [35.1, 33.3], Direction.LOWER, threshold=0.1, floor=8.0).verdict
+    <Verdict.INCONCLUSIVE: 'inconclusive'>
   """
+  if not reference or not current:  # a side the pass read nothing for (its run failed): nothing to compare
+    return Decision(Verdict.INCONCLUSIVE, None, None, None, 0, False, 1 - DEFAULT_ALPHA, MIN_READINGS)
   a, b = statistics.fmean(reference), statistics.fmean(current)
   difference = b - a
   margin = max(floor, threshold * abs(a))

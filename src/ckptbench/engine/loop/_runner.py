@@ -32,7 +32,7 @@ from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
 from ckptbench.engine.output._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
 from ckptbench.engine._sizes import disk_need
 from ckptbench.engine.memory._fit import memory_problem
-from ckptbench.engine.memory._pass import HostMemory, host_memory_plan, run_memory_pass
+from ckptbench.engine.memory._pass import HostMemory, host_memory_plan, memory_pass_process, run_memory_pass
 from ckptbench.engine.output._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine.loop._auto import auto_rounds, driven_rounds
@@ -143,6 +143,7 @@ def _run_suite(
       with collectors_held(host_memory.held):  # what a memory pass measures, the timed runs do not
         done_repeats, race = _repeats(run_plan, settings, runs, done, todo, rng, stop, coordinator, progress)
       if host_memory.mode == "pass" and not done_repeats.interrupted:
+        manifest["host_memory"]["process"] = memory_pass_process()
         manifest["host_memory"]["seconds"] = runs.memory_pass(host_memory, run_plan)
         if stop.requested:
           done_repeats = dataclasses.replace(done_repeats, interrupted=True)

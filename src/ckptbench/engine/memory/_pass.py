@@ -36,6 +36,7 @@ metrics/_basic_collectors.py) and the run says so.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -43,7 +44,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ckptbench.api import ErrorRecord, RunRecord, is_host_memory_tag, memory_pass_records, timed_runs, warmup_runs
 from ckptbench.config import Suite
@@ -54,10 +55,13 @@ from ckptbench.engine.memory._pass_choices import (
     host_memory_mode,
     memory_readings_cap,
 )
+from ckptbench.engine.memory._warm import WarmProcess, can_fork
 from ckptbench.engine._run_plan import RunPlan
 from ckptbench.engine._settings import RunSettings
 
 _SUBDIRECTORY = "memory_pass"
+# The child forked for this run's pass (`forked_memory_pass`), while the run lasts.
+_forked: WarmProcess | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +141,30 @@ def _obstacle(suite: Suite, settings: RunSettings, process_count: int) -> str | 
   return None
 
 
+@contextlib.contextmanager
+def forked_memory_pass(suite: Suite, settings: RunSettings) -> Iterator[None]:
+  """While the block runs, a child forked now waits to be this run's memory pass (engine/memory/_warm.py),
+  where the settings allow it (`RunSettings.memory_pass_forked`), a pass may run and forking is safe (one
+  process, no JAX backend yet); it is gone when the block ends."""
+  global _forked
+  fork = (settings.memory_pass_forked and not settings.memory_pass_repeats and _asked(settings) == "pass"
+          and not _obstacle(suite, settings, 1) and _forked is None and can_fork())  # fmt: skip
+  if not fork:
+    yield
+    return
+  _forked = WarmProcess()
+  try:
+    yield
+  finally:
+    _forked.close()
+    _forked = None
+
+
+def memory_pass_process() -> str:
+  """Where this run's memory pass will run: "forked" (`forked_memory_pass`) or "fresh" (a new Python process)."""
+  return "forked" if _forked is not None else "fresh"
+
+
 def run_memory_pass(
     suite: Suite, settings: RunSettings, run_plan: RunPlan, repeats: int, earlier: Sequence[RunRecord]
 ) -> list[RunRecord]:
@@ -155,10 +183,9 @@ def run_memory_pass(
   log = out / "logs" / "memory_pass.log"
   log.parent.mkdir(parents=True, exist_ok=True)
   env = {**os.environ, **MEMORY_PASS_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+  command = _command(suite, settings, suite_file, child_out, repeats)
   try:
-    with log.open("w") as sink:
-      done = subprocess.run(_command(suite, settings, suite_file, child_out, repeats), env=env, stdout=sink,
-                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)  # fmt: skip
+    returncode = _run_pass(command, env, log)
     found = read_records(child_out) if (child_out / "results.jsonl").exists() else []
   finally:
     shutil.rmtree(child_out, ignore_errors=True)
@@ -171,19 +198,28 @@ def run_memory_pass(
   records = [_memory_record(r, timed_tags.get(r.generator, set())) for r in timed_runs(found) if r.key not in done_keys]
   recorded = {r.key for r in records}
   missing = [b for b in run_plan.plan.benchmarks if b.key not in recorded and b.key not in done_keys]
-  if done.returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
+  if returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
     missing = []
   if not missing:
     log.unlink()
     if not any(log.parent.iterdir()):
       log.parent.rmdir()
   error = ErrorRecord("MemoryPassFailed", f"the memory pass recorded no run of this benchmark (its process"
-                      f" exited {done.returncode}; its output: {log})")  # fmt: skip
+                      f" exited {returncode}; its output: {log})")  # fmt: skip
   return records + [
       RunRecord(suite=suite.name, **b.describe(), repeat=0, warmup=False, host=0, num_hosts=1, path=str(child_out),
                 started_at=now_iso(), duration_s=0.0, metrics={}, error=error, memory_pass=True)
       for b in missing
   ]  # fmt: skip
+
+
+def _run_pass(command: list[str], env: dict[str, str], log: pathlib.Path) -> int:
+  """The pass's command, in the child forked for it if there is one, else in a fresh process; its exit status."""
+  if _forked is not None:
+    return _forked.run(command[3:], env, str(log))  # after `python -m ckptbench`
+  with log.open("w") as sink:
+    return subprocess.run(command, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                          check=False).returncode  # fmt: skip
 
 
 def _memory_record(record: RunRecord, timed_tags: set[str]) -> RunRecord:
