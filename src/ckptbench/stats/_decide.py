@@ -41,7 +41,10 @@ bound holds whichever look the run stops at, with no approximation):
   possible early looks (alpha / 3 >= (alpha - 8 alpha / 20) / 2), which the
   argument below needs.
 Which look is last depends only on the clock (the rounds' total durations),
-never on which variant was faster.
+never on which variant was faster. Those shares are auto repeats' `Spending`;
+the effects divide a look's share across their terms (Holm, stats._effects),
+and `tune`'s race spends by the same `Design` with a `Spending` of its own,
+divided over the tests its true best faces (stats._race).
 
 Why any wrong verdict of a run (a false worse, better or equivalent) has
 probability at most alpha: a wrong verdict at a look needs one end of an
