@@ -239,6 +239,7 @@ def test_tune_on_an_object_store_runs_as_a_run_does(tmp_path):
   assert paths and all(p.startswith(str(root / "bkt" / "runs")) for p in paths)
 
 
+@pytest.mark.slow  # the emulator is a server of its own
 def test_tune_on_the_gcs_emulator_through_a_shaped_link(gcs_store, tmp_path):
   """`tune --checkpoint_root gs://... --link ...` against a real GCS emulator on 127.0.0.1: each candidate's runs go
   through the link to the store, and the answer is the planted best."""

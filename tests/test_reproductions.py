@@ -78,8 +78,8 @@ def test_async_dcp_writes_in_the_background_and_the_background_grows_with_size(c
   out = _run(cli, tmp_path, "repro_async_dcp", overrides=overrides)
   m = _medians(out, "save_0_basics/time_s", "save_blocking_0_basics/time_s")
   background = {}
-  for ckpt in (0, 1):
-    run = m[f"PyTorchBenchmark(library=dcp_async, ckpt={ckpt})"]
+  for ckpt, scale in enumerate(("0.0005", "0.0075")):  # each config named by what differs: its scale
+    run = m[f"PyTorchBenchmark(library=dcp_async, scale: {scale})"]
     background[ckpt] = run["save_0_basics/time_s"] - run["save_blocking_0_basics/time_s"]
     assert background[ckpt] > 0  # the write goes on after async_save returned
   assert background[1] > background[0]  # several times the bytes: more left to write after the caller is free
@@ -111,8 +111,8 @@ def test_mlperf_method_writes_and_reads_ten_and_sizes_follow_bytes_per_parameter
   tags = ("mlperf_9_other/checkpoint_size_GB", "mlperf_9_other/num_checkpoints_write",
           "mlperf_9_other/num_checkpoints_read")
   m = _medians(out, *tags)
-  for ckpt, preset in enumerate(("llama-3.1-8b", "llama-3.1-70b")):
-    run = m[f"MlperfStorageBenchmark(ckpt={ckpt})"]
+  for preset in ("llama-3.1-8b", "llama-3.1-70b"):
+    run = m[f"MlperfStorageBenchmark(preset: {preset})"]
     assert run["mlperf_9_other/num_checkpoints_write"] == run["mlperf_9_other/num_checkpoints_read"] == 2
     params = ckptbench.preset_summary(preset, MLPERF_TEST_SCALE, True)["param_count"]
     bytes_per_parameter = run["mlperf_9_other/checkpoint_size_GB"] * 2**30 / params
@@ -131,10 +131,10 @@ def test_an_async_save_keeps_per_array_requests_out_of_its_blocking_part(cli, tm
   whole = [f"save_5_inventory/store_{k}_count" for k in kinds]
   m = _medians(out, *blocking, *whole)
   for ocdbt in (False, True):
-    few, many = (m[f"SaveRestoreBenchmark(use_ocdbt={ocdbt}, ckpt={i})"] for i in (0, 1))
+    few, many = (m[f"SaveRestoreBenchmark(use_ocdbt={ocdbt}, spec: {n} arrays)"] for n in (3, 24))
     assert [few[t] for t in blocking] == [many[t] for t in blocking]  # 3 or 24 arrays: the same requests block
     assert sum(few[t] for t in blocking) < sum(few[t] for t in whole)
-  few, many = (m[f"SaveRestoreBenchmark(use_ocdbt=False, ckpt={i})"] for i in (0, 1))
+  few, many = (m[f"SaveRestoreBenchmark(use_ocdbt=False, spec: {n} arrays)"] for n in (3, 24))
   assert many["save_5_inventory/store_put_count"] > few["save_5_inventory/store_put_count"]  # files per array
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       model_benchmark,
       store_time,
   )
-  from ckptbench.stats._defaults import AUTO_LOOKS, DEFAULT_ALPHA, DEFAULT_THRESHOLD
+  from ckptbench.stats._defaults import AUTO_LOOKS, DEFAULT_ALPHA, DEFAULT_THRESHOLD, MIN_READINGS
   from ckptbench.stats._compare import (
       CONFIDENCE_LEVEL,
       MetricComparison,
@@ -66,7 +66,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       past_limit,
       race_look,
   )
-  from ckptbench.stats._settled import MIN_READINGS, decide_settled, figure_error, readings_settled, settled_rule
+  from ckptbench.stats._settled import decide_settled, figure_error, readings_settled, settled_rule
   from ckptbench.stats._direction import Direction, absolute_floor, metric_direction
   from ckptbench.stats._interval import MedianInterval, median_interval, ratio_interval
   from ckptbench.stats._trend import Slope, theil_sen_slope

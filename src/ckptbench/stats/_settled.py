@@ -35,10 +35,9 @@ from typing import Sequence
 
 from ckptbench.api import Verdict, threshold_text
 from ckptbench.stats._decide import Decision
-from ckptbench.stats._defaults import DEFAULT_ALPHA
+from ckptbench.stats._defaults import DEFAULT_ALPHA, MIN_READINGS
 from ckptbench.stats._direction import Direction
 
-MIN_READINGS = 3
 TARGET_RELATIVE = 0.025
 TARGET_MIB = 2.0
 _MAX_NEEDED = 10_000
