@@ -157,7 +157,10 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   assert measured["repeat_reads_load_per_s"]["4"]["inflated"]
   # OCDBT's merge reads every host's manifest: the primary's commit steps touch more objects with more hosts.
   commit = [measured["primary_commit_distinct_requests"][str(n)]["value"] for n in (1, 2, 4)]
-  assert 0 < commit[0] < commit[2] and doc["commit_model"][bench]["seconds"]["1024"] > 0
+  assert 0 < commit[0] < commit[2]
+  # The commit time is the loaded machine's: where it did not grow with the requests, no model, said so.
+  model = doc["commit_model"][bench]
+  assert model["seconds"]["1024"] > 0 if "seconds" in model else "did not grow" in model["refused"]
   # OCDBT: the primary's writes stay, every other host adds the same few (its own OCDBT files).
   assert puts[1] > puts[0] and puts[2] - puts[1] == 2 * (puts[1] - puts[0])
   assert measured["barriers_save"]["1"]["value"] == 0 < measured["barriers_save"]["2"]["value"]

@@ -187,6 +187,20 @@ def test_the_benchmark_model_predicts_the_commit_on_the_profiles_latency():
   assert missing.commit is None
 
 
+def test_a_commit_time_that_falls_as_its_requests_grow_gives_no_model_rather_than_a_negative_time():
+  # CI's failure, planted: on a loaded machine the commit at 1 host took longer than at 4, so the
+  # least-squares slope came out negative and the model predicted -0.56 s at 1,024 hosts.
+  series = {
+      "primary_commit_distinct_requests": {1: 15.0, 2: 22.0, 4: 30.0},
+      "primary_commit_request_s": {1: 0.30, 2: 0.40, 4: 0.50},
+      "primary_commit_s": {1: 0.9, 2: 0.6, 4: 0.4},
+  }
+  kinds = {"primary_commit_distinct_requests": "count", "primary_commit_request_s": "time", "primary_commit_s": "time"}
+  model = model_benchmark(series, kinds, [1024], PROFILES["gcs"], save_interval_s=60, host_memory_mib=1e5)
+  assert model.commit is None and "did not grow with its requests" in model.commit_refused
+  assert set(model.metrics) == set(series)  # each metric keeps its own law
+
+
 def test_the_restores_read_rate_counts_distinct_reads_where_the_link_counted_them():
   hosts = [2, 4, 8]
   series = {name: {n: 10.0 * n for n in hosts} for name in (

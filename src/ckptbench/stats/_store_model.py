@@ -164,7 +164,8 @@ class CommitModel:
 class BenchmarkModel:
   """The scale model of one benchmark; `no_law` names each metric measured at too few host
   counts to choose a law, and why (it has no fit and no prediction); `left_out` each store-time
-  term left out of `save` for want of its metric's law, and why."""
+  term left out of `save` for want of its metric's law, and why; `commit_refused` why the commit
+  time was measured but gives no model."""
 
   metrics: Mapping[str, MetricModel]
   save: Mapping[int, StoreTime]
@@ -173,6 +174,7 @@ class BenchmarkModel:
   commit: CommitModel | None = None
   no_law: Mapping[str, str] = dataclasses.field(default_factory=dict)
   left_out: Mapping[str, str] = dataclasses.field(default_factory=dict)
+  commit_refused: str | None = None
 
 
 CROSSING_STOP = 1 << 20
@@ -208,18 +210,25 @@ def _commit_points(series: Mapping[str, Mapping[int, float]], repeats: Mapping[s
 
 def _commit_model(series: Mapping[str, Mapping[int, float]], repeats: Mapping[str, Mapping[int, Sequence[float]]],
                   fits: Mapping[str, Fit], targets: Sequence[int], profile: StoreProfile,
-                  fit_from: int) -> CommitModel | None:  # fmt: skip
-  """The commit time from its requests and their latency (None: not measured, or no requests)."""
+                  fit_from: int) -> CommitModel | str | None:  # fmt: skip
+  """The commit time from its requests and their latency (None: not measured, or no requests; a
+  string: why the measured times give no model)."""
   if not all(k in series for k in _COMMIT) or _COMMIT[1] not in fits:
     return None
   hosts, *args = _commit_points(series, repeats, fit_from)
   if len(set(hosts)) < 2:
     return None
   fit = fit_request_time(*args)
-  check = check_request_time(hosts, *args)
+  # A slope at or below 0 says the time did not grow with the request work measured here (noise
+  # larger than the work): extrapolated, it would predict a shorter or negative commit at scale.
+  if fit.b <= 0:
+    return (f"the commit time did not grow with its requests x latency here (b = {fit.b:.3g}):"
+            " the time measured is noise, not the requests' work")  # fmt: skip
   count = fits[_COMMIT[1]]
-  return CommitModel(fit, check, {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets},
-                     tuple(sorted(set(hosts))))  # fmt: skip
+  seconds = {t: fit.at(max(0.0, count.at(t)), profile.latency_s) for t in targets}
+  if min(seconds.values(), default=1.0) <= 0:
+    return f"a = {fit.a:.3g} s makes the commit time at or below 0 at a target"
+  return CommitModel(fit, check_request_time(hosts, *args), seconds, tuple(sorted(set(hosts))))
 
 
 def _floor(kind: str) -> float:
@@ -325,4 +334,5 @@ def model_benchmark(
   commit = _commit_model(series, repeats or {}, fits, targets, profile, fit_from)
   work = [k for k in _PRIMARY_WORK if k in no_law]
   left_out = {"primary commit": f"{work[0]}: {no_law[work[0]]}"} if work and not any(k in fits for k in _PRIMARY_WORK) else {}
-  return BenchmarkModel(metrics, save, restore, tuple(limits), commit, no_law, left_out)
+  return BenchmarkModel(metrics, save, restore, tuple(limits), commit if isinstance(commit, CommitModel) else None,
+                        no_law, left_out, commit if isinstance(commit, str) else None)  # fmt: skip

@@ -81,6 +81,8 @@ def _commit_text(doc: Mapping[str, Any], bench: str) -> str:
   model = doc.get("commit_model", {}).get(bench)
   if not model:
     return ""
+  if "refused" in model:
+    return f"primary commit time: no model ({model['refused']})"
   at = ", ".join(f"{_number(round(v, 3))} s at {int(n):,} hosts" for n, v in model["seconds"].items())
   source = f", fitted from {_counts(model['from_hosts'])} hosts" if model.get("from_hosts") else ""
   return (f"primary commit time = {model['a']:.3g} s + {model['b']:.3g} x its commit requests x their latency"

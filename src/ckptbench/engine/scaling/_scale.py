@@ -266,3 +266,5 @@ def _add_model(doc: dict[str, Any], bench: str, model: BenchmarkModel) -> None:
       "check": None if commit.check is None else dataclasses.asdict(commit.check),
       "seconds": {str(n): v for n, v in commit.seconds.items()}, "from_hosts": list(commit.from_hosts),
   }  # fmt: skip
+  if model.commit_refused:
+    doc["commit_model"][bench] = {"refused": model.commit_refused}
