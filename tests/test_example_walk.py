@@ -5,7 +5,9 @@ a store's credentials). The list is `ckptbench examples`' own, so a new example 
 lands. Each command runs in a process forked from one that imported ckptbench, JAX and Orbax once
 (tests/warm_cli.py): the command line's entry point, its own JAX start and memory pass. Slow (every
 example, twice over with its memory pass): `make test-examples` runs the walk on every core; `make
-test` leaves it out (docs/builtins.md, "Adding a built-in").
+test` leaves it out (docs/builtins.md, "Adding a built-in"). The examples that took longest in the last
+profile (docs/performance.md, *The test suite*) start first, so that no worker is left with a long one
+while the other idles; the rest follow in name order.
 """
 
 from __future__ import annotations
@@ -25,8 +27,20 @@ pytestmark = [pytest.mark.slow, pytest.mark.examples]
 # What a refusal names: a command to run first (in backquotes), a variable to set, or an extra to install.
 _NEEDS = re.compile(r"`[^`]+`|\bset [A-Z][A-Z_]+|pip install")
 
+# Longest first, as `pytest --durations=0` measured them (pytest-xdist's `--dist load` hands tests out in
+# this order). A name no longer shipped is ignored; a new example runs among the rest.
+_LONGEST_FIRST = ("mlperf_storage", "repro_mlperf_sizes", "deleter", "training_interference", "resharding",
+                  "checkpoint_manager", "preemption_recovery", "repro_async_dcp", "pytorch", "three_factor",
+                  "pytorch_dcp", "repro_disk_share", "safetensors_load", "replicated_restore_memory", "torchax")  # fmt: skip
 
-@pytest.mark.parametrize("name", example_names())
+
+def _longest_first(names: list[str]) -> list[str]:
+  first = [name for name in _LONGEST_FIRST if name in names]
+  return first + [name for name in names if name not in first]
+
+
+@pytest.mark.timeout(1800)  # as run_cli_forked's own: the largest examples pass 300 s on a busy machine
+@pytest.mark.parametrize("name", _longest_first(example_names()))
 def test_every_shipped_example_runs_by_default_or_refuses_in_one_line(name, tmp_path):
   out = tmp_path / "out"
   done = run_cli_forked(["run", name, "-o", str(out), "--set", "num_repeats=1"], tmp_path, cli_env(), timeout=1800)
