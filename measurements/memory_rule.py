@@ -15,8 +15,9 @@ planted differences missed; by simulation and on real readings.
   beside them: where that run reads apart from the rest, a pass needs its warm-up. Then, `--orders`
   times: each benchmark's readings shuffled (they are exchangeable after the warm-up) and cut in two
   halves, each stopped by the rule and the halves compared (an A/A pair of real readings); and each
-  benchmark against the first, each side a shuffled half stopped by the rule. The default suite: a 1 MiB Orbax save and load, a label (a, b) by a
-  planted 64 MiB allocated inside the save (0, 64): tests/memory_benchmarks.LabelledSaveLoad.
+  benchmark against the first, each side a shuffled half stopped by the rule. The default suite: a 1 MiB
+  Orbax save and load, a label (a, b) by a planted 64 MiB allocated inside the save (0, 64):
+  tests/memory_benchmarks.LabelledSaveLoad.
 
     .venv/bin/python measurements/memory_rule.py simulate [--count 4000] [--min_readings 3]
     .venv/bin/python measurements/memory_rule.py real [--suite S] [--readings 20] [--orders 2000]
