@@ -27,8 +27,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.examples]
 # What a refusal names: a command to run first (in backquotes), a variable to set, or an extra to install.
 _NEEDS = re.compile(r"`[^`]+`|\bset [A-Z][A-Z_]+|pip install")
 
-# Longest first, as `pytest --durations=0` measured them (pytest-xdist's `--dist load` hands tests out in
-# this order). A name no longer shipped is ignored; a new example runs among the rest.
+# Longest first, as `pytest --durations=0` measured them: pytest-xdist's `--dist load` hands tests out in
+# this order (a few to each worker, then more to whichever runs low), so the long ones start early and
+# the short ones fill the end. A name no longer shipped is ignored; a new example runs among the rest.
 _LONGEST_FIRST = ("mlperf_storage", "repro_mlperf_sizes", "deleter", "training_interference", "resharding",
                   "checkpoint_manager", "preemption_recovery", "repro_async_dcp", "pytorch", "three_factor",
                   "pytorch_dcp", "repro_disk_share", "safetensors_load", "replicated_restore_memory", "torchax")  # fmt: skip
