@@ -27,6 +27,12 @@ def test_a_figure_settles_once_its_error_is_within_2_5_percent_or_2_mib(readings
   assert readings_settled(readings) is settled
 
 
+def test_a_smaller_least_lets_two_readings_that_agree_settle_and_no_others():
+  # measurements/memory_rule.py weighs a minimum of 2 against the rule's own (docs/performance.md)
+  assert readings_settled([105.9, 105.8], least=2) and not readings_settled([105.9, 105.8])
+  assert not readings_settled([175.9, 183.1], least=2)  # +-23 MiB from two readings 7 MiB apart
+
+
 def test_the_figure_error_shrinks_with_more_readings_of_the_same_spread():
   few, many = [40.0, 47.0, 33.0], [40.0, 47.0, 33.0] * 4
   assert figure_error(many) < figure_error(few) / 2

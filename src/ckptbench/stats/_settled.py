@@ -63,14 +63,15 @@ def figure_error(readings: Sequence[float]) -> float:
   return _t_quantile(1 - DEFAULT_ALPHA, n - 1) * statistics.stdev(readings) / math.sqrt(n)
 
 
-def readings_settled(readings: Sequence[float]) -> bool:
-  """Whether a tag's readings (MiB) give a figure precise enough to stop reading it (module docstring).
+def readings_settled(readings: Sequence[float], *, least: int = MIN_READINGS) -> bool:
+  """Whether a tag's readings (MiB) give a figure precise enough to stop reading it (module docstring);
+  `least`: the fewest readings (another than `MIN_READINGS` only where measurements/memory_rule.py weighs one).
 
   Example:
     >>> readings_settled([106.0, 105.9]), readings_settled([106.0, 105.9, 105.8]), readings_settled([38.3, 45.6, 54.8])
     (False, True, False)
   """
-  if len(readings) < MIN_READINGS:
+  if len(readings) < least:
     return False
   return figure_error(readings) <= max(TARGET_RELATIVE * abs(statistics.fmean(readings)), TARGET_MIB)
 
