@@ -53,7 +53,8 @@ class CandidateOutcome:
 @dataclasses.dataclass(frozen=True)
 class RaceResult:
   """How a race ended: every candidate, the best's key, the suite's reference's key (when raced: it runs in the
-  first `ANSWER_ROUNDS` rounds, for the answer's paired ratio), the direction of the objective, the sampling."""
+  first `ANSWER_ROUNDS` rounds, or until its ratios are decided, for the answer's paired ratio), the direction of
+  the objective, the sampling."""
 
   candidates: tuple[CandidateOutcome, ...]
   best: str | None
