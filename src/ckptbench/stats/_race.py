@@ -68,7 +68,7 @@ RACE_SPENDING = Spending(1 / len(RACE_LOOKS), 1 / len(RACE_LOOKS))
 # The answer quotes the winner's median and interval, so a winner left alone sooner runs on, alone, until
 # it has this many runs: from 9 on, the median's 95% distribution-free interval (stats._interval) leaves
 # out the slowest and the fastest run; 10 is the first look at or after 9 (the winner's constraints are
-# checked there, within the looks' alpha), and 10 paired rounds bound the ratio to the reference at 95%.
+# checked there, within the looks' alpha); the reference runs beside it as long, unless its ratios are decided sooner.
 ANSWER_ROUNDS = 10
 
 
