@@ -216,7 +216,8 @@ def reference_settled(
   beside them any more, whichever answers.
 
   Example:
-    >>> obs = [Observation((c,), r, v * (1 + 0.01 * (r % 3))) for r in range(6) for c, v in (("a", 0.5), ("ref", 1.0))]
+    >>> obs = [Observation((c,), r, v * (1 + 0.01 * (r % 3)))
+    ...        for r in range(6) for c, v in (("a", 0.5), ("ref", 1.0))]
     >>> reference_settled(obs, ["a"], "ref", 0.1), reference_settled(obs[:10], ["a"], "ref", 0.1)
     (True, False)
   """
