@@ -5,8 +5,8 @@ The sweep is the planted 3-factor grid of tests/planted_effects_benchmarks.py (`
 12% log-normal noise, a 2.5x burst in 1 run of 20, and a drift between rounds shared by the round's runs
 (a random walk of 4% a round plus 5% of its own). The race is the engine's (engine/race/_race.py) over the
 statistics it calls (stats.race_look, stats.RaceRule, stats.paired_ratio): looks after `stats.RACE_LOOKS`,
-the winner on to `stats.ANSWER_ROUNDS`, the reference in each of the first as many, at most `--max_rounds` (the time
-budget). The effects are auto repeats deciding on effects (stats.factor_effects at each of `stats.AUTO_LOOKS`,
+the winner on to `stats.ANSWER_ROUNDS`, the reference in each of the first as many until every survivor's ratio to it
+is decided (stats.reference_settled), at most `--max_rounds` (the time budget). The effects are auto repeats deciding on effects (stats.factor_effects at each of `stats.AUTO_LOOKS`,
 each look its Design) until every term is decided or `--max_rounds`.
 
 It prints, for the race: how often the answer is not the planted best, how often it is not within the
@@ -33,7 +33,7 @@ import numpy as np
 
 from ckptbench.api import Verdict
 from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Factor, Observation, RaceRule
-from ckptbench.stats import factor_effects, paired_ratio, race_look
+from ckptbench.stats import factor_effects, paired_ratio, race_look, reference_settled
 
 LEVELS = {"use_ocdbt": ("False", "True"), "use_zarr3": ("False", "True"), "concurrent_gb": ("1", "4", "8")}
 PLANTS = {"use_ocdbt": {"True": 0.8}, "use_zarr3": {"True": 1.3}, "concurrent_gb": {"4": 1.15, "8": 0.7}}
@@ -76,6 +76,7 @@ class RaceTrial:
   best_rounds: int
   ratio_low: float | None
   ratio_high: float | None
+  ratio_rounds: int
 
 
 # The hard case for the race's answer: three candidates just beyond the threshold of the best (1.12x), which a
@@ -88,10 +89,11 @@ def race(rng: np.random.Generator, max_rounds: int, truth=planted) -> RaceTrial:
   machine, names = Machine(rng), {cell: ",".join(cell) for cell in CELLS}
   cell_of = {v: k for k, v in names.items()}
   rule = RaceRule(Direction.LOWER, THRESHOLD)
-  survivors, winner, observations, rounds = list(CELLS), None, [], 0
+  survivors, winner, observations, rounds, settled = list(CELLS), None, [], 0, False
   while rounds < min(RACE_LOOKS[-1], max_rounds):
     shared = machine.round_factor()
-    for cell in [*survivors, REFERENCE] if REFERENCE not in survivors and rounds < ANSWER_ROUNDS else survivors:
+    beside = REFERENCE not in survivors and rounds < ANSWER_ROUNDS and not settled
+    for cell in [*survivors, REFERENCE] if beside else survivors:
       observations.append(Observation((names[cell],), rounds, machine.run(truth(cell), shared)))
     rounds += 1
     if rounds in RACE_LOOKS and winner is None:
@@ -101,6 +103,8 @@ def race(rng: np.random.Generator, max_rounds: int, truth=planted) -> RaceTrial:
       if look.decided:
         winner = cell_of[look.best]
         survivors = [winner]
+    if beside:
+      settled = reference_settled(observations, [names[c] for c in survivors], names[REFERENCE], THRESHOLD)
     if winner is not None and rounds >= ANSWER_ROUNDS:
       break
   if winner is None:  # the time budget: the best so far
@@ -108,7 +112,7 @@ def race(rng: np.random.Generator, max_rounds: int, truth=planted) -> RaceTrial:
         observations, [names[c] for c in survivors], rule, look_after=RACE_LOOKS[-1]).best]  # fmt: skip
   ratio = paired_ratio(observations, names[winner], names[REFERENCE])
   best_rounds = sum(o.levels[0] == names[winner] for o in observations)
-  return RaceTrial(winner, len(observations), best_rounds, ratio.low, ratio.high)
+  return RaceTrial(winner, len(observations), best_rounds, ratio.low, ratio.high, ratio.rounds)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,7 +192,10 @@ def _races(rng: np.random.Generator, args: argparse.Namespace) -> None:
   print(f"  runs / grid at the best's rounds: median {statistics.median(fractions):.2f}, worst {max(fractions):.2f};"
         f" over half: {sum(f > 0.5 for f in fractions)}/{args.trials}; best's rounds median"
         f" {statistics.median(r.best_rounds for r in races):g}")
-  print(f"  paired ratio's 95% interval holds {planted_ratio:.2f}: {covered}/{args.trials} ({covered / args.trials:.1%})")
+  widths = [r.ratio_high / r.ratio_low for r in races if r.ratio_low is not None]
+  print(f"  paired ratio's 95% interval holds {planted_ratio:.2f}: {covered}/{args.trials} ({covered / args.trials:.1%});"
+        f" paired rounds median {statistics.median(r.ratio_rounds for r in races):g}, high / low median"
+        f" {statistics.median(widths):.2f}")
   close = [race(rng, args.max_rounds, CLOSE.get) for _ in range(args.trials)]
   best = min(CLOSE, key=CLOSE.get)
   print(f"race, {args.trials} trials of the hard case (three candidates 1.12x the best, beyond the {THRESHOLD:.0%}"

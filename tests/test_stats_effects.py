@@ -12,7 +12,7 @@ import pytest
 
 from ckptbench.api import Verdict
 from ckptbench.stats import Design, Direction, Factor, Observation, factor_effects, holm_levels
-from ckptbench.stats import RACE_LOOKS, RaceRule, mean_interval, paired_ratio, past_limit, race_look
+from ckptbench.stats import RACE_LOOKS, RaceRule, mean_interval, paired_ratio, past_limit, race_look, reference_settled
 
 FACTORS = [Factor("ocdbt", ("F", "T"), "F"), Factor("zarr3", ("F", "T"), "F"), Factor("gb", ("1", "8"), "1")]
 PLANT = {"ocdbt": {"T": 0.7}, "zarr3": {"T": 1.3}, "gb": {"8": 0.85}}
@@ -166,6 +166,19 @@ def test_the_ratio_to_the_reference_is_paired_over_the_rounds_both_ran():
   assert paired_ratio(obs, "best", "best").ratio == 1.0 and paired_ratio(obs, "best", "nobody") is None
   few = paired_ratio(obs[:6], "best", "reference")
   assert few.rounds == 3 and few.low is None  # 3 pairs cannot bound a 95% signed-rank interval
+
+
+def test_the_reference_stops_once_every_survivors_ratio_to_it_is_decided_beyond_the_threshold():
+  """6 pairs bound the 95% signed-rank interval: from then, the reference need not run beside survivors whose
+  ratios to it lie wholly beyond the threshold; one within it (or the reference still racing) keeps it running."""
+  rng = np.random.default_rng(7)
+  obs = [Observation((c,), r, v * math.exp(rng.normal(0, 0.03)))
+         for r in range(6) for c, v in (("fast", 0.56), ("slow", 1.8), ("near", 0.97), ("reference", 1.0))]
+  assert reference_settled(obs, ["fast", "slow"], "reference", 0.1)
+  assert not reference_settled(obs, ["fast", "near"], "reference", 0.1)  # near's ratio reaches within 10%
+  assert not reference_settled(obs, ["fast", "reference"], "reference", 0.1)  # still racing: it runs anyway
+  five = [o for o in obs if o.round < 5]
+  assert not reference_settled(five, ["fast"], "reference", 0.1)  # 5 pairs cannot bound it at 95%
 
 
 def test_a_constraint_is_broken_only_when_its_interval_lies_past_the_limit():

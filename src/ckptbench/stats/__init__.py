@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the face, each name once: lazy_face reads it, type checkers
       Standing,
       mean_interval,
       paired_ratio,
+      reference_settled,
       past_limit,
       race_look,
   )

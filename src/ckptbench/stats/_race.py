@@ -35,11 +35,14 @@ and on a hard case with three candidates just beyond the threshold of the best
 (docs/performance.md). A race stopped by its time budget names the best so far,
 with no such bound.
 
-The answer's ratio to the suite's reference is paired: the reference runs in
-each of the race's first `ANSWER_ROUNDS` rounds, dropped or not, as the answer
-does (stats._decide's Hodges-Lehmann interval of the per-round ratios), so drift
-between rounds cancels where a model of rounds run at different times would
-carry it.
+The answer's ratio to the suite's reference is paired: the reference runs
+beside the survivors, dropped or not, as the answer does (stats._decide's
+Hodges-Lehmann interval of the per-round ratios), so drift between rounds
+cancels where a model of rounds run at different times would carry it. It runs
+in each of the race's first `ANSWER_ROUNDS` rounds, or fewer once every
+survivor's ratio to it is decided beyond the threshold (`reference_settled`):
+whichever survivor answers, the ratio then says how far it is from the
+reference, at its stated level, with the fewest rounds that bound it.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from typing import Sequence
 
 from ckptbench.api import Verdict
 from ckptbench.stats._cell_model import CellModel, Factor, Observation
-from ckptbench.stats._decide import Design, Spending, effect_interval
+from ckptbench.stats._decide import Design, Spending, _min_rounds, effect_interval
 from ckptbench.stats._defaults import DEFAULT_ALPHA
 from ckptbench.stats._direction import Direction
 from ckptbench.stats._effects import Rates, judge_contrasts
@@ -65,7 +68,7 @@ RACE_SPENDING = Spending(1 / len(RACE_LOOKS), 1 / len(RACE_LOOKS))
 # The answer quotes the winner's median and interval, so a winner left alone sooner runs on, alone, until
 # it has this many runs: from 9 on, the median's 95% distribution-free interval (stats._interval) leaves
 # out the slowest and the fastest run; 10 is the first look at or after 9 (the winner's constraints are
-# checked there, within the looks' alpha), and 10 paired rounds bound the ratio to the reference at 95%.
+# checked there, within the looks' alpha); the reference runs beside it as long, unless its ratios are decided sooner.
 ANSWER_ROUNDS = 10
 
 
@@ -202,6 +205,32 @@ def paired_ratio(
   bounded = math.isfinite(low) and math.isfinite(high)
   return PairedRatio(math.exp(estimate), math.exp(low) if bounded else None, math.exp(high) if bounded else None,
                      len(rounds), level)  # fmt: skip
+
+
+def reference_settled(
+    observations: Sequence[Observation], survivors: Sequence[str], reference: str, threshold: float,
+    alpha: float = DEFAULT_ALPHA,
+) -> bool:  # fmt: skip
+  """Whether every survivor's paired ratio to the reference, over the fewest rounds both ran that bound it at
+  `alpha` or more, has its interval wholly beyond the threshold of 1 (either way): the reference need not run
+  beside them any more, whichever answers.
+
+  Example:
+    >>> obs = [Observation((c,), r, v * (1 + 0.01 * (r % 3)))
+    ...        for r in range(6) for c, v in (("a", 0.5), ("ref", 1.0))]
+    >>> reference_settled(obs, ["a"], "ref", 0.1), reference_settled(obs[:10], ["a"], "ref", 0.1)
+    (True, False)
+  """
+  if reference in survivors:
+    return False
+  fewest = _min_rounds(alpha, paired=True)
+  for survivor in survivors:
+    found = paired_ratio(observations, survivor, reference, alpha)
+    if found is None or found.rounds < fewest or found.low is None:
+      return False
+    if found.low <= 1 + threshold and found.high >= 1 / (1 + threshold):
+      return False
+  return True
 
 
 @dataclasses.dataclass(frozen=True)

@@ -7,7 +7,8 @@ decided worse than the best by the objective. Once one candidate is left (or
 the rest are equivalent to it), the winner runs on alone until it has
 `stats.ANSWER_ROUNDS` runs, enough for its median's interval, its constraints still checked.
 The suite's reference, when raced, runs in each of the first `stats.ANSWER_ROUNDS`
-rounds, dropped or not: the answer's ratio to it is paired over the rounds both ran. A grid of
+rounds, dropped or not: the answer's ratio to it is paired over the rounds both ran. Once every
+survivor's ratio to it is decided beyond the threshold (`stats.reference_settled`) it stops. A grid of
 more than `Race.max_candidates` cells is sampled first, with Optuna.
 """
 
@@ -21,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ckptbench.api import RunRecord, Verdict, sampled_records
 from ckptbench.errors import CkptbenchError
 from ckptbench.stats import ANSWER_ROUNDS, AUTO_LOOKS, RACE_LOOKS, Design, Direction, Observation, RaceRule, Rates
-from ckptbench.stats import metric_direction, past_limit, race_look
+from ckptbench.stats import metric_direction, past_limit, race_look, reference_settled
 from ckptbench.views import RunProgress
 from ckptbench.engine.race._spec import Race
 from ckptbench.engine.loop._rounds import RepeatsDone, RoundClock, round_order
@@ -52,7 +53,8 @@ class CandidateOutcome:
 @dataclasses.dataclass(frozen=True)
 class RaceResult:
   """How a race ended: every candidate, the best's key, the suite's reference's key (when raced: it runs in the
-  first `ANSWER_ROUNDS` rounds, for the answer's paired ratio), the direction of the objective, the sampling."""
+  first `ANSWER_ROUNDS` rounds, or until its ratios are decided, for the answer's paired ratio), the direction of
+  the objective, the sampling."""
 
   candidates: tuple[CandidateOutcome, ...]
   best: str | None
@@ -118,11 +120,12 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
       run.execute(ScheduledRun(b, w, True))
   clock = RoundClock(repeats, time.perf_counter())
   survivors, rounds, rule, winner, stopped = list(chosen), 0, None, None, "most rounds"
+  settled = False  # every survivor's paired ratio to the reference decided: it need not run beside them
   while rounds < RACE_LOOKS[-1]:
     clock.round_started()
     # The reference runs beside the survivors for the answer's first rounds: its ratio to the answer is paired over
     # the rounds both ran, and the answer runs in every round.
-    beside = reference is not None and reference not in survivors and rounds < ANSWER_ROUNDS
+    beside = reference is not None and reference not in survivors and rounds < ANSWER_ROUNDS and not settled
     running = [*survivors, reference] if beside else survivors
     for b in round_order(len(running), run.rng):
       if run.stop.requested:
@@ -139,6 +142,8 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
       outcome.update(look.changed)
       survivors, winner = list(look.survivors), look.winner
       survivors = survivors if winner is None else [winner]
+    if beside and survivors:
+      settled = _reference_settled(run, survivors, reference)
     if not survivors:
       run.progress.note(f"race: no candidate left after {rounds} rounds (each broke a constraint or failed)")
       stopped = "no candidate left"
@@ -166,6 +171,12 @@ def _reference(run_plan: RunPlan, chosen: Sequence[int]) -> int | None:
     if all(str(varying.get(k)).lower() == str(v).lower() for k, v in wanted.items()):
       return b
   return None
+
+
+def _reference_settled(run: RaceRun, survivors: Sequence[int], reference: int) -> bool:
+  benchmarks = run.run_plan.plan.benchmarks
+  return reference_settled(_observations(run.race, run.records), [benchmarks[b].key for b in survivors],
+                           benchmarks[reference].key, run.run_plan.threshold)  # fmt: skip
 
 
 def _best_so_far(run: RaceRun, survivors: list[int], rule: RaceRule) -> int:
