@@ -11,7 +11,7 @@ import scipy.stats
 
 from ckptbench.stats import AUTO_LOOKS, Decision, Design, Direction, Verdict, compare_samples, decide
 from ckptbench.stats import per_repeat_across_hosts
-from ckptbench.stats._decide import _min_rounds, _rank_sum_cdf, _signed_rank_cdf, effect_interval
+from ckptbench.stats._decide import min_rounds, _rank_sum_cdf, _signed_rank_cdf, effect_interval
 
 BASE = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03, 0.97, 1.00, 1.01, 0.99]
 
@@ -270,8 +270,8 @@ def test_auto_looks_spend_alpha_exactly_in_both_tests():
   last = Design(early_looks=7, last=True)
   assert last.level == pytest.approx(0.9675) and last.equivalence_level == pytest.approx(1 - 2 * 0.05 * 5 / 12)
   first = Design(early_looks=0, last=False)
-  assert _min_rounds(first.spent, paired=True) <= AUTO_LOOKS[0]
-  assert _min_rounds(2 * first.equivalence_spent, paired=True) <= AUTO_LOOKS[0]
+  assert min_rounds(first.spent, paired=True) <= AUTO_LOOKS[0]
+  assert min_rounds(2 * first.equivalence_spent, paired=True) <= AUTO_LOOKS[0]
 
 
 def test_an_early_look_counts_the_repeats_needed_at_the_levels_of_the_last_look_to_come():

@@ -263,7 +263,7 @@ def effect_interval(
   return (float(np.median(spread)), *_bounds(spread, cdf, 1 - level))
 
 
-def _min_rounds(alpha: float, paired: bool) -> int:
+def min_rounds(alpha: float, paired: bool) -> int:
   """The fewest repeats a side whose interval is bounded at this alpha."""
   n = 2
   while _rank(_signed_rank_cdf(n) if paired else _rank_sum_cdf(n, n), alpha) == 0:
@@ -298,7 +298,7 @@ def repeats_to_decide(
   low, high = intervals.two_sided if beyond else intervals.equivalence
   if not math.isfinite(low) or not math.isfinite(high):
     alpha = design.spent if beyond else 2 * design.equivalence_spent
-    return max(_min_rounds(alpha, paired), n + 1)
+    return max(min_rounds(alpha, paired), n + 1)
   half = (high - low) / 2
   room = abs(estimate) if beyond else margin
   if room <= 0:
@@ -410,5 +410,5 @@ def _unjudged(
     ratio = statistics.median(cur) / statistics.median(ref)
   if direction == Direction.NEUTRAL:
     return Decision(Verdict.NOT_JUDGED, ratio, None, None, min(len(ref), len(cur)), paired, design.level)
-  needed = _min_rounds(2 * design.ahead().equivalence_spent, paired)
+  needed = min_rounds(2 * design.ahead().equivalence_spent, paired)
   return Decision(Verdict.INCONCLUSIVE, ratio, None, None, 0, paired, design.level, needed)

@@ -53,7 +53,7 @@ from typing import Sequence
 
 from ckptbench.api import Verdict
 from ckptbench.stats._cell_model import CellModel, Factor, Observation
-from ckptbench.stats._decide import Design, Spending, _min_rounds, effect_interval
+from ckptbench.stats._decide import Design, Spending, min_rounds, effect_interval
 from ckptbench.stats._defaults import DEFAULT_ALPHA
 from ckptbench.stats._direction import Direction
 from ckptbench.stats._effects import Rates, judge_contrasts
@@ -223,7 +223,7 @@ def reference_settled(
   """
   if reference in survivors:
     return False
-  fewest = _min_rounds(alpha, paired=True)
+  fewest = min_rounds(alpha, paired=True)
   for survivor in survivors:
     found = paired_ratio(observations, survivor, reference, alpha)
     if found is None or found.rounds < fewest or found.low is None:

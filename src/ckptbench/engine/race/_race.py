@@ -113,11 +113,8 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
   if sampled:
     run.progress.note(sampled)
   repeats = run.run_plan.repeats
-  for b in chosen:
-    for w in range(repeats.warmups):
-      if run.stop.requested:
-        return RepeatsDone(True, 0, "interrupted"), result(None, None)
-      run.execute(ScheduledRun(b, w, True))
+  if not _warm_up(run, chosen):
+    return RepeatsDone(True, 0, "interrupted"), result(None, None)
   clock = RoundClock(repeats, time.perf_counter())
   survivors, rounds, rule, winner, stopped = list(chosen), 0, None, None, "most rounds"
   settled = False  # every survivor's paired ratio to the reference decided: it need not run beside them
@@ -161,6 +158,16 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
   # are judged as at the last of the most looks auto repeats take, the most conservative share.
   design = Design(early_looks=len(AUTO_LOOKS) - 1)
   return RepeatsDone(False, rounds, stopped, design), result(winner, rule)
+
+
+def _warm_up(run: RaceRun, chosen: Sequence[int]) -> bool:
+  """Each candidate's warm-ups; False when a stop was asked for on the way."""
+  for b in chosen:
+    for w in range(run.run_plan.repeats.warmups):
+      if run.stop.requested:
+        return False
+      run.execute(ScheduledRun(b, w, True))
+  return True
 
 
 def _reference(run_plan: RunPlan, chosen: Sequence[int]) -> int | None:
