@@ -3,8 +3,10 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
 # Test workers (pytest-xdist): one file's tests stay on one worker, in order, so a module's
-# fixtures start once and a file's timing tests never race each other.
-TEST_WORKERS ?= auto
+# fixtures start once and a file's timing tests never race each other. Two more than the cores: much
+# of the suite waits on the processes, emulators and sleeps it starts (with 4 workers on 2 cores the
+# suite used 1.7 cores; docs/performance.md, *The test suite*).
+TEST_WORKERS ?= $(shell python3 -c 'import os; print((os.cpu_count() or 1) + 2)')
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: run test test-fast test-examples install dev clean
