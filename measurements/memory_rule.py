@@ -43,21 +43,10 @@ from ckptbench.results import read_records
 from ckptbench.stats import MIN_READINGS, Direction, decide_settled, readings_settled
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests"))
+from memory_benchmarks import LABELLED_PAIR_SUITE  # noqa: E402  (the pair lives beside the tests)
+
 THRESHOLD, FLOOR = 0.1, 8.0  # the defaults: 10%, and the memory verdicts' 8 MiB
-LABELLED = """\
-suite_name: memory rule
-checkpoint_config:
-  spec:
-    params: {dtype: float32, shape: [512, 512], sharding: [fsdp]}
-mesh_config:
-  mesh_axes: [fsdp]
-  ici_parallelism: {fsdp: 8}
-benchmarks:
-  - generator: memory_benchmarks.LabelledSaveLoad
-    options:
-      label: [a, b]
-      extra_mib: [0, 64]
-"""
 # (name, figure MiB, spread MiB): the spreads measured here (stats/_settled.py)
 CASES = [("1 MiB save", 1.2, 0.35), ("4 MiB load", 7.0, 1.0), ("128 MiB OCDBT save", 106.0, 0.2),
          ("128 MiB non-OCDBT save", 40.0, 7.0), ("128 MiB load", 178.0, 8.0), ("128 MiB load, noisier", 178.0, 15.0)]  # fmt: skip
@@ -145,7 +134,7 @@ def real(suite: pathlib.Path | None, readings: int, orders: int) -> None:
   with tempfile.TemporaryDirectory(prefix="ckptbench-memory-rule-") as tmp:
     if suite is None:
       suite = pathlib.Path(tmp) / "labelled.yaml"
-      suite.write_text(LABELLED)
+      suite.write_text(LABELLED_PAIR_SUITE)
     print(f"{suite.name}: {readings} readings of each benchmark; load average {os.getloadavg()[0]:.1f}", flush=True)
     found, first = readings_of(suite, readings, pathlib.Path(tmp) / "out")
   for (benchmark, tag), values in found.items():

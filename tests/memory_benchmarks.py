@@ -61,3 +61,21 @@ class LabelledSaveLoad(ckptbench.BenchmarksGenerator):
     with metrics.measure("load"):
       io.load(path, ckptbench.abstract_pytree(context.pytree))
     return ckptbench.TestResult(metrics=metrics)
+
+
+# A 1 MiB save/load twice over, differing only in a label (an A/A pair), and again with 64 MiB more
+# allocated: tests/test_memory_verdicts.py and measurements/memory_rule.py run it.
+LABELLED_PAIR_SUITE = """\
+suite_name: labelled pair
+checkpoint_config:
+  spec:
+    params: {dtype: float32, shape: [512, 512], sharding: [fsdp]}
+mesh_config:
+  mesh_axes: [fsdp]
+  ici_parallelism: {fsdp: 8}
+benchmarks:
+  - generator: memory_benchmarks.LabelledSaveLoad
+    options:
+      label: [a, b]
+      extra_mib: [0, 64]
+"""

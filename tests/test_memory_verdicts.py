@@ -10,24 +10,11 @@ import pytest
 from ckptbench.engine.memory._pass_choices import HOST_MEMORY_ENV
 from ckptbench.metrics._allocator import free_memory_released
 from conftest import run_cli
+from memory_benchmarks import LABELLED_PAIR_SUITE
 
 pytestmark = pytest.mark.skipif(not free_memory_released(), reason="the memory pass fixes glibc's thresholds")
 
-SUITE = """\
-suite_name: memory verdicts
-time_budget_s: 10
-checkpoint_config:
-  spec:
-    params: {dtype: float32, shape: [512, 512], sharding: [fsdp]}
-mesh_config:
-  mesh_axes: [fsdp]
-  ici_parallelism: {fsdp: 8}
-benchmarks:
-  - generator: memory_benchmarks.LabelledSaveLoad
-    options:
-      label: [a, b]
-      extra_mib: [0, 64]
-"""
+SUITE = LABELLED_PAIR_SUITE + "time_budget_s: 10\n"
 SAVE, LOAD = "save_7_memory/host_rss_peak_diff_mib", "load_7_memory/host_rss_peak_diff_mib"
 
 

@@ -161,6 +161,7 @@ def test_one_to_four_emulated_hosts_end_to_end(tmp_path):
   # The commit time is the loaded machine's: where it did not grow with the requests, no model, said so.
   model = doc["commit_model"][bench]
   assert model["seconds"]["1024"] > 0 if "seconds" in model else "did not grow" in model["refused"]
+  assert ("primary commit time = " if "seconds" in model else "primary commit time: no model (") in result.stdout
   # OCDBT: the primary's writes stay, every other host adds the same few (its own OCDBT files).
   assert puts[1] > puts[0] and puts[2] - puts[1] == 2 * (puts[1] - puts[0])
   assert measured["barriers_save"]["1"]["value"] == 0 < measured["barriers_save"]["2"]["value"]

@@ -260,11 +260,12 @@ def _add_model(doc: dict[str, Any], bench: str, model: BenchmarkModel) -> None:
   }
   doc["limits"][bench] = [dataclasses.asdict(limit) for limit in model.limits]
   commit = model.commit
-  doc["commit_model"][bench] = None if commit is None else {
-      "formula": "a + b*requests*latency", "a": commit.fit.a, "b": commit.fit.b,
-      "held_out_error": commit.fit.held_out_error, "max_held_out_error": commit.fit.max_held_out_error,
-      "check": None if commit.check is None else dataclasses.asdict(commit.check),
-      "seconds": {str(n): v for n, v in commit.seconds.items()}, "from_hosts": list(commit.from_hosts),
-  }  # fmt: skip
   if model.commit_refused:
     doc["commit_model"][bench] = {"refused": model.commit_refused}
+  else:
+    doc["commit_model"][bench] = None if commit is None else {
+        "formula": "a + b*requests*latency", "a": commit.fit.a, "b": commit.fit.b,
+        "held_out_error": commit.fit.held_out_error, "max_held_out_error": commit.fit.max_held_out_error,
+        "check": None if commit.check is None else dataclasses.asdict(commit.check),
+        "seconds": {str(n): v for n, v in commit.seconds.items()}, "from_hosts": list(commit.from_hosts),
+    }  # fmt: skip
