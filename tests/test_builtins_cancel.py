@@ -29,9 +29,10 @@ def test_the_peer_paths_cancel_with_v0_and_v1_and_save_again(tmp_path):
     assert m["restore_0_basics/time_s"].value > 0 and "verify_0_basics/time_s" in m
     assert ("cancel_cost_0_basics/time_s" in m) == cancelled == ("save_after_cancel_0_basics/time_s" in m)
   v0, v1 = by[("v0", True)], by[("v1", True)]
-  # v1 lists exactly what is on disk (its cancel(step) deletes the step, unless the background commit
-  # finishes after that); v0 lists step 1 whether or not it committed (0.12.8).
-  assert v1["cancel_cost_9_other/committed_after"].value == v1["cancel_cost_9_other/listed_after"].value
+  # v1 never misses a committed step: its cancel(step) deletes a committed step from disk and its list, but
+  # a step cancelled before its directory was committed stays in the list (the delete finds no directory;
+  # 0.12.8), so listed may be 1 where committed is 0; v0 lists step 1 whether or not it committed.
+  assert v1["cancel_cost_9_other/committed_after"].value <= v1["cancel_cost_9_other/listed_after"].value
   assert v0["cancel_cost_9_other/listed_after"].value == 1
   # A save cancelled in flight leaves either nothing or its uncommitted directory, never a committed step.
   if v0["cancel_cost_9_other/in_flight_at_cancel"].value == 1:
