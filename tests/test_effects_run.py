@@ -140,14 +140,16 @@ def test_effects_under_a_busy_machines_noise_are_within_7_percent_and_decided(tm
     assert effect["ratio"] == pytest.approx(_planted_main(factor, level), rel=0.07), (factor, level)
 
 
-def _check_tune(document: dict, ratio_rel: float, most_of_grid: float) -> None:
+def _check_tune(document: dict, ratio_rel: float | None, most_of_grid: float) -> None:
   """tune.json as a user reads it: the planted best, with at most `most_of_grid` of the runs the whole grid needs at
-  the best's rounds, and its ratio to the reference (paired over the rounds both ran) near the planted 0.56."""
+  the best's rounds, and its ratio to the reference (paired over the rounds both ran) near the planted 0.56 (within
+  `ratio_rel`; None: the caller checks the ratio's interval instead)."""
   best = document["best"]
   assert best["options"] == BEST, document["candidates"]
   assert best["low"] <= best["median"] <= best["high"] and best["rounds"] >= 10
   # A sleep's overshoot on a busy machine adds the same milliseconds to both, which pulls the ratio towards 1.
-  assert best["ratio_to_reference"] == pytest.approx(PLANTED_RATIO, rel=ratio_rel)
+  if ratio_rel is not None:
+    assert best["ratio_to_reference"] == pytest.approx(PLANTED_RATIO, rel=ratio_rel)
   # 6 paired rounds bound the ratio at 95%; the reference stops there once the answer is decided beyond 10% of it.
   assert best["ratio_low"] < best["ratio_to_reference"] < best["ratio_high"] and best["ratio_rounds"] >= 6
   # Every run tune measured (the reference's beside the survivors, for the paired ratio, too) against the grid's.
@@ -177,7 +179,9 @@ def test_tune_under_a_busy_machines_noise_still_names_the_planted_best_and_a_tru
   assert outcome.exit_code == 0
   document = json.loads((tmp_path / "out" / "tune.json").read_text())
   # measurements/noisy_sweeps.py: a median of 0.42 of the grid's runs, 1 race in 10 over half, none over 0.6.
-  _check_tune(document, ratio_rel=0.2, most_of_grid=0.6)
+  # At this noise the paired ratio over the reference's 6 or more rounds spreads some +-17% (95%) around the truth,
+  # so its point is not held to 20% here (0.70 once at load 5): its interval is, below.
+  _check_tune(document, ratio_rel=None, most_of_grid=0.6)
   # The truth of the times measured lies between the plant and the plant with every sleep 20 ms late (a busy
   # machine's overshoot, the same milliseconds on both): the interval holds it.
   base_s = NOISY["base_s"]

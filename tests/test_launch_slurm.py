@@ -69,7 +69,10 @@ def _interrupted_at_a_terminal(args: list[str], cluster, answer: bytes) -> tuple
                          (rb"\[y/N\] ", lambda: os.write(controller, answer))):  # fmt: skip
       while not re.search(wanted, screen):
         assert select.select([controller], [], [], 120)[0], screen.decode(errors="replace")
-        screen += os.read(controller, 65536)
+        try:
+          screen += os.read(controller, 65536)
+        except OSError:  # EIO: the process closed the terminal before printing what is awaited
+          pytest.fail(f"exited {proc.wait(timeout=30)} before {wanted!r}:\n{screen.decode(errors='replace')}")
       then()
     with contextlib.suppress(OSError):  # EIO once the process has closed the terminal
       while select.select([controller], [], [], 30)[0] and (data := os.read(controller, 65536)):
