@@ -52,7 +52,8 @@ class TestContext:
       first-run effects (compilation, lazy initialisation, allocator and thread-pool start-up) out of
       the counted runs, so a test_fn that repeats one operation many times may do a smaller version
       of its work here (one checkpoint instead of ten), as long as it goes through the same code
-      paths with the same data and options.
+      paths with the same data and options and the counted runs read the same after it; host
+      memory may need the whole work (see `host_memory_absent`).
   """
 
   __test__: ClassVar[bool] = False  # not a pytest test class
