@@ -104,6 +104,10 @@ def test_the_torchax_example_runs_the_article_flow_in_the_environment_of_its_ext
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)  # the first build downloads torch 2.12.1 (a CUDA build) and its CUDA wheels
+@pytest.mark.host_memory("inline", reason=(
+    "what is checked is DCP in the timed runs' process after torchax; a memory pass would start torch,"
+    " torchax and JAX again in a fresh process, which the example's test above already does in this environment"
+))
 def test_pytorch_dcp_saves_after_torchax_in_the_same_process_and_refuses_copy_ahead(tmp_path):
   # torchax registers its device as torch's accelerator: dist.barrier() and DCP's copy-ahead writer fail then.
   try:

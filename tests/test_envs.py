@@ -267,7 +267,14 @@ def test_the_same_release_twice_at_auto_repeats_is_decided_equivalent_and_passes
   assert all(max(a[r], b[r]) <= min(a[r + 1], b[r + 1]) for r in range(repeats["rounds"] - 1))
 
 
+_MEMORY_PASS_IS_THE_MATRIX_TESTS = pytest.mark.host_memory("inline", reason=(
+    "what is checked is the environment's release and the bisection; a memory pass (JAX started again in a"
+    " fresh process of the environment) is the matrix test's, in these same environments"
+))
+
+
 @pytest.mark.slow
+@_MEMORY_PASS_IS_THE_MATRIX_TESTS
 def test_run_with_uses_the_same_environment(cli, one_repeat_suite, tmp_path, env_cache):
   out = tmp_path / "run"
   done = cli("run", str(one_repeat_suite), "--with", f"orbax-checkpoint=={OLDEST}", "-o", str(out), "--no-views",
@@ -277,6 +284,7 @@ def test_run_with_uses_the_same_environment(cli, one_repeat_suite, tmp_path, env
 
 
 @pytest.mark.slow
+@_MEMORY_PASS_IS_THE_MATRIX_TESTS
 def test_bisect_measures_bad_against_good_first(cli, one_repeat_suite, tmp_path, env_cache):
   out = tmp_path / "bisect"
   done = cli(

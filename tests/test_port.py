@@ -196,6 +196,10 @@ def test_the_cli_prints_a_diff_by_default_and_writes_with_write(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.host_memory("inline", reason=(
+    "what is checked is that the ported modules run (options, sharding file, absl flags, launch); a memory pass"
+    " would start each module's ckptbench again in a fresh process, which tests/test_memory_pass.py checks"
+))
 def test_ported_modules_run_under_ckptbench(tmp_path):
   """From_dict options, an Orbax sharding file and inventory, absl flags under launch -n 2, a CUDA-only module."""
   run_orbax_modules.port_all(tmp_path)
