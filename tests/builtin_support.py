@@ -21,7 +21,7 @@ from ckptbench.api import _collector
 CORRUPTER = "test_corrupter"
 
 
-def run_text(tmp_path: pathlib.Path, *parts: str) -> SuiteOutcome:
+def run_text(tmp_path: pathlib.Path, *parts: str, host_memory: str = "inline") -> SuiteOutcome:
   """Runs a suite given as YAML text (parts dedented one by one); results in tmp_path/out.
 
   One repeat and no warm-up unless the text sets them: these tests check what a
@@ -37,7 +37,7 @@ def run_text(tmp_path: pathlib.Path, *parts: str) -> SuiteOutcome:
   # Host memory inside the run: these tests check what a built-in's test_fn measures and derives, in
   # this process (a memory pass would run it again in a second one). Every built-in runs with the
   # default memory pass in tests/test_example_walk.py, and the pass itself in tests/test_memory_pass.py.
-  settings = RunSettings(output_dir=tmp_path / "out", show_progress=False, host_memory="inline")
+  settings = RunSettings(output_dir=tmp_path / "out", show_progress=False, host_memory=host_memory)
   return run_suite(suite, settings)
 
 

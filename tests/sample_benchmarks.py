@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 
 import jax
@@ -95,3 +96,23 @@ class BadResultBenchmark(benchmarks_core.BenchmarksGenerator):
     inventory = _Opaque() if context.options.bad == "inventory" else None
     notes = 5 if context.options.bad == "notes" else ()
     return benchmarks_core.TestResult(metrics=metrics, inventory=inventory, notes=notes)
+
+
+@dataclasses.dataclass(frozen=True)
+class KindLogOptions(benchmarks_core.BenchmarkOptions):
+  log_path: str = ""
+
+
+@benchmarks_core.benchmark_options(KindLogOptions)
+class KindLogBenchmark(benchmarks_core.BenchmarksGenerator):
+  """Appends what its context says about the run (warm-up or not, host memory measured or not) to
+  `log_path`, one JSON line a run, from whichever process runs it (the memory pass's too)."""
+
+  def test_fn(self, context):
+    entry = {"warmup": context.warmup, "measures_host_memory": context.host_memory_absent is None}
+    with open(context.options.log_path, "a") as log:
+      log.write(json.dumps(entry) + "\n")
+    metrics = metric_lib.Metrics()
+    with metrics.measure("work"):  # the default collectors: the memory pass has host memory to read
+      time.sleep(0.001)
+    return benchmarks_core.TestResult(metrics=metrics)

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import ckptbench
 from builtin_support import corrupt_before, errors, flip_chunks, ok_metrics, run_text
 from conftest import run_cli
 
@@ -39,6 +40,46 @@ def test_mlperf_storage_reports_dlio_fields_from_the_slowest_process(tmp_path):
   assert m["mlperf_9_other/load_checkpoint_io_mean_GB_per_second"].value > 0
   assert sum(v.value for k, v in m.items() if k.startswith("checkpoint_read_0_basics/cold_cache_")) == 1
   assert m["mlperf_9_other/reads_by_other_process"].value == 0
+
+
+def _entered(record: ckptbench.RunRecord, block: str) -> int:
+  """How many times the run entered the measured `block` (a count is recorded from 2 on)."""
+  if record.value(f"{block}_0_basics/time_s") is None:
+    return 0
+  return int(record.value(f"{block}_0_basics/count") or 1)
+
+
+WARMED = """\
+      num_warmups: 1
+      benchmarks:
+        - generator: mlperf_storage
+          options: {num_checkpoints_write: 3, num_checkpoints_read: 2}
+      """
+
+
+def test_a_warmup_measuring_no_host_memory_writes_and_reads_one_checkpoint(tmp_path):
+  outcome = run_text(tmp_path, DATA, WARMED, host_memory="off")
+  [warmup] = ckptbench.warmup_runs(outcome.records)
+  [timed] = ckptbench.timed_runs(outcome.records)
+  assert not warmup.failed and not timed.failed
+  for record, written, read in ((warmup, 1, 1), (timed, 3, 2)):
+    assert record.value("mlperf_9_other/num_checkpoints_write") == written
+    assert record.value("mlperf_9_other/num_checkpoints_read") == read
+    assert _entered(record, "checkpoint_write") == written
+    assert _entered(record, "checkpoint_read") == read
+    assert _entered(record, "verify") == read  # every read checked, in the warm-up too
+  # The warm-up evicts before its read as the method does, and its record says what it did.
+  assert sum(v.value for k, v in warmup.metrics.items() if k.startswith("checkpoint_read_0_basics/cold_cache_")) == 1
+  assert warmup.notes == ["warm-up: 1 checkpoint(s) written and 1 read; the counted runs write 3 and read 2"]
+  assert timed.notes == []
+
+
+def test_a_warmup_measuring_host_memory_does_the_whole_method(tmp_path):
+  # A process's read peak grows over its first reads: the reading after a light warm-up would read low.
+  outcome = run_text(tmp_path, DATA, WARMED, host_memory="inline")
+  [warmup] = ckptbench.warmup_runs(outcome.records)
+  assert not warmup.failed and warmup.notes == []
+  assert (_entered(warmup, "checkpoint_write"), _entered(warmup, "checkpoint_read")) == (3, 2)
 
 
 def test_mlperf_storage_check_fails_on_corrupted_chunks(tmp_path):

@@ -169,3 +169,24 @@ def test_report_export_and_goodput_commands_read_the_run_as_a_user_does(run, tmp
   assert goodput.returncode == 0, goodput.stderr
   plans = json.loads((tmp_path / "goodput" / "goodput.json").read_text())
   assert len(plans) == VARIANTS and all(p["best_interval_s"] > 0 for p in plans)
+
+
+def test_a_test_fn_knows_a_warmup_from_a_counted_run_in_the_timed_runs_and_in_the_memory_pass(tmp_path):
+  log = tmp_path / "kinds.jsonl"
+  (tmp_path / "suite.yaml").write_text(textwrap.dedent(f"""\
+      suite_name: warm
+      num_repeats: 2
+      num_warmups: 1
+      benchmarks:
+        - generator: sample_benchmarks.KindLogBenchmark
+          options: {{log_path: {json.dumps(str(log))}}}
+      """))  # fmt: skip
+  settings = ckptbench.RunSettings(output_dir=tmp_path / "out", show_progress=False, probe_storage=False,
+                                   write_views=False)  # fmt: skip
+  outcome = ckptbench.run(str(tmp_path / "suite.yaml"), settings)
+  assert outcome.exit_code == 0
+  seen = [(e["warmup"], e["measures_host_memory"]) for e in map(json.loads, log.read_text().splitlines())]
+  readings = len(ckptbench.memory_pass_records(outcome.records))
+  assert readings >= 1
+  # The timed runs (host memory held for the pass): a warm-up, then 2 counted; the pass: a warm-up, then readings.
+  assert seen == [(True, False), (False, False), (False, False), (True, True)] + [(False, True)] * readings

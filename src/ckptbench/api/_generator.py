@@ -47,6 +47,13 @@ class TestContext:
     host_memory_absent: why this run measures no host memory (the `rss` collector is held: a memory
       pass measures it after the timed runs, or `host_memory off`), for a note on the figures a test_fn
       derives from host memory, which it then leaves out; None where this run measures it.
+    warmup: True in a warm-up run (`num_warmups`, the first run on each mesh and data, the memory
+      pass's first run of each generator, mesh and data), recorded but never counted. A warm-up is there to take
+      first-run effects (compilation, lazy initialisation, allocator and thread-pool start-up) out of
+      the counted runs, so a test_fn that repeats one operation many times may do a smaller version
+      of its work here (one checkpoint instead of ten), as long as it goes through the same code
+      paths with the same data and options and the counted runs read the same after it; host
+      memory may need the whole work (see `host_memory_absent`).
   """
 
   __test__: ClassVar[bool] = False  # not a pytest test class
@@ -62,6 +69,7 @@ class TestContext:
   checkpoint_config: Any = None
   trace_root: pathlib.Path | None = None
   host_memory_absent: str | None = None
+  warmup: bool = False
 
   def trace_path(self, operation: str) -> pathlib.Path | None:
     """The profiler-trace directory for `operation`, or None when not tracing.

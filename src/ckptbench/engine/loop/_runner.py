@@ -474,7 +474,7 @@ def _context(
       pytree=pytree, path=run_dir, options=bench.options, mesh=mesh,
       repeat_index=run.repeat, local_path=local_path, name=bench.name, key=bench.key,
       checkpoint_config=bench.checkpoint.config, trace_root=out / "tensorboard",
-      host_memory_absent=host_memory_absent,
+      host_memory_absent=host_memory_absent, warmup=run.warmup,
   )  # fmt: skip
 
 
