@@ -11,6 +11,11 @@ PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 .PHONY: run test test-fast test-examples install dev clean
 
+# The suite starts several hundred Python processes (its workers, the command lines it runs, their memory
+# passes): with PYTHONDONTWRITEBYTECODE set each would compile ckptbench and rewrite the test files again
+# (pytest's assertion rewriting: 4.4 s of CPU a worker), where they can read what the first one wrote.
+test test-examples test-fast: export PYTHONDONTWRITEBYTECODE :=
+
 # uv resolves and installs ckptbench's ~70 wheels several times faster than pip (docs/performance.md,
 # *ckptbench's own speed*); it is one wheel from PyPI itself, and the venv keeps pip for the user. A uv
 # already on PATH is used as it is.

@@ -30,9 +30,9 @@ _NEEDS = re.compile(r"`[^`]+`|\bset [A-Z][A-Z_]+|pip install")
 # Longest first, as `pytest --durations=0` measured them: pytest-xdist's `--dist load` hands tests out in
 # this order (a few to each worker, then more to whichever runs low), so the long ones start early and
 # the short ones fill the end. A name no longer shipped is ignored; a new example runs among the rest.
-_LONGEST_FIRST = ("mlperf_storage", "repro_mlperf_sizes", "deleter", "training_interference", "resharding",
-                  "checkpoint_manager", "preemption_recovery", "repro_async_dcp", "pytorch", "three_factor",
-                  "pytorch_dcp", "repro_disk_share", "safetensors_load", "replicated_restore_memory", "torchax")  # fmt: skip
+_LONGEST_FIRST = ("mlperf_storage", "repro_mlperf_sizes", "training_interference", "checkpoint_manager", "deleter",
+                  "repro_async_dcp", "preemption_recovery", "pytorch_dcp", "three_factor", "safetensors_load", "pytorch",
+                  "repro_disk_share", "resharding", "replicated_restore_memory", "replica_parallel")  # fmt: skip
 
 
 def _longest_first(names: list[str]) -> list[str]:
