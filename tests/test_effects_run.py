@@ -127,13 +127,16 @@ def test_effects_under_a_busy_machines_noise_are_within_7_percent_and_decided(tm
   summary = json.loads((tmp_path / "out" / "summary.json").read_text())
   effects = {(e["factor"], e["level"]): e for e in summary["effects"] if e["metric"] == "save_0_basics/time_s"}
   verdicts = {k: e["verdict"] for k, e in effects.items()}
-  # concurrent_gb=4's plant, 1.15, is near the 10% threshold: at 10 repeats its estimate can fall under 1.1
-  # (twice in 5 runs at load 4-15), and then it is undecided, never wrong, its interval holding the plant and
-  # reaching past the threshold.
-  cg4 = effects[("concurrent_gb", 4)]
-  if verdicts[("concurrent_gb", 4)] == "inconclusive":
-    assert cg4["low"] < 1.1 < cg4["high"] and cg4["low"] < _planted_main("concurrent_gb", 4) < cg4["high"], cg4
-    verdicts[("concurrent_gb", 4)] = "worse"
+  # Two main effects lie near the 10% threshold: concurrent_gb=4's 1.15 and use_ocdbt's 0.88 (its 0.8 averaged
+  # with the 1.2 interaction). At 10 repeats their estimates can land inside it (concurrent_gb=4 twice in 5 runs
+  # at load 4-15, use_ocdbt once at load 4-6), and then each is undecided, never wrong: its interval holds the
+  # plant and reaches past the threshold. The two far ones (1.42, 0.7) are always decided.
+  for key, direction in ((("concurrent_gb", 4), "worse"), (("use_ocdbt", True), "better")):
+    near = effects[key]
+    if verdicts[key] == "inconclusive":
+      threshold = 1.1 if direction == "worse" else 1 / 1.1
+      assert near["low"] < threshold < near["high"] and near["low"] < _planted_main(*key) < near["high"], near
+      verdicts[key] = direction
   assert verdicts == {("use_ocdbt", True): "better", ("use_zarr3", True): "worse",
                       ("concurrent_gb", 4): "worse", ("concurrent_gb", 8): "better"}
   for (factor, level), effect in effects.items():
