@@ -3,11 +3,15 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
 # Test workers (pytest-xdist): one file's tests stay on one worker, in order, so a module's
-# fixtures start once and a file's timing tests never race each other. Two more than the cores: much
-# of the suite waits on the processes, emulators and sleeps it starts (with 4 workers on 2 cores the
-# suite used 1.7 cores; docs/performance.md, *The test suite*).
+# fixtures start once and a file's timing tests never race each other; each example of the walk goes
+# to a worker of its own (tests/conftest.py). Two more than the cores: much of the suite waits on the
+# processes, emulators and sleeps it starts (with 4 workers on 2 cores the suite used 1.7 cores;
+# docs/performance.md, *The test suite*).
 TEST_WORKERS ?= $(shell python3 -c 'import os; print((os.cpu_count() or 1) + 2)')
 PYTEST := $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+# `make test WITH_EXAMPLES=1` (CI) runs the catalogue walk in the same pool: its examples keep the CPU
+# busy while the suite's tests wait.
+TEST_MARKERS := not alone$(if $(WITH_EXAMPLES),, and not examples)
 
 .PHONY: run test test-fast test-examples install dev clean
 
@@ -47,13 +51,13 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.dev-installed
 	$(VENV)/bin/lint-imports
-	$(PYTEST) -m "not alone and not examples"
+	$(PYTEST) -m "$(TEST_MARKERS)"
 	# Tests that judge timings over many runs, with no other test beside them.
 	$(PY) -m pytest -q -m alone
 
 # Every shipped example as a user first runs it (tests/test_example_walk.py), one per worker.
 test-examples: $(VENV)/.dev-installed
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist load -m examples
+	$(PYTEST) -m examples
 
 # In-process tests only: no test that starts a Python process or a server.
 test-fast: $(VENV)/.dev-installed

@@ -65,9 +65,9 @@ def pytest_runtest_setup(item):
 
 # The files that took longest in the last profile (`--durations`, docs/performance.md, *The test suite*),
 # longest first: one of them handed out last would run on alone after the other workers finish.
-_LONGEST_FILES_FIRST = ("test_storage.py", "test_effects_run.py", "test_orbax_suites.py", "test_envs.py",
-                        "test_builtins_torchax.py", "test_reproductions.py", "test_docs.py", "test_launch.py",
-                        "test_history.py", "test_builtins_multislice.py", "test_memory_pass.py")  # fmt: skip
+_LONGEST_FILES_FIRST = ("test_example_walk.py", "test_storage.py", "test_effects_run.py", "test_orbax_suites.py",
+                        "test_envs.py", "test_builtins_torchax.py", "test_reproductions.py", "test_docs.py",
+                        "test_launch.py", "test_history.py", "test_builtins_multislice.py", "test_memory_pass.py")  # fmt: skip
 
 
 def pytest_collection_modifyitems(items):
@@ -81,6 +81,24 @@ def pytest_collection_modifyitems(items):
   first_seen = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
   longest = {name: i for i, name in enumerate(_LONGEST_FILES_FIRST)}
   items.sort(key=lambda item: (longest.get(item.path.name, len(longest)), -slow[item.path], first_seen[item.path]))
+
+
+_WALK = "tests/test_example_walk.py::"
+
+
+def pytest_xdist_make_scheduler(config, log):
+  """`--dist loadfile`, but each example of the catalogue walk (tests/test_example_walk.py) goes to whichever
+  worker is free, as a file of its own: the walk's examples spread over the workers, alone (`make
+  test-examples`) or among the suite's files (`make test WITH_EXAMPLES=1`)."""
+  if config.getvalue("dist") != "loadfile":
+    return None
+  from xdist.scheduler import LoadFileScheduling  # noqa: PLC0415
+
+  class FilesAndExamples(LoadFileScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+      return nodeid if nodeid.startswith(_WALK) else super()._split_scope(nodeid)
+
+  return FilesAndExamples(config, log)
 
 
 def cli_env(env: dict | None = None) -> dict[str, str]:

@@ -5,7 +5,7 @@ a store's credentials). The list is `ckptbench examples`' own, so a new example 
 lands. Each command runs in a process forked from one that imported ckptbench, JAX and Orbax once
 (tests/warm_cli.py): the command line's entry point, its own JAX start and memory pass. Slow (every
 example, twice over with its memory pass): `make test-examples` runs the walk on every core; `make
-test` leaves it out (docs/builtins.md, "Adding a built-in"). The examples that took longest in the last
+test` leaves it out, and CI runs both in one pool (`make test WITH_EXAMPLES=1`) (docs/builtins.md, "Adding a built-in"). The examples that took longest in the last
 profile (docs/performance.md, *The test suite*) start first, so that no worker is left with a long one
 while the other idles; the rest follow in name order.
 """
