@@ -86,6 +86,7 @@ def pytest_collection_modifyitems(items):
 _WALK = "tests/test_example_walk.py::"
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: an environment without it runs the tests in one process
 def pytest_xdist_make_scheduler(config, log):
   """`--dist loadfile`, but each example of the catalogue walk (tests/test_example_walk.py) goes to whichever
   worker is free, as a file of its own: the walk's examples spread over the workers, alone (`make
