@@ -31,8 +31,7 @@ the first write and read pay; the method's other writes and reads would only
 repeat what the counted runs measure. Its record says so in a note. A warm-up
 that measures host memory does the whole method: a process's read peak grows
 over its first reads, so after a one-checkpoint warm-up the first reading of
-the reads' peak came out 5-15 MiB below the later ones (after a whole one,
-within their spread).
+the reads' peak reads low (docs/performance.md, *The test suite*).
 
 Verified: every checkpoint read equals the data that was written.
 """
