@@ -8,6 +8,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 os.environ["XLA_FLAGS"] = (
     os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8"
@@ -32,16 +33,19 @@ def headless_chromium():
   webdriver = pytest.importorskip("selenium.webdriver", reason="needs selenium (the dev extra)")
   from selenium.webdriver.chrome.service import Service
 
-  options = webdriver.ChromeOptions()
-  for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--no-first-run", "--window-size=1400,1800"):  # fmt: skip
-    options.add_argument(flag)
-  options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-  driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-  try:
-    yield driver
-  finally:
-    driver.quit()
+  # Its profile in a folder removed afterwards: the one chromedriver makes itself stays behind in /tmp.
+  with tempfile.TemporaryDirectory(prefix="ckptbench-chromium-") as profile:
+    options = webdriver.ChromeOptions()
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--window-size=1400,1800",
+                 f"--user-data-dir={profile}"):  # fmt: skip
+      options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+      yield driver
+    finally:
+      driver.quit()
 
 
 HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"  # engine/memory/_pass_choices.py

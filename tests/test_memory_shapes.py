@@ -45,8 +45,12 @@ def test_a_load_needs_more_ram_over_the_checkpoint_than_a_save(tmp_path):
       benchmarks:
         - generator: "{GENERATOR}"
           options: {{async_enabled: false}}
-      """)
-  runs = ok_metrics(outcome)
+      """, host_memory="pass")
+  # The memory pass, as users run: read inline, in a worker that ran other files first, the save's
+  # peak came out 0.17 (glibc's arenas kept what earlier tests freed); the pass reads 0.83.
+  assert not [r.error for r in outcome.records if r.failed]
+  runs = [r.metrics for r in ckptbench.memory_pass_records(outcome.records)]
+  assert len(runs) == 2
   save, load = _median(runs, f"save_{RATIO}"), _median(runs, f"load_{RATIO}")
   # A load holds what it read and the arrays it built from it (the restored tree is live at its end).
   assert load >= 0.9, load
@@ -55,10 +59,6 @@ def test_a_load_needs_more_ram_over_the_checkpoint_than_a_save(tmp_path):
 
 
 @pytest.mark.slow
-# Host memory inline, in the test process: in an xdist worker that ran other files first, glibc's arenas
-# kept what they freed and the 8 replicas' peak read 2.01 against 1.94 once; in a process of its own it
-# reads 2.4-3.7.
-@pytest.mark.alone
 def test_a_replicated_restore_needs_more_ram_with_more_replicas(tmp_path):
   outcome = run_text(tmp_path, f"""
       suite_name: memory shape
@@ -73,11 +73,13 @@ def test_a_replicated_restore_needs_more_ram_with_more_replicas(tmp_path):
       benchmarks:
         - generator: "{GENERATOR}"
           options: {{async_enabled: false}}
-      """)
+      """, host_memory="pass")
+  # The memory pass, as users run: read inline, in a worker that ran other files first, the 8 replicas'
+  # peak came out 2.01 against one replica's 1.94 once (glibc's arenas kept what earlier tests freed).
+  assert not [r.error for r in outcome.records if r.failed]
   by_mesh: dict[str, list[dict]] = {}
-  for record in ckptbench.timed_runs(outcome.records):
+  for record in ckptbench.memory_pass_records(outcome.records):
     by_mesh.setdefault(record.benchmark, []).append(record.metrics)
-  ok_metrics(outcome)
   one, eight = (_median(runs, f"load_{RATIO}") for _, runs in sorted(by_mesh.items()))
-  # Medians here: 1.5-1.9 with one replica, 2.4-3.7 with 8 (the 8 copies partly share host buffers).
+  # From the memory pass: 1.3-1.5 with one replica, 4.6-6.7 with 8 (the 8 copies partly share host buffers).
   assert eight >= one + 0.5, (one, eight)
