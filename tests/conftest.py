@@ -117,12 +117,22 @@ def cli_env(env: dict | None = None) -> dict[str, str]:
   return full_env
 
 
-def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240):
-  """Runs `python -m ckptbench ARGS` in a fresh process; returns the CompletedProcess."""
-  return subprocess.run(
-      [sys.executable, "-m", "ckptbench", *args],
-      cwd=cwd, env=cli_env(env), capture_output=True, text=True, timeout=timeout,
-  )  # fmt: skip
+def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240,
+            fresh: bool = False):  # fmt: skip
+  """Runs `ckptbench ARGS` as `python -m ckptbench ARGS` does; returns the CompletedProcess.
+
+  In a process forked from one that imported ckptbench, JAX and Orbax once (tests/warm_cli.py): the
+  import is a second or two of CPU a command, and the suite runs a few hundred. `fresh`: a new Python
+  process, for a test whose subject is the process's start; also where `env` sets JAX's own variables,
+  which JAX reads once, when it is imported.
+  """
+  full_env = cli_env(env)
+  if fresh or any(k.startswith("JAX_") and full_env.get(k) != os.environ.get(k) for k in {*full_env, *os.environ}):
+    return subprocess.run([sys.executable, "-m", "ckptbench", *args], cwd=cwd, env=full_env, capture_output=True,
+                          text=True, timeout=timeout)  # fmt: skip
+  from warm_cli import run_cli_forked  # noqa: PLC0415
+
+  return run_cli_forked(list(args), pathlib.Path(cwd or os.getcwd()), full_env, timeout)
 
 
 def run_cli_in_terminal(*args: str, env: dict | None = None, timeout: float = 240) -> tuple[int, str]:

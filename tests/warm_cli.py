@@ -5,7 +5,8 @@ imported ckptbench, JAX and Orbax once and started no JAX backend: the child set
 environment, directory, arguments and output files and calls the command-line entry point as
 `python -m ckptbench` does, so the command's JAX starts with the devices it asks for and its memory
 pass forks as it does from the command line. What it saves is the import (some 2 s a command on a
-quiet machine); tests/test_example_walk.py walks the catalogue through it.
+quiet machine). `run_cli` (tests/conftest.py) runs every command through it unless a test asks for a fresh
+process, and tests/test_example_walk.py walks the catalogue through it.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ def _run(args: list[str], cwd: str, env: dict[str, str], out: str, err: str) -> 
   os.chdir(cwd)
   os.environ.clear()
   os.environ.update(env)
+  # Where `python -m ckptbench` with this environment looks for modules first: $PYTHONPATH (the current
+  # directory it leaves off, as ckptbench/__main__.py does).
+  for entry in reversed([p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]):
+    if entry not in sys.path:
+      sys.path.insert(0, entry)
   for fd, path, mode in ((0, os.devnull, os.O_RDONLY), (1, out, os.O_WRONLY | os.O_CREAT), (2, err, os.O_WRONLY | os.O_CREAT)):
     os.dup2(os.open(path, mode, 0o644), fd)
   sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
