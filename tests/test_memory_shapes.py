@@ -62,7 +62,7 @@ def test_a_load_needs_more_ram_over_the_checkpoint_than_a_save(tmp_path):
 def test_a_replicated_restore_needs_more_ram_with_more_replicas(tmp_path):
   outcome = run_text(tmp_path, f"""
       suite_name: memory shape
-      num_repeats: 3
+      num_repeats: 2
       num_warmups: 1
       checkpoint_config:
         spec:
