@@ -117,17 +117,16 @@ def cli_env(env: dict | None = None) -> dict[str, str]:
   return full_env
 
 
-def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240,
-            fresh: bool = False):  # fmt: skip
+def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None, timeout: float = 240):
   """Runs `ckptbench ARGS` as `python -m ckptbench ARGS` does; returns the CompletedProcess.
 
   In a process forked from one that imported ckptbench, JAX and Orbax once (tests/warm_cli.py): the
-  import is a second or two of CPU a command, and the suite runs a few hundred. `fresh`: a new Python
-  process, for a test whose subject is the process's start; also where `env` sets JAX's own variables,
-  which JAX reads once, when it is imported.
+  import is a second or two of CPU a command, and the suite runs a few hundred. In a new Python process
+  where `env` sets JAX's own variables, which JAX reads once, when it is imported. (A test whose subject
+  is the process's start runs `python -m ckptbench` itself: tests/test_cli_startup.py.)
   """
   full_env = cli_env(env)
-  if fresh or any(k.startswith("JAX_") and full_env.get(k) != os.environ.get(k) for k in {*full_env, *os.environ}):
+  if any(k.startswith("JAX_") and full_env.get(k) != os.environ.get(k) for k in {*full_env, *os.environ}):
     return subprocess.run([sys.executable, "-m", "ckptbench", *args], cwd=cwd, env=full_env, capture_output=True,
                           text=True, timeout=timeout)  # fmt: skip
   from warm_cli import run_cli_forked  # noqa: PLC0415

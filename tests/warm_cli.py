@@ -4,9 +4,9 @@ Each command runs in a child of one server process per test worker (multiprocess
 imported ckptbench, JAX and Orbax once and started no JAX backend: the child sets the command's
 environment, directory, arguments and output files and calls the command-line entry point as
 `python -m ckptbench` does, so the command's JAX starts with the devices it asks for and its memory
-pass forks as it does from the command line. What it saves is the import (some 2 s a command on a
-quiet machine). `run_cli` (tests/conftest.py) runs every command through it unless a test asks for a fresh
-process, and tests/test_example_walk.py walks the catalogue through it.
+pass forks as it does from the command line. What it saves is the import (a second or two of CPU a
+command). `run_cli` (tests/conftest.py) runs commands through it, unless they set JAX's own
+variables, and tests/test_example_walk.py walks the catalogue through it.
 """
 
 from __future__ import annotations
