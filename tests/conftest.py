@@ -23,6 +23,8 @@ if "PYTEST_XDIST_WORKER" in os.environ:
 
 import pytest  # noqa: E402
 
+from warm_cli import run_cli_forked  # noqa: E402
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
@@ -129,8 +131,6 @@ def run_cli(*args: str, cwd: pathlib.Path | None = None, env: dict | None = None
   if any(k.startswith("JAX_") and full_env.get(k) != os.environ.get(k) for k in {*full_env, *os.environ}):
     return subprocess.run([sys.executable, "-m", "ckptbench", *args], cwd=cwd, env=full_env, capture_output=True,
                           text=True, timeout=timeout)  # fmt: skip
-  from warm_cli import run_cli_forked  # noqa: PLC0415
-
   return run_cli_forked(list(args), pathlib.Path(cwd or os.getcwd()), full_env, timeout)
 
 
