@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import time
 
 import numpy as np
 
@@ -79,3 +81,37 @@ benchmarks:
       label: [a, b]
       extra_mib: [0, 64]
 """
+
+
+@dataclasses.dataclass(frozen=True)
+class TimelineOptions(ckptbench.BenchmarkOptions):
+  label: str | list[str] = "a"
+  sleep_s: float = 0.1  # each timed run's; a warm-up's is 5 times longer
+  crash_in_memory_pass: bool = False
+
+
+# Where `Timeline` appends its runs: the test's file, named in the environment the run and its pass share.
+TIMELINE_ENV = "CKPTBENCH_TEST_TIMELINE"
+
+
+@ckptbench.benchmark_options(TimelineOptions)
+class Timeline(ckptbench.BenchmarksGenerator):
+  """Sleeps inside `measure("alloc")` with 8 MiB allocated, and appends the run (its process, whether it
+  is the memory pass's, a warm-up, and its start and end times) as a JSON line to $CKPTBENCH_TEST_TIMELINE.
+  With `crash_in_memory_pass` the pass's process exits in its warm-up, as a crash would end it."""
+
+  def test_fn(self, context: ckptbench.TestContext) -> ckptbench.TestResult:
+    in_pass = "MALLOC_MMAP_THRESHOLD_" in os.environ
+    if context.options.crash_in_memory_pass and in_pass:
+      os._exit(3)
+    start = time.time()
+    metrics = ckptbench.Metrics()
+    with metrics.measure("alloc"):
+      block = np.ones(8 * _MIB, np.uint8)
+      time.sleep(context.options.sleep_s * (5 if context.warmup else 1))
+    del block
+    line = {"pid": os.getpid(), "memory_pass": in_pass, "warmup": context.warmup, "label": context.options.label,
+            "start": start, "end": time.time()}  # fmt: skip
+    with open(os.environ[TIMELINE_ENV], "a") as timeline:
+      timeline.write(json.dumps(line) + "\n")
+    return ckptbench.TestResult(metrics=metrics)

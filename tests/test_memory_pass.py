@@ -12,8 +12,12 @@ import dataclasses
 import importlib.util
 import json
 import os
+import signal
 import statistics
+import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 
@@ -26,6 +30,7 @@ from ckptbench.engine.memory._pass_choices import HOST_MEMORY_ENV
 from ckptbench.engine._run_plan import build_run_plan
 from ckptbench.metrics._allocator import free_memory_released
 from conftest import REPO, run_cli
+import memory_benchmarks
 
 pytestmark = pytest.mark.skipif(not free_memory_released(), reason="the memory pass fixes glibc's thresholds")
 
@@ -163,6 +168,122 @@ def test_a_suite_from_python_text_runs_its_memory_pass_as_the_cli_does(tmp_path)
   assert left == {".ckptbench.lock", "manifest.json", "results.jsonl", "summary.json"}
 
 
+TIMELINE_SUITE = """\
+suite_name: timeline
+num_repeats: 3
+num_warmups: 1
+checkpoint_config:
+  spec:
+    params: {dtype: float32, shape: [64], sharding: [fsdp]}
+mesh_config:
+  mesh_axes: [fsdp]
+  ici_parallelism: {fsdp: 8}
+benchmarks:
+  - generator: memory_benchmarks.Timeline
+    options:
+      label: [a, b]
+"""
+
+
+def _timeline(path) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+  """The run's warm-ups and timed runs, then its memory pass's warm-ups and readings, as `Timeline` wrote them."""
+  runs = _timeline_runs(path)
+  return tuple([r for r in runs if r["memory_pass"] == in_pass and r["warmup"] == warmup]
+               for in_pass in (False, True) for warmup in (True, False))  # fmt: skip
+
+
+def _assert_the_pass_overlapped_warm_ups_only(timeline) -> None:
+  """The pass's warm-ups start before the run's first timed run, and end before it starts; its readings start
+  once the run's last timed run has ended (engine/memory/_gate.py)."""
+  warmups, timed, pass_warmups, readings = _timeline(timeline)
+  assert len(warmups) == 2 and len(timed) == 6 and len(pass_warmups) == 1 and len(readings) == 6
+  assert len({r["pid"] for r in pass_warmups + readings}) == 1 and pass_warmups[0]["pid"] != timed[0]["pid"]
+  assert max(r["end"] for r in pass_warmups) <= min(r["start"] for r in timed)
+  assert min(r["start"] for r in readings) >= max(r["end"] for r in timed)
+
+
+@pytest.mark.slow
+def test_the_forked_pass_warms_up_beside_the_run_and_reads_after_its_timed_runs(tmp_path, monkeypatch):
+  timeline = tmp_path / "timeline.jsonl"
+  monkeypatch.setenv(memory_benchmarks.TIMELINE_ENV, str(timeline))
+  suite = tmp_path / "timeline.yaml"
+  suite.write_text(TIMELINE_SUITE)
+  out = tmp_path / "out"
+  done = run_cli("run", str(suite), "-o", str(out), "--no_views", "--no_progress",
+                 env={memory_benchmarks.TIMELINE_ENV: str(timeline)})  # fmt: skip
+  assert done.returncode == 0, done.stdout + done.stderr
+  _assert_the_pass_overlapped_warm_ups_only(timeline)
+  manifest = json.loads((out / "manifest.json").read_text())["host_memory"]
+  assert manifest["process"] == "forked" and manifest["seconds"] > 0
+  memory = [r for r in _records(out) if r["memory_pass"]]
+  assert len(memory) == 6 and all(7 <= r["metrics"][PEAK]["value"] <= 9.5 for r in memory)
+
+
+@pytest.mark.slow
+def test_a_fresh_pass_process_warms_up_beside_the_run_too(tmp_path, monkeypatch):
+  timeline = tmp_path / "timeline.jsonl"
+  monkeypatch.setenv(memory_benchmarks.TIMELINE_ENV, str(timeline))
+  suite = load_suite_text(TIMELINE_SUITE, "<string>")
+  outcome = ckptbench.run(suite, ckptbench.RunSettings(output_dir=tmp_path / "out", write_views=False,
+                                                       probe_storage=False, show_progress=False))  # fmt: skip
+  assert outcome.exit_code == 0
+  _assert_the_pass_overlapped_warm_ups_only(timeline)
+  assert json.loads((tmp_path / "out" / "manifest.json").read_text())["host_memory"]["process"] == "fresh"
+
+
+@pytest.mark.slow
+def test_a_pass_that_crashes_in_its_warm_up_fails_its_benchmarks_and_the_timed_runs_stand(tmp_path, monkeypatch):
+  timeline = tmp_path / "timeline.jsonl"
+  monkeypatch.setenv(memory_benchmarks.TIMELINE_ENV, str(timeline))
+  suite = tmp_path / "timeline.yaml"
+  suite.write_text(TIMELINE_SUITE.replace("label: [a, b]", "label: [a, b]\n      crash_in_memory_pass: true"))
+  out = tmp_path / "out"
+  done = run_cli("run", str(suite), "-o", str(out), "--no_views", "--no_progress",
+                 env={memory_benchmarks.TIMELINE_ENV: str(timeline)})  # fmt: skip
+  assert done.returncode == 1, done.stdout + done.stderr
+  records = _records(out)
+  assert sum(1 for r in records if not r["memory_pass"] and not r["warmup"] and not r["error"]) == 6
+  failed = [r for r in records if r["memory_pass"]]
+  assert len(failed) == 2 and all("its process exited 3" in r["error"]["message"] for r in failed)
+  assert (out / "logs" / "memory_pass.log").exists()  # kept, as its records name it
+
+
+@pytest.mark.slow
+def test_ctrl_c_in_the_timed_runs_stops_the_waiting_pass_and_leaves_nothing_of_it(tmp_path):
+  """The pass waits at its gate while the timed runs sleep; a Ctrl-C to the terminal's process group (the run
+  and its pass) ends the run after its current run, the pass without a reading, and nothing of it is left."""
+  timeline = tmp_path / "timeline.jsonl"
+  suite = tmp_path / "timeline.yaml"
+  suite.write_text(TIMELINE_SUITE.replace("num_repeats: 3", "num_repeats: 20").replace("label: [a, b]", "label: a"))
+  out = tmp_path / "out"
+  env = {**os.environ, memory_benchmarks.TIMELINE_ENV: str(timeline),
+         "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "tests")])}  # fmt: skip
+  env.pop("XLA_FLAGS", None)
+  env.pop(HOST_MEMORY_ENV, None)
+  proc = subprocess.Popen([sys.executable, "-m", "ckptbench", "run", str(suite), "-o", str(out), "--no_progress",
+                           "--no_views", "--no_probe"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True)  # fmt: skip
+  deadline = time.monotonic() + 60
+  while time.monotonic() < deadline and not (timeline.exists() and
+                                             sum(1 for _ in _timeline_runs(timeline) if not _["warmup"]) >= 2):
+    assert proc.poll() is None, proc.communicate()
+    time.sleep(0.05)
+  pass_pid = next(r["pid"] for r in _timeline_runs(timeline) if r["memory_pass"])  # warmed up, at its gate
+  os.killpg(proc.pid, signal.SIGINT)
+  stdout, stderr = proc.communicate(timeout=60)
+  assert proc.returncode == 130, stdout + stderr
+  assert "Traceback" not in stderr
+  assert not any(r["memory_pass"] and not r["warmup"] for r in _timeline_runs(timeline))  # not one reading
+  assert not os.path.exists(f"/proc/{pass_pid}")
+  assert not (out / "memory_pass").exists() and not (out / "logs").exists()
+  assert json.loads((out / "summary.json").read_text())["interrupted"] is True
+  assert not any(r["memory_pass"] for r in _records(out))
+
+
+def _timeline_runs(path) -> list[dict]:
+  return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 _truth = importlib.util.spec_from_file_location("memory_truth", REPO / "measurements" / "memory_truth.py")
 memory_truth = importlib.util.module_from_spec(_truth)
 _truth.loader.exec_module(memory_truth)
@@ -234,9 +355,6 @@ def test_a_history_never_puts_both_ways_of_reading_host_memory_in_one_series():
 def test_a_driven_run_has_its_memory_pass_once_told_to_stop(tmp_path):
   """`matrix` drives each environment's run (engine/loop/_rounds.py's protocol); its host memory comes from
   the pass that run starts after the driver's stop, as in a run of its own."""
-  import subprocess
-  import sys
-
   out = tmp_path / "out"
   env = {**os.environ, HOST_MEMORY_ENV: "", "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "tests")])}
   env.pop("XLA_FLAGS", None)

@@ -102,12 +102,19 @@ def register(subparsers) -> None:
                  " what ran before; 'inline' inside the timed runs (as multi-process runs do); 'off' not at"
                  " all (default: $CKPTBENCH_HOST_MEMORY, else pass; docs/metrics.md)")  # fmt: skip
   p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)  # a run's memory pass (engine/memory/_pass.py)
+  p.add_argument("--memory_pass_gate", type=_gate_fds, help=argparse.SUPPRESS)  # its pipes (engine/memory/_gate.py)
   p.add_argument("--no_disk_check", "--skip_disk_check", dest="check_disk", action="store_false",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.add_argument("--history", metavar="HIST",
                  help="append the finished run to this history (a directory, gs://... or s3://...; docs/history.md)")  # fmt: skip
   p.add_argument("--label", help="the run's label in the history (default: the git commit, -dirty with changes)")
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
+
+
+def _gate_fds(text: str) -> tuple[int, int]:
+  """`--memory_pass_gate W,R`: a memory pass's file descriptors (engine/memory/_gate.py)."""
+  warm, go = (int(fd) for fd in text.split(","))
+  return warm, go
 
 
 def add_time_budget_argument(p) -> None:
@@ -160,6 +167,7 @@ def settings_from(args: argparse.Namespace) -> RunSettings:
       driven_rounds=args.driven_rounds,
       host_memory=args.host_memory,
       memory_pass_repeats=args.memory_pass_repeats,
+      memory_pass_gate=args.memory_pass_gate,
       memory_pass_forked=args.own_process,
   )
 

@@ -69,6 +69,9 @@ class RunSettings:
   host_memory: str | None = None
   # This run is another run's memory pass: a warm-up and this many runs of each benchmark.
   memory_pass_repeats: int | None = None
+  # A memory pass's ends of the pipes that hold its readings until its run's timed runs are done
+  # (engine/memory/_gate.py): the file descriptors it writes "warm" to and reads "go" from.
+  memory_pass_gate: tuple[int, int] | None = None
   # The memory pass runs in a child forked from this process before JAX's backend starts, not a fresh
   # process (engine/memory/_warm.py): only where this process is ckptbench's own (the command line).
   memory_pass_forked: bool = False

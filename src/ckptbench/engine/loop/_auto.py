@@ -80,10 +80,12 @@ def auto_rounds(
     records: list[RunRecord],
     coordinator: Coordinator,
     progress: RunProgress,
+    now: Callable[[], float] = time.perf_counter,
 ) -> RepeatsDone:
-  """Warm-ups, then rounds of every benchmark until decided (`rounds_until_decided`)."""
+  """Warm-ups, then rounds of every benchmark until decided (`rounds_until_decided`); `now` is the run's clock
+  for its time budget (`RoundClock`)."""
   repeats, keys = run_plan.repeats, run_plan.keys
-  clock = RoundClock(repeats, time.perf_counter())
+  clock = RoundClock(repeats, now(), now)
   if not _warmups(repeats, len(keys), execute, stop):
     return RepeatsDone(True, 0, "interrupted")
 

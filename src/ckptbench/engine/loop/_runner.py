@@ -32,7 +32,8 @@ from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
 from ckptbench.engine.output._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
 from ckptbench.engine._sizes import disk_need
 from ckptbench.engine.memory._fit import memory_problem
-from ckptbench.engine.memory._pass import HostMemory, host_memory_plan, memory_pass_process, run_memory_pass
+from ckptbench.engine.memory._gate import pass_at_gate
+from ckptbench.engine.memory._pass import HostMemory, MemoryPass, host_memory_plan, memory_pass_process, start_memory_pass
 from ckptbench.engine.output._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine.loop._auto import auto_rounds, driven_rounds
@@ -140,6 +141,9 @@ def _run_suite(
   started = time.perf_counter()
   try:
     with stop.installed():
+      # A driven run's pass waits for the driver's stop: other environments' runs are not gated on it.
+      if host_memory.mode == "pass" and not repeats.driven:
+        runs.start_memory_pass(host_memory, run_plan)
       with collectors_held(host_memory.held):  # what a memory pass measures, the timed runs do not
         done_repeats, race = _repeats(run_plan, settings, runs, done, todo, rng, stop, coordinator, progress)
       if host_memory.mode == "pass" and not done_repeats.interrupted:
@@ -148,6 +152,8 @@ def _run_suite(
         if stop.requested:
           done_repeats = dataclasses.replace(done_repeats, interrupted=True)
   finally:
+    if runs.memory is not None:
+      runs.memory.close()
     progress.close()
     runs.noise.close()
 
@@ -177,9 +183,11 @@ def _repeats(
                           runs.records), None  # fmt: skip
   if settings.race is not None:
     seed = settings.race.seed if settings.race.seed is not None else rng.randrange(2**31)
-    return race_rounds(RaceRun(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress, seed))
+    return race_rounds(RaceRun(run_plan, settings.race, rng, runs.execute, stop, runs.records, progress, seed,
+                               runs.own_time))  # fmt: skip
   if repeats.auto:
-    return auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress), None
+    return auto_rounds(run_plan, done, rng, runs.execute, stop, runs.records, coordinator, progress,
+                       runs.own_time), None  # fmt: skip
   return fixed_runs(todo, runs.execute, stop, repeats.count), None
 
 
@@ -207,11 +215,29 @@ class _Runs:
     self.noise = NoiseMeter(flush=settings.flush_between_runs and not settings.memory_pass_repeats)
     self.freeing: Freeing = freeing
     self.host_memory_absent: str | None = host_memory_absent
+    self.memory: MemoryPass | None = None  # this run's memory pass, once started
+    # Before the first timed run: a run waits for its memory pass's warm-ups, a memory pass for its run's
+    # timed runs (engine/memory/_gate.py).
+    gate = settings.memory_pass_gate
+    self._before_timed_runs: Callable[[], None] | None = (lambda: pass_at_gate(gate)) if gate else None
+
+  def start_memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> None:
+    """Starts the memory pass, whose warm-ups run beside this run's own."""
+    self.memory = start_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, self.records)
+    if self.memory is not None:
+      self._before_timed_runs = self.memory.wait_warm
+
+  def own_time(self) -> float:
+    """A clock of this run's own: `time.perf_counter()` less the time it waited for its memory pass's warm-ups."""
+    return time.perf_counter() - (self.memory.waited_s if self.memory is not None else 0.0)
 
   def execute(self, run: ScheduledRun) -> None:
     bench = self.plan.benchmarks[run.benchmark_index]
     label = f"{bench.name} {'warmup' if run.warmup else 'repeat'} {run.repeat}"
     self.freeing.wait()  # the previous run's checkpoint is gone before this run flushes and starts
+    if not run.warmup and self._before_timed_runs is not None:
+      before, self._before_timed_runs = self._before_timed_runs, None
+      before()
     self.progress.started(bench.name, run.repeat, run.warmup)
     self.watchdog.start_run(label)
     self.noise.start()
@@ -227,18 +253,21 @@ class _Runs:
     self.freeing.start(leftovers, self.coordinator.process_index == 0)
 
   def memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> float:
-    """The memory pass (engine/memory/_pass.py) once the timed runs are done: its records written and kept;
-    the seconds it took (the manifest's `host_memory.seconds`)."""
+    """The memory pass's readings (engine/memory/_pass.py) once the timed runs are done: its records written
+    and kept; the seconds it cost the run (the manifest's `host_memory.seconds`): its readings, and the wait
+    for its warm-ups."""
     self.freeing.wait()  # the last timed run's checkpoint is gone first
     self.progress.note("memory pass: each benchmark again until its host memory figures are precise, in a fresh"
                        " process (host memory only; every timing is the timed runs')")  # fmt: skip
     started = time.perf_counter()
-    records = run_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, self.records)
+    if self.memory is None:  # a driven run's, or a resumed run's with nothing left to read
+      self.memory = start_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, self.records)
+    records = self.memory.finish(self.records) if self.memory is not None else []
     for writer in self.writers:
       writer.add(records)
     self.records.extend(records)
     failed = sum(1 for r in records if r.failed)
-    seconds = time.perf_counter() - started
+    seconds = time.perf_counter() - started + (self.memory.waited_s if self.memory is not None else 0.0)
     self.progress.note(f"memory pass: {len(records)} run(s) recorded in {seconds:.1f} s"
                        + (f", {failed} failed" if failed else ""))
     return round(seconds, 3)

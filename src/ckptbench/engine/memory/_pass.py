@@ -7,14 +7,17 @@ its buffers from it. The 128 MiB sync save then reads 0.45-0.9x what it adds in 
 load 1.1-1.6x, moving with what ran before (issue 30; docs/metrics.md, *Host memory*).
 
 So by default (`host_memory: pass`) the timed runs measure no host memory at all (the `rss` collector is
-held: no trim, no sampler, glibc's defaults as a training process has them), and once they are done one
-child `ckptbench run` runs the same benchmarks again, with `MALLOC_MMAP_THRESHOLD_` fixed at 64 KiB: a
-warm-up per generator, mesh and data, then rounds of the benchmarks whose host memory has not settled,
-until the figure of each of a benchmark's judged tags is precise enough (3 readings at least; the rule
-and its error: stats/_settled.py), never more readings than `memory_readings_cap` allows (10; a fixed
-repeat count's own count): not the timed runs' repeat count. It starts when the timed runs are done
-and their last checkpoint is gone, never beside them: its saves and loads would share the disk, the
-page cache and the CPUs with theirs. A fixed threshold stops glibc's adjusting, so every block of
+held: no trim, no sampler, glibc's defaults as a training process has them), and one child `ckptbench
+run` runs the same benchmarks again, with `MALLOC_MMAP_THRESHOLD_` fixed at 64 KiB: a warm-up per
+generator, mesh and data, then rounds of the benchmarks whose host memory has not settled, until the
+figure of each of a benchmark's judged tags is precise enough (3 readings at least; the rule and its
+error: stats/_settled.py), never more readings than `memory_readings_cap` allows (10; a fixed repeat
+count's own count): not the timed runs' repeat count. It starts as the timed runs' first run does, so
+its start and warm-ups (read by nobody) run beside theirs; its readings wait until the timed runs are
+done and their last checkpoint is gone, and the timed runs wait for its warm-ups before their first
+repeat (engine/memory/_gate.py): no saves and loads of the one run beside the other's measured ones,
+which would share the disk, the page cache and the CPUs. A driven run's pass (below) starts after the
+driver's stop, as other environments' runs are not held by its gate. A fixed threshold stops glibc's adjusting, so every block of
 64 KiB or more is mapped when allocated and unmapped when freed, as in a fresh process before its first
 large free, and no arena keeps free memory at its top beyond the 128 KiB trim threshold: each run's
 peak is what it needs, whatever ran before it. Measured (measurements/memory_truth.py, the 128 MiB save
@@ -55,6 +58,7 @@ from ckptbench.engine.memory._pass_choices import (
     host_memory_mode,
     memory_readings_cap,
 )
+from ckptbench.engine.memory._gate import PassGate
 from ckptbench.engine.memory._warm import WarmProcess, can_fork
 from ckptbench.engine._run_plan import RunPlan
 from ckptbench.engine._settings import RunSettings
@@ -152,6 +156,10 @@ def forked_memory_pass(suite: Suite, settings: RunSettings) -> Iterator[None]:
   if not fork:
     yield
     return
+  # The pass's settling rule needs scipy after its first round, where the run waits for it; imported here,
+  # the child has it for nothing, and this run's verdicts on host memory need it too.
+  import scipy.special  # noqa: F401, PLC0415
+
   _forked = WarmProcess()
   try:
     yield
@@ -165,61 +173,120 @@ def memory_pass_process() -> str:
   return "forked" if _forked is not None else "fresh"
 
 
-def run_memory_pass(
+def start_memory_pass(
     suite: Suite, settings: RunSettings, run_plan: RunPlan, repeats: int, earlier: Sequence[RunRecord]
-) -> list[RunRecord]:
-  """The memory pass: its records of every benchmark `earlier` (the run's records so far, resumed ones
-  included) has no memory pass for, each with the tags only host memory gave (see `_memory_record`).
-
-  A benchmark the pass recorded nothing for (the child could not start, or died) gets one failed record
-  naming the pass's exit status and log (OUT/logs/memory_pass.log, kept only then).
-  """
+) -> MemoryPass | None:
+  """The memory pass, started now (its process and warm-ups), or None where `earlier` (the run's records so
+  far, resumed ones included) has a memory pass of every benchmark."""
   done_keys = {r.key for r in memory_pass_records(earlier)}
   if all(b.key in done_keys for b in run_plan.plan.benchmarks):  # a resumed run whose pass was done
-    return []
-  out = settings.output_dir
-  child_out = out / _SUBDIRECTORY
-  suite_file, written = _suite_file(suite, out)
-  log = out / "logs" / "memory_pass.log"
-  log.parent.mkdir(parents=True, exist_ok=True)
-  env = {**os.environ, **MEMORY_PASS_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-  command = _command(suite, settings, suite_file, child_out, repeats)
-  try:
-    returncode = _run_pass(command, env, log)
-    found = read_records(child_out) if (child_out / "results.jsonl").exists() else []
-  finally:
-    shutil.rmtree(child_out, ignore_errors=True)
-    if written:
-      suite_file.unlink(missing_ok=True)
-  timed_tags: dict[str, set[str]] = {}  # by generator
-  for r in [*warmup_runs(earlier), *timed_runs(earlier)]:
-    timed_tags.setdefault(r.generator, set()).update(r.metrics)
-  # The child's own runs are timed runs of a run of its own; its warm-ups are left out here too.
-  records = [_memory_record(r, timed_tags.get(r.generator, set())) for r in timed_runs(found) if r.key not in done_keys]
-  recorded = {r.key for r in records}
-  missing = [b for b in run_plan.plan.benchmarks if b.key not in recorded and b.key not in done_keys]
-  if returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
-    missing = []
-  if not missing:
-    log.unlink()
-    if not any(log.parent.iterdir()):
-      log.parent.rmdir()
-  error = ErrorRecord("MemoryPassFailed", f"the memory pass recorded no run of this benchmark (its process"
-                      f" exited {returncode}; its output: {log})")  # fmt: skip
-  return records + [
-      RunRecord(suite=suite.name, **b.describe(), repeat=0, warmup=False, host=0, num_hosts=1, path=str(child_out),
-                started_at=now_iso(), duration_s=0.0, metrics={}, error=error, memory_pass=True)
-      for b in missing
-  ]  # fmt: skip
+    return None
+  return MemoryPass(suite, settings, run_plan, repeats, done_keys)
 
 
-def _run_pass(command: list[str], env: dict[str, str], log: pathlib.Path) -> int:
-  """The pass's command, in the child forked for it if there is one, else in a fresh process; its exit status."""
-  if _forked is not None:
-    return _forked.run(command[3:], env, str(log))  # after `python -m ckptbench`
-  with log.open("w") as sink:
-    return subprocess.run(command, env=env, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                          check=False).returncode  # fmt: skip
+class MemoryPass:
+  """A run's memory pass: its process started, its warm-ups beside the run's own, its readings held until
+  `finish` (engine/memory/_gate.py). `wait_warm` before the run's first timed run; `close` stops a pass
+  that was never finished and removes what it wrote."""
+
+  def __init__(self, suite: Suite, settings: RunSettings, run_plan: RunPlan, repeats: int, done_keys: set[str]):
+    self._suite, self._benchmarks, self._done_keys = suite, run_plan.plan.benchmarks, done_keys
+    out = settings.output_dir
+    self._child_out = out / _SUBDIRECTORY
+    self._suite_file, self._written = _suite_file(suite, out)
+    self.log = out / "logs" / "memory_pass.log"
+    self.log.parent.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, **MEMORY_PASS_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    command = _command(suite, settings, self._suite_file, self._child_out, repeats)
+    self._process: WarmProcess | subprocess.Popen | None = None
+    if _forked is not None:
+      self._gate = _forked.gate
+      _forked.start([*command[3:], "--memory_pass_gate", self._gate.flag], env, str(self.log))  # after `python -m ckptbench`
+    else:
+      self._gate = PassGate()
+      with self.log.open("w") as sink:
+        self._process = subprocess.Popen([*command, "--memory_pass_gate", self._gate.flag], env=env, stdout=sink,
+                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         pass_fds=self._gate.child_fds)  # fmt: skip
+      self._gate.child_started()
+    self._open = True
+
+  @property
+  def waited_s(self) -> float:
+    """How long the run waited for the pass's warm-ups."""
+    return self._gate.waited_s
+
+  def wait_warm(self) -> None:
+    """Returns once the pass's warm-ups are done (or the pass is gone): the run's timed runs may start."""
+    self._gate.wait_warm()
+
+  def finish(self, earlier: Sequence[RunRecord]) -> list[RunRecord]:
+    """Lets the pass read, now that the timed runs are done; its records of every benchmark it had to read,
+    each with the tags only host memory gave (see `_memory_record`).
+
+    A benchmark the pass recorded nothing for (the child could not start, or died) gets one failed record
+    naming the pass's exit status and log (OUT/logs/memory_pass.log, kept only then).
+    """
+    self._gate.release()
+    try:
+      returncode = self._wait()
+      found = read_records(self._child_out) if (self._child_out / "results.jsonl").exists() else []
+    finally:
+      self._remove()
+    timed_tags: dict[str, set[str]] = {}  # by generator
+    for r in [*warmup_runs(earlier), *timed_runs(earlier)]:
+      timed_tags.setdefault(r.generator, set()).update(r.metrics)
+    # The child's own runs are timed runs of a run of its own; its warm-ups are left out here too.
+    done_keys = self._done_keys
+    records = [_memory_record(r, timed_tags.get(r.generator, set())) for r in timed_runs(found) if r.key not in done_keys]
+    recorded = {r.key for r in records}
+    missing = [b for b in self._benchmarks if b.key not in recorded and b.key not in done_keys]
+    if returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
+      missing = []
+    if not missing:
+      self._remove_log()
+    error = ErrorRecord("MemoryPassFailed", f"the memory pass recorded no run of this benchmark (its process"
+                        f" exited {returncode}; its output: {self.log})")  # fmt: skip
+    return records + [
+        RunRecord(suite=self._suite.name, **b.describe(), repeat=0, warmup=False, host=0, num_hosts=1,
+                  path=str(self._child_out), started_at=now_iso(), duration_s=0.0, metrics={}, error=error,
+                  memory_pass=True)
+        for b in missing
+    ]  # fmt: skip
+
+  def close(self) -> None:
+    """A pass never finished (the run was stopped or failed): it exits without a reading, and what it wrote is
+    removed."""
+    if not self._open:
+      return
+    self._gate.close()
+    try:
+      self._wait()
+    finally:
+      self._remove()
+      self._remove_log()
+
+  def _wait(self) -> int:
+    """The pass process's exit status, once it exits."""
+    if self._process is None:
+      return _forked.wait()
+    try:
+      return self._process.wait()
+    except BaseException:  # a second Ctrl-C here: the child is not left behind
+      self._process.kill()
+      self._process.wait()
+      raise
+
+  def _remove(self) -> None:
+    self._open = False
+    shutil.rmtree(self._child_out, ignore_errors=True)
+    if self._written:
+      self._suite_file.unlink(missing_ok=True)
+
+  def _remove_log(self) -> None:
+    self.log.unlink(missing_ok=True)
+    if self.log.parent.is_dir() and not any(self.log.parent.iterdir()):
+      self.log.parent.rmdir()
 
 
 def _memory_record(record: RunRecord, timed_tags: set[str]) -> RunRecord:

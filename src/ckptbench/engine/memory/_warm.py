@@ -4,12 +4,14 @@ A fresh `python -m ckptbench` costs the pass some 1.7 s of a quiet machine befor
 (Python, JAX, Orbax and ckptbench imported, about half a bare tour's pass), and several times that
 on a busy one. So `ckptbench run` forks a child once the suite is loaded (its generators, Orbax
 among them, imported) and before any backend, device or thread of JAX's or ours exists, and the
-child waits on a pipe. When the timed runs are done it is sent the pass's command, and runs it as a
-fresh process would: glibc's mmap and trim thresholds set as `MALLOC_MMAP_THRESHOLD_` sets them at
+child waits on a pipe. As the run's first run starts it is sent the pass's command, and runs it as
+a fresh process would: glibc's mmap and trim thresholds set as `MALLOC_MMAP_THRESHOLD_` sets them at
 a process's start (`mallopt`, which also stops glibc's adjusting them), what the imports freed
-handed back (`malloc_trim`), the environment the pass's own, its output in the pass's log. Only the
-command line's own process forks (`RunSettings.memory_pass_forked`): a program calling
-`ckptbench.run` may hold threads or state that a child must not copy, and gets a fresh process.
+handed back (`malloc_trim`), the environment the pass's own, its output in the pass's log; its
+warm-ups then run beside the run's, and its readings after the timed runs (engine/memory/_gate.py,
+whose pipes it is forked with). Only the command line's own process forks
+(`RunSettings.memory_pass_forked`): a program calling `ckptbench.run` may hold threads or state that a
+child must not copy, and gets a fresh process.
 measurements/memory_truth.py compares its readings with fresh processes' (docs/performance.md).
 """
 
@@ -24,6 +26,7 @@ import signal
 import sys
 import threading
 
+from ckptbench.engine.memory._gate import PassGate
 from ckptbench.engine.memory._pass_choices import MEMORY_PASS_ENV
 
 # mallopt's parameters (glibc's malloc.h).
@@ -33,28 +36,34 @@ _GLIBC_TRIM_THRESHOLD = 128 << 10  # glibc's default, which a fixed mmap thresho
 
 
 class WarmProcess:
-  """A child of this process, forked now, that runs one `ckptbench` command when `run` sends it.
+  """A child of this process, forked now, that runs one `ckptbench` command when `start` sends it.
 
-  Forked only where nothing but the main thread runs Python and JAX has no backend (`can_fork`); a child
-  that is never sent a command exits when `close` (or this process's exit) closes its pipe.
+  Forked only where nothing but the main thread runs Python and JAX has no backend (`can_fork`), with the
+  pipes of its gate (`gate`; the command's `--memory_pass_gate` names the child's ends); a child that is
+  never sent a command exits when `close` (or this process's exit) closes its pipe.
   """
 
   def __init__(self) -> None:
+    self.gate = PassGate()
     read_end, self._write_end = os.pipe()
     sys.stdout.flush()  # nothing buffered before the fork is printed twice
     sys.stderr.flush()
     self.pid = os.fork()
     if self.pid == 0:
       os.close(self._write_end)
-      _serve(read_end)  # never returns
+      _serve(read_end, self.gate)  # never returns
     os.close(read_end)
+    self.gate.child_started()
 
-  def run(self, argv: list[str], env: dict[str, str], log: str) -> int:
-    """Runs `ckptbench ARGV` in the child with `env` as its environment and its output in `log`; its exit status."""
+  def start(self, argv: list[str], env: dict[str, str], log: str) -> None:
+    """Has the child run `ckptbench ARGV` with `env` as its environment and its output in `log`."""
     message = json.dumps({"argv": argv, "env": env, "log": log}).encode()
     with os.fdopen(self._write_end, "wb") as pipe:
       pipe.write(message)
     self._write_end = -1
+
+  def wait(self) -> int:
+    """The child's exit status, once it exits."""
     try:
       return os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
     except BaseException:  # a second Ctrl-C here: the child is not left behind
@@ -65,13 +74,13 @@ class WarmProcess:
       self.pid = 0
 
   def close(self) -> None:
-    """Lets a child that was sent nothing exit, and reaps it."""
+    """Lets a child that was sent nothing, or is held at its gate, exit, and reaps it."""
+    self.gate.close()
     if self._write_end >= 0:
       os.close(self._write_end)
       self._write_end = -1
     if self.pid:
-      os.waitpid(self.pid, 0)
-      self.pid = 0
+      self.wait()
 
 
 def can_fork() -> bool:
@@ -87,9 +96,10 @@ def can_fork() -> bool:
   return None not in (backends_started, distributed) and not backends_started() and not distributed()
 
 
-def _serve(read_end: int) -> None:
+def _serve(read_end: int, gate: PassGate) -> None:
   """The child: waits for its command (none: exits), then runs it as a fresh process would, and exits."""
   signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C before the pass is the run's to handle
+  gate.close_run_ends()  # its own ends stay open for its command's `--memory_pass_gate`
   with os.fdopen(read_end, "rb") as pipe:
     message = pipe.read()
   if not message:

@@ -77,6 +77,7 @@ class RaceRun:
     records: the run's records as they arrive (the looks read them).
     progress: where the race's notes go.
     seed: the sampler's seed (tune.json records it).
+    now: the run's clock for its time budget (`RoundClock`).
   """
 
   run_plan: RunPlan
@@ -87,6 +88,7 @@ class RaceRun:
   records: list[RunRecord]
   progress: RunProgress
   seed: int
+  now: Callable[[], float] = time.perf_counter
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +117,7 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
   repeats = run.run_plan.repeats
   if not _warm_up(run, chosen):
     return RepeatsDone(True, 0, "interrupted"), result(None, None)
-  clock = RoundClock(repeats, time.perf_counter())
+  clock = RoundClock(repeats, run.now(), run.now)
   survivors, rounds, rule, winner, stopped = list(chosen), 0, None, None, "most rounds"
   settled = False  # every survivor's paired ratio to the reference decided: it need not run beside them
   while rounds < RACE_LOOKS[-1]:
