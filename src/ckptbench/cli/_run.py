@@ -101,14 +101,19 @@ def register(subparsers) -> None:
                  " runs, in a fresh process whose allocator keeps no free memory, so a peak does not depend on"
                  " what ran before; 'inline' inside the timed runs (as multi-process runs do); 'off' not at"
                  " all (default: $CKPTBENCH_HOST_MEMORY, else pass; docs/metrics.md)")  # fmt: skip
-  p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)  # a run's memory pass (engine/memory/_pass.py)
-  p.add_argument("--memory_pass_gate", type=_gate_fds, help=argparse.SUPPRESS)  # its pipes (engine/memory/_gate.py)
+  _add_memory_pass_arguments(p)
   p.add_argument("--no_disk_check", "--skip_disk_check", dest="check_disk", action="store_false",
                  help="run even when the checkpoints look too big for the free disk")  # fmt: skip
   p.add_argument("--history", metavar="HIST",
                  help="append the finished run to this history (a directory, gs://... or s3://...; docs/history.md)")  # fmt: skip
   p.add_argument("--label", help="the run's label in the history (default: the git commit, -dirty with changes)")
   p.set_defaults(handler=handle, exit_at_once=True)  # see cli._main.main
+
+
+def _add_memory_pass_arguments(p) -> None:
+  """What a run gives the `ckptbench run` that is its memory pass (engine/memory/_pass.py): not for users."""
+  p.add_argument("--memory_pass_repeats", type=int, help=argparse.SUPPRESS)
+  p.add_argument("--memory_pass_gate", type=_gate_fds, help=argparse.SUPPRESS)  # engine/memory/_gate.py
 
 
 def _gate_fds(text: str) -> tuple[int, int]:

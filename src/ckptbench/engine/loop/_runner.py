@@ -33,7 +33,8 @@ from ckptbench.engine.output._disk import Freeing, RunLeftovers, disk_problem, k
 from ckptbench.engine._sizes import disk_need
 from ckptbench.engine.memory._fit import memory_problem
 from ckptbench.engine.memory._gate import pass_at_gate
-from ckptbench.engine.memory._pass import HostMemory, MemoryPass, host_memory_plan, memory_pass_process, start_memory_pass
+from ckptbench.engine.memory._pass import HostMemory, MemoryPass, host_memory_plan, memory_pass_process
+from ckptbench.engine.memory._pass import start_memory_pass
 from ckptbench.engine.output._output_dir import prepare_output_dir
 from ckptbench.engine._pytree_cache import PytreeCache
 from ckptbench.engine.loop._auto import auto_rounds, driven_rounds
