@@ -378,7 +378,8 @@ def test_plan_says_what_the_memory_pass_adds(tmp_path):
   suite = _planted_suite(tmp_path, "allocate_mib: [8, 16]\n")
   default = run_cli("plan", suite)
   assert default.returncode == 0, default.stderr
-  assert ("host memory: a memory pass after the timed runs, 7-13 more runs in a fresh process (1 warm-up(s), then"
-          " 2 x 3-6 readings: each benchmark until its figures are precise); --host_memory inline or off runs none"
+  assert ("host memory: a memory pass, 7-13 more runs in a fresh process (1 warm-up(s) beside the timed runs' own,"
+          " then 2 x 3-6 readings after them: each benchmark until its figures are precise); --host_memory inline"
+          " or off runs none"
           ) in default.stdout
   assert "memory pass" not in run_cli("plan", suite, env={HOST_MEMORY_ENV: "off"}).stdout

@@ -120,6 +120,6 @@ def _memory_pass(plan: Plan, cfg) -> str | None:
   most = memory_readings_cap(0 if repeats == "auto" else int(repeats), repeats == "auto")
   least = min(MIN_READINGS, most)
   count, groups = len(plan.benchmarks), len(set(benchmark_groups(plan)))
-  return (f"host memory: a memory pass after the timed runs, {groups + least * count}-{groups + most * count}"
-          f" more runs in a fresh process ({groups} warm-up(s), then {count} x {least}-{most} readings: each"
-          " benchmark until its figures are precise); --host_memory inline or off runs none")
+  return (f"host memory: a memory pass, {groups + least * count}-{groups + most * count} more runs in a fresh"
+          f" process ({groups} warm-up(s) beside the timed runs' own, then {count} x {least}-{most} readings after"
+          " them: each benchmark until its figures are precise); --host_memory inline or off runs none")
