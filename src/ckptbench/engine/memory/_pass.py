@@ -17,9 +17,9 @@ its start and warm-ups (read by nobody) run beside theirs; its readings wait unt
 done and their last checkpoint is gone, and the timed runs wait for its warm-ups before their first
 repeat (engine/memory/_gate.py): no saves and loads of the one run beside the other's measured ones,
 which would share the disk, the page cache and the CPUs. A driven run's pass (below) starts after the
-driver's stop, as other environments' runs are not held by its gate. A fixed threshold stops glibc's adjusting, so every block of
-64 KiB or more is mapped when allocated and unmapped when freed, as in a fresh process before its first
-large free, and no arena keeps free memory at its top beyond the 128 KiB trim threshold: each run's
+driver's stop, as other environments' runs are not held by its gate. A fixed threshold stops glibc's
+adjusting, so every block of 64 KiB or more is mapped when allocated and unmapped when freed, as in a
+fresh process before its first large free, and no arena keeps free memory at its top beyond the 128 KiB trim threshold: each run's
 peak is what it needs, whatever ran before it. Measured (measurements/memory_truth.py, the 128 MiB save
 and load): the save reads 106 MiB in every repeat and the load 174-201 MiB, with or without async
 saves between loads, where fresh processes add 111 and 212-260 (which keep their blocks under 128 KiB
@@ -198,10 +198,11 @@ class MemoryPass:
     self.log.parent.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **MEMORY_PASS_ENV, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     command = _command(suite, settings, self._suite_file, self._child_out, repeats)
-    self._process: WarmProcess | subprocess.Popen | None = None
+    self._process: subprocess.Popen | None = None  # None: the forked child (`forked_memory_pass`)
     if _forked is not None:
       self._gate = _forked.gate
-      _forked.start([*command[3:], "--memory_pass_gate", self._gate.flag], env, str(self.log))  # after `python -m ckptbench`
+      argv = [*command[3:], "--memory_pass_gate", self._gate.flag]  # after `python -m ckptbench`
+      _forked.start(argv, env, str(self.log))
     else:
       self._gate = PassGate()
       with self.log.open("w") as sink:
@@ -238,7 +239,8 @@ class MemoryPass:
       timed_tags.setdefault(r.generator, set()).update(r.metrics)
     # The child's own runs are timed runs of a run of its own; its warm-ups are left out here too.
     done_keys = self._done_keys
-    records = [_memory_record(r, timed_tags.get(r.generator, set())) for r in timed_runs(found) if r.key not in done_keys]
+    records = [_memory_record(r, timed_tags.get(r.generator, set()))
+               for r in timed_runs(found) if r.key not in done_keys]  # fmt: skip
     recorded = {r.key for r in records}
     missing = [b for b in self._benchmarks if b.key not in recorded and b.key not in done_keys]
     if returncode == EXIT_INTERRUPTED:  # Ctrl-C reached it too: what it did not run failed nothing
