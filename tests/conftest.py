@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import signal
 import pathlib
 import subprocess
 import sys
@@ -51,6 +52,15 @@ def headless_chromium():
 
 
 HOST_MEMORY_ENV = "CKPTBENCH_HOST_MEMORY"  # engine/memory/_pass_choices.py
+
+
+def pytest_configure(config):
+  """Ctrl-C as a terminal gives it. A shell starts a background job (`make test &`) with SIGINT and SIGQUIT
+  ignored (POSIX, for asynchronous lists), every process started from here would inherit SIGINT ignored,
+  and the tests that press Ctrl-C on `ckptbench launch` (which leaves SIGINT to Python) would see the
+  command go on to its end."""
+  if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -60,13 +60,8 @@ def _interrupted_at_a_terminal(args: list[str], cluster, answer: bytes) -> tuple
   controller, terminal = pty.openpty()
   env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
   env.update(cluster.env, PYTHONPATH=os.pathsep.join([str(REPO / "src"), str(REPO / "tests")]))
-  # SIGINT at its default, as a terminal starts a command. This process may not have it so: glibc's `system()`
-  # ignores SIGINT and SIGQUIT in its caller while it waits, and a child started meanwhile from another thread
-  # inherits that (seen in the full suite: SigIgn 0x...1006, the one Ctrl-C lost and the job followed to its end).
-  as_a_terminal_starts_it = ("import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler);"
-                             " sys.argv[0] = 'ckptbench'; runpy.run_module('ckptbench', run_name='__main__')")
-  proc = subprocess.Popen([sys.executable, "-c", as_a_terminal_starts_it, *args], env=env, stdin=terminal,
-                          stdout=terminal, stderr=terminal)  # fmt: skip
+  proc = subprocess.Popen([sys.executable, "-m", "ckptbench", *args], env=env, stdin=terminal, stdout=terminal,
+                          stderr=terminal)  # fmt: skip
   os.close(terminal)
   screen = b""
   try:
