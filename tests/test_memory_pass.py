@@ -36,16 +36,18 @@ pytestmark = pytest.mark.skipif(not free_memory_released(), reason="the memory p
 
 PEAK = "alloc_7_memory/host_rss_peak_diff_mib"
 DERIVED = "derived_9_other/peak_over_planted"  # what the test_fn derives from PEAK
-PLANTED = """\
-suite_name: planted
-num_repeats: 6
+DATA_AND_MESH = """\
 checkpoint_config:
   spec:
     params: {dtype: float32, shape: [64], sharding: [fsdp]}
 mesh_config:
   mesh_axes: [fsdp]
   ici_parallelism: {fsdp: 8}
-benchmarks:
+"""
+PLANTED = f"""\
+suite_name: planted
+num_repeats: 6
+{DATA_AND_MESH}benchmarks:
   - generator: memory_benchmarks.PlantedAllocation
     options:
 """
@@ -168,17 +170,11 @@ def test_a_suite_from_python_text_runs_its_memory_pass_as_the_cli_does(tmp_path)
   assert left == {".ckptbench.lock", "manifest.json", "results.jsonl", "summary.json"}
 
 
-TIMELINE_SUITE = """\
+TIMELINE_SUITE = f"""\
 suite_name: timeline
 num_repeats: 3
 num_warmups: 1
-checkpoint_config:
-  spec:
-    params: {dtype: float32, shape: [64], sharding: [fsdp]}
-mesh_config:
-  mesh_axes: [fsdp]
-  ici_parallelism: {fsdp: 8}
-benchmarks:
+{DATA_AND_MESH}benchmarks:
   - generator: memory_benchmarks.Timeline
     options:
       label: [a, b]
