@@ -5,8 +5,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
-import signal
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile

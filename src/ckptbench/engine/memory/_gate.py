@@ -60,7 +60,7 @@ class PassGate:
     self.child_started()
 
   def close_run_ends(self) -> None:
-    """Closes the run's ends (all of them, in a forked pass, which keeps only its own)."""
+    """Closes the run's ends: here at the end, and in a forked pass, which keeps only its own."""
     for fd in (self._warm_read, self._go_write):
       if fd >= 0:
         os.close(fd)
