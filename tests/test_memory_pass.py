@@ -290,10 +290,11 @@ def test_an_orbax_save_and_load_read_within_the_range_of_fresh_processes(tmp_pat
   """Issue 30's 128 MiB bf16 array over 8 devices, saved sync and loaded cold: the pass's median per
   operation near the plain fresh processes' and every repeat within 25% of it.
 
-  Issue 30's goal is 0.75-1.15x, which measurements/memory_truth.py shows over 6 of each (save 0.95x,
-  load 0.83x: a fresh process keeps its blocks under 128 KiB on its heap, the pass maps and returns
-  them). Three fresh loads alone spread over 212-260 MiB, which moves their median by up to 8%
-  from one set to the next, so this check allows 0.7 at the low end."""
+  Issue 30's goal is 0.75-1.15x, which measurements/memory_truth.py shows over 6 of each
+  (docs/performance.md, *Host memory: how true*; the load lowest, at 0.81-0.83x: a fresh process keeps
+  its blocks under 128 KiB on its heap, the pass maps and returns them). Three fresh loads alone spread
+  over 212-260 MiB, which moves their median by up to 8% from one set to the next, so this check allows
+  0.7 at the low end."""
   ours = memory_truth.ckptbench_side(tmp_path, {HOST_MEMORY_ENV: ""}, "pass", repeats=3)
   fresh = memory_truth.fresh_side(tmp_path, 3, {})
   for op in memory_truth.OPS:

@@ -145,9 +145,9 @@ def host_memory_mode(manifest: Mapping[str, Any]) -> str:
 def host_memory_refusal(base: Mapping[str, Any], cur: Mapping[str, Any]) -> str | None:
   """Why host memory is not compared between two runs' manifests, or None.
 
-  A memory pass and the timed runs read different figures for the same operation (inside the timed runs
-  a save read 0.78x and a load 1.21x a fresh process, where the pass read 0.95x and 0.83x), so a
-  difference between them would be the method's, not the code's.
+  A memory pass and the timed runs read different figures for the same operation (against a fresh
+  process: docs/performance.md, *Host memory: how true*), so a difference between them would be the
+  method's, not the code's.
 
   Example:
     >>> host_memory_refusal({}, {"host_memory": {"mode": "pass"}})[:60]
