@@ -276,6 +276,42 @@ def test_ctrl_c_in_the_timed_runs_stops_the_waiting_pass_and_leaves_nothing_of_i
   assert not any(r["memory_pass"] for r in _records(out))
 
 
+# A pass at its end of the gate's pipes (FDS): warm, then waits for the word; with "done" it says its
+# readings are written and stays busy, as its own summary and tables would keep it.
+_PASS_AT_ITS_END = """
+import sys, time
+from ckptbench.engine.memory._gate import PassEnd
+end = PassEnd(tuple(int(fd) for fd in sys.argv[1].split(",")))
+end.at_gate()
+if sys.argv[2] == "done":
+  end.done()
+  time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("says_done", [True, False])
+def test_the_run_reads_the_pass_once_it_says_its_readings_are_written_and_not_its_exit(says_done):
+  """The gate's pipes between two real processes: the run is told at once that the readings are written,
+  without waiting for the pass's exit; a pass that exits without saying so reads as one that did not finish."""
+  from ckptbench.engine.memory._gate import PassGate
+
+  gate = PassGate()
+  child = subprocess.Popen([sys.executable, "-c", _PASS_AT_ITS_END, gate.flag, "done" if says_done else "exit"],
+                           pass_fds=gate.child_fds)  # fmt: skip
+  gate.child_started()
+  try:
+    gate.wait_warm()
+    gate.release()
+    started = time.monotonic()
+    assert gate.wait_done() is says_done
+    assert time.monotonic() - started < 30
+    if says_done:  # still busy: the run stops it
+      assert child.poll() is None
+  finally:
+    child.kill()
+    child.wait()
+
+
 def _timeline_runs(path) -> list[dict]:
   return [json.loads(line) for line in path.read_text().splitlines()]
 

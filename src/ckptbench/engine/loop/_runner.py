@@ -32,7 +32,7 @@ from ckptbench.storage import StoreRoofline, StoreURL, is_store_url
 from ckptbench.engine.output._disk import Freeing, RunLeftovers, disk_problem, keeps_checkpoints
 from ckptbench.engine._sizes import disk_need
 from ckptbench.engine.memory._fit import memory_problem
-from ckptbench.engine.memory._gate import pass_at_gate
+from ckptbench.engine.memory._gate import PassEnd
 from ckptbench.engine.memory._pass import HostMemory, MemoryPass, host_memory_plan, memory_pass_process
 from ckptbench.engine.memory._pass import start_memory_pass
 from ckptbench.engine.output._output_dir import prepare_output_dir
@@ -147,6 +147,8 @@ def _run_suite(
         runs.start_memory_pass(host_memory, run_plan)
       with collectors_held(host_memory.held):  # what a memory pass measures, the timed runs do not
         done_repeats, race = _repeats(run_plan, settings, runs, done, todo, rng, stop, coordinator, progress)
+      if not done_repeats.interrupted:
+        runs.readings_written()
       if host_memory.mode == "pass" and not done_repeats.interrupted:
         manifest["host_memory"]["process"] = memory_pass_process()
         manifest["host_memory"]["seconds"] = runs.memory_pass(host_memory, run_plan)
@@ -219,14 +221,21 @@ class _Runs:
     self.memory: MemoryPass | None = None  # this run's memory pass, once started
     # Before the first timed run: a run waits for its memory pass's warm-ups, a memory pass for its run's
     # timed runs (engine/memory/_gate.py).
-    gate = settings.memory_pass_gate
-    self._before_timed_runs: Callable[[], None] | None = (lambda: pass_at_gate(gate)) if gate else None
+    self.pass_end = PassEnd(settings.memory_pass_gate) if settings.memory_pass_gate else None  # this run is one
+    self._before_timed_runs: Callable[[], None] | None = self.pass_end.at_gate if self.pass_end else None
 
   def start_memory_pass(self, host_memory: HostMemory, run_plan: RunPlan) -> None:
     """Starts the memory pass, whose warm-ups run beside this run's own."""
     self.memory = start_memory_pass(self.suite, self.settings, run_plan, host_memory.repeats, self.records)
     if self.memory is not None:
       self._before_timed_runs = self.memory.wait_warm
+
+  def readings_written(self) -> None:
+    """Where this run is a memory pass, tells its run that the readings are written, once their last
+    checkpoint is gone (engine/memory/_gate.py)."""
+    if self.pass_end is not None:
+      self.freeing.wait()
+      self.pass_end.done()
 
   def own_time(self) -> float:
     """A clock of this run's own: `time.perf_counter()` less the time it waited for its memory pass's warm-ups."""

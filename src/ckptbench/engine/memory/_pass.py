@@ -230,7 +230,7 @@ class MemoryPass:
     """
     self._gate.release()
     try:
-      returncode = self._wait()
+      returncode = self._wait_readings()
       found = read_records(self._child_out) if (self._child_out / "results.jsonl").exists() else []
     finally:
       self._remove()
@@ -278,6 +278,27 @@ class MemoryPass:
       self._process.kill()
       self._process.wait()
       raise
+
+  def _wait_readings(self) -> int:
+    """0 once the pass says its readings are written, when it is stopped (the rest of its run, a summary and
+    tables, is read by nobody); else its exit status, once it exits."""
+    try:
+      done = self._gate.wait_done()
+    except BaseException:  # a second Ctrl-C here: the child is not left behind
+      self._stop()
+      raise
+    if not done:
+      return self._wait()
+    self._stop()
+    return 0
+
+  def _stop(self) -> None:
+    """Stops the pass process and reaps it."""
+    if self._process is None:
+      _forked.kill()
+    else:
+      self._process.kill()
+      self._process.wait()
 
   def _remove(self) -> None:
     self._open = False

@@ -73,6 +73,11 @@ class WarmProcess:
     finally:
       self.pid = 0
 
+  def kill(self) -> None:
+    """Stops the child, and reaps it."""
+    os.kill(self.pid, signal.SIGKILL)
+    self.wait()
+
   def close(self) -> None:
     """Lets a child that was sent nothing, or is held at its gate, exit, and reaps it."""
     self.gate.close()
