@@ -289,6 +289,7 @@ if sys.argv[2] == "done":
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("says_done", [True, False])
 def test_the_run_reads_the_pass_once_it_says_its_readings_are_written_and_not_its_exit(says_done):
   """The gate's pipes between two real processes: the run is told at once that the readings are written,
