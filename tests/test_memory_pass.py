@@ -25,6 +25,7 @@ import ckptbench
 from ckptbench.config import load_suite_text
 from ckptbench.errors import CkptbenchError
 from ckptbench.api import is_host_memory_tag
+from ckptbench.engine.memory._gate import PassGate
 from ckptbench.engine.memory._pass import check_host_memory, host_memory_plan
 from ckptbench.engine.memory._pass_choices import HOST_MEMORY_ENV
 from ckptbench.engine._run_plan import build_run_plan
@@ -294,8 +295,6 @@ if sys.argv[2] == "done":
 def test_the_run_reads_the_pass_once_it_says_its_readings_are_written_and_not_its_exit(says_done):
   """The gate's pipes between two real processes: the run is told at once that the readings are written,
   without waiting for the pass's exit; a pass that exits without saying so reads as one that did not finish."""
-  from ckptbench.engine.memory._gate import PassGate
-
   gate = PassGate()
   child = subprocess.Popen([sys.executable, "-c", _PASS_AT_ITS_END, gate.flag, "done" if says_done else "exit"],
                            pass_fds=gate.child_fds)  # fmt: skip
