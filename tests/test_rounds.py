@@ -17,7 +17,7 @@ from ckptbench.stats import AUTO_LOOKS, Design
 
 
 def _clock(budget_s: float | None, count: int = AUTO_LOOKS[-1]) -> RoundClock:
-  return RoundClock(Repeats(auto=True, count=count, warmups=1, interleaved=True, budget_s=budget_s), time.perf_counter())
+  return RoundClock(Repeats(auto=True, count=count, warmups=1, interleaved=True, budget_s=budget_s))
 
 
 def _round(clock: RoundClock, seconds: float) -> None:
@@ -57,7 +57,7 @@ def test_rounds_go_on_until_every_comparison_is_decided_at_a_look():
     looked.append(design)
     return [("save time (x)", 40)] if design.early_looks < 2 else []
 
-  done = rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), lambda r: ran.append(r) or True,
+  done = rounds_until_decided(repeats, RoundClock(repeats), lambda r: ran.append(r) or True,
                               open_at, lines.append)  # fmt: skip
   assert ran == list(range(AUTO_LOOKS[2])) and done.rounds == AUTO_LOOKS[2] and done.stopped == "decided"
   assert looked == [Design(early_looks=k, last=False) for k in range(3)] and done.design == looked[-1]
@@ -67,7 +67,7 @@ def test_rounds_go_on_until_every_comparison_is_decided_at_a_look():
 
 def test_a_stopped_round_ends_the_rounds_as_interrupted():
   repeats = Repeats(auto=True, count=AUTO_LOOKS[-1], warmups=0, interleaved=True, budget_s=600.0)
-  done = rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), lambda r: r < 4,
+  done = rounds_until_decided(repeats, RoundClock(repeats), lambda r: r < 4,
                               lambda design: [("x", 1)], lambda line: None)  # fmt: skip
   assert done.interrupted and done.rounds == 4 and done.stopped == "interrupted"
 
@@ -82,7 +82,7 @@ def test_whether_a_round_ends_in_a_look_and_what_it_found_are_process_0s_call():
     raise AssertionError("only process 0 judges")
 
   lines = []
-  done = rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), lambda r: True, must_not_judge,
+  done = rounds_until_decided(repeats, RoundClock(repeats), lambda r: True, must_not_judge,
                               lines.append, share=lambda mine: next(said), decides=False)  # fmt: skip
   assert done.rounds == 3 and done.stopped == "decided" and lines == ["after 3 rounds: every one decided"]
 

@@ -238,7 +238,7 @@ def _rounds(repeats, workers: dict[str, _Worker], failed, settings: MatrixSettin
             for label, vs in verdicts.items() for v in vs if not v.verdict.decided]  # fmt: skip
 
   if repeats.auto:
-    return rounds_until_decided(repeats, RoundClock(repeats, time.perf_counter()), run_round, open_at, say)
+    return rounds_until_decided(repeats, RoundClock(repeats), run_round, open_at, say)
   for r in range(repeats.count):
     run_round(r)
   return RepeatsDone(False, repeats.count, "fixed", Design())

@@ -85,7 +85,7 @@ def auto_rounds(
   """Warm-ups, then rounds of every benchmark until decided (`rounds_until_decided`); `now` is the run's clock
   for its time budget (`RoundClock`)."""
   repeats, keys = run_plan.repeats, run_plan.keys
-  clock = RoundClock(repeats, now(), now)
+  clock = RoundClock(repeats, now)
   if not _warmups(repeats, len(keys), execute, stop):
     return RepeatsDone(True, 0, "interrupted")
 

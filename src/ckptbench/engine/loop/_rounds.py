@@ -124,12 +124,13 @@ def round_order(num_benchmarks: int, rng: random.Random) -> list[int]:
 
 
 class RoundClock:
-  """When to look, and whether another round fits in the budget, by `now`: `time.perf_counter`, or a run's
-  own clock that leaves out its waits for its memory pass's warm-ups (engine/memory/_gate.py)."""
+  """When to look, and whether another round fits in the budget, from its creation, by `now`:
+  `time.perf_counter`, or a run's own clock that leaves out its waits for its memory pass's warm-ups
+  (engine/memory/_gate.py)."""
 
-  def __init__(self, repeats: Repeats, started: float, now: Callable[[], float] = time.perf_counter):
-    self._repeats, self._started, self._now = repeats, started, now
-    self._round_started = started
+  def __init__(self, repeats: Repeats, now: Callable[[], float] = time.perf_counter):
+    self._repeats, self._now = repeats, now
+    self._started = self._round_started = now()
     self._longest_round = 0.0
     self._rounds, self._round_seconds = 0, 0.0
 

@@ -117,7 +117,7 @@ def race_rounds(run: RaceRun) -> tuple[RepeatsDone, RaceResult]:
   repeats = run.run_plan.repeats
   if not _warm_up(run, chosen):
     return RepeatsDone(True, 0, "interrupted"), result(None, None)
-  clock = RoundClock(repeats, run.now(), run.now)
+  clock = RoundClock(repeats, run.now)
   survivors, rounds, rule, winner, stopped = list(chosen), 0, None, None, "most rounds"
   settled = False  # every survivor's paired ratio to the reference decided: it need not run beside them
   while rounds < RACE_LOOKS[-1]:
